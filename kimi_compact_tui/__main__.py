@@ -1,0 +1,3 @@
+from kimi_compact_tui.cli import main
+
+raise SystemExit(main())
