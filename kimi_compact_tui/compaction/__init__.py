@@ -1,0 +1,124 @@
+"""The compaction engine: plan → request → summary → compacted session.
+
+``prepare_compaction`` is what both front ends call: it reads the config,
+resolves the prompt, plans the regions and builds the request (None for a
+no-op), with the token figures people see.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from kimi_compact_tui.compaction.plan import CompactionPlan, make_plan
+from kimi_compact_tui.compaction.prompts import PromptSource, resolve_prompt
+from kimi_compact_tui.compaction.request import CompactionRequest, build_request
+from kimi_compact_tui.compaction.summary import (
+    build_compact_summary_text,
+    build_compacted_session,
+)
+from kimi_compact_tui.compaction.tokens import estimate_tokens, message_tokens
+from kimi_compact_tui.config import (
+    AppConfig,
+    _get_compaction_config,
+    compaction_enablement,
+    effective_compaction_model,
+)
+from kimi_compact_tui.model import Session
+
+__all__ = [
+    "CompactionPlan",
+    "CompactionRequest",
+    "Preparation",
+    "PromptSource",
+    "build_compact_summary_text",
+    "build_compacted_session",
+    "make_plan",
+    "prepare_compaction",
+]
+
+# A typical summary size, used for the "after" estimate before a summary exists.
+EXPECTED_SUMMARY_TOKENS = 1500
+
+
+@dataclass
+class Preparation:
+    session: Session
+    plan: CompactionPlan
+    prompt: PromptSource
+    request: CompactionRequest | None
+    enabled: bool
+    disabled_reason: str | None
+    message_tokens: list[int]
+    compaction_model: str | None
+
+    @property
+    def tokens_before(self) -> int:
+        return sum(self.message_tokens)
+
+    def tokens_after(self, summary: str | None = None) -> int:
+        if self.plan.noop:
+            return self.tokens_before
+        kept = sum(self.message_tokens[i] for i in self.plan.leading_system_indices)
+        kept += sum(self.message_tokens[i] for i in self.plan.preserved_indices)
+        summary_tokens = (
+            estimate_tokens(build_compact_summary_text(summary)) + 4
+            if summary is not None
+            else EXPECTED_SUMMARY_TOKENS
+        )
+        return kept + summary_tokens
+
+    def token_figures(self, summary: str | None = None) -> dict:
+        return {
+            "recorded": self.session.recorded_tokens,
+            "estimated_before": self.tokens_before,
+            "estimated_after": self.tokens_after(summary),
+            "request_estimated": (
+                self.request.estimated_input_tokens() if self.request is not None else 0
+            ),
+        }
+
+
+def prepare_compaction(
+    session: Session,
+    config: AppConfig,
+    *,
+    up_to: int | None = None,
+    custom_instruction: str = "",
+    prompt_file: str | Path | None = None,
+    base_model: str | None = None,
+    compaction_model: str | None = None,
+    prompt: PromptSource | None = None,
+    message_token_list: list[int] | None = None,
+) -> Preparation:
+    """Plan and build the request for ``session`` under ``config``.
+
+    ``compaction_model`` is the per-session override (it wins over the
+    config's); ``base_model`` is the provider's model used when no override
+    is set."""
+    raw = config.raw
+    enabled, reason = compaction_enablement(raw)
+    cfg = _get_compaction_config(raw)
+    if prompt is None:
+        prompt = resolve_prompt(cfg, prompt_file=prompt_file, base_dir=config.base_dir)
+    plan = make_plan(
+        session.messages, max_preserved_messages=cfg["max_preserved_messages"], up_to=up_to
+    )
+    model = compaction_model or effective_compaction_model(raw)
+    request = None
+    if not plan.noop:
+        request = build_request(
+            session.messages,
+            plan,
+            prompt,
+            cfg,
+            compaction_model=model,
+            base_model=base_model,
+            custom_instruction=custom_instruction,
+        )
+    tokens = (
+        message_token_list
+        if message_token_list is not None
+        else [message_tokens(m) for m in session.messages]
+    )
+    return Preparation(session, plan, prompt, request, enabled, reason, tokens, model)

@@ -1,0 +1,127 @@
+"""Session file formats: detection, loading and lossless saving.
+
+``load_session(path)`` accepts a kimi-cli ``context.jsonl``, a kimi-cli
+session folder holding one, an OpenAI-style ``.json`` (a list of messages or
+an object with ``messages``) or ``.jsonl``. ``dump_session`` gives the bytes
+``save_session`` writes (atomically).
+"""
+
+from __future__ import annotations
+
+import re
+import stat
+from pathlib import Path
+
+from kimi_compact_tui.errors import SessionFormatError
+from kimi_compact_tui.formats import kimi, openai
+from kimi_compact_tui.fsutil import atomic_write_bytes
+from kimi_compact_tui.model import Session
+
+FORMATS = ("kimi", "openai-json", "openai-jsonl")
+_KIMI_NAME = re.compile(r"^context(_\d+)?\.jsonl$")
+
+
+def resolve_session_path(path: str | Path) -> Path:
+    """The session file for ``path`` (a file, or a kimi-cli session folder)."""
+    p = Path(path).expanduser()
+    try:
+        st = p.stat()
+    except FileNotFoundError:
+        raise SessionFormatError(f"{p}: no such file or folder") from None
+    except PermissionError:
+        raise SessionFormatError(f"{p}: permission denied") from None
+    except OSError as exc:
+        raise SessionFormatError(f"{p}: cannot open ({exc.strerror})") from None
+    if stat.S_ISDIR(st.st_mode):
+        candidate = p / "context.jsonl"
+        if candidate.is_file():
+            return candidate
+        raise SessionFormatError(f"{p}: folder holds no kimi-cli session (no context.jsonl)")
+    if not stat.S_ISREG(st.st_mode):
+        raise SessionFormatError(f"{p}: not a regular file")
+    return p
+
+
+def detect_format(path: Path, text: str) -> str:
+    suffix = path.suffix.lower()
+    if suffix == ".jsonl":
+        if _KIMI_NAME.match(path.name) or kimi.looks_like_kimi(text):
+            return "kimi"
+        return "openai-jsonl"
+    if suffix == ".json":
+        return "openai-json"
+    stripped = text.lstrip()
+    if kimi.looks_like_kimi(text):
+        return "kimi"
+    if stripped.startswith("["):
+        return "openai-json"
+    if stripped.startswith("{") and "\n{" in stripped:
+        return "openai-jsonl"
+    if stripped.startswith("{"):
+        return "openai-json"
+    raise SessionFormatError(
+        f"{path}: unknown session format (expected kimi-cli context.jsonl, "
+        f"OpenAI .json or .jsonl)"
+    )
+
+
+def read_text(path: Path) -> str:
+    try:
+        data = path.read_bytes()
+    except PermissionError:
+        raise SessionFormatError(f"{path}: permission denied") from None
+    except IsADirectoryError:
+        raise SessionFormatError(f"{path}: is a folder") from None
+    except OSError as exc:
+        raise SessionFormatError(f"{path}: cannot read ({exc.strerror})") from None
+    return decode(data, path)
+
+
+def decode(data: bytes, path: Path) -> str:
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise SessionFormatError(
+            f"{path}:{line}: not valid UTF-8 (byte {exc.start}: {exc.reason})"
+        ) from None
+    if "\x00" in text:
+        line = text.count("\n", 0, text.index("\x00")) + 1
+        raise SessionFormatError(f"{path}:{line}: contains a NUL byte (binary file?)")
+    if text.startswith("\ufeff"):
+        raise SessionFormatError(f"{path}:1: starts with a byte-order mark; save it as UTF-8")
+    return text
+
+
+def load_session(path: str | Path, fmt: str | None = None) -> Session:
+    """Load a session; raise :class:`SessionFormatError` with one clear line."""
+    p = resolve_session_path(path)
+    text = read_text(p)
+    if not text.strip():
+        raise SessionFormatError(f"{p}: file is empty")
+    return parse_session(text, p, fmt)
+
+
+def parse_session(text: str, path: Path, fmt: str | None = None) -> Session:
+    fmt = fmt or detect_format(path, text)
+    if fmt == "kimi":
+        return kimi.parse(text, path)
+    if fmt == "openai-json":
+        return openai.parse_json(text, path)
+    if fmt == "openai-jsonl":
+        return openai.parse_jsonl(text, path)
+    raise SessionFormatError(f"{path}: unknown format {fmt!r} (known: {', '.join(FORMATS)})")
+
+
+def dump_session(session: Session) -> bytes:
+    if session.format == "kimi":
+        return kimi.serialize(session)
+    if session.format == "openai-json":
+        return openai.serialize_json(session)
+    if session.format == "openai-jsonl":
+        return openai.serialize_jsonl(session)
+    raise SessionFormatError(f"unknown format {session.format!r}")
+
+
+def save_session(session: Session, path: str | Path) -> None:
+    atomic_write_bytes(Path(path), dump_session(session))

@@ -1,0 +1,16 @@
+"""`diff` command (not implemented yet)."""
+
+from __future__ import annotations
+
+import argparse
+
+from kimi_compact_tui.errors import UserError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("diff", help="(not implemented yet)")
+    p.add_argument("rest", nargs=argparse.REMAINDER)
+
+
+def run(args: argparse.Namespace) -> int:
+    raise UserError("the 'diff' command is not implemented yet")

@@ -1,0 +1,130 @@
+"""The plugin-shaped facade from the spec: ``get_ui_elements(config)`` and
+``execute_action(...)``, actions ``compact_conversation`` and
+``compact_up_to_here``, config element ``compaction_model``.
+
+``execute_action`` does the whole compaction for one session: enablement
+check, range resolution, preserved-tail scan, synthetic request, a call to
+``summarize`` (the provider, injected: the engine never does I/O itself) and
+the compacted session. It returns plain data, never raises for a no-op.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from kimi_compact_tui.compaction.plan import make_plan
+from kimi_compact_tui.compaction.prompts import PromptSource, resolve_prompt
+from kimi_compact_tui.compaction.request import CompactionRequest, build_request
+from kimi_compact_tui.compaction.summary import build_compacted_session
+from kimi_compact_tui.config import (
+    _get_compaction_config,
+    compaction_enablement,
+    effective_compaction_model,
+)
+from kimi_compact_tui.model import Session
+
+ACTION_COMPACT_CONVERSATION = "compact_conversation"
+ACTION_COMPACT_UP_TO_HERE = "compact_up_to_here"
+CONFIG_COMPACTION_MODEL = "compaction_model"
+
+UI_ELEMENTS: tuple[dict[str, Any], ...] = (
+    {
+        "kind": "session_action",
+        "id": ACTION_COMPACT_CONVERSATION,
+        "label": "Compact conversation",
+        "description": "Summarize the history, keeping the last user/assistant messages.",
+    },
+    {
+        "kind": "message_action",
+        "id": ACTION_COMPACT_UP_TO_HERE,
+        "label": "Compact up to here",
+        "description": "Summarize messages 1..N exactly (no preserved tail).",
+    },
+    {
+        "kind": "config",
+        "id": CONFIG_COMPACTION_MODEL,
+        "label": "Compaction model",
+        "description": "Per-session model override for the compaction request.",
+        "type": "string",
+        "default": None,
+    },
+)
+
+
+class KimiCompactionFeature:
+    """kimi-cli compaction as a feature plugin."""
+
+    id = "kimi-compaction"
+
+    def get_ui_elements(self, config: dict[str, Any] | None) -> list[dict[str, Any]]:
+        """All elements when ``config`` is None (global enumeration); ``[]``
+        when the config does not enable kimi compaction."""
+        if config is None:
+            return [dict(e) for e in UI_ELEMENTS]
+        enabled, _ = compaction_enablement(config)
+        return [dict(e) for e in UI_ELEMENTS] if enabled else []
+
+    def execute_action(
+        self,
+        action_id: str,
+        *,
+        session: Session,
+        config: dict[str, Any] | None,
+        summarize: Callable[[CompactionRequest], str] | None = None,
+        message_number: int | None = None,
+        custom_instruction: str = "",
+        prompt: PromptSource | None = None,
+        base_model: str | None = None,
+    ) -> dict[str, Any]:
+        enabled, reason = compaction_enablement(config)
+        if not enabled:
+            return {"ok": False, "error": {"type": "disabled", "message": reason}}
+        if action_id == ACTION_COMPACT_CONVERSATION:
+            up_to = None
+        elif action_id == ACTION_COMPACT_UP_TO_HERE:
+            if message_number is None:
+                return {
+                    "ok": False,
+                    "error": {
+                        "type": "invalid_request",
+                        "message": "compact_up_to_here needs a message number",
+                    },
+                }
+            up_to = message_number
+        else:
+            return {
+                "ok": False,
+                "error": {"type": "unknown_action", "message": f"unknown action {action_id!r}"},
+            }
+        cfg = _get_compaction_config(config)
+        try:
+            plan = make_plan(
+                session.messages, max_preserved_messages=cfg["max_preserved_messages"], up_to=up_to
+            )
+        except ValueError as exc:
+            return {"ok": False, "error": {"type": "invalid_request", "message": str(exc)}}
+        if plan.noop:
+            return {"ok": True, "noop": True, "reason": plan.noop, "plan": plan.to_json()}
+        prompt = prompt or resolve_prompt(cfg)
+        request = build_request(
+            session.messages,
+            plan,
+            prompt,
+            cfg,
+            compaction_model=effective_compaction_model(config),
+            base_model=base_model,
+            custom_instruction=custom_instruction,
+        )
+        if summarize is None:
+            return {"ok": True, "noop": False, "plan": plan.to_json(), "request": request}
+        summary = summarize(request)
+        compacted = build_compacted_session(session, plan, summary)
+        return {
+            "ok": True,
+            "noop": False,
+            "plan": plan.to_json(),
+            "request": request,
+            "native_messages": [m.data for m in compacted.messages],
+            "session": compacted,
+        }

@@ -1,0 +1,155 @@
+"""The compaction request: exactly what kimi-cli sends for ``/compact``.
+
+Two messages: the generic compactor system prompt, then one user message
+whose content is a list of text parts — for each message in the request
+range a header part ``## Message N\\nRole: <role>\\nContent:\\n`` followed by
+that message's text parts unchanged, then one final part ``"\\n" + prompt``
+with the custom instructions appended to that same part.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kimi_compact_tui.compaction.plan import CompactionPlan
+from kimi_compact_tui.compaction.prompts import PromptSource
+from kimi_compact_tui.compaction.tokens import estimate_tokens
+from kimi_compact_tui.model import Message
+
+COMPACTOR_SYSTEM_PROMPT = "You are a helpful assistant that compacts conversation context."
+CUSTOM_INSTRUCTION_HEADER = (
+    "\n\n**User's Custom Compaction Instruction:**\n"
+    "The user has specifically requested the following focus during compaction. "
+    "You MUST prioritize this instruction above the default compression priorities:\n"
+)
+# Keys that would bring tools back into the request; never sent.
+TOOL_KEYS = ("tools", "tool_choice", "functions", "function_call", "parallel_tool_calls")
+# Keys the body builder owns.
+RESERVED_KEYS = ("messages", "stream", "disable_all_tools")
+
+
+def message_header(number: int, role: str) -> str:
+    return f"## Message {number}\nRole: {role}\nContent:\n"
+
+
+def build_prompt_part(prompt_text: str, custom_instruction: str = "") -> str:
+    text = "\n" + prompt_text
+    if custom_instruction:
+        text += CUSTOM_INSTRUCTION_HEADER + custom_instruction
+    return text
+
+
+def build_compaction_input_parts(
+    messages: Sequence[Message],
+    request_indices: Iterable[int],
+    prompt_text: str,
+    custom_instruction: str = "",
+) -> list[str]:
+    """The text parts of the synthetic user message, in order."""
+    parts: list[str] = []
+    for number, index in enumerate(request_indices, 1):
+        message = messages[index]
+        parts.append(message_header(number, message.role))
+        parts.extend(message.text_parts())
+    parts.append(build_prompt_part(prompt_text, custom_instruction))
+    return parts
+
+
+def build_kimi_compaction_request_session(
+    messages: Sequence[Message],
+    request_indices: Iterable[int],
+    prompt_text: str,
+    custom_instruction: str = "",
+) -> list[dict[str, Any]]:
+    """The two request messages: generic compactor system prompt, then the
+    synthetic user message (a list of text parts)."""
+    parts = build_compaction_input_parts(messages, request_indices, prompt_text, custom_instruction)
+    return [
+        {"role": "system", "content": COMPACTOR_SYSTEM_PROMPT},
+        {"role": "user", "content": [{"type": "text", "text": t} for t in parts]},
+    ]
+
+
+def merged_request_config(
+    compaction_cfg: dict[str, Any],
+    compaction_model: str | None = None,
+    base_model: str | None = None,
+) -> dict[str, Any]:
+    """Request config: base model, then ``settings_overrides``, then the
+    effective ``compaction_model``, then ``disable_all_tools: True`` — set last
+    so that no override can bring tools back."""
+    config: dict[str, Any] = {}
+    if base_model:
+        config["model"] = base_model
+    config.update(compaction_cfg.get("settings_overrides") or {})
+    model = compaction_model or compaction_cfg.get("compaction_model")
+    if model:
+        config["model"] = model
+    config["disable_all_tools"] = True
+    return config
+
+
+def build_http_body(
+    request_messages: list[dict[str, Any]], request_config: dict[str, Any]
+) -> dict[str, Any]:
+    """The JSON body POSTed to an OpenAI-compatible ``/chat/completions``.
+    Never carries ``tools``/``tool_choice`` (the config always disables them),
+    never a key or header."""
+    body: dict[str, Any] = {"model": request_config.get("model")}
+    for key, value in request_config.items():
+        if key in RESERVED_KEYS or key in TOOL_KEYS or key == "model":
+            continue
+        body[key] = value
+    body["messages"] = request_messages
+    body["stream"] = True
+    if not request_config.get("disable_all_tools", False):  # pragma: no cover - guarded above
+        raise AssertionError("compaction requests are always built with tools disabled")
+    return body
+
+
+@dataclass
+class CompactionRequest:
+    plan: CompactionPlan
+    prompt: PromptSource
+    custom_instruction: str
+    messages: list[dict[str, Any]]
+    config: dict[str, Any]
+    body: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def parts(self) -> list[str]:
+        return [p["text"] for p in self.messages[1]["content"]]
+
+    @property
+    def transcript(self) -> str:
+        """The synthetic transcript: the concatenation of the user parts."""
+        return "".join(self.parts)
+
+    @property
+    def model(self) -> str | None:
+        return self.body.get("model")
+
+    def estimated_input_tokens(self) -> int:
+        return estimate_tokens(COMPACTOR_SYSTEM_PROMPT) + estimate_tokens(self.transcript)
+
+
+def build_request(
+    messages: Sequence[Message],
+    plan: CompactionPlan,
+    prompt: PromptSource,
+    compaction_cfg: dict[str, Any],
+    *,
+    compaction_model: str | None = None,
+    base_model: str | None = None,
+    custom_instruction: str = "",
+) -> CompactionRequest:
+    if plan.noop:
+        raise ValueError(f"no request for a no-op plan: {plan.noop}")
+    request_messages = build_kimi_compaction_request_session(
+        messages, plan.request_indices, prompt.text, custom_instruction
+    )
+    config = merged_request_config(compaction_cfg, compaction_model, base_model)
+    body = build_http_body(request_messages, config)
+    return CompactionRequest(plan, prompt, custom_instruction, request_messages, config, body)

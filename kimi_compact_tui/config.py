@@ -1,0 +1,193 @@
+"""YAML configuration, validated with pydantic.
+
+The file is a flat mapping (the spec's flattened ``base_config``)::
+
+    compaction:
+      enabled: true              # required when the block is present
+      type: "kimi"               # required when the block is present
+      max_preserved_messages: 2
+      compaction_model: null
+      prompt: null               # inline prompt text
+      prompt_file: null          # a prompt file (relative to the config file)
+      settings_overrides: {}
+    compaction_model: null       # per-session override; wins over compaction.compaction_model
+    provider: {kind: offline}    # see kimi_compact_tui.providers
+
+With no config file at all, compaction is enabled with type ``kimi`` and the
+defaults, so the tool works out of the box.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+from pydantic import BaseModel, ConfigDict, StrictBool, StrictInt, StrictStr, ValidationError
+
+from kimi_compact_tui.errors import ConfigError
+
+CONFIG_ENV = "KIMI_COMPACT_TUI_CONFIG"
+DEFAULT_MAX_PRESERVED = 2
+
+
+class CompactionBlock(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    enabled: StrictBool | None = None
+    type: StrictStr | None = None
+    max_preserved_messages: StrictInt = DEFAULT_MAX_PRESERVED
+    compaction_model: StrictStr | None = None
+    prompt: StrictStr | None = None
+    prompt_file: StrictStr | None = None
+    settings_overrides: dict[str, Any] = {}
+
+
+class ConfigFile(BaseModel):
+    model_config = ConfigDict(extra="forbid")
+
+    compaction: CompactionBlock | None = None
+    compaction_model: StrictStr | None = None
+    provider: dict[str, Any] | None = None
+
+
+DEFAULT_CONFIG: dict[str, Any] = {
+    "compaction": {
+        "enabled": True,
+        "type": "kimi",
+        "max_preserved_messages": DEFAULT_MAX_PRESERVED,
+        "compaction_model": None,
+        "prompt": None,
+        "prompt_file": None,
+        "settings_overrides": {},
+    }
+}
+
+
+@dataclass
+class AppConfig:
+    """The loaded configuration: ``raw`` is the flat config mapping the
+    engine reads (``compaction`` at the root), ``path`` the file it came from
+    (None for built-in defaults)."""
+
+    raw: dict[str, Any] = field(default_factory=lambda: _deep_copy(DEFAULT_CONFIG))
+    path: Path | None = None
+
+    @property
+    def provider(self) -> dict[str, Any] | None:
+        return self.raw.get("provider")
+
+    @property
+    def base_dir(self) -> Path:
+        return self.path.parent if self.path else Path.cwd()
+
+
+def _deep_copy(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _deep_copy(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_deep_copy(v) for v in value]
+    return value
+
+
+def default_config_path() -> Path | None:
+    env = os.environ.get(CONFIG_ENV)
+    if env:
+        return Path(env).expanduser()
+    base = Path(os.environ.get("XDG_CONFIG_HOME") or Path.home() / ".config")
+    candidate = base / "kimi-compact-tui" / "config.yaml"
+    return candidate if candidate.is_file() else None
+
+
+def load_config(path: str | Path | None = None, *, search: bool = True) -> AppConfig:
+    """Load and validate a config file; with none given (and none found when
+    ``search`` is true) return the defaults."""
+    if path is None and search:
+        path = default_config_path()
+    if path is None:
+        return AppConfig()
+    p = Path(path).expanduser()
+    try:
+        text = p.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConfigError(f"{p}: config file not found") from None
+    except IsADirectoryError:
+        raise ConfigError(f"{p}: config path is a folder") from None
+    except PermissionError:
+        raise ConfigError(f"{p}: permission denied") from None
+    except UnicodeDecodeError as exc:
+        raise ConfigError(f"{p}: not valid UTF-8 (byte {exc.start})") from None
+    except OSError as exc:
+        raise ConfigError(f"{p}: cannot read ({exc.strerror})") from None
+    return parse_config(text, p)
+
+
+def parse_config(text: str, path: Path) -> AppConfig:
+    try:
+        data = yaml.safe_load(text)
+    except yaml.YAMLError as exc:
+        mark = getattr(exc, "problem_mark", None)
+        where = f"{path}:{mark.line + 1}" if mark is not None else str(path)
+        problem = getattr(exc, "problem", None) or "syntax error"
+        raise ConfigError(f"{where}: invalid YAML ({problem})") from None
+    if data is None:
+        data = {}
+    if not isinstance(data, dict):
+        raise ConfigError(f"{path}: config must be a mapping of keys, got {type(data).__name__}")
+    try:
+        parsed = ConfigFile.model_validate(data)
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        loc = ".".join(str(x) for x in err["loc"]) or "(top level)"
+        msg = err["msg"]
+        if err["type"] == "extra_forbidden":
+            msg = "unknown setting"
+        raise ConfigError(f"{path}: {loc}: {msg}") from None
+    raw: dict[str, Any] = _deep_copy(data)
+    if parsed.compaction is None:
+        raw["compaction"] = _deep_copy(DEFAULT_CONFIG["compaction"])
+    else:
+        # max_preserved_messages <= 0 is valid: kimi-cli then never compacts (a no-op).
+        raw["compaction"] = parsed.compaction.model_dump()
+    return AppConfig(raw=raw, path=path)
+
+
+def _get_compaction_config(config: dict[str, Any] | None) -> dict[str, Any]:
+    """The compaction settings read from the root-level ``compaction`` block of
+    a flat config (the spec's helper): ``max_preserved_messages`` (default 2),
+    ``compaction_model``, ``prompt``, ``prompt_file`` and ``settings_overrides``."""
+    block = (config or {}).get("compaction") or {}
+    max_preserved = block.get("max_preserved_messages")
+    return {
+        "max_preserved_messages": (
+            DEFAULT_MAX_PRESERVED if max_preserved is None else int(max_preserved)
+        ),
+        "compaction_model": block.get("compaction_model"),
+        "prompt": block.get("prompt"),
+        "prompt_file": block.get("prompt_file"),
+        "settings_overrides": dict(block.get("settings_overrides") or {}),
+    }
+
+
+def compaction_enablement(config: dict[str, Any] | None) -> tuple[bool, str | None]:
+    """(enabled, reason when not). Active only with ``compaction.enabled: true``
+    and ``compaction.type: "kimi"`` at the root of the flat config."""
+    block = (config or {}).get("compaction")
+    if not isinstance(block, dict):
+        return False, "no 'compaction' block in the config"
+    if block.get("enabled") is not True:
+        return False, "compaction is disabled in the config (compaction.enabled is not true)"
+    if block.get("type") != "kimi":
+        return False, f"compaction.type is {block.get('type')!r}, not 'kimi'"
+    return True, None
+
+
+def effective_compaction_model(config: dict[str, Any] | None) -> str | None:
+    """The request model override: the top-level per-session
+    ``compaction_model`` wins over ``compaction.compaction_model``."""
+    top = (config or {}).get("compaction_model")
+    if top:
+        return top
+    return _get_compaction_config(config)["compaction_model"]

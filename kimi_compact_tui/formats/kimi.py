@@ -1,0 +1,145 @@
+"""kimi-cli ``context.jsonl``: message lines plus special records.
+
+Read: every line is kept with its exact text, so an unchanged session is
+written back byte for byte. Write: lines that were read are written as they
+were; new lines are written the way kimi-cli writes them — special records
+with ``json.dumps`` defaults, messages as compact JSON (UTF-8 raw, nulls
+dropped at the top level, key order ``role, name, content, tool_calls,
+tool_call_id, partial``, a content of exactly one text part as a string).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from kimi_compact_tui.errors import SessionFormatError
+from kimi_compact_tui.formats.validate import check_message, type_name
+from kimi_compact_tui.model import Message, Session, SpecialRecord
+
+SPECIAL_ROLES = ("_system_prompt", "_checkpoint", "_usage")
+KEY_ORDER = ("role", "name", "content", "tool_calls", "tool_call_id", "partial")
+
+
+class BlankLine(str):
+    """A blank line in the file, kept so the bytes survive a round trip."""
+
+
+def looks_like_kimi(text: str) -> bool:
+    """True when the first records look like kimi-cli special records."""
+    for marker in ('"role": "_system_prompt"', '"role": "_checkpoint"', '"role": "_usage"'):
+        if marker in text[:65536]:
+            return True
+    return False
+
+
+def parse(text: str, path: Path) -> Session:
+    lines = text.split("\n")
+    trailing_newline = text.endswith("\n")
+    if trailing_newline:
+        lines.pop()
+    entries: list[Any] = []
+    messages: list[Message] = []
+    system_prompt = None
+    recorded = None
+    loads = json.loads
+    for lineno, line in enumerate(lines, 1):
+        if not line.strip():
+            entries.append(BlankLine(line))
+            continue
+        try:
+            data = loads(line)
+        except ValueError as exc:
+            msg = getattr(exc, "msg", str(exc))
+            col = getattr(exc, "colno", None)
+            at = f", column {col}" if col else ""
+            raise SessionFormatError(f"{path}:{lineno}: invalid JSON ({msg}{at})") from None
+        role = data.get("role") if type(data) is dict else None
+        if type(role) is str and role.startswith("_"):
+            if role == "_system_prompt":
+                content = data.get("content")
+                if type(content) is not str:
+                    raise SessionFormatError(
+                        f"{path}:{lineno}: _system_prompt 'content' must be a string, "
+                        f"got {type_name(content)}"
+                    )
+                system_prompt = content
+            elif role == "_usage":
+                count = data.get("token_count")
+                if type(count) is not int:
+                    raise SessionFormatError(
+                        f"{path}:{lineno}: _usage 'token_count' must be an integer, "
+                        f"got {type_name(count)}"
+                    )
+                recorded = count
+            elif role == "_checkpoint":
+                cid = data.get("id")
+                if type(cid) is not int:
+                    raise SessionFormatError(
+                        f"{path}:{lineno}: _checkpoint 'id' must be an integer, "
+                        f"got {type_name(cid)}"
+                    )
+            entries.append(SpecialRecord(data, line))
+            continue
+        check_message(data, f"{path}:{lineno}")
+        msg_obj = Message(data, line)
+        entries.append(msg_obj)
+        messages.append(msg_obj)
+    return Session(
+        path=path,
+        format="kimi",
+        messages=messages,
+        entries=entries,
+        system_prompt=system_prompt,
+        recorded_tokens=recorded,
+        trailing_newline=trailing_newline,
+    )
+
+
+def dump_special(data: dict[str, Any]) -> str:
+    return json.dumps(data)
+
+
+def dump_message(data: dict[str, Any]) -> str:
+    out: dict[str, Any] = {}
+    for key in KEY_ORDER:
+        value = data.get(key)
+        if value is None:
+            continue
+        if key == "content" and type(value) is list and len(value) == 1:
+            part = value[0]
+            if type(part) is dict and part.get("type") == "text" and set(part) == {"type", "text"}:
+                value = part["text"]
+        out[key] = value
+    for key, value in data.items():
+        if key not in out and key not in KEY_ORDER and value is not None:
+            out[key] = value
+    return json.dumps(out, ensure_ascii=False, separators=(",", ":"))
+
+
+def serialize(session: Session) -> bytes:
+    lines: list[str] = []
+    if session.entries is not None:
+        for entry in session.entries:
+            if isinstance(entry, BlankLine):
+                lines.append(str(entry))
+            elif entry.raw is not None:
+                lines.append(entry.raw)
+            elif isinstance(entry, SpecialRecord):
+                lines.append(dump_special(entry.data))
+            else:
+                lines.append(dump_message(entry.data))
+    else:
+        # A rebuilt session (after compaction): kimi-cli's layout.
+        if session.system_prompt is not None:
+            lines.append(dump_special({"role": "_system_prompt", "content": session.system_prompt}))
+        lines.append(dump_special({"role": "_checkpoint", "id": 0}))
+        for m in session.messages:
+            lines.append(m.raw if m.raw is not None else dump_message(m.data))
+        if session.recorded_tokens is not None:
+            lines.append(dump_special({"role": "_usage", "token_count": session.recorded_tokens}))
+    text = "\n".join(lines)
+    if lines and (session.trailing_newline or session.entries is None):
+        text += "\n"
+    return text.encode("utf-8")

@@ -1,0 +1,99 @@
+"""OpenAI-style messages: ``.json`` (a list, or an object with ``messages``)
+and ``.jsonl`` (one message per line)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+from kimi_compact_tui.errors import SessionFormatError
+from kimi_compact_tui.formats.validate import check_message, type_name
+from kimi_compact_tui.model import Message, Session
+
+
+def parse_json(text: str, path: Path) -> Session:
+    try:
+        value = json.loads(text)
+    except ValueError as exc:
+        lineno = getattr(exc, "lineno", None)
+        col = getattr(exc, "colno", None)
+        where = f"{path}:{lineno}" if lineno else str(path)
+        at = f", column {col}" if col else ""
+        raise SessionFormatError(
+            f"{where}: invalid JSON ({getattr(exc, 'msg', exc)}{at})"
+        ) from None
+    container = None
+    if type(value) is list:
+        raw_messages = value
+        prefix = ""
+    elif type(value) is dict:
+        if "messages" not in value:
+            raise SessionFormatError(f"{path}: JSON object has no 'messages' list")
+        raw_messages = value["messages"]
+        if type(raw_messages) is not list:
+            raise SessionFormatError(
+                f"{path}: 'messages' must be a list, got {type_name(raw_messages)}"
+            )
+        container = {k: v for k, v in value.items() if k != "messages"}
+        prefix = "messages"
+    else:
+        raise SessionFormatError(
+            f"{path}: expected a list of messages or an object with 'messages', "
+            f"got {type_name(value)}"
+        )
+    messages = []
+    for i, data in enumerate(raw_messages):
+        check_message(data, f"{path}: {prefix}[{i}]")
+        messages.append(Message(data))
+    return Session(
+        path=path,
+        format="openai-json",
+        messages=messages,
+        container=container,
+        container_is_list=container is None,
+        trailing_newline=text.endswith("\n"),
+    )
+
+
+def parse_jsonl(text: str, path: Path) -> Session:
+    lines = text.split("\n")
+    trailing_newline = text.endswith("\n")
+    if trailing_newline:
+        lines.pop()
+    messages = []
+    loads = json.loads
+    for lineno, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            data = loads(line)
+        except ValueError as exc:
+            raise SessionFormatError(
+                f"{path}:{lineno}: invalid JSON ({getattr(exc, 'msg', exc)})"
+            ) from None
+        check_message(data, f"{path}:{lineno}")
+        messages.append(Message(data, line))
+    return Session(
+        path=path, format="openai-jsonl", messages=messages, trailing_newline=trailing_newline
+    )
+
+
+def serialize_json(session: Session) -> bytes:
+    items = [m.data for m in session.messages]
+    if session.container_is_list or session.container is None:
+        value: object = items
+    else:
+        value = dict(session.container)
+        value["messages"] = items
+    return (json.dumps(value, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+
+
+def serialize_jsonl(session: Session) -> bytes:
+    lines = [
+        m.raw if m.raw is not None else json.dumps(m.data, ensure_ascii=False)
+        for m in session.messages
+    ]
+    text = "\n".join(lines)
+    if lines:
+        text += "\n"
+    return text.encode("utf-8")
