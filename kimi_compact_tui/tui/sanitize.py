@@ -1,0 +1,58 @@
+"""Untrusted text made safe to show: never markup, never terminal controls.
+
+Textual passes ESC, C0/C1 control bytes and OSC sequences in widget text
+straight to the terminal, and parses markup in many widgets. Everything from
+a session goes through :func:`visible` (a string with every control and bidi
+override replaced by a visible placeholder) and is shown as ``Text``/
+``Content``, never as markup. The text sent and written is never altered:
+this is for display only.
+"""
+
+from __future__ import annotations
+
+import re
+
+from rich.text import Text
+
+# C0 (except \n and \t), DEL, C1, and the bidi controls that reorder text.
+_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+_NAMES = {
+    "\x1b": "␛",
+    "\r": "␍",
+    "\x00": "␀",
+    "\x07": "␇",
+    "\x08": "␈",
+    "\x7f": "␡",
+}
+
+
+def _placeholder(match: re.Match[str]) -> str:
+    ch = match.group(0)
+    name = _NAMES.get(ch)
+    if name:
+        return name
+    code = ord(ch)
+    if code < 0x20:
+        return chr(0x2400 + code)  # Unicode control pictures
+    return f"<U+{code:04X}>"
+
+
+def visible(text: str, *, tabs: int | None = 4) -> str:
+    """``text`` with control characters and bidi overrides made visible."""
+    if text.isascii() and text.isprintable():
+        return text
+    out = _CONTROL.sub(_placeholder, text)
+    if tabs is not None:
+        out = out.expandtabs(tabs)
+    return out
+
+
+def one_line(text: str, width: int = 200) -> str:
+    """A single-line preview: newlines shown as ⏎, controls made visible."""
+    flat = text[: width * 2].replace("\r\n", "\n").replace("\n", " ⏎ ")
+    return visible(flat)[:width]
+
+
+def safe_text(text: str, style: str = "") -> Text:
+    """A Rich ``Text`` (never parsed as markup) of ``visible(text)``."""
+    return Text(visible(text), style=style, no_wrap=False)
