@@ -85,7 +85,9 @@ class Message:
             return [
                 p["text"]
                 for p in content
-                if isinstance(p, dict) and p.get("type") == "text" and isinstance(p.get("text"), str)
+                if isinstance(p, dict)
+                and p.get("type") == "text"
+                and isinstance(p.get("text"), str)
             ]
         return []
 

@@ -61,11 +61,11 @@ class Preparation:
             return self.tokens_before
         kept = sum(self.message_tokens[i] for i in self.plan.leading_system_indices)
         kept += sum(self.message_tokens[i] for i in self.plan.preserved_indices)
-        summary_tokens = (
-            estimate_tokens(build_compact_summary_text(summary)) + 4
-            if summary is not None
-            else EXPECTED_SUMMARY_TOKENS
-        )
+        if summary is not None:
+            summary_tokens = estimate_tokens(build_compact_summary_text(summary)) + 4
+        else:  # before a summary exists: a typical size, never more than a third of the input
+            compacted = sum(self.message_tokens[i] for i in self.plan.compact_indices)
+            summary_tokens = min(EXPECTED_SUMMARY_TOKENS, max(64, compacted // 3))
         return kept + summary_tokens
 
     def token_figures(self, summary: str | None = None) -> dict:

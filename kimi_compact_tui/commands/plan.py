@@ -1,0 +1,84 @@
+"""`plan`: show the regions of a compaction (what is sent, replaced and kept)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from kimi_compact_tui.commands.common import add_session_args, load_and_prepare, print_json
+from kimi_compact_tui.compaction import Preparation
+from kimi_compact_tui.compaction.plan import (
+    REGION_AFTER,
+    REGION_COMPACT,
+    REGION_KEPT,
+    REGION_LEADING,
+    REGION_TAIL,
+)
+from kimi_compact_tui.tui.sanitize import one_line
+
+REGION_LABELS = {
+    REGION_LEADING: "leading system (kept and sent)",
+    REGION_COMPACT: "compactable (sent, then replaced by the summary)",
+    REGION_TAIL: "preserved tail (kept verbatim)",
+    REGION_AFTER: "after the explicit boundary (kept, not sent)",
+    REGION_KEPT: "kept (no compaction)",
+}
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser("plan", help="show which messages are sent, replaced and kept")
+    add_session_args(p)
+    p.add_argument("--json", action="store_true", help="print the plan as JSON")
+
+
+def plan_json(prep: Preparation) -> dict:
+    session = prep.session
+    out = {
+        "session": str(session.path),
+        "format": session.format,
+        "messages": len(session.messages),
+    }
+    out.update(prep.plan.to_json())
+    out["enabled"] = prep.enabled
+    out["disabled_reason"] = prep.disabled_reason
+    out["prompt"] = prep.prompt.to_json()
+    out["compaction_model"] = prep.compaction_model
+    out["tokens"] = prep.token_figures()
+    return out
+
+
+def run(args: argparse.Namespace) -> int:
+    session, _config, prep = load_and_prepare(args)
+    if args.json:
+        print_json(plan_json(prep))
+        return 0
+    plan = prep.plan
+    w = sys.stdout.write
+    tokens = prep.token_figures()
+    w(f"session  {session.path} ({session.format}, {len(session.messages)} messages)\n")
+    recorded = tokens["recorded"]
+    w(
+        f"tokens   recorded {recorded if recorded is not None else '-'} · estimated "
+        f"{tokens['estimated_before']} → {tokens['estimated_after']} after\n"
+    )
+    w(f"prompt   {prep.prompt.describe()}\n")
+    if not prep.enabled:
+        w(f"DISABLED {prep.disabled_reason}\n")
+    mode = (
+        f"explicit boundary after message {plan.up_to}"
+        if plan.mode == "explicit"
+        else (f"preserved tail (last {plan.max_preserved_messages} user/assistant messages)")
+    )
+    w(f"mode     {mode}\n")
+    if plan.noop:
+        w(f"NO-OP    {plan.noop}\n")
+    w("\n")
+    current = None
+    for i, message in enumerate(session.messages):
+        region = plan.region_of(i)
+        if region != current:
+            w(f"-- {REGION_LABELS[region]}\n")
+            current = region
+        preview = one_line(message.text(), 70)
+        w(f"{i + 1:>6}  {str(message.role)[:9]:<9} {prep.message_tokens[i]:>7}t  {preview}\n")
+    return 0
