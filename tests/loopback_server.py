@@ -216,9 +216,7 @@ def openai_sse(
             choice["usage"] = usage
         events.append(obj)
     if usage is not None and not usage_in_choice:
-        events.append(
-            {"id": "chatcmpl-loopback", "model": model, "choices": [], "usage": usage}
-        )
+        events.append({"id": "chatcmpl-loopback", "model": model, "choices": [], "usage": usage})
     pieces = sse_events(events, done=done, crlf=crlf, comments=comments, multiline=multiline)
     return Reply(headers={"Content-Type": "text/event-stream"}, pieces=pieces, **reply_kwargs)
 

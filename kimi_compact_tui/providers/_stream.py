@@ -12,7 +12,7 @@ import asyncio
 import contextlib
 import time
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from kimi_compact_tui.providers.base import EventCallback, StreamEvent, StreamResult
@@ -81,6 +81,8 @@ class Collector:
             self.first_token_at = time.monotonic()
 
     def emit(self, event: StreamEvent) -> None:
+        if event.kind in ("retry", "status") and self.secrets:
+            event = replace(event, text=redact(event.text, self.secrets) or "")
         if self.on_event is not None:
             self.on_event(event)
 

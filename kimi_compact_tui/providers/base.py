@@ -203,7 +203,9 @@ def provider_config_from(
     if "max_retries" in values:
         v = values["max_retries"]
         if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 10:
-            raise _field_error("max_retries", f"must be a whole number of tries, 1 to 10, got {v!r}")
+            raise _field_error(
+                "max_retries", f"must be a whole number of tries, 1 to 10, got {v!r}"
+            )
     if values.get("num_ctx") is not None:
         v = values["num_ctx"]
         if isinstance(v, bool) or not isinstance(v, int) or v < 256:

@@ -424,7 +424,9 @@ async def _attempts(
                     col.http_status = response.status_code
                     if response.status_code >= 400:
                         raw = await response.aread()
-                        err = describe_http_error(response.status_code, raw, response.headers, key_env)
+                        err = describe_http_error(
+                            response.status_code, raw, response.headers, key_env
+                        )
                         if not (err.retryable and attempt < tries and not col.started):
                             return Outcome("failed", err.message, err.status)
                         retry_reason, asked = err.message, err.retry_after
@@ -486,6 +488,8 @@ async def stream_http(
     col = Collector(on_event, provider=config.kind, model=payload.get("model"))
     if not payload.get("model"):
         return col.result(
-            Outcome("failed", "no model configured: set provider.model in the config or pass --model")
+            Outcome(
+                "failed", "no model configured: set provider.model in the config or pass --model"
+            )
         )
     return await run_stream(col, lambda: _attempts(config, protocol, payload, col), cancel)
