@@ -1,0 +1,215 @@
+"""Message-level diff: engine and the `diff` command."""
+
+from __future__ import annotations
+
+import json
+import random
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from kimi_compact_tui.compaction import build_compacted_session, make_plan
+from kimi_compact_tui.compaction.tokens import message_tokens
+from kimi_compact_tui.diff import diff_messages, diff_sessions, format_diff
+from kimi_compact_tui.formats import dump_session, load_session
+from kimi_compact_tui.model import Message, Session
+
+ROOT = Path(__file__).resolve().parents[1]
+GOLDEN = ROOT.parent / "shared" / "reference" / "kimi-cli" / "golden"
+PY = str(ROOT / ".venv" / "bin" / "python")
+if not Path(PY).exists():
+    PY = sys.executable
+
+
+def msgs(*specs: str) -> list[Message]:
+    out = []
+    for spec in specs:
+        role, _, text = spec.partition(":")
+        out.append(Message.make(role, text))
+    return out
+
+
+def session(messages: list[Message], fmt: str = "openai-json") -> Session:
+    return Session(path=None, format=fmt, messages=messages)
+
+
+def kinds(rows) -> list[str]:
+    return [r.kind for r in rows]
+
+
+def test_compaction_shape_rows_and_tokens():
+    before = msgs("system:S", "user:a", "assistant:b", "user:c", "assistant:d", "user:e")
+    s = session(before)
+    after = build_compacted_session(s, make_plan(before), "THE SUMMARY")
+    d = diff_sessions(s, after)
+    assert kinds(d.rows) == ["kept", "removed", "removed", "removed", "added", "kept", "kept"]
+    assert [(r.before_index, r.after_index) for r in d.rows] == [
+        (0, 0),
+        (1, None),
+        (2, None),
+        (3, None),
+        (None, 1),
+        (4, 2),
+        (5, 3),
+    ]
+    assert d.counts == {"kept": 3, "removed": 3, "added": 1}
+    assert d.tokens_before == sum(message_tokens(m) for m in before)
+    assert d.tokens_after == sum(message_tokens(m) for m in after.messages)
+    assert d.rows[4].message.text().endswith("THE SUMMARY")
+    assert d.rows[4].tokens == message_tokens(after.messages[1])
+
+
+def test_kept_means_equal_data_key_order_ignored():
+    a = [Message({"role": "user", "content": "x", "name": "n"})]
+    b = [Message({"name": "n", "content": "x", "role": "user"})]
+    assert kinds(diff_messages(a, b)) == ["kept"]
+    c = [Message({"role": "user", "content": "x", "name": "m"})]
+    assert kinds(diff_messages(a, c)) == ["removed", "added"]
+
+
+def test_identical_and_empty():
+    m = msgs("user:a", "assistant:b")
+    assert diff_sessions(session(m), session(list(m))).identical
+    d = diff_sessions(session([]), session(m))
+    assert kinds(d.rows) == ["added", "added"]
+    d = diff_sessions(session(m), session([]))
+    assert kinds(d.rows) == ["removed", "removed"]
+
+
+def lcs_len(a: list[str], b: list[str]) -> int:
+    prev = [0] * (len(b) + 1)
+    for x in a:
+        cur = [0]
+        for j, y in enumerate(b):
+            cur.append(prev[j] + 1 if x == y else max(prev[j + 1], cur[j]))
+        prev = cur
+    return prev[-1]
+
+
+@pytest.mark.parametrize("seed", range(25))
+def test_arbitrary_pairs_are_a_valid_in_order_matching(seed):
+    rng = random.Random(seed)
+    alphabet = "abcde"
+    a_txt = [rng.choice(alphabet) for _ in range(rng.randint(0, 30))]
+    b_txt = [rng.choice(alphabet) for _ in range(rng.randint(0, 30))]
+    a = [Message.make("user", t) for t in a_txt]
+    b = [Message.make("user", t) for t in b_txt]
+    rows = diff_messages(a, b)
+    # Every message appears exactly once on its side, in order.
+    assert [r.before_index for r in rows if r.before_index is not None] == list(range(len(a)))
+    assert [r.after_index for r in rows if r.after_index is not None] == list(range(len(b)))
+    for r in rows:
+        if r.kind == "kept":
+            assert a_txt[r.before_index] == b_txt[r.after_index]
+        elif r.kind == "removed":
+            assert r.after_index is None
+        else:
+            assert r.before_index is None
+    kept = sum(r.kind == "kept" for r in rows)
+    # SequenceMatcher is not a guaranteed LCS, but never keeps more than one.
+    assert kept <= lcs_len(a_txt, b_txt)
+    if a_txt == b_txt:
+        assert kept == len(a_txt)
+
+
+def test_large_compaction_with_duplicate_messages():
+    n = 100_000
+    before = [Message.make("user" if i % 2 else "assistant", "ok") for i in range(n)]
+    s = session(before)
+    after = build_compacted_session(s, make_plan(before), "sum")
+    d = diff_sessions(s, after)
+    assert d.counts == {"kept": 2, "removed": n - 2, "added": 1}
+    assert d.rows[-1].kind == "kept" and d.rows[-1].before_index == n - 1
+
+
+def test_format_diff_lines_and_context():
+    before = msgs("user:hello\nworld", "assistant:\x1b[31mred", "user:c", "assistant:d")
+    s = session(before)
+    after = build_compacted_session(s, make_plan(before), "S")
+    text = format_diff(diff_sessions(s, after))
+    lines = text.splitlines()
+    assert lines[2].startswith("- 1 .  user")
+    assert "hello ⏎ world" not in lines[2]  # whitespace collapsed to one line
+    assert "hello world" in lines[2]
+    assert "\x1b" not in text and "␛" in text
+    assert lines[4].startswith("+ . 1  user")
+    assert lines[5].startswith("= 3 2  user")
+    assert lines[-1].startswith("2 kept, 2 removed, 1 added")
+    short = format_diff(diff_sessions(s, after), context=0)
+    assert "2 kept messages" in short and "= 3 2" not in short
+
+
+def run_cli(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [PY, "-m", "kimi_compact_tui", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def write_openai(path: Path, messages: list[dict]) -> Path:
+    path.write_text(json.dumps(messages), encoding="utf-8")
+    return path
+
+
+def test_cli_diff_text_and_json(tmp_path):
+    a = write_openai(
+        tmp_path / "a.json",
+        [
+            {"role": "user", "content": "one"},
+            {"role": "assistant", "content": "two"},
+            {"role": "user", "content": "three"},
+        ],
+    )
+    b = write_openai(
+        tmp_path / "b.json",
+        [{"role": "user", "content": "summary"}, {"role": "user", "content": "three"}],
+    )
+    res = run_cli("diff", str(a), str(b))
+    assert res.returncode == 0, res.stderr
+    assert "- 1 .  user" in res.stdout and "+ . 1  user" in res.stdout
+    assert "= 3 2  user" in res.stdout
+    res = run_cli("diff", str(a), str(b), "--json")
+    assert res.returncode == 0, res.stderr
+    data = json.loads(res.stdout)
+    assert data["counts"] == {"kept": 1, "removed": 2, "added": 1}
+    assert [r["kind"] for r in data["rows"]] == ["removed", "removed", "added", "kept"]
+    assert data["before"]["messages"] == 3 and data["after"]["messages"] == 2
+    assert data["before"]["tokens"] > 0
+
+
+def test_cli_diff_bad_input_is_one_line_exit_2(tmp_path):
+    good = write_openai(tmp_path / "a.json", [{"role": "user", "content": "x"}])
+    bad = tmp_path / "bad.json"
+    bad.write_text("[{", encoding="utf-8")
+    for args in ((str(tmp_path / "missing.json"), str(good)), (str(good), str(bad))):
+        res = run_cli("diff", *args)
+        assert res.returncode == 2
+        assert "Traceback" not in res.stderr
+        assert len(res.stderr.strip().splitlines()) == 1
+        assert res.stderr.startswith("kimi-compact-tui: error: ")
+
+
+def test_cli_diff_golden_kimi_files():
+    before = GOLDEN / "context_before_compaction.jsonl"
+    after = GOLDEN / "context_after_compaction.jsonl"
+    if not (before.exists() and after.exists()):
+        pytest.skip(f"kimi-cli golden files not present in {GOLDEN}")
+    res = run_cli("diff", str(before), str(after), "--json")
+    assert res.returncode == 0, res.stderr
+    data = json.loads(res.stdout)
+    b = load_session(before)
+    assert data["counts"]["removed"] + data["counts"]["kept"] == len(b.messages)
+    assert data["counts"]["added"] == 1
+    assert data["after"]["recorded_tokens"] == load_session(after).recorded_tokens
+    # The diff of the golden pair equals the diff against our own compaction.
+    ours = build_compacted_session(
+        b, make_plan(b.messages), "<current_focus>\nSUMMARY\n</current_focus>", output_tokens=321
+    )
+    assert dump_session(ours) == after.read_bytes()
+    mine = diff_sessions(b, ours)
+    assert [r["kind"] for r in data["rows"]] == [r.kind for r in mine.rows]
