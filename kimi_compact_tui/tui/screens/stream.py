@@ -1,0 +1,332 @@
+"""The compaction stream: the summary arrives live, then is checked.
+
+The provider runs in an async worker; its events are only collected, and a
+timer shows them every ~50 ms (:class:`StreamView`), so 10,000 tiny chunks
+never freeze the screen. ``escape`` cancels a running stream (and closes the
+screen once it has ended). A run that is not complete (truncated, failed,
+cancelled) says so and leaves nothing to write: ``state.summary`` stays None.
+A complete summary is checked against the six-section contract; missing or
+empty sections are a warning, not a block.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import time
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any
+
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import Screen
+from textual.timer import Timer
+from textual.widgets import Footer, Static
+
+from kimi_compact_tui.providers import (
+    OFFLINE_NOTICE,
+    ProviderConfig,
+    StreamEvent,
+    StreamResult,
+    stream_summary,
+)
+from kimi_compact_tui.tui.sanitize import one_line, visible
+from kimi_compact_tui.tui.sections import check_sections
+from kimi_compact_tui.tui.widgets.stream_view import StreamView
+
+FLUSH_INTERVAL = 0.05
+OFFLINE_BANNER = "offline — no model wrote this summary"
+
+StreamFn = Callable[
+    [Any, Mapping[str, Any], Callable[[StreamEvent], None] | None, asyncio.Event | None],
+    Awaitable[StreamResult],
+]
+
+
+def provider_of(state: Any) -> ProviderConfig:
+    """The provider config held by ``state`` (offline when none is set)."""
+    for name in ("provider", "provider_config"):
+        value = getattr(state, name, None)
+        if value is not None:
+            return value
+    return ProviderConfig()
+
+
+def store_result(state: Any, result: StreamResult | None) -> None:
+    """Keep ``result`` on the state; only a complete, non-empty summary becomes
+    the summary to write (truncated, failed and cancelled runs leave None)."""
+    state.stream_result = result
+    writable = (
+        result is not None
+        and result.status == "complete"
+        and bool(result.summary.strip())
+        and (result.writable() if hasattr(result, "writable") else True)
+    )
+    state.summary = result.summary if writable else None
+    if hasattr(state, "summary_edited"):
+        state.summary_edited = False
+
+
+def approx_tokens(chars: int) -> int:
+    return (chars + 3) // 4
+
+
+def outcome_lines(result: StreamResult) -> list[tuple[str, str]]:
+    """(text, style) lines saying plainly how the run ended."""
+    out: list[tuple[str, str]] = []
+    if result.status == "complete":
+        chars = len(result.summary)
+        usage = result.usage or {}
+        tokens = usage.get("completion_tokens") or usage.get("output_tokens")
+        size = (
+            f"{tokens:,} tokens" if isinstance(tokens, int) else f"~{approx_tokens(chars):,} tokens"
+        )
+        if not result.summary.strip():
+            out.append(("complete, but the summary is empty: nothing can be written", "bold red"))
+        else:
+            out.append((f"complete — {chars:,} characters, {size}", "bold green"))
+            check = check_sections(result.summary)
+            if check.ok:
+                out.append((f"✓ {check.describe()}", "green"))
+            for warning in check.warnings():
+                out.append((f"⚠ {warning} (a warning: the summary can still be written)", "yellow"))
+    elif result.status == "truncated":
+        reason = f" (finish reason: {result.finish_reason})" if result.finish_reason else ""
+        out.append(
+            (
+                f"truncated — the model stopped before the summary was finished{reason}; "
+                "it cannot be written",
+                "bold red",
+            )
+        )
+    elif result.status == "cancelled":
+        out.append(("cancelled — the stream was stopped; nothing can be written", "bold yellow"))
+    else:
+        error = one_line(result.error or "unknown error", 300)
+        out.append((f"failed — {error}; nothing can be written", "bold red"))
+    return out
+
+
+class StreamScreen(Screen[StreamResult | None]):
+    """Stream the summary for ``state``'s request; dismiss with the StreamResult."""
+
+    BINDINGS = [
+        Binding("escape", "cancel_or_close", "Cancel / close"),
+        Binding("enter", "close", "Close", show=False),
+    ]
+
+    DEFAULT_CSS = """
+    StreamScreen {
+        layout: vertical;
+    }
+    StreamScreen #stream-head {
+        height: auto;
+        padding: 0 1;
+    }
+    StreamScreen #stream-title {
+        text-style: bold;
+    }
+    StreamScreen #stream-offline {
+        background: $warning 30%;
+        color: $text;
+        text-style: bold;
+        padding: 0 1;
+        display: none;
+    }
+    StreamScreen.offline #stream-offline {
+        display: block;
+    }
+    StreamScreen #stream-status {
+        color: $text-muted;
+    }
+    StreamScreen #stream-note {
+        color: $text-muted;
+    }
+    StreamScreen #stream-outcome {
+        height: auto;
+        padding: 0 1;
+    }
+    """
+
+    def __init__(
+        self,
+        state: Any,
+        *,
+        stream_fn: StreamFn | None = None,
+        clock: Callable[[], float] | None = time.monotonic,
+        show_timing: bool = True,
+        name: str | None = None,
+        id: str | None = None,
+    ) -> None:
+        super().__init__(name=name, id=id)
+        self.state = state
+        self.provider = provider_of(state)
+        self._stream_fn: StreamFn = stream_fn or stream_summary
+        self._clock = clock
+        self.show_timing = show_timing and clock is not None
+        self.cancel_event = asyncio.Event()
+        self.result: StreamResult | None = None
+        self.running = False
+        self._started: float | None = None
+        self._ended: float | None = None
+        self._note = ""
+        self._timer: Timer | None = None
+
+    # --- layout -------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        with Vertical(id="stream-head"):
+            yield Static(self._title(), id="stream-title")
+            yield Static(Text(OFFLINE_BANNER), id="stream-offline")
+            yield Static(Text("waiting for the provider…"), id="stream-status")
+            yield Static(Text(""), id="stream-note")
+        yield StreamView(id="stream-view")
+        yield Static(Text(""), id="stream-outcome")
+        yield Footer()
+
+    def _title(self) -> Text:
+        prep = getattr(self.state, "preparation", None)
+        text = Text("Compacting ", style="bold")
+        if prep is not None and prep.request is not None:
+            n = len(prep.plan.compact_indices)
+            text.append(f"{n:,} message{'' if n == 1 else 's'}")
+            model = prep.request.model or self.provider.model
+            if model:
+                text.append(" with ")
+                text.append(one_line(str(model), 80), style="bold cyan")
+        text.append(" · ")
+        text.append(one_line(self.provider.describe(), 100))
+        return text
+
+    @property
+    def view(self) -> StreamView:
+        return self.query_one(StreamView)
+
+    def on_mount(self) -> None:
+        if self.provider.offline:
+            self.add_class("offline")
+        prep = getattr(self.state, "preparation", None)
+        reason = None
+        if prep is None:
+            reason = "no session is loaded"
+        elif not prep.enabled:
+            reason = prep.disabled_reason or "compaction is disabled"
+        elif prep.request is None:
+            reason = prep.plan.noop or "nothing to compact"
+        if reason is not None:
+            self._set_status(Text(f"nothing to compact: {reason}", style="bold yellow"))
+            self._show_outcome([("press escape to go back", "")])
+            return
+        self.running = True
+        self._started = self._now()
+        self._timer = self.set_interval(FLUSH_INTERVAL, self._tick)
+        self._run(prep.request.body)
+
+    # --- the worker ---------------------------------------------------------------
+    def _on_event(self, event: StreamEvent) -> None:
+        """Provider callback: collect only; the timer shows it."""
+        if event.kind == "text":
+            self.view.push_text(event.text)
+        elif event.kind == "reasoning":
+            self.view.push_reasoning(event.text)
+        elif event.kind == "retry":
+            delay = f" in {event.delay:.1f} s" if event.delay is not None else ""
+            self._note = f"retrying{delay} (attempt {event.attempt or '?'}): {event.text}"
+        else:
+            self._note = event.text
+
+    @work(exclusive=True, group="compaction-stream")
+    async def _run(self, body: Mapping[str, Any]) -> None:
+        try:
+            result = await self._stream_fn(self.provider, body, self._on_event, self.cancel_event)
+        except asyncio.CancelledError:
+            result = StreamResult(status="cancelled", summary=self.view.text, error="cancelled")
+            self._done(result)
+            raise
+        except Exception as exc:  # a provider must not take the app down
+            result = StreamResult(
+                status="failed",
+                summary=self.view.text,
+                error=f"{type(exc).__name__}: {exc}",
+                provider=self.provider.kind,
+            )
+        self._done(result)
+
+    def _done(self, result: StreamResult) -> None:
+        if self.result is not None:
+            return
+        self.result = result
+        self.running = False
+        self._ended = self._now()
+        if self._timer is not None:
+            self._timer.stop()
+        store_result(self.state, result)
+        complete = result.status == "complete" and bool(result.summary.strip())
+        self.view.finish(result.summary if complete else None, render=complete)
+        if result.offline or self.provider.offline:
+            self.add_class("offline")
+        self._update_status()
+        lines = outcome_lines(result)
+        if result.offline:
+            lines.append((OFFLINE_NOTICE, "italic"))
+        lines.append(("escape or enter: back", "dim"))
+        self._show_outcome(lines)
+
+    # --- display ------------------------------------------------------------------
+    def _now(self) -> float | None:
+        return self._clock() if self._clock is not None else None
+
+    def _tick(self) -> None:
+        self.view.flush()
+        self._update_status()
+
+    def _set_status(self, text: Text) -> None:
+        self.query_one("#stream-status", Static).update(text)
+
+    def _show_outcome(self, lines: list[tuple[str, str]]) -> None:
+        text = Text()
+        for i, (line, style) in enumerate(lines):
+            if i:
+                text.append("\n")
+            text.append(visible(line), style=style)
+        self.query_one("#stream-outcome", Static).update(text)
+
+    def status_text(self) -> Text:
+        view = self.view
+        chars = view.text_chars
+        if self.result is None:
+            label = "cancelling…" if self.cancel_event.is_set() else "streaming…"
+        else:
+            label = self.result.status
+        text = Text(f"{label} {chars:,} characters (~{approx_tokens(chars):,} tokens)")
+        if view.reasoning_chars:
+            text.append(f" · reasoning {view.reasoning_chars:,} characters")
+        if self.show_timing and self._started is not None:
+            now = self._ended if self._ended is not None else self._now()
+            elapsed = max(0.0, (now or 0.0) - self._started)
+            rate = approx_tokens(chars) / elapsed if elapsed > 0 else 0.0
+            text.append(f" · {rate:,.1f} tokens/s · {elapsed:,.1f} s")
+        return text
+
+    def _update_status(self) -> None:
+        self._set_status(self.status_text())
+        self.query_one("#stream-note", Static).update(Text(one_line(self._note, 200)))
+
+    # --- actions ------------------------------------------------------------------
+    def action_cancel_or_close(self) -> None:
+        if not self.running:
+            self.dismiss(self.result)
+            return
+        if not self.cancel_event.is_set():
+            self.cancel_event.set()
+            self._note = "cancelling…"
+            self._update_status()
+            return
+        # A second escape: stop waiting for the provider.
+        self.workers.cancel_group(self, "compaction-stream")
+        self._done(StreamResult(status="cancelled", summary=self.view.text, error="cancelled"))
+
+    def action_close(self) -> None:
+        if not self.running:
+            self.dismiss(self.result)

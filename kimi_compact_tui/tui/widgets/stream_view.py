@@ -1,0 +1,193 @@
+"""The live view of a streaming summary: reasoning (dimmed) above the summary.
+
+Chunks are only collected by :meth:`StreamView.push_text` and
+:meth:`StreamView.push_reasoning`; the screen calls :meth:`flush` on a timer
+(about every 50 ms), so thousands of tiny chunks become a few appends to a
+plain-text widget. The summary is rendered as Markdown once, by
+:meth:`finish`, never per chunk. Everything shown passes through
+:func:`visible` (controls and bidi overrides made visible) and is never
+parsed as markup.
+"""
+
+from __future__ import annotations
+
+from markdown_it import MarkdownIt
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical, VerticalScroll
+from textual.widgets import Markdown, Static, TextArea
+
+from kimi_compact_tui.tui.sanitize import visible
+
+#: While streaming, only the end of a long reasoning text is shown.
+REASONING_TAIL = 6000
+
+
+def markdown_parser() -> MarkdownIt:
+    """CommonMark + tables, with raw HTML shown as text: the summary's
+    ``<current_focus>`` tags must stay visible, not vanish as HTML blocks."""
+    return MarkdownIt("gfm-like", {"html": False})
+
+
+def display_markdown(summary: str) -> str:
+    """The summary as given to the Markdown widget (display only)."""
+    return visible(summary, tabs=None)
+
+
+class SummaryMarkdown(Markdown):
+    """Markdown for model text: no raw HTML, no link following."""
+
+    def __init__(self, summary: str = "", **kwargs) -> None:
+        super().__init__(
+            display_markdown(summary),
+            parser_factory=markdown_parser,
+            open_links=False,
+            **kwargs,
+        )
+
+
+class StreamView(Vertical):
+    """Reasoning (dimmed, separate) and the summary as it streams."""
+
+    DEFAULT_CSS = """
+    StreamView {
+        height: 1fr;
+    }
+    StreamView #reasoning-box {
+        height: auto;
+        max-height: 35%;
+        border: round $panel;
+        border-title-color: $text-muted;
+        display: none;
+    }
+    StreamView #reasoning-box.has-reasoning {
+        display: block;
+    }
+    StreamView #reasoning {
+        color: $text-muted;
+        text-style: italic;
+    }
+    StreamView #summary-live {
+        height: 1fr;
+        border: round $panel;
+    }
+    StreamView #summary-box {
+        height: 1fr;
+        border: round $success;
+        display: none;
+    }
+    StreamView.finished #summary-live {
+        display: none;
+    }
+    StreamView.finished #summary-box {
+        display: block;
+    }
+    """
+
+    def __init__(self, **kwargs) -> None:
+        super().__init__(**kwargs)
+        self._pending_text: list[str] = []
+        self._pending_reasoning: list[str] = []
+        self._text_parts: list[str] = []
+        self._reasoning_parts: list[str] = []
+        self._reasoning_len = 0
+        self._text_len = 0
+        self.flushes = 0
+        self.finished = False
+
+    def compose(self) -> ComposeResult:
+        with VerticalScroll(id="reasoning-box") as box:
+            box.border_title = "reasoning (not part of the summary)"
+            yield Static(Text(""), id="reasoning")
+        live = TextArea(
+            "",
+            id="summary-live",
+            read_only=True,
+            soft_wrap=True,
+            show_line_numbers=False,
+            show_cursor=False,
+        )
+        live.cursor_blink = False
+        live.border_title = "summary"
+        yield live
+        with VerticalScroll(id="summary-box") as box:
+            box.border_title = "summary"
+            yield SummaryMarkdown("", id="summary-md")
+
+    # --- collecting ---------------------------------------------------------------
+    def push_text(self, chunk: str) -> None:
+        if chunk:
+            self._pending_text.append(chunk)
+
+    def push_reasoning(self, chunk: str) -> None:
+        if chunk:
+            self._pending_reasoning.append(chunk)
+
+    @property
+    def text(self) -> str:
+        """All summary text received so far (flushed or not)."""
+        return "".join(self._text_parts) + "".join(self._pending_text)
+
+    @property
+    def reasoning(self) -> str:
+        return "".join(self._reasoning_parts) + "".join(self._pending_reasoning)
+
+    @property
+    def text_chars(self) -> int:
+        return self._text_len + sum(len(c) for c in self._pending_text)
+
+    @property
+    def reasoning_chars(self) -> int:
+        return self._reasoning_len + sum(len(c) for c in self._pending_reasoning)
+
+    # --- showing ------------------------------------------------------------------
+    def flush(self) -> bool:
+        """Show what arrived since the last flush. True when anything changed."""
+        changed = False
+        if self._pending_reasoning:
+            chunk = "".join(self._pending_reasoning)
+            self._pending_reasoning.clear()
+            self._reasoning_parts.append(chunk)
+            self._reasoning_len += len(chunk)
+            self._show_reasoning(final=False)
+            changed = True
+        if self._pending_text:
+            chunk = "".join(self._pending_text)
+            self._pending_text.clear()
+            self._text_parts.append(chunk)
+            self._text_len += len(chunk)
+            live = self.query_one("#summary-live", TextArea)
+            follow = live.scroll_y >= live.max_scroll_y - 1
+            live.insert(visible(chunk, tabs=None), live.document.end)
+            if follow:
+                live.scroll_end(animate=False, immediate=False)
+            changed = True
+        if changed:
+            self.flushes += 1
+        return changed
+
+    def _show_reasoning(self, *, final: bool) -> None:
+        full = "".join(self._reasoning_parts)
+        if not full:
+            return
+        box = self.query_one("#reasoning-box", VerticalScroll)
+        box.add_class("has-reasoning")
+        if not final and len(full) > REASONING_TAIL:
+            cut = len(full) - REASONING_TAIL
+            shown = f"… ({cut:,} earlier characters)\n" + full[cut:]
+        else:
+            shown = full
+        self.query_one("#reasoning", Static).update(Text(visible(shown)))
+        box.scroll_end(animate=False, immediate=False)
+
+    def finish(self, summary: str | None = None, *, render: bool = True) -> None:
+        """Flush, then render the summary (``summary`` or what streamed) as
+        Markdown, once. With ``render`` false (a run that did not complete)
+        the partial text stays as plain text."""
+        self.flush()
+        self._show_reasoning(final=True)
+        text = self.text if summary is None else summary
+        if render and text.strip():
+            self.query_one("#summary-md", SummaryMarkdown).update(display_markdown(text))
+            self.add_class("finished")
+        self.finished = True
