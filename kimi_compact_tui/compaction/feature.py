@@ -22,6 +22,7 @@ from kimi_compact_tui.config import (
     compaction_enablement,
     effective_compaction_model,
 )
+from kimi_compact_tui.errors import UserError
 from kimi_compact_tui.model import Session
 
 ACTION_COMPACT_CONVERSATION = "compact_conversation"
@@ -102,7 +103,7 @@ class KimiCompactionFeature:
             plan = make_plan(
                 session.messages, max_preserved_messages=cfg["max_preserved_messages"], up_to=up_to
             )
-        except ValueError as exc:
+        except UserError as exc:
             return {"ok": False, "error": {"type": "invalid_request", "message": str(exc)}}
         if plan.noop:
             return {"ok": True, "noop": True, "reason": plan.noop, "plan": plan.to_json()}
