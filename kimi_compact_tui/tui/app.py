@@ -1,0 +1,353 @@
+"""The review app: the main screen (list, detail, legend, status) and its keys.
+
+``create_app`` builds it for the CLI, ``serve`` and tests. The flow screens
+(preview, stream, diff, edit, confirm, help, instructions, model) live in
+``tui/screens`` and are imported when their key is pressed.
+"""
+
+from __future__ import annotations
+
+import importlib
+from pathlib import Path
+from typing import Any
+
+from rich.text import Text
+from textual import work
+from textual.app import App, ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.widgets import Footer, Header, Static
+
+from kimi_compact_tui.errors import UserError
+from kimi_compact_tui.tui.commands import HELP_KEYS, MAIN_ACTIONS, ReviewCommands, availability
+from kimi_compact_tui.tui.sanitize import one_line, visible
+from kimi_compact_tui.tui.state import ReviewState
+from kimi_compact_tui.tui.widgets.detail import DetailPane, render_detail
+from kimi_compact_tui.tui.widgets.legend import Legend
+from kimi_compact_tui.tui.widgets.message_list import MessageList
+from kimi_compact_tui.tui.widgets.status import StatusLine, session_label
+
+
+def _screen(module: str, name: str) -> Any:
+    return getattr(importlib.import_module(f"kimi_compact_tui.tui.screens.{module}"), name)
+
+
+class ReviewApp(App):
+    CSS_PATH = "app.tcss"
+    TITLE = "kimi-compact-tui"
+    COMMANDS = App.COMMANDS | {ReviewCommands}
+    BINDINGS = [
+        Binding("enter", "detail", "Detail", id="detail"),
+        Binding("b", "boundary", "Up to here", id="boundary"),
+        Binding("escape", "reset_boundary", "Default tail", key_display="esc", id="reset"),
+        Binding("p", "preview", "Preview", id="preview"),
+        Binding("i", "instructions", "Instructions", id="instructions"),
+        Binding("m", "model", "Model", id="model"),
+        Binding("c", "compact", "Compact", id="compact"),
+        Binding("d", "diff", "Diff", id="diff"),
+        Binding("e", "edit", "Edit", id="edit"),
+        Binding("w", "write", "Write", id="write"),
+        Binding("u", "undo", "Undo", id="undo"),
+        Binding("slash", "search", "Search", key_display="/", id="search"),
+        Binding("n", "search_next", "Next match", show=False, id="search_next"),
+        Binding("N", "search_prev", "Previous match", show=False, id="search_prev"),
+        Binding("o", "open", "Open", show=False, id="open"),
+        Binding("question_mark", "help", "Help", key_display="?", id="help"),
+        Binding("q", "quit", "Quit", id="quit"),
+    ]
+
+    def __init__(
+        self,
+        state: ReviewState,
+        session_path: str | Path | None = None,
+        *,
+        up_to: int | None = None,
+    ) -> None:
+        super().__init__()
+        self.state = state
+        self.session_arg = session_path
+        self.initial_up_to = up_to
+        self.last_search = ""
+        self.last_error: str | None = None
+
+    # --- layout -------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield Header(icon="≡")
+        yield Static(Text(""), id="system-prompt")
+        with Horizontal(id="main"):
+            yield MessageList(id="messages")
+            yield DetailPane(id="detail")
+        yield Legend(id="legend")
+        yield StatusLine(id="status")
+        yield Footer()
+
+    @property
+    def message_list(self) -> MessageList:
+        return self.query_one("#messages", MessageList)
+
+    def on_mount(self) -> None:
+        self.query_one("#system-prompt").display = False
+        if self.state.session is not None:
+            self._show_session()
+        elif self.session_arg is not None:
+            self.load(self.session_arg, up_to=self.initial_up_to)
+        else:
+            self.action_open()
+
+    # --- loading ------------------------------------------------------------------
+    def load(self, path: str | Path, *, up_to: int | None = None) -> None:
+        self.message_list.loading = True
+        self._load_worker(Path(path), up_to)
+
+    @work(thread=True, exclusive=True, group="load", exit_on_error=False)
+    def _load_worker(self, path: Path, up_to: int | None) -> None:
+        before = self.state.session
+        try:
+            self.state.load(path)
+            if up_to is not None:
+                self.state.set_boundary(up_to - 1)
+        except UserError as exc:
+            loaded = self.state.session is not before
+            self.call_from_thread(self._load_done, str(exc), loaded)
+        except Exception as exc:  # never a traceback: one line, like the CLI
+            self.call_from_thread(self._load_done, f"{path}: cannot open ({exc})", False)
+        else:
+            self.call_from_thread(self._load_done, None, True)
+
+    def _load_done(self, error: str | None, loaded: bool) -> None:
+        self.message_list.loading = False
+        if loaded:
+            self._show_session()
+        if error is not None:
+            self.show_error(error)
+            if self.state.session is None:
+                self.action_open()
+
+    def _show_session(self) -> None:
+        state = self.state
+        session = state.session
+        assert session is not None
+        self.sub_title = session_label(state.session_path)
+        pinned = self.query_one("#system-prompt", Static)
+        if session.system_prompt is not None:
+            text = Text("system prompt ", style="bold")
+            text.append("(session metadata, kept) ", style="dim")
+            text.append(one_line(session.system_prompt, 300))
+            pinned.update(text)
+        pinned.display = session.system_prompt is not None
+        self.message_list.set_messages(session.messages, state.message_tokens, self._region_of())
+        self.message_list.focus()
+        self.refresh_view()
+
+    def _region_of(self):
+        prep = self.state.preparation
+        if prep is None:
+            return None
+        return prep.plan.region_of
+
+    def refresh_view(self) -> None:
+        """Re-read the state: regions, legend, status, detail and the keys."""
+        ml = self.message_list
+        region_of = self._region_of()
+        if region_of is not None:
+            ml.set_regions(region_of)
+        self.query_one(Legend).update_from(
+            self.state, lambda r: ml.get_component_rich_style(f"message-list--{r}")
+        )
+        self.query_one(StatusLine).update_from(self.state)
+        self._show_detail(ml.cursor)
+        self.refresh_bindings()
+
+    def on_message_list_highlighted(self, event: MessageList.Highlighted) -> None:
+        self._show_detail(event.index)
+
+    def on_message_list_selected(self, event: MessageList.Selected) -> None:
+        self.action_detail()
+
+    def _show_detail(self, index: int) -> None:
+        detail = self.query_one(DetailPane)
+        session, prep = self.state.session, self.state.preparation
+        if session is None or not 0 <= index < len(session.messages):
+            detail.clear("no message")
+            return
+        region = self.message_list.region_at(index)
+        in_request = (
+            prep is not None and prep.request is not None and index in prep.plan.request_indices
+        )
+        tokens = self.state.message_tokens[index]
+        detail.show(
+            render_detail(session.messages[index], index, region, tokens, in_request=in_request)
+        )
+
+    def show_error(self, message: str, title: str = "Error") -> None:
+        self.last_error = message
+        self.notify(visible(message), title=title, severity="error", markup=False, timeout=10)
+
+    def _apply(self, change, *args: Any) -> None:
+        """Run a state change; a UserError becomes a notification."""
+        try:
+            change(*args)
+        except UserError as exc:
+            self.show_error(str(exc))
+        self.refresh_view()
+
+    # --- keys ---------------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action not in MAIN_ACTIONS:
+            return True
+        if len(self.screen_stack) > 1:
+            return False  # the main keys belong to the main screen
+        return self.check_action_main(action)
+
+    def check_action_main(self, action: str) -> bool | None:
+        """Whether ``action`` is available on the main screen (True), shown but
+        unavailable (None) or absent (False: compaction disabled)."""
+        if action not in MAIN_ACTIONS:
+            return True
+        return availability(self.state, action)
+
+    def command_entries(self) -> list[tuple[str, str, str]]:
+        return [(k, a, d) for k, a, d in HELP_KEYS if a]
+
+    def action_detail(self) -> None:
+        detail = self.query_one(DetailPane)
+        if detail.has_focus_within:
+            self.message_list.focus()
+        else:
+            detail.focus()
+
+    def action_boundary(self) -> None:
+        self._apply(self.state.set_boundary, self.message_list.cursor)
+
+    def action_reset_boundary(self) -> None:
+        self._apply(self.state.set_boundary, None)
+
+    def action_preview(self) -> None:
+        self.push_screen(_screen("preview", "PreviewScreen")(self.state))
+
+    def action_instructions(self) -> None:
+        def done(text: str | None) -> None:
+            if text is not None:
+                self._apply(self.state.set_custom_instruction, text)
+
+        screen = _screen("instructions", "InstructionsScreen")(self.state.custom_instruction)
+        self.push_screen(screen, done)
+
+    def action_model(self) -> None:
+        def done(model: str | None) -> None:
+            if model is not None:
+                self._apply(self.state.set_compaction_model, model)
+
+        screen = _screen("model", "ModelScreen")(
+            self.state.compaction_model, self.state.compaction_model_suggestions()
+        )
+        self.push_screen(screen, done)
+
+    def action_compact(self) -> None:
+        self.push_screen(
+            _screen("stream", "StreamScreen")(self.state), lambda _r: self.refresh_view()
+        )
+
+    def action_diff(self) -> None:
+        self.push_screen(_screen("diff", "DiffScreen")(self.state))
+
+    def action_edit(self) -> None:
+        def done(text: str | None) -> None:
+            if text is not None:
+                self._apply(self.state.set_summary, text)
+
+        self.push_screen(_screen("edit", "EditSummaryScreen")(self.state), done)
+
+    def action_write(self) -> None:
+        def done(ok: bool | None) -> None:
+            if ok:
+                self._write_worker()
+
+        self.push_screen(_screen("confirm", "ConfirmWriteScreen")(self.state), done)
+
+    @work(thread=True, exclusive=True, group="apply", exit_on_error=False)
+    def _write_worker(self) -> None:
+        self._file_op(self.state.write, "Writing the compacted session…")
+
+    def action_undo(self) -> None:
+        if self.state.session_path is not None:
+            self._undo_worker()
+
+    @work(thread=True, exclusive=True, group="apply", exit_on_error=False)
+    def _undo_worker(self) -> None:
+        self._file_op(self.state.undo, "Restoring the session…")
+
+    def _file_op(self, op, progress: str) -> None:
+        """Run a write or undo in this worker thread, then reload the session."""
+        self.call_from_thread(self.notify, progress, markup=False, timeout=3)
+        self.call_from_thread(setattr, self.message_list, "loading", True)
+        try:
+            message = op()
+            self.state.reload()
+        except UserError as exc:
+            self.call_from_thread(self._load_done, str(exc), True)
+        except Exception as exc:  # never a traceback
+            self.call_from_thread(self._load_done, f"{exc.__class__.__name__}: {exc}", True)
+        else:
+            self.call_from_thread(self._load_done, None, True)
+            self.call_from_thread(self.notify, visible(str(message)), markup=False, timeout=8)
+
+    def action_search(self) -> None:
+        def done(query: str | None) -> None:
+            if query:
+                self.last_search = query
+                self._search(forward=True)
+
+        self.push_screen(_screen("search", "SearchScreen")(self.last_search), done)
+
+    def action_search_next(self) -> None:
+        self._search(forward=True)
+
+    def action_search_prev(self) -> None:
+        self._search(forward=False)
+
+    def _search(self, *, forward: bool) -> None:
+        from kimi_compact_tui.tui.screens.search import find_message
+
+        if not self.last_search or self.state.session is None:
+            return
+        ml = self.message_list
+        found = find_message(self.state.session.messages, self.last_search, ml.cursor, forward)
+        if found is None:
+            self.notify(f"not found: {visible(self.last_search)}", markup=False, timeout=3)
+        else:
+            ml.move_to(found)
+
+    def action_help(self) -> None:
+        self.push_screen(_screen("help", "HelpScreen")([(k, d) for k, _a, d in HELP_KEYS]))
+
+    def action_open(self) -> None:
+        def done(path: str | Path | None) -> None:
+            if path is not None:
+                self.load(path)
+            elif self.state.session is None:
+                self.exit()
+
+        self.push_screen(_screen("picker", "PickerScreen")(), done)
+
+
+def create_app(
+    session_path: str | Path | None = None,
+    *,
+    config_path: str | Path | None = None,
+    provider: str | None = None,
+    model: str | None = None,
+    base_url: str | None = None,
+    prompt_file: str | None = None,
+    up_to: int | None = None,
+) -> ReviewApp:
+    """The app for ``session_path`` (None opens the session picker). Config and
+    provider errors raise :class:`UserError` before the app starts, as in the CLI."""
+    state = ReviewState.create(
+        config_path=config_path,
+        provider=provider,
+        model=model,
+        base_url=base_url,
+        prompt_file=prompt_file,
+    )
+    return ReviewApp(state, session_path, up_to=up_to)

@@ -1,0 +1,266 @@
+"""The review state shared by every TUI screen (plain Python, no Textual).
+
+A :class:`ReviewState` holds the session being reviewed, the config, the
+provider, the user's choices (explicit boundary, custom instructions,
+compaction model override) and the current :class:`Preparation` from the
+engine, plus the last stream result and the summary text (possibly edited).
+The TUI never builds a request itself: :meth:`ReviewState.replan` calls
+:func:`prepare_compaction`. Per-message token estimates are computed once
+per load, so replanning a 100,000-message session is cheap.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from kimi_compact_tui.compaction import Preparation, PromptSource, prepare_compaction
+from kimi_compact_tui.compaction.prompts import resolve_prompt
+from kimi_compact_tui.compaction.tokens import message_tokens
+from kimi_compact_tui.config import AppConfig, _get_compaction_config, load_config
+from kimi_compact_tui.errors import UserError
+from kimi_compact_tui.formats import load_session, resolve_session_path
+from kimi_compact_tui.model import Session
+
+
+def _fingerprint(path: Path) -> Any:
+    """The apply module's fingerprint of ``path`` (None until that module exists)."""
+    try:
+        from kimi_compact_tui import apply
+    except ImportError:
+        return None
+    fn = getattr(apply, "fingerprint", None)
+    if fn is None:
+        return None
+    try:
+        return fn(path)
+    except Exception:  # a fingerprint is advisory here; apply checks it again
+        return None
+
+
+def _apply_module() -> Any:
+    try:
+        from kimi_compact_tui import apply
+    except ImportError:
+        raise UserError("writing is not available in this build (no safe apply module)") from None
+    return apply
+
+
+def _describe(result: Any, fallback: str) -> str:
+    if result is None:
+        return fallback
+    describe = getattr(result, "describe", None)
+    return str(describe() if callable(describe) else result)
+
+
+def default_provider(raw: dict | None = None, **overrides: Any) -> Any:
+    """The provider config from the config's ``provider:`` block and flags
+    (offline when nothing is configured, or when providers are not installed)."""
+    try:
+        from kimi_compact_tui.providers import provider_config_from
+    except ImportError:  # pragma: no cover - providers are part of the package
+        return None
+    return provider_config_from(raw, **overrides)
+
+
+@dataclass
+class ReviewState:
+    config: AppConfig = field(default_factory=AppConfig)
+    provider: Any = None  # providers.ProviderConfig
+    session_path: Path | None = None
+    session: Session | None = None
+    fingerprint: Any = None
+    up_to: int | None = None  # 1-based explicit boundary, None = default preserved tail
+    custom_instruction: str = ""
+    compaction_model: str | None = None  # per-session override
+    prompt_file: str | None = None
+    preparation: Preparation | None = None
+    message_tokens: list[int] = field(default_factory=list)
+    stream_result: Any = None  # providers.StreamResult of the last run
+    summary: str | None = None  # the summary to write (edited or as streamed)
+    summary_edited: bool = False
+    _prompt: PromptSource | None = None
+
+    # --- construction -------------------------------------------------------------
+    @classmethod
+    def create(
+        cls,
+        *,
+        config_path: str | Path | None = None,
+        provider: str | None = None,
+        model: str | None = None,
+        base_url: str | None = None,
+        prompt_file: str | None = None,
+    ) -> ReviewState:
+        """Load the config and provider (raises UserError with one line)."""
+        config = load_config(config_path)
+        prov = default_provider(config.provider, provider=provider, model=model, base_url=base_url)
+        return cls(config=config, provider=prov, prompt_file=prompt_file)
+
+    # --- loading ------------------------------------------------------------------
+    def load(self, path: str | Path) -> Session:
+        """Load ``path`` (a file or kimi-cli session folder), reset choices and plan.
+        Raises :class:`UserError` with the CLI's one-line text."""
+        resolved = resolve_session_path(path)
+        session = load_session(resolved)
+        self.set_session(session, resolved)
+        return session
+
+    def set_session(self, session: Session, path: Path | None) -> None:
+        self.session = session
+        self.session_path = path
+        self.message_tokens = [message_tokens(m) for m in session.messages]
+        self.fingerprint = _fingerprint(path) if path is not None else None
+        self.up_to = None
+        self.clear_result()
+        self.replan()
+
+    def reload(self) -> Session:
+        """Reload the current file (after a write or an undo), keeping the choices
+        that still make sense (custom instructions, model override)."""
+        if self.session_path is None:
+            raise ValueError("no session loaded")
+        return self.load(self.session_path)
+
+    # --- planning -----------------------------------------------------------------
+    @property
+    def prompt(self) -> PromptSource:
+        if self._prompt is None:
+            cfg = _get_compaction_config(self.config.raw)
+            self._prompt = resolve_prompt(
+                cfg, prompt_file=self.prompt_file, base_dir=self.config.base_dir
+            )
+        return self._prompt
+
+    @property
+    def base_model(self) -> str | None:
+        return getattr(self.provider, "model", None)
+
+    def replan(self) -> Preparation | None:
+        """Recompute the preparation from the current choices."""
+        if self.session is None:
+            self.preparation = None
+            return None
+        self.preparation = prepare_compaction(
+            self.session,
+            self.config,
+            up_to=self.up_to,
+            custom_instruction=self.custom_instruction,
+            base_model=self.base_model,
+            compaction_model=self.compaction_model,
+            prompt=self.prompt,
+            message_token_list=self.message_tokens,
+        )
+        return self.preparation
+
+    def set_boundary(self, index: int | None) -> None:
+        """Compact messages up to and including ``index`` (0-based); None = default tail."""
+        up_to = None if index is None else index + 1
+        if up_to == self.up_to:
+            return
+        previous, self.up_to = self.up_to, up_to
+        try:
+            self.replan()
+        except Exception:
+            self.up_to = previous
+            self.replan()
+            raise
+        self.clear_result()
+
+    def set_custom_instruction(self, text: str) -> None:
+        if text != self.custom_instruction:
+            self.custom_instruction = text
+            self.clear_result()
+            self.replan()
+
+    def set_compaction_model(self, model: str | None) -> None:
+        model = (model or "").strip() or None
+        if model != self.compaction_model:
+            self.compaction_model = model
+            self.clear_result()
+            self.replan()
+
+    # --- results ------------------------------------------------------------------
+    def clear_result(self) -> None:
+        self.stream_result = None
+        self.summary = None
+        self.summary_edited = False
+
+    def set_result(self, result: Any) -> None:
+        """Store a provider StreamResult; its summary becomes the one to write."""
+        self.stream_result = result
+        self.summary = getattr(result, "summary", None) if result is not None else None
+        self.summary_edited = False
+
+    def set_summary(self, text: str) -> None:
+        self.summary = text
+        self.summary_edited = True
+
+    # --- writing (the safe apply module) -------------------------------------------
+    def write(self) -> str:
+        """Write the reviewed summary into the session file via the apply module;
+        return its one-line report. Raises UserError with the CLI's text."""
+        apply = _apply_module()
+        if not self.writable or self.session_path is None:
+            raise UserError("nothing to write: compact first (c) and let the summary complete")
+        result = apply.apply_compaction(
+            self.session_path,
+            self.preparation,
+            self.summary,
+            stream_result=self.stream_result,
+            expected=self.fingerprint,
+            provider=self.provider,
+        )
+        return _describe(result, "written")
+
+    def undo(self) -> str:
+        """Restore the state before the last write; return the apply module's report."""
+        apply = _apply_module()
+        if self.session_path is None:
+            raise UserError("no session loaded")
+        return _describe(apply.restore(self.session_path), "restored")
+
+    # --- derived ------------------------------------------------------------------
+    @property
+    def enabled(self) -> bool:
+        return self.preparation is not None and self.preparation.enabled
+
+    @property
+    def disabled_reason(self) -> str | None:
+        return self.preparation.disabled_reason if self.preparation is not None else None
+
+    @property
+    def noop(self) -> str | None:
+        return self.preparation.plan.noop if self.preparation is not None else None
+
+    @property
+    def can_compact(self) -> bool:
+        return (
+            self.enabled and self.preparation is not None and self.preparation.request is not None
+        )
+
+    @property
+    def writable(self) -> bool:
+        """A complete (not truncated, failed or cancelled) summary exists to write."""
+        result = self.stream_result
+        if not self.can_compact or result is None or self.summary is None:
+            return False
+        ok = result.writable() if hasattr(result, "writable") else True
+        return bool(ok and self.summary.strip())
+
+    @property
+    def offline(self) -> bool:
+        return self.provider is None or bool(getattr(self.provider, "offline", False))
+
+    def compaction_model_suggestions(self) -> list[str]:
+        out: list[str] = []
+        for name in (
+            self.compaction_model,
+            self.preparation.compaction_model if self.preparation else None,
+            self.base_model,
+            (self.config.raw.get("compaction") or {}).get("compaction_model"),
+        ):
+            if name and name not in out:
+                out.append(name)
+        return out

@@ -1,0 +1,73 @@
+"""The legend: region colours and row markers, or why nothing will be compacted."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from rich.style import Style
+from rich.text import Text
+from textual.widgets import Static
+
+from kimi_compact_tui.compaction.plan import (
+    REGION_AFTER,
+    REGION_COMPACT,
+    REGION_LEADING,
+    REGION_TAIL,
+)
+from kimi_compact_tui.tui.sanitize import visible
+from kimi_compact_tui.tui.state import ReviewState
+from kimi_compact_tui.tui.widgets.message_list import (
+    MARK_CALL,
+    MARK_MEDIA,
+    MARK_RESULT,
+    MARK_THINK,
+)
+
+LEGEND_LABELS = {
+    REGION_LEADING: "leading system (kept and sent)",
+    REGION_COMPACT: "compactable (sent, then replaced by the summary)",
+    REGION_TAIL: "preserved tail (kept verbatim)",
+    REGION_AFTER: "after boundary (kept, not sent)",
+}
+
+
+def legend_text(state: ReviewState, style_of: Callable[[str], Style]) -> Text:
+    out = Text(no_wrap=False, overflow="fold")
+    prep = state.preparation
+    if state.session is None:
+        return out
+    if prep is not None and not prep.enabled:
+        out.append(" compaction disabled ", style="bold reverse red")
+        out.append(" " + visible(prep.disabled_reason or "disabled in the config"))
+        out.append(" — the session is shown read-only\n", style="dim")
+    if prep is None:
+        out.append(" no plan ", style="bold reverse red")
+        out.append(" the compaction could not be prepared (see the error)\n")
+    elif prep.plan.noop:
+        out.append(" nothing to compact ", style="bold reverse yellow")
+        out.append(" " + visible(prep.plan.noop) + "\n")
+    else:
+        regions = [REGION_LEADING] if prep.plan.leading else []
+        regions.append(REGION_COMPACT)
+        regions.append(REGION_TAIL if prep.plan.mode == "tail" else REGION_AFTER)
+        for i, region in enumerate(regions):
+            if i:
+                out.append("  ")
+            out.append("▌", style=style_of(region))
+            out.append(" " + LEGEND_LABELS[region], style=style_of(region))
+        out.append("\n")
+    out.append(
+        f"{MARK_THINK} think  {MARK_MEDIA} media  {MARK_CALL} tool call  "
+        f"{MARK_RESULT} tool result",
+        style="dim",
+    )
+    return out
+
+
+class Legend(Static):
+    DEFAULT_CSS = """
+    Legend { height: auto; max-height: 4; padding: 0 1; }
+    """
+
+    def update_from(self, state: ReviewState, style_of: Callable[[str], Style]) -> None:
+        self.update(legend_text(state, style_of))

@@ -1,0 +1,288 @@
+"""A virtualized, line-based message list: one row per message.
+
+Nothing is computed per row up front: a row (number, role, markers, one-line
+preview, tokens) is built only when it is on screen, and a small cache keeps
+the rows recently drawn. Opening 100,000 messages costs one ``virtual_size``
+update. Every piece of session text goes through :mod:`..sanitize` and is
+drawn as plain segments: never parsed as markup, never a control byte.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+
+from rich.cells import cell_len, set_cell_size
+from rich.segment import Segment
+from rich.style import Style
+from textual import events
+from textual.binding import Binding
+from textual.cache import LRUCache
+from textual.geometry import Region, Size
+from textual.message import Message as TextualMessage
+from textual.reactive import reactive
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+
+from kimi_compact_tui.compaction.plan import (
+    REGION_AFTER,
+    REGION_COMPACT,
+    REGION_KEPT,
+    REGION_LEADING,
+    REGION_TAIL,
+)
+from kimi_compact_tui.model import Message
+from kimi_compact_tui.tui.sanitize import one_line
+
+REGIONS = (REGION_LEADING, REGION_COMPACT, REGION_TAIL, REGION_AFTER, REGION_KEPT)
+MARK_THINK = "θ"
+MARK_MEDIA = "▣"
+MARK_CALL = "ƒ"
+MARK_RESULT = "↩"
+PREVIEW_CHARS = 240
+
+
+def message_markers(message: Message) -> str:
+    """Four cells: think, media, tool call, tool result (a space when absent)."""
+    return (
+        (MARK_THINK if message.has_think() else " ")
+        + (MARK_MEDIA if message.media_types() else " ")
+        + (MARK_CALL if message.tool_calls else " ")
+        + (MARK_RESULT if message.is_tool_result() else " ")
+    )
+
+
+def message_preview(message: Message, width: int = PREVIEW_CHARS) -> str:
+    """A one-line, sanitized preview of a message's content."""
+    text = ""
+    for part in message.parts():
+        if not isinstance(part, dict):
+            continue
+        kind = part.get("type")
+        if kind == "text" and isinstance(part.get("text"), str) and part["text"].strip():
+            text = part["text"]
+            break
+    if not text:
+        for call in message.tool_calls:
+            fn = call.get("function") if isinstance(call, dict) else None
+            if isinstance(fn, dict):
+                args = str(fn.get("arguments") or "")[:width]
+                text = f"{fn.get('name') or '?'}({args})"
+                break
+    if not text:
+        for part in message.parts():
+            if isinstance(part, dict) and part.get("type") == "think":
+                text = str(part.get("think") or "")
+                break
+    if not text and message.media_types():
+        text = ", ".join(message.media_types())
+    return one_line(text.lstrip(), width)
+
+
+class MessageList(ScrollView, can_focus=True):
+    """The session as rows; ``cursor`` is the highlighted message (0-based)."""
+
+    COMPONENT_CLASSES = {
+        "message-list--cursor",
+        "message-list--number",
+        "message-list--tokens",
+        "message-list--markers",
+        *(f"message-list--{r}" for r in REGIONS),
+    }
+
+    BINDINGS = [
+        Binding("up,k", "cursor_up", "Up", show=False, id="cursor_up"),
+        Binding("down,j", "cursor_down", "Down", show=False, id="cursor_down"),
+        Binding("pageup", "page_up", "Page up", show=False, id="page_up"),
+        Binding("pagedown", "page_down", "Page down", show=False, id="page_down"),
+        Binding("home", "first", "First", show=False, id="first"),
+        Binding("end", "last", "Last", show=False, id="last"),
+    ]
+
+    DEFAULT_CSS = """
+    MessageList { overflow-x: hidden; }
+    MessageList > .message-list--cursor { background: $accent 40%; text-style: bold; }
+    MessageList:focus > .message-list--cursor { background: $accent 70%; }
+    MessageList > .message-list--number { color: $text-muted; }
+    MessageList > .message-list--tokens { color: $text-muted; }
+    MessageList > .message-list--markers { color: $warning; }
+    MessageList > .message-list--leading_system { color: $primary-lighten-2; }
+    MessageList > .message-list--compact { color: $warning; }
+    MessageList > .message-list--preserved_tail { color: $success; }
+    MessageList > .message-list--after_boundary { color: $secondary-lighten-2; }
+    MessageList > .message-list--kept { color: $text-muted; }
+    """
+
+    cursor: reactive[int] = reactive(0, always_update=True, init=False)
+
+    class Highlighted(TextualMessage):
+        """The highlighted message changed."""
+
+        def __init__(self, message_list: MessageList, index: int) -> None:
+            super().__init__()
+            self.message_list = message_list
+            self.index = index
+
+        @property
+        def control(self) -> MessageList:
+            return self.message_list
+
+    class Selected(TextualMessage):
+        """Enter (or a double click) on a message."""
+
+        def __init__(self, message_list: MessageList, index: int) -> None:
+            super().__init__()
+            self.message_list = message_list
+            self.index = index
+
+    def __init__(self, *, name: str | None = None, id: str | None = None) -> None:
+        super().__init__(name=name, id=id)
+        self._messages: Sequence[Message] = ()
+        self._tokens: Sequence[int] = ()
+        self._region_of: Callable[[int], str] = lambda i: REGION_KEPT
+        self._cache: LRUCache[tuple, Strip] = LRUCache(512)
+        self._text_cache: LRUCache[int, tuple[str, str]] = LRUCache(2048)
+        self._number_width = 1
+
+    # --- data ---------------------------------------------------------------------
+    def set_messages(
+        self,
+        messages: Sequence[Message],
+        tokens: Sequence[int],
+        region_of: Callable[[int], str] | None = None,
+    ) -> None:
+        self._messages = messages
+        self._tokens = tokens
+        self._region_of = region_of or (lambda i: REGION_KEPT)
+        self._number_width = len(str(max(1, len(messages))))
+        self._cache.clear()
+        self._text_cache.clear()
+        self.virtual_size = Size(self.size.width, len(messages))
+        self.set_reactive(MessageList.cursor, min(self.cursor, max(0, len(messages) - 1)))
+        self.refresh()
+        if messages:
+            self._scroll_cursor_visible()
+            self.post_message(self.Highlighted(self, self.cursor))
+
+    def set_regions(self, region_of: Callable[[int], str]) -> None:
+        """New plan: recolour rows without touching the text cache."""
+        self._region_of = region_of
+        self._cache.clear()
+        self.refresh()
+
+    @property
+    def message_count(self) -> int:
+        return len(self._messages)
+
+    def region_at(self, index: int) -> str:
+        return self._region_of(index)
+
+    # --- cursor -------------------------------------------------------------------
+    def validate_cursor(self, value: int) -> int:
+        return max(0, min(value, len(self._messages) - 1)) if self._messages else 0
+
+    def watch_cursor(self, old: int, new: int) -> None:
+        self._cache.clear()
+        self.refresh()
+        self._scroll_cursor_visible()
+        if self._messages:
+            self.post_message(self.Highlighted(self, new))
+
+    def _scroll_cursor_visible(self) -> None:
+        self.scroll_to_region(
+            Region(0, self.cursor, max(1, self.size.width), 1),
+            animate=False,
+            force=True,
+            immediate=True,
+        )
+
+    @property
+    def _page(self) -> int:
+        return max(1, self.scrollable_content_region.height - 1)
+
+    def action_cursor_up(self) -> None:
+        self.cursor -= 1
+
+    def action_cursor_down(self) -> None:
+        self.cursor += 1
+
+    def action_page_up(self) -> None:
+        self.cursor -= self._page
+
+    def action_page_down(self) -> None:
+        self.cursor += self._page
+
+    def action_first(self) -> None:
+        self.cursor = 0
+
+    def action_last(self) -> None:
+        self.cursor = len(self._messages) - 1
+
+    def move_to(self, index: int) -> None:
+        self.cursor = index
+
+    def on_click(self, event: events.Click) -> None:
+        index = int(self.scroll_offset.y) + event.y
+        if 0 <= index < len(self._messages):
+            if index == self.cursor and event.chain >= 2:
+                self.post_message(self.Selected(self, index))
+            self.cursor = index
+
+    def on_resize(self, event: events.Resize) -> None:
+        self._cache.clear()
+        self.virtual_size = Size(event.size.width, len(self._messages))
+
+    def notify_style_update(self) -> None:
+        super().notify_style_update()
+        self._cache.clear()
+
+    # --- rendering ----------------------------------------------------------------
+    def _row_text(self, index: int) -> tuple[str, str]:
+        cached = self._text_cache.get(index)
+        if cached is None:
+            message = self._messages[index]
+            cached = (message_markers(message), message_preview(message))
+            self._text_cache[index] = cached
+        return cached
+
+    def row_plain(self, index: int, width: int = 100) -> str:
+        """The row's text without styles (tests and search use it)."""
+        return "".join(seg.text for seg in self._row_segments(index, width, Style()))
+
+    def _row_segments(self, index: int, width: int, base: Style) -> list[Segment]:
+        message = self._messages[index]
+        region = self._region_of(index)
+        markers, preview = self._row_text(index)
+        role = one_line(str(message.role), 9)
+        number = f"{index + 1:>{self._number_width}} "
+        tokens = f" {self._tokens[index] if index < len(self._tokens) else 0:>7,}"
+        head = 2 + len(number) + 10 + 5
+        room = max(0, width - head - len(tokens))
+        preview = set_cell_size(preview, room)
+        get = self.get_component_rich_style if self.is_attached else (lambda *_a, **_k: Style())
+        region_style = base + get(f"message-list--{region}")
+        return [
+            Segment("▌ ", region_style),
+            Segment(number, base + get("message-list--number")),
+            Segment(f"{role:<9} ", region_style + Style(bold=True)),
+            Segment(markers + " ", base + get("message-list--markers")),
+            Segment(preview, region_style),
+            Segment(tokens, base + get("message-list--tokens")),
+        ]
+
+    def render_line(self, y: int) -> Strip:
+        scroll_x, scroll_y = self.scroll_offset
+        index = scroll_y + y
+        width = self.size.width
+        base = self.rich_style
+        if index >= len(self._messages) or index < 0:
+            return Strip.blank(width, base)
+        cursor = index == self.cursor
+        key = (index, width, cursor)
+        strip = self._cache.get(key)
+        if strip is None:
+            style = base + self.get_component_rich_style("message-list--cursor") if cursor else base
+            segments = self._row_segments(index, width, style)
+            strip = Strip(segments, sum(cell_len(s.text) for s in segments))
+            strip = strip.crop_extend(0, width, style)
+            self._cache[key] = strip
+        return strip.apply_offsets(scroll_x, index)

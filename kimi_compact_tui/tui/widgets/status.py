@@ -1,0 +1,88 @@
+"""The status line: format, counts, token figures, model, prompt and provider.
+
+Nothing here is clock- or machine-dependent beyond what the session and config
+hold (the prompt shows its source and hash, not an absolute path), so the
+picture is stable for snapshots.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rich.text import Text
+from textual.widgets import Static
+
+from kimi_compact_tui.tui.sanitize import visible
+from kimi_compact_tui.tui.state import ReviewState
+
+
+def session_label(path: Path | None) -> str:
+    """A short, stable name for a session file (``folder/context.jsonl`` for kimi-cli)."""
+    if path is None:
+        return "(no session)"
+    if path.name.startswith("context") and path.parent.name:
+        return visible(f"{path.parent.name}/{path.name}")
+    return visible(path.name)
+
+
+def status_text(state: ReviewState) -> Text:
+    out = Text(no_wrap=False, overflow="fold")
+    session = state.session
+    if session is None:
+        out.append("no session loaded", style="dim")
+        return out
+    prep = state.preparation
+    n = len(session.messages)
+    out.append(session_label(state.session_path), style="bold")
+    out.append(f" · {session.format} · {n:,} message{'' if n == 1 else 's'}")
+    if session.recorded_tokens is not None:
+        out.append(f" · recorded {session.recorded_tokens:,} tokens")
+    if prep is not None:
+        before = prep.tokens_before
+        out.append(f" · est. {before:,}")
+        if prep.plan.noop or not prep.enabled:
+            out.append(" (unchanged)", style="dim")
+        else:
+            after = prep.tokens_after(state.summary)
+            approx = "" if state.summary is not None else "~"
+            out.append(f" → {approx}{after:,} tokens", style="bold")
+        if prep.plan.mode == "explicit" and prep.plan.up_to is not None:
+            out.append(f" · up to message {prep.plan.up_to}", style="bold magenta")
+    out.append("\n")
+    model = (prep.compaction_model if prep else None) or state.base_model
+    out.append("model ")
+    if model:
+        out.append(visible(model), style="bold")
+        if state.compaction_model:
+            out.append(" (session override)", style="dim")
+    else:
+        out.append("(provider default)", style="dim")
+    prompt = prep.prompt if prep is not None else None
+    if prompt is not None:
+        out.append(f" · prompt {prompt.source} sha256:{prompt.sha256[:12]}")
+        if prompt.upstream_exact:
+            out.append(" ")
+            out.append(" exact kimi-cli prompt ", style="bold reverse green")
+    out.append(" · provider ")
+    if state.offline:
+        out.append(" offline — no model ", style="bold reverse yellow")
+    else:
+        kind = getattr(state.provider, "kind", "?")
+        out.append(visible(str(kind)), style="bold")
+    if state.custom_instruction:
+        out.append(" · custom instructions set", style="italic")
+    if state.stream_result is not None:
+        status = getattr(state.stream_result, "status", "?")
+        out.append(f" · summary: {status}", style="bold" if status == "complete" else "bold red")
+        if state.summary_edited:
+            out.append(" (edited)", style="italic")
+    return out
+
+
+class StatusLine(Static):
+    DEFAULT_CSS = """
+    StatusLine { height: auto; max-height: 3; padding: 0 1; background: $panel; }
+    """
+
+    def update_from(self, state: ReviewState) -> None:
+        self.update(status_text(state))
