@@ -1,0 +1,101 @@
+"""Edit the summary before it is written.
+
+The summary sits in a ``TextArea``; ``ctrl+s`` saves (the edited text becomes
+``state.summary``, so the diff and the write use it) and dismisses with it,
+``escape`` dismisses with None and changes nothing. Control characters in a
+model's text are shown as visible symbols here, and saving keeps what is
+shown; the screen says so when that happens.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.screen import Screen
+from textual.widgets import Footer, Static, TextArea
+
+from kimi_compact_tui.tui.sanitize import visible
+from kimi_compact_tui.tui.sections import check_sections
+
+
+class EditSummaryScreen(Screen[str | None]):
+    BINDINGS = [
+        Binding("ctrl+s", "save", "Save", priority=True),
+        Binding("escape", "cancel", "Cancel", priority=True),
+    ]
+
+    DEFAULT_CSS = """
+    EditSummaryScreen #edit-head {
+        height: auto;
+        padding: 0 1;
+    }
+    EditSummaryScreen #edit-sections {
+        height: auto;
+        padding: 0 1;
+    }
+    EditSummaryScreen TextArea {
+        height: 1fr;
+    }
+    """
+
+    def __init__(self, state: Any, *, name: str | None = None, id: str | None = None) -> None:
+        super().__init__(name=name, id=id)
+        self.state = state
+        original = getattr(state, "summary", None)
+        if original is None:
+            result = getattr(state, "stream_result", None)
+            original = getattr(result, "summary", None) or ""
+        self.original = original
+        self.shown = visible(original, tabs=None)
+        self.altered = self.shown != original
+
+    def compose(self) -> ComposeResult:
+        head = Text("Edit the summary", style="bold")
+        head.append(" · ctrl+s saves (this text is what gets written) · escape cancels")
+        if self.altered:
+            head.append(
+                "\ncontrol characters in the summary are shown as symbols; saving keeps the symbols",
+                style="yellow",
+            )
+        yield Static(head, id="edit-head")
+        area = TextArea(self.shown, id="summary-editor", soft_wrap=True, show_line_numbers=True)
+        area.cursor_blink = False
+        yield area
+        yield Static(self._sections_text(self.shown), id="edit-sections")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.query_one(TextArea).focus()
+
+    def _sections_text(self, text: str) -> Text:
+        check = check_sections(text)
+        if check.ok:
+            return Text(f"✓ {check.describe()}", style="green")
+        return Text("⚠ " + check.describe(), style="yellow")
+
+    def on_text_area_changed(self, event: TextArea.Changed) -> None:
+        self.query_one("#edit-sections", Static).update(self._sections_text(event.text_area.text))
+
+    @property
+    def text(self) -> str:
+        return self.query_one(TextArea).text
+
+    def action_save(self) -> None:
+        text = self.text
+        if not text.strip():
+            self.notify("The summary is empty: nothing saved", severity="warning", markup=False)
+            return
+        if text == self.shown and not self.altered:
+            text = self.original
+        setter = getattr(self.state, "set_summary", None)
+        if callable(setter):
+            setter(text)
+        else:
+            self.state.summary = text
+        self.dismiss(text)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)

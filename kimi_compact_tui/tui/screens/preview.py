@@ -1,0 +1,192 @@
+"""Preview of the compaction request: exactly what will be sent.
+
+Tabs: the synthetic transcript (``## Message N`` blocks), the prompt with its
+provenance, the custom instructions, and the JSON body POSTed to the provider
+(pretty-printed; it never holds a key or tools). Each is a read-only
+``TextArea`` so text can be selected; ``b`` and ``t`` copy the exact body and
+transcript to the clipboard. Token figures sit on top. A no-op plan (or
+disabled compaction) shows its reason instead.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.screen import Screen
+from textual.widgets import Footer, Static, TabbedContent, TabPane, TextArea
+
+from kimi_compact_tui.compaction.request import CUSTOM_INSTRUCTION_HEADER
+from kimi_compact_tui.tui.sanitize import one_line, visible
+
+EXACT_BADGE = "exact kimi-cli prompt"
+
+
+def body_json(body: dict[str, Any]) -> str:
+    """The request body as pretty JSON (the bytes sent are the compact form)."""
+    return json.dumps(body, indent=2, ensure_ascii=False)
+
+
+def read_only_area(text: str, *, id: str, soft_wrap: bool = True) -> TextArea:
+    area = TextArea(
+        visible(text, tabs=None),
+        id=id,
+        read_only=True,
+        soft_wrap=soft_wrap,
+        show_line_numbers=False,
+    )
+    area.cursor_blink = False
+    return area
+
+
+def token_line(preparation: Any, summary: str | None = None) -> Text:
+    figures = preparation.token_figures(summary)
+    text = Text("tokens: ", style="bold")
+    recorded = figures.get("recorded")
+    if recorded is not None:
+        text.append(f"recorded {recorded:,} · ")
+    text.append(f"estimated {figures['estimated_before']:,} → ~{figures['estimated_after']:,}")
+    if figures.get("request_estimated"):
+        text.append(f" · request ~{figures['request_estimated']:,}")
+    return text
+
+
+def prompt_line(prompt: Any) -> Text:
+    text = Text("prompt: ", style="bold")
+    text.append(one_line(prompt.source, 40), style="cyan")
+    if prompt.path:
+        text.append(" ")
+        text.append(one_line(str(prompt.path), 120))
+    text.append(f" · sha256 {prompt.sha256[:16]}")
+    if prompt.upstream_exact:
+        text.append(" ")
+        text.append(f" {EXACT_BADGE} ", style="bold black on green")
+    return text
+
+
+class PreviewScreen(Screen[None]):
+    """What ``c`` would send, before it is sent."""
+
+    BINDINGS = [
+        Binding("escape,q", "close", "Back"),
+        Binding("b", "copy_body", "Copy body"),
+        Binding("t", "copy_transcript", "Copy transcript"),
+    ]
+
+    DEFAULT_CSS = """
+    PreviewScreen #preview-head {
+        height: auto;
+        padding: 0 1;
+    }
+    PreviewScreen #preview-title {
+        text-style: bold;
+    }
+    PreviewScreen #preview-noop {
+        padding: 1 2;
+        color: $warning;
+        text-style: bold;
+    }
+    PreviewScreen TabbedContent {
+        height: 1fr;
+    }
+    PreviewScreen TabPane {
+        padding: 0;
+    }
+    PreviewScreen TextArea {
+        height: 1fr;
+    }
+    """
+
+    def __init__(self, state: Any, *, name: str | None = None, id: str | None = None) -> None:
+        super().__init__(name=name, id=id)
+        self.state = state
+        self.preparation = getattr(state, "preparation", None)
+        request = self.preparation.request if self.preparation is not None else None
+        self.request = request
+        self.body_text = body_json(request.body) if request is not None else ""
+        self.transcript = request.transcript if request is not None else ""
+
+    def _reason(self) -> str | None:
+        prep = self.preparation
+        if prep is None:
+            return "no session is loaded"
+        if not prep.enabled:
+            return f"compaction is disabled: {prep.disabled_reason}"
+        if prep.plan.noop:
+            return f"nothing to compact: {prep.plan.noop}"
+        if prep.request is None:
+            return "nothing to compact"
+        return None
+
+    def _title(self) -> Text:
+        prep = self.preparation
+        text = Text("Request preview", style="bold")
+        if prep is None or self.request is None:
+            return text
+        plan = prep.plan
+        sent = len(plan.request_indices)
+        text.append(
+            f" · sends messages 1–{sent} · replaces {len(plan.compact_indices):,}"
+            f" · keeps {len(plan.preserved_indices):,}"
+        )
+        if plan.mode == "explicit":
+            text.append(f" · explicit boundary at message {plan.up_to}")
+        if self.request.model:
+            text.append(" · model ")
+            text.append(one_line(str(self.request.model), 60), style="bold cyan")
+        return text
+
+    def compose(self) -> ComposeResult:
+        prep = self.preparation
+        reason = self._reason()
+        with Vertical(id="preview-head"):
+            yield Static(self._title(), id="preview-title")
+            if prep is not None:
+                yield Static(token_line(prep, getattr(self.state, "summary", None)), id="tokens")
+                yield Static(prompt_line(prep.prompt), id="prompt-source")
+        if reason is not None:
+            yield Static(Text(visible(reason)), id="preview-noop")
+            yield Footer()
+            return
+        assert self.request is not None
+        custom = self.request.custom_instruction
+        with TabbedContent(id="preview-tabs"):
+            with TabPane("Transcript", id="tab-transcript"):
+                yield read_only_area(self.transcript, id="transcript")
+            with TabPane("Prompt", id="tab-prompt"):
+                yield read_only_area(self.request.prompt.text, id="prompt")
+            with TabPane("Custom instructions", id="tab-custom"):
+                if custom:
+                    yield read_only_area(
+                        CUSTOM_INSTRUCTION_HEADER.lstrip("\n") + custom, id="custom"
+                    )
+                else:
+                    yield Static(
+                        Text("No custom instructions (press i on the main screen to add some)."),
+                        id="custom-none",
+                    )
+            with TabPane("Body (JSON)", id="tab-body"):
+                yield read_only_area(self.body_text, id="body", soft_wrap=False)
+        yield Footer()
+
+    # --- actions ------------------------------------------------------------------
+    def action_close(self) -> None:
+        self.dismiss(None)
+
+    def action_copy_body(self) -> None:
+        if not self.body_text:
+            self.notify("Nothing to copy: no request", severity="warning", markup=False)
+            return
+        self.app.copy_to_clipboard(self.body_text)
+        self.notify(f"Copied the request body ({len(self.body_text):,} characters)", markup=False)
+
+    def action_copy_transcript(self) -> None:
+        if not self.transcript:
+            self.notify("Nothing to copy: no request", severity="warning", markup=False)
+            return
+        self.app.copy_to_clipboard(self.transcript)
+        self.notify(f"Copied the transcript ({len(self.transcript):,} characters)", markup=False)
