@@ -1,16 +1,298 @@
-"""`compact` command (not implemented yet)."""
+"""`compact`: stream the summary from a provider, then write the compacted session.
+
+The summary streams to stdout as it arrives; the model's reasoning goes to
+stderr (dimmed on a terminal). The compacted session is written to
+``--output`` only when the summary is complete (or truncated, with
+``--allow-truncated``). Exit codes: 0 complete or no-op, 3 provider failure or
+truncation, 130 cancelled, 2 bad input.
+
+Hook for other front ends (``--in-place`` / safe apply): :func:`run_compaction`
+does everything except printing the verdict and writing, and returns a
+:class:`CompactionRun` (unpacks as ``session, plan, result``).
+"""
 
 from __future__ import annotations
 
 import argparse
+import asyncio
+import sys
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
 
-from kimi_compact_tui.errors import UserError
+from kimi_compact_tui.commands.common import (
+    add_provider_args,
+    add_session_args,
+    load_and_prepare,
+    print_json,
+    provider_config,
+)
+from kimi_compact_tui.compaction import Preparation, build_compacted_session
+from kimi_compact_tui.compaction.plan import CompactionPlan
+from kimi_compact_tui.config import AppConfig
+from kimi_compact_tui.errors import ProviderFailure, UserError
+from kimi_compact_tui.model import Session
+from kimi_compact_tui.providers import (
+    OFFLINE_NOTICE,
+    EventCallback,
+    ProviderConfig,
+    StreamEvent,
+    StreamResult,
+    stream_summary,
+)
+
+EXIT_OK = 0
+EXIT_PROVIDER = 3
+EXIT_CANCELLED = 130
+DIM = "\x1b[2m"
+RESET = "\x1b[0m"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
-    p = sub.add_parser("compact", help="(not implemented yet)")
-    p.add_argument("rest", nargs=argparse.REMAINDER)
+    p = sub.add_parser(
+        "compact",
+        help="stream the summary from a provider and write the compacted session",
+        description=(
+            "Stream the compaction summary to the terminal as it arrives, then write the "
+            "compacted session to --output when the summary is complete. With no provider "
+            "configured the summary is extracted offline (no model writes it)."
+        ),
+    )
+    add_session_args(p, instructions=True)
+    add_provider_args(p)
+    p.add_argument(
+        "--output",
+        "-o",
+        metavar="FILE",
+        default=None,
+        help="write the compacted session here (never over the source; see --in-place)",
+    )
+    p.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    p.add_argument(
+        "--allow-truncated",
+        action="store_true",
+        help="write a summary cut off at the model's output limit anyway",
+    )
+
+
+@dataclass
+class CompactionRun:
+    """Everything one compaction produced. ``result`` is None for a no-op plan."""
+
+    session: Session
+    config: AppConfig
+    preparation: Preparation
+    provider: ProviderConfig
+    result: StreamResult | None
+    compacted: Session | None  # set only when the summary may be written
+
+    @property
+    def plan(self) -> CompactionPlan:
+        return self.preparation.plan
+
+    @property
+    def status(self) -> str:
+        return "noop" if self.result is None else self.result.status
+
+    def __iter__(self) -> Iterator[Any]:  # session, plan, result = run_compaction(args)
+        return iter((self.session, self.plan, self.result))
+
+
+def run_compaction(
+    args: argparse.Namespace,
+    *,
+    on_event: EventCallback | None = None,
+    cancel: asyncio.Event | None = None,
+    allow_truncated: bool | None = None,
+    on_start: Callable[[Preparation, ProviderConfig], None] | None = None,
+) -> CompactionRun:
+    """Load, plan, stream the summary and build (not write) the compacted session.
+
+    ``args`` needs ``session``, ``up_to``, ``config``, ``prompt_file`` and may
+    have ``instructions``, ``provider``, ``model``, ``base_url`` and
+    ``allow_truncated``. Raises :class:`UserError` for bad input; provider
+    trouble is reported in the returned result, never raised.
+    """
+    session, config, prep = load_and_prepare(args)
+    pcfg = provider_config(config, args)
+    if prep.plan.noop or prep.request is None:
+        return CompactionRun(session, config, prep, pcfg, None, None)
+    if not prep.enabled:
+        raise UserError(f"compaction is not enabled: {prep.disabled_reason}")
+    if on_start is not None:
+        on_start(prep, pcfg)
+    result = asyncio.run(stream_summary(pcfg, prep.request.body, on_event, cancel))
+    if allow_truncated is None:
+        allow_truncated = bool(getattr(args, "allow_truncated", False))
+    compacted = None
+    if result.writable(allow_truncated=allow_truncated):
+        output_tokens = None
+        if result.usage and isinstance(result.usage.get("completion_tokens"), int):
+            output_tokens = result.usage["completion_tokens"]
+        compacted = build_compacted_session(
+            session, prep.plan, result.summary, output_tokens=output_tokens
+        )
+    return CompactionRun(session, config, prep, pcfg, result, compacted)
+
+
+class _Printer:
+    """Streams events to the terminal: summary on stdout, the rest on stderr."""
+
+    def __init__(self) -> None:
+        self.dim = sys.stderr.isatty()
+        self.last_char = "\n"
+        self.reasoning_open = False
+
+    def _err(self, text: str) -> None:
+        sys.stderr.write(text)
+        sys.stderr.flush()
+
+    def __call__(self, event: StreamEvent) -> None:
+        if event.kind == "text":
+            if self.reasoning_open:
+                self._err("\n")
+                self.reasoning_open = False
+            sys.stdout.write(event.text)
+            sys.stdout.flush()
+            self.last_char = event.text[-1:]
+        elif event.kind == "reasoning":
+            self.reasoning_open = True
+            self._err(f"{DIM}{event.text}{RESET}" if self.dim else event.text)
+        elif event.kind == "retry":
+            self._err(f"retry: {event.text}\n")
+        else:
+            self._err(f"{event.text}\n")
+
+    def finish(self) -> None:
+        if self.reasoning_open:
+            self._err("\n")
+        if self.last_char not in ("", "\n"):
+            sys.stdout.write("\n")
+            sys.stdout.flush()
+
+
+def _announce(prep: Preparation, pcfg: ProviderConfig) -> None:
+    indices = list(prep.plan.compact_indices)
+    span = f"messages {indices[0] + 1}–{indices[-1] + 1}" if indices else "no messages"
+    print(f"compacting {span} with {pcfg.describe()}", file=sys.stderr)
+    if pcfg.offline:
+        print(f"note: {OFFLINE_NOTICE}", file=sys.stderr)
+    sys.stderr.flush()
+
+
+def _check_output(args: argparse.Namespace, session: Session | None = None) -> Path | None:
+    if not args.output:
+        return None
+    out = Path(args.output).expanduser()
+    source = Path(args.session).expanduser()
+    candidates = {source.resolve()}
+    if source.is_dir():
+        candidates.add((source / "context.jsonl").resolve())
+    if session is not None and getattr(session, "path", None):
+        candidates.add(Path(session.path).resolve())
+    if out.resolve() in candidates:
+        raise UserError(
+            f"{out}: --output is the session itself; writing over the source is --in-place's job"
+        )
+    if out.is_dir():
+        raise UserError(f"{out}: --output is a folder; give a file name")
+    if not out.parent.exists():
+        raise UserError(f"{out.parent}: folder for --output does not exist")
+    return out
+
+
+def _json_result(run: CompactionRun, written: Path | None) -> dict[str, Any]:
+    if run.result is None:
+        data: dict[str, Any] = {
+            "status": "noop",
+            "summary": None,
+            "reasoning": None,
+            "usage": None,
+            "model": None,
+            "provider": run.provider.kind,
+            "offline": run.provider.offline,
+            "finish_reason": None,
+            "timings": {"time_to_first_token": None, "total": None},
+            "error": None,
+            "noop": run.plan.noop,
+        }
+    else:
+        data = run.result.to_json()
+        data["noop"] = None
+    data["session"] = str(run.session.path)
+    data["output"] = str(written) if written else None
+    data["written"] = written is not None
+    data["messages_before"] = len(run.session.messages)
+    data["messages_after"] = len(run.compacted.messages) if run.compacted else None
+    if data.get("offline"):
+        data["notice"] = OFFLINE_NOTICE
+    return data
 
 
 def run(args: argparse.Namespace) -> int:
-    raise UserError("the 'compact' command is not implemented yet")
+    from kimi_compact_tui.formats import save_session
+
+    _check_output(args)
+    printer = None if args.json else _Printer()
+    run_ = run_compaction(
+        args,
+        on_event=printer,
+        allow_truncated=args.allow_truncated,
+        on_start=None if args.json else _announce,
+    )
+    _check_output(args, run_.session)
+    result = run_.result
+    if printer is not None:
+        printer.finish()
+    written: Path | None = None
+    if run_.compacted is not None and args.output:
+        written = Path(args.output).expanduser()
+        save_session(run_.compacted, written)
+
+    if args.json:
+        print_json(_json_result(run_, written))
+        if result is not None and result.error and result.status != "complete":
+            print(f"kimi-compact-tui: {result.status}: {result.error}", file=sys.stderr)
+        return _exit_code(run_)
+
+    err = sys.stderr
+    if result is None:
+        print(f"nothing to compact: {run_.plan.noop}", file=err)
+        return EXIT_OK
+    if result.offline:
+        print("note: no model wrote this summary (offline extraction)", file=err)
+    where = f"{result.provider} {result.model or ''}".strip()
+    if result.status == "complete":
+        if written is not None:
+            n_before = len(run_.session.messages)
+            n_after = len(run_.compacted.messages) if run_.compacted else 0
+            print(
+                f"complete ({where}): wrote {written} ({n_before} → {n_after} messages)", file=err
+            )
+        else:
+            print(f"complete ({where}); no --output given, nothing written", file=err)
+        return EXIT_OK
+    if result.status == "truncated":
+        if written is not None:
+            print(f"truncated ({where}): written anyway to {written} (--allow-truncated)", file=err)
+            return EXIT_OK
+        raise ProviderFailure(
+            "the summary was truncated at the model's output limit; nothing written "
+            "(pass --allow-truncated to write it anyway)"
+        )
+    if result.status == "cancelled":
+        print("cancelled; nothing written", file=err)
+        return EXIT_CANCELLED
+    raise ProviderFailure(f"{result.error or 'the provider failed'}; nothing written")
+
+
+def _exit_code(run_: CompactionRun) -> int:
+    status = run_.status
+    if status in ("noop", "complete"):
+        return EXIT_OK
+    if status == "cancelled":
+        return EXIT_CANCELLED
+    if status == "truncated" and run_.compacted is not None:
+        return EXIT_OK
+    return EXIT_PROVIDER
