@@ -1,0 +1,635 @@
+"""Safe apply: round trips, kimi-cli parity, backups, conflicts, permissions,
+audit log, restore cycles, read-only folders and full disks."""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import hashlib
+import io
+import json
+import os
+import shutil
+import subprocess
+import tempfile
+import uuid
+from argparse import Namespace
+from datetime import UTC, datetime
+from pathlib import Path
+
+import pytest
+
+from kimi_compact_tui import apply as apply_mod
+from kimi_compact_tui.apply import (
+    ApplyResult,
+    apply_compaction,
+    apply_from_cli,
+    audit_path,
+    fingerprint,
+    read_audit,
+    restore,
+    restore_points,
+)
+from kimi_compact_tui.compaction import build_compacted_session, make_plan
+from kimi_compact_tui.errors import ApplyError, UserError
+from kimi_compact_tui.formats import dump_session, load_session
+from kimi_compact_tui.formats.kimi import dump_message, dump_special
+from kimi_compact_tui.providers.base import ProviderConfig, StreamResult
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLES = ROOT / "sample_sessions"
+GOLDEN = ROOT.parent / "shared" / "reference" / "kimi-cli" / "golden"
+GOLDEN_SUMMARY = "<current_focus>\nSUMMARY\n</current_focus>"
+NOW = datetime(2026, 11, 30, 3, 17, 0, tzinfo=UTC)
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def sha(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def write_kimi(folder: Path, n: int = 8, system_prompt: str = "You are kimi.") -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    lines = [
+        dump_special({"role": "_system_prompt", "content": system_prompt}),
+        dump_special({"role": "_checkpoint", "id": 0}),
+    ]
+    for i in range(n):
+        role = "user" if i % 2 == 0 else "assistant"
+        lines.append(dump_message({"role": role, "content": f"turn {i} text ünïcode"}))
+    lines.append(dump_special({"role": "_usage", "token_count": 4242}))
+    path = folder / "context.jsonl"
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+    return path
+
+
+def write_openai(path: Path, n: int = 8) -> Path:
+    msgs = [{"role": "system", "content": "sys"}] + [
+        {"role": "user" if i % 2 == 0 else "assistant", "content": f"message {i}"} for i in range(n)
+    ]
+    path.write_text(json.dumps({"model": "x", "messages": msgs}, indent=2), encoding="utf-8")
+    return path
+
+
+def do_apply(path: Path, summary: str = "SUMMARY TEXT", **kw) -> ApplyResult:
+    fp = fingerprint(path)
+    session = load_session(path)
+    plan = make_plan(session.messages)
+    compacted = build_compacted_session(session, plan, summary, output_tokens=kw.pop("out", None))
+    args = {
+        "loaded_fingerprint": fp,
+        "summary": summary,
+        "plan": plan,
+        "prompt": None,
+        "provider": "offline",
+        "model": "test-model",
+        "usage": None,
+        "now": NOW,
+    }
+    args.update(kw)
+    return apply_compaction(session, compacted, **args)
+
+
+def listing(folder: Path) -> set[str]:
+    return {p.name for p in folder.iterdir()}
+
+
+def temp_files(folder: Path) -> list[str]:
+    return [p.name for p in folder.iterdir() if p.name.endswith(".tmp")]
+
+
+# ----------------------------------------------------------------------------- round trips
+
+
+def sample_paths() -> list[Path]:
+    if not SAMPLES.is_dir():
+        return []
+    return sorted(p for p in SAMPLES.iterdir() if not p.name.startswith("."))
+
+
+def test_round_trip_every_sample_session():
+    paths = sample_paths()
+    if not paths:
+        pytest.skip(f"no sample sessions in {SAMPLES} yet")
+    checked = 0
+    for p in paths:
+        if p.is_dir() and not (p / "context.jsonl").is_file():
+            continue
+        session = load_session(p)
+        out = dump_session(session)
+        original = session.path.read_bytes()
+        if session.format == "kimi":
+            assert out == original, p
+        elif session.format == "openai-json":
+            assert json.loads(out) == json.loads(original), p
+        else:
+            assert [json.loads(x) for x in out.splitlines() if x.strip()] == [
+                json.loads(x) for x in original.splitlines() if x.strip()
+            ], p
+        checked += 1
+    assert checked
+
+
+def test_apply_and_restore_every_sample_session(tmp_path):
+    paths = sample_paths()
+    if not paths:
+        pytest.skip(f"no sample sessions in {SAMPLES} yet")
+    for p in paths:
+        work = tmp_path / p.name
+        if p.is_dir():
+            shutil.copytree(p, work)
+            target = work / "context.jsonl"
+        else:
+            shutil.copy2(p, work)
+            target = work
+        session = load_session(target)
+        plan = make_plan(session.messages)
+        if plan.noop:
+            continue
+        before = target.read_bytes()
+        result = do_apply(target)
+        assert result.backup_path.read_bytes() == before
+        reloaded = load_session(target)
+        assert len(reloaded.messages) == result.messages_after
+        restore(target)
+        assert target.read_bytes() == before
+
+
+# ----------------------------------------------------------------------------- kimi-cli parity
+
+
+def golden_pair() -> tuple[Path, Path]:
+    before = GOLDEN / "context_before_compaction.jsonl"
+    after = GOLDEN / "context_after_compaction.jsonl"
+    if not (before.exists() and after.exists()):
+        pytest.skip(f"kimi-cli reference files not present in {GOLDEN}")
+    return before, after
+
+
+def test_kimi_apply_matches_kimi_cli_line_by_line(tmp_path):
+    before, after = golden_pair()
+    folder = tmp_path / "session"
+    folder.mkdir()
+    target = folder / "context.jsonl"
+    shutil.copyfile(before, target)
+    result = do_apply(target, GOLDEN_SUMMARY, out=321)
+    got = target.read_text(encoding="utf-8").splitlines()
+    want = after.read_text(encoding="utf-8").splitlines()
+    assert len(got) == len(want)
+    for i, (g, w) in enumerate(zip(got, want, strict=True), 1):
+        assert g == w, f"line {i} differs"
+    assert target.read_bytes() == after.read_bytes()
+    # kimi-cli renames the old file to context_1.jsonl: same name, same bytes.
+    assert result.backup_path == folder / "context_1.jsonl"
+    assert (folder / "context_1.jsonl").read_bytes() == before.read_bytes()
+    assert listing(folder) == {
+        "context.jsonl",
+        "context_1.jsonl",
+        "context.jsonl.compact-audit.jsonl",
+    }
+
+
+def test_rotation_number_follows_existing_rotations(tmp_path):
+    path = write_kimi(tmp_path / "s", 8)
+    (tmp_path / "s" / "context_1.jsonl").write_text("old1\n")
+    (tmp_path / "s" / "context_3.jsonl").write_text("old3\n")
+    result = do_apply(path)
+    assert result.backup_path.name == "context_4.jsonl"
+    assert (tmp_path / "s" / "context_1.jsonl").read_text() == "old1\n"
+    assert (tmp_path / "s" / "context_3.jsonl").read_text() == "old3\n"
+
+
+def test_backup_keeps_the_original_mtime(tmp_path):
+    path = write_kimi(tmp_path / "s", 8)
+    os.utime(path, ns=(1_700_000_000_000_000_000, 1_700_000_000_000_000_000))
+    result = do_apply(path)
+    assert result.backup_path.stat().st_mtime_ns == 1_700_000_000_000_000_000
+
+
+# ----------------------------------------------------------------------------- other formats
+
+
+def test_openai_json_backup_and_summary_message(tmp_path):
+    path = write_openai(tmp_path / "chat.json")
+    before = path.read_bytes()
+    result = do_apply(path)
+    assert result.backup_path == tmp_path / "chat.json.bak-20261130T031700Z"
+    assert result.backup_path.read_bytes() == before
+    data = json.loads(path.read_text())
+    assert data["model"] == "x"
+    assert data["messages"][0] == {"role": "system", "content": "sys"}
+    summary_msg = data["messages"][1]
+    assert summary_msg["role"] == "user" and isinstance(summary_msg["content"], str)
+    assert summary_msg["content"].endswith("\nSUMMARY TEXT")
+    assert data["messages"][2:] == json.loads(before)["messages"][-2:]
+    # A second apply in the same second gets a unique name.
+    second = do_apply(path, "AGAIN")
+    assert second.backup_path == tmp_path / "chat.json.bak-20261130T031700Z-1"
+    assert second.backup_path.read_bytes() != before
+
+
+def test_openai_jsonl_apply(tmp_path):
+    path = tmp_path / "chat.jsonl"
+    rows = [{"role": "user" if i % 2 == 0 else "assistant", "content": f"r{i}"} for i in range(6)]
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    do_apply(path)
+    got = [json.loads(x) for x in path.read_text().splitlines()]
+    assert got[0]["content"].endswith("SUMMARY TEXT")
+    assert got[1:] == rows[-2:]
+
+
+# ----------------------------------------------------------------------------- conflicts
+
+
+def test_conflict_appended_line_refused_and_nothing_written(tmp_path):
+    path = write_kimi(tmp_path / "s", 8)
+    fp = fingerprint(path)
+    session = load_session(path)
+    plan = make_plan(session.messages)
+    compacted = build_compacted_session(session, plan, "S")
+    with open(path, "a", encoding="utf-8") as fh:
+        fh.write(dump_message({"role": "user", "content": "appended by kimi-cli"}) + "\n")
+    changed = path.read_bytes()
+    names = listing(path.parent)
+    with pytest.raises(ApplyError) as info:
+        apply_compaction(
+            session,
+            compacted,
+            loaded_fingerprint=fp,
+            summary="S",
+            plan=plan,
+            prompt=None,
+            provider="p",
+            model="m",
+            usage=None,
+        )
+    message = str(info.value)
+    assert str(path) in message and "changed on disk" in message and "\n" not in message
+    assert path.read_bytes() == changed
+    assert listing(path.parent) == names  # no backup, no audit, no temp file
+
+
+def test_conflict_on_same_size_rewrite_and_on_touch(tmp_path):
+    path = write_kimi(tmp_path / "s", 8)
+    fp = fingerprint(path)
+    data = path.read_bytes()
+    path.write_bytes(data.replace(b"turn 0", b"TURN 0"))
+    os.utime(path, ns=(fp.mtime_ns, fp.mtime_ns))
+    session = load_session(path)
+    with pytest.raises(ApplyError, match="content changed"):
+        do_apply(path, loaded_fingerprint=fp)
+    path.write_bytes(data)
+    os.utime(path, ns=(fp.mtime_ns + 10**9, fp.mtime_ns + 10**9))
+    with pytest.raises(ApplyError, match="modification time"):
+        do_apply(path, loaded_fingerprint=fp)
+    assert session  # loaded fine; only the write was refused
+    assert not (path.parent / "context_1.jsonl").exists()
+
+
+def test_summary_must_be_the_reviewed_text(tmp_path):
+    path = write_kimi(tmp_path / "s", 8)
+    fp = fingerprint(path)
+    session = load_session(path)
+    plan = make_plan(session.messages)
+    compacted = build_compacted_session(session, plan, "what the model wrote")
+    with pytest.raises(ApplyError, match="reviewed summary"):
+        apply_compaction(
+            session,
+            compacted,
+            loaded_fingerprint=fp,
+            summary="an edited text",
+            plan=plan,
+            prompt=None,
+            provider="p",
+            model="m",
+            usage=None,
+        )
+    with pytest.raises(ApplyError, match="empty"):
+        do_apply(path, "   ")
+    assert not (path.parent / "context_1.jsonl").exists()
+
+
+# ----------------------------------------------------------------------------- permissions
+
+
+@pytest.mark.parametrize("kind", ["kimi", "openai"])
+def test_file_mode_kept(tmp_path, kind):
+    path = write_kimi(tmp_path / "s") if kind == "kimi" else write_openai(tmp_path / "c.json")
+    path.chmod(0o600)
+    result = do_apply(path)
+    assert path.stat().st_mode & 0o7777 == 0o600
+    assert result.backup_path.stat().st_mode & 0o7777 == 0o600
+    assert audit_path(path).stat().st_mode & 0o077 == 0
+    restore(path)
+    assert path.stat().st_mode & 0o7777 == 0o600
+
+
+# ----------------------------------------------------------------------------- audit log
+
+
+def test_audit_record_contents_and_no_key(tmp_path, monkeypatch):
+    secret = "sk-test-" + uuid.uuid4().hex
+    monkeypatch.setenv("MY_TEST_KEY", secret)
+    provider = ProviderConfig(
+        kind="openai",
+        base_url="https://user:hunter2@llm.example/v1",
+        model="gpt-x",
+        api_key_env="MY_TEST_KEY",
+    )
+
+    class Prompt:
+        def to_json(self):
+            return {"source": "file", "path": "/p/compact.md", "sha256": "ab" * 32, "x": 1}
+
+    path = write_kimi(tmp_path / "s", 10)
+    result = do_apply(
+        path,
+        "SUM",
+        prompt=Prompt(),
+        provider=provider,
+        model="gpt-x",
+        usage={"prompt_tokens": 100, "completion_tokens": 20, "api_key": secret, "note": "x"},
+    )
+    text = audit_path(path).read_text()
+    assert secret not in text and "hunter2" not in text
+    (rec,) = read_audit(path)
+    assert rec["action"] == "apply"
+    assert rec["time"] == "2026-11-30T03:17:00Z"
+    assert rec["source"] == str(path) and rec["backup"] == str(result.backup_path)
+    assert rec["indices"]["compacted"] == [0, 8] and rec["indices"]["kept"] == [8, 10]
+    assert rec["prompt"] == {
+        "source": "file",
+        "path": "/p/compact.md",
+        "sha256": "ab" * 32,
+        "upstream_exact": None,
+    }
+    assert "llm.example" in rec["provider"] and rec["model"] == "gpt-x"
+    assert rec["usage"] == {"prompt_tokens": 100, "completion_tokens": 20}
+    assert rec["summary_sha256"] == hashlib.sha256(b"SUM").hexdigest()
+    assert rec["before"]["sha256"] == sha(result.backup_path)
+    assert rec["after"]["sha256"] == sha(path)
+    assert rec["before"]["messages"] == 10 and rec["after"]["messages"] == 3
+
+
+# ----------------------------------------------------------------------------- restore
+
+
+def test_restore_after_apply_and_apply_after_restore(tmp_path):
+    path = write_kimi(tmp_path / "s", 8)
+    original = path.read_bytes()
+    first = do_apply(path, "FIRST")
+    compacted = path.read_bytes()
+    points = restore_points(path.parent)
+    assert [p.path.name for p in points] == ["context_1.jsonl"]
+    assert "before the compaction" in points[0].origin
+    res = restore(path.parent)
+    assert res.changed and res.restored_from == first.backup_path
+    assert path.read_bytes() == original
+    assert res.replaced_backup == path.parent / "context_2.jsonl"
+    assert res.replaced_backup.read_bytes() == compacted
+    assert (res.messages_before, res.messages_after) == (3, 8)
+    assert "context_1.jsonl" in res.describe()
+    # Apply again after the restore: a fresh load, a new rotation.
+    second = do_apply(path, "SECOND")
+    assert second.backup_path == path.parent / "context_3.jsonl"
+    assert second.backup_path.read_bytes() == original
+    assert load_session(path).messages[0].text().endswith("SECOND")
+    actions = [r["action"] for r in read_audit(path)]
+    assert actions == ["apply", "restore", "apply"]
+    # Nothing was ever lost: every version is still on disk.
+    versions = {p.read_bytes() for p in path.parent.glob("context*.jsonl")}
+    assert original in versions and compacted in versions
+
+
+def test_restore_twice_redoes(tmp_path):
+    path = write_openai(tmp_path / "c.json")
+    original = path.read_bytes()
+    do_apply(path)
+    compacted = path.read_bytes()
+    restore(path, now=datetime(2026, 11, 30, 4, 0, tzinfo=UTC))
+    assert path.read_bytes() == original
+    restore(path, now=datetime(2026, 11, 30, 4, 1, tzinfo=UTC))
+    assert path.read_bytes() == compacted
+    names = [p.path.name for p in restore_points(path)]
+    assert names == [
+        "c.json.bak-20261130T040100Z",
+        "c.json.bak-20261130T040000Z",
+        "c.json.bak-20261130T031700Z",
+    ]
+
+
+def test_restore_named_point_and_errors(tmp_path):
+    path = write_kimi(tmp_path / "s", 8)
+    with pytest.raises(ApplyError, match="no restore points"):
+        restore(path)
+    original = path.read_bytes()
+    do_apply(path, "ONE")
+    do_apply(path, "TWO")
+    restore(path, "context_1.jsonl")
+    assert path.read_bytes() == original
+    with pytest.raises(ApplyError, match="not a restore point"):
+        restore(path, "context_99.jsonl")
+    # A broken restore point is refused, the session untouched.
+    (path.parent / "context_9.jsonl").write_text("{not json\n")
+    before = path.read_bytes()
+    with pytest.raises(ApplyError, match="not a valid session"):
+        restore(path)
+    assert path.read_bytes() == before
+
+
+# ----------------------------------------------------------------------------- full disk, read-only
+
+
+def enospc(*args, **kwargs):
+    raise OSError(errno.ENOSPC, os.strerror(errno.ENOSPC))
+
+
+@pytest.mark.parametrize("where", ["fsync", "replace"])
+@pytest.mark.parametrize("kind", ["kimi", "openai"])
+def test_full_disk_simulated(tmp_path, monkeypatch, where, kind):
+    path = write_kimi(tmp_path / "s") if kind == "kimi" else write_openai(tmp_path / "c.json")
+    digest = sha(path)
+    names = listing(path.parent)
+    if where == "fsync":
+        monkeypatch.setattr(os, "fsync", enospc)
+    else:
+        monkeypatch.setattr(os, "replace", enospc)
+    with pytest.raises(ApplyError) as info:
+        do_apply(path)
+    monkeypatch.undo()
+    msg = str(info.value)
+    assert str(path) in msg and "no space left" in msg and "nothing was changed" in msg
+    assert sha(path) == digest
+    assert listing(path.parent) == names  # no backup, no temp file, no audit
+
+
+def test_read_only_simulated(tmp_path, monkeypatch):
+    path = write_kimi(tmp_path / "s")
+    digest = sha(path)
+    names = listing(path.parent)
+
+    def erofs(*a, **k):
+        raise OSError(errno.EROFS, os.strerror(errno.EROFS))
+
+    monkeypatch.setattr(tempfile, "mkstemp", erofs)
+    with pytest.raises(ApplyError, match="read-only"):
+        do_apply(path)
+    monkeypatch.undo()
+    assert sha(path) == digest and listing(path.parent) == names
+
+
+@contextlib.contextmanager
+def tiny_tmpfs(tmp_path: Path, size: str):
+    mnt = tmp_path / f"mnt-{uuid.uuid4().hex[:6]}"
+    mnt.mkdir()
+    res = subprocess.run(
+        ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mnt)],
+        capture_output=True,
+        text=True,
+    )
+    if res.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here ({res.stderr.strip() or res.returncode})")
+    try:
+        yield mnt
+    finally:
+        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+
+
+def test_full_disk_real_tmpfs(tmp_path):
+    with tiny_tmpfs(tmp_path, "64k") as mnt:
+        folder = mnt / "s"
+        path = write_kimi(folder, 250)  # ~11 KB; filler leaves no room for a copy
+        filler = mnt / "filler"
+        fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
+        try:
+            with contextlib.suppress(OSError):
+                while True:
+                    os.write(fd, b"\0" * 1024)
+        finally:
+            os.close(fd)
+        digest = sha(path)
+        names = listing(folder)
+        with pytest.raises(ApplyError) as info:
+            do_apply(path)
+        assert "no space left" in str(info.value)
+        assert sha(path) == digest
+        assert listing(folder) == names
+
+
+def test_read_only_folder_real(tmp_path):
+    if os.geteuid() != 0:
+        path = write_kimi(tmp_path / "s")
+        path.parent.chmod(0o555)
+        try:
+            digest, names = sha(path), listing(path.parent)
+            with pytest.raises(ApplyError, match="permission denied|read-only"):
+                do_apply(path)
+            assert sha(path) == digest and listing(path.parent) == names
+        finally:
+            path.parent.chmod(0o755)
+        return
+    with tiny_tmpfs(tmp_path, "1m") as mnt:
+        path = write_kimi(mnt / "s")
+        res = subprocess.run(["mount", "-o", "remount,ro", str(mnt)], capture_output=True)
+        if res.returncode != 0:
+            pytest.skip("cannot remount the tmpfs read-only")
+        digest, names = sha(path), listing(path.parent)
+        with pytest.raises(ApplyError, match="read-only"):
+            do_apply(path)
+        assert sha(path) == digest and listing(path.parent) == names
+
+
+# ----------------------------------------------------------------------------- apply_from_cli
+
+
+class FakeStdin(io.StringIO):
+    def __init__(self, text: str, tty: bool) -> None:
+        super().__init__(text)
+        self._tty = tty
+
+    def isatty(self) -> bool:
+        return self._tty
+
+
+def cli_setup(tmp_path: Path):
+    path = write_kimi(tmp_path / "s", 8)
+    fp = fingerprint(path)
+    session = load_session(path)
+    plan = make_plan(session.messages)
+    return path, fp, session, plan
+
+
+def stream(status: str = "complete", summary: str = "STREAMED", **kw) -> StreamResult:
+    return StreamResult(status=status, summary=summary, provider="offline", **kw)
+
+
+def test_apply_from_cli_needs_complete_summary(tmp_path):
+    path, fp, session, plan = cli_setup(tmp_path)
+    before = sha(path)
+    for status in ("truncated", "failed", "cancelled"):
+        with pytest.raises(ApplyError, match=status):
+            apply_from_cli(
+                Namespace(yes=True), session, fp, plan, None, stream(status, error="cut")
+            )
+    with pytest.raises(ApplyError, match="empty"):
+        apply_from_cli(Namespace(yes=True), session, fp, plan, None, stream(summary=" "))
+    assert sha(path) == before and not (path.parent / "context_1.jsonl").exists()
+
+
+def test_apply_from_cli_confirmation(tmp_path):
+    path, fp, session, plan = cli_setup(tmp_path)
+    before = sha(path)
+    out = io.StringIO()
+    with pytest.raises(UserError, match="--yes"):
+        apply_from_cli(
+            Namespace(yes=False), session, fp, plan, None, stream(), stdin=FakeStdin("y\n", False)
+        )
+    got = apply_from_cli(
+        Namespace(yes=False),
+        session,
+        fp,
+        plan,
+        None,
+        stream(),
+        stdin=FakeStdin("n\n", True),
+        out=out,
+    )
+    assert got is None and "Not written" in out.getvalue() and sha(path) == before
+    got = apply_from_cli(
+        Namespace(yes=False),
+        session,
+        fp,
+        plan,
+        None,
+        stream(usage={"completion_tokens": 50}),
+        stdin=FakeStdin("yes\n", True),
+        out=out,
+    )
+    assert got is not None and got.backup_path.name == "context_1.jsonl"
+    written = load_session(path)
+    assert written.messages[0].text().endswith("STREAMED")
+    assert written.recorded_tokens is not None and written.recorded_tokens >= 50
+    assert "Wrote" in out.getvalue()
+
+
+def test_apply_from_cli_yes_uses_edited_summary(tmp_path):
+    path, fp, session, plan = cli_setup(tmp_path)
+    result = apply_from_cli(
+        Namespace(yes=True),
+        session,
+        fp,
+        plan,
+        None,
+        stream(),
+        summary="EDITED BY USER",
+        stdin=FakeStdin("", False),
+        out=io.StringIO(),
+    )
+    assert result is not None
+    assert load_session(path).messages[0].text().endswith("EDITED BY USER")
+
+
+def test_step_hook_is_off_by_default():
+    assert apply_mod._step_hook is None
