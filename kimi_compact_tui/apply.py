@@ -131,6 +131,8 @@ def fingerprint(path: str | Path) -> Fingerprint:
     """Size, mtime and sha256 of the session file at ``path`` (take it when
     loading the session)."""
     p = Path(path)
+    if p.is_dir():
+        p = p / "context.jsonl"
     try:
         return _read_fingerprinted(p)[1]
     except OSError as exc:
