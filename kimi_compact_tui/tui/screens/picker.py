@@ -55,7 +55,7 @@ class SessionEntry:
             details.append(f"{self.messages:,} messages")
         if self.recorded_tokens is not None:
             details.append(f"{self.recorded_tokens:,} tokens")
-        details.append(self.source)
+        details.append(self.source if self.source != "sample" else f"sample: {self.path.name}")
         out.append("\n  " + " · ".join(details), style="dim")
         return out
 
@@ -218,10 +218,9 @@ class PickerScreen(ModalScreen[str | None]):
             else:
                 options = []
             yield OptionList(*options, id="picker-list")
-            if not self.entries:
-                yield Label(
-                    Text(f"No kimi-cli sessions found under {visible(str(share_dir()))}/sessions")
-                )
+            if not any(e.source == "kimi-cli" for e in self.entries):
+                where = visible(str(share_dir() / "sessions"))
+                yield Label(Text(f"No kimi-cli sessions found under {where}", style="dim"))
             yield Input(placeholder="…or type a path and press enter", id="picker-path")
 
     def on_mount(self) -> None:
