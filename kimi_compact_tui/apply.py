@@ -228,6 +228,7 @@ def _write_new_file(
     at all (temporary file, fsync, then link)."""
     directory = path.parent
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    dest: Path | None = None
     try:
         with os.fdopen(fd, "wb") as fh:
             fh.write(data)
@@ -238,17 +239,18 @@ def _write_new_file(
             os.utime(tmp, ns=(mtime_ns, mtime_ns))
         _step("backup-temp-written")
         for name in names:
-            dest = directory / name
+            candidate = directory / name
             try:
-                os.link(tmp, dest)
+                os.link(tmp, candidate)
             except FileExistsError:
                 continue
             except OSError as exc:
                 if exc.errno not in (errno.EPERM, errno.ENOTSUP, errno.EXDEV, errno.EMLINK):
                     raise
-                if os.path.lexists(dest):
+                if os.path.lexists(candidate):
                     continue
-                os.rename(tmp, dest)
+                os.rename(tmp, candidate)
+            dest = candidate
             break
         _step("backup-linked")
         with contextlib.suppress(FileNotFoundError):
@@ -256,6 +258,9 @@ def _write_new_file(
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(tmp)
+        if dest is not None:  # a copy we made; the original is untouched
+            with contextlib.suppress(OSError):
+                os.unlink(dest)
         raise
     fsync_dir(directory)
     return dest

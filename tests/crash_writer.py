@@ -2,6 +2,7 @@
 
     python tests/crash_writer.py SESSION --summary TEXT [--output-tokens N]
         [--exit-at-call K] [--exit-at-step NAME]
+    python tests/crash_writer.py SESSION --restore [--exit-at-call K]
 
 It loads the session, takes its fingerprint, builds the compaction (default
 plan) and applies it. ``ready`` is printed (and flushed) just before the
@@ -10,7 +11,8 @@ process ``os._exit(99)`` right before its K-th file-system call during the
 apply (``os.open``, ``os.write``, ``os.fsync``, ``os.link``, ``os.rename``,
 ``os.replace``, ``os.unlink``, ``os.chmod``, ``os.utime``, ``os.close``);
 ``--exit-at-step`` exits at a named step of :mod:`kimi_compact_tui.apply`.
-The number of calls made is printed after ``done`` as ``calls N``.
+The number of calls made is printed after ``done`` as ``calls N``. With
+``--restore`` it runs :func:`kimi_compact_tui.apply.restore` instead.
 """
 
 from __future__ import annotations
@@ -65,13 +67,22 @@ def install_call_counter(exit_at: int | None) -> list[int]:
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("session")
-    parser.add_argument("--summary", required=True)
+    parser.add_argument("--summary", default="")
+    parser.add_argument("--restore", action="store_true")
     parser.add_argument("--output-tokens", type=int, default=None)
     parser.add_argument("--exit-at-call", type=int, default=None)
     parser.add_argument("--exit-at-step", default=None)
     args = parser.parse_args()
 
     path = Path(args.session)
+    if args.restore:
+        sys.stdout.write("ready\n")
+        sys.stdout.flush()
+        counter = install_call_counter(args.exit_at_call)
+        apply_mod.restore(path)
+        sys.stdout.write(f"done\ncalls {counter[0]}\n")
+        sys.stdout.flush()
+        return 0
     fp = apply_mod.fingerprint(path)
     session = load_session(path)
     plan = make_plan(session.messages)

@@ -170,3 +170,41 @@ def test_sigkill_at_many_moments(tmp_path):
         assert len(leftovers) <= 1  # at most the one temp file being written
         shutil.rmtree(work)
     assert seen  # outcomes depend on timing; each one was checked above
+
+
+def test_restore_exit_at_every_file_system_call(tmp_path):
+    src = tmp_path / "src"
+    path = make_kimi(src, 1000)
+    old = path.read_bytes()
+    res = run_writer(path)  # a complete apply: context_1.jsonl holds the old bytes
+    assert res.returncode == 0, res.stderr
+    compacted = path.read_bytes()
+    outcomes = []
+    k = 1
+    while True:
+        work = tmp_path / f"restore{k}"
+        shutil.copytree(src, work)
+        target = work / "context.jsonl"
+        res = subprocess.run(
+            [PY, str(WRITER), str(target), "--restore", "--exit-at-call", str(k)],
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+        data = target.read_bytes()
+        assert data in (compacted, old)
+        assert (work / "context_1.jsonl").read_bytes() == old
+        kept = work / "context_2.jsonl"
+        if kept.exists():
+            assert kept.read_bytes() == compacted  # whole, never partial
+        if data == old:
+            assert kept.exists(), "restored, but the compacted version was not kept"
+        if res.returncode == 0:
+            assert data == old
+            break
+        assert res.returncode == 99, res.stderr
+        outcomes.append("restored" if data == old else "not yet")
+        shutil.rmtree(work)
+        k += 1
+        assert k < 200, "the restore never finished"
+    assert "not yet" in outcomes
