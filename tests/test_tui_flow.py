@@ -10,6 +10,7 @@ import pytest
 from rich.text import Text
 from textual.widgets import DataTable, Input, Markdown, OptionList, Static, TextArea
 
+from kimi_compact_tui.compaction.prompts import UPSTREAM_SHA256, PromptSource
 from kimi_compact_tui.compaction.request import TOOL_KEYS
 from kimi_compact_tui.config import AppConfig
 from kimi_compact_tui.providers import ProviderConfig, StreamEvent, StreamResult
@@ -21,10 +22,14 @@ from kimi_compact_tui.tui.screens.error import ErrorDialog
 from kimi_compact_tui.tui.screens.help import HelpScreen
 from kimi_compact_tui.tui.screens.instructions import InstructionsScreen
 from kimi_compact_tui.tui.screens.model import ModelScreen
-from kimi_compact_tui.tui.screens.preview import PreviewScreen
+from kimi_compact_tui.tui.screens.preview import EXACT_BADGE, PreviewScreen, prompt_line
 from kimi_compact_tui.tui.screens.stream import OFFLINE_BANNER, StreamScreen, store_result
 from kimi_compact_tui.tui.widgets.diff_view import DiffView
-from kimi_compact_tui.tui.widgets.stream_view import StreamView
+from kimi_compact_tui.tui.widgets.stream_view import (
+    StreamView,
+    display_markdown,
+    markdown_parser,
+)
 from tests.loopback_server import openai_sse
 from tests.test_tui_flow_support import (
     SUMMARY,
@@ -144,7 +149,7 @@ async def test_stream_complete_against_loopback(kimi_path, loopback, provider_co
         assert state.stream_result is screen.result
         view = screen.query_one(StreamView)
         assert view.finished and view.has_class("finished")
-        assert screen.query_one("#summary-md", Markdown).source == SUMMARY
+        assert screen.query_one("#summary-md", Markdown).source == display_markdown(SUMMARY)
         reasoning = str(screen.query_one("#reasoning", Static).render())
         assert reasoning == "Let me think about the [red]session[/]."
         outcome = str(screen.query_one("#stream-outcome", Static).render())
@@ -328,7 +333,7 @@ async def test_diff_shows_both_sessions(kimi_path: Path) -> None:
         assert len(added) == 1 and SUMMARY in added[0].message.text()
         head = str(screen.query_one("#diff-head", Static).render())
         assert f"{diff.tokens_before:,} tokens" in head and f"{diff.tokens_after:,} tokens" in head
-        assert screen.query_one("#diff-summary", Markdown).source == SUMMARY
+        assert screen.query_one("#diff-summary", Markdown).source == display_markdown(SUMMARY)
         line = screen.query_one("#before", DiffView).row_text(0, 100)
         assert isinstance(line, Text) and "Fix the failing test" in line.plain
 
@@ -537,3 +542,26 @@ async def test_error_dialog_text_not_markup() -> None:
         await pilot.press("escape")
         await pilot.pause()
     assert app.results == [None]
+
+
+# ----------------------------------------------------------------------------- pieces
+
+
+def test_display_markdown_keeps_tags_visible() -> None:
+    shown = display_markdown("<current_focus>\nx \x1b\n</current_focus>\n<b>raw</b>")
+    assert shown.startswith("### <current_focus>\n\nx ␛")
+    assert "</current_focus>" not in shown
+    tokens = markdown_parser().parse(shown)
+    assert not any(t.type in ("html_block", "html_inline") for t in tokens)
+    inline = [t for t in tokens if t.type == "inline"]
+    assert inline[0].content == "<current_focus>"
+
+
+async def test_preview_badge_for_exact_upstream_prompt(kimi_path: Path) -> None:
+    state = make_state(kimi_path)
+    prompt = state.preparation.prompt
+    exact = PromptSource("kimi-cli", "/opt/kimi-cli/compact.md", prompt.text, UPSTREAM_SHA256)
+    assert exact.upstream_exact
+    line = prompt_line(exact).plain
+    assert "kimi-cli /opt/kimi-cli/compact.md" in line and EXACT_BADGE in line
+    assert EXACT_BADGE not in prompt_line(PromptSource("inline", None, "x", "0" * 64)).plain

@@ -11,6 +11,8 @@ parsed as markup.
 
 from __future__ import annotations
 
+import re
+
 from markdown_it import MarkdownIt
 from rich.text import Text
 from textual.app import ComposeResult
@@ -18,6 +20,7 @@ from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Markdown, Static, TextArea
 
 from kimi_compact_tui.tui.sanitize import visible
+from kimi_compact_tui.tui.sections import SECTIONS
 
 #: While streaming, only the end of a long reasoning text is shown.
 REASONING_TAIL = 6000
@@ -29,9 +32,27 @@ def markdown_parser() -> MarkdownIt:
     return MarkdownIt("gfm-like", {"html": False})
 
 
+_SECTION_TAG = re.compile(
+    r"^[ \t]*<[ \t]*(/?)[ \t]*(" + "|".join(SECTIONS) + r")[ \t]*>[ \t]*$", re.IGNORECASE
+)
+
+
 def display_markdown(summary: str) -> str:
-    """The summary as given to the Markdown widget (display only)."""
-    return visible(summary, tabs=None)
+    """The summary as given to the Markdown widget (display only; what is
+    written is never changed): controls made visible, and each section's
+    opening tag on its own line shown as a heading naming the tag, its
+    closing tag dropped, so the sections read as sections instead of running
+    into the paragraphs around them."""
+    lines = []
+    for line in visible(summary, tabs=None).split("\n"):
+        m = _SECTION_TAG.match(line)
+        if m is None:
+            lines.append(line)
+        elif m.group(1):
+            lines.append("")
+        else:
+            lines += ["", f"### <{m.group(2).lower()}>", ""]
+    return "\n".join(lines).strip("\n")
 
 
 class SummaryMarkdown(Markdown):

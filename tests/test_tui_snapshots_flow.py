@@ -1,0 +1,115 @@
+"""Snapshots of the flow screens at 120x40: preview, a finished stream with
+reasoning, the diff, the confirm dialog and the help screen.
+
+Deterministic: relative session paths (the test runs in a temporary folder),
+an inline prompt (no machine-dependent prompt file), timing hidden
+(``show_timing=False``), and a provider config with a fixed URL shown on
+screen while the real loopback server answers.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from kimi_compact_tui.config import DEFAULT_CONFIG, AppConfig
+from kimi_compact_tui.providers import ProviderConfig, StreamResult, stream_summary
+from kimi_compact_tui.tui.screens.confirm import ConfirmWriteScreen
+from kimi_compact_tui.tui.screens.diff import DiffScreen
+from kimi_compact_tui.tui.screens.help import HelpScreen
+from kimi_compact_tui.tui.screens.preview import PreviewScreen
+from kimi_compact_tui.tui.screens.stream import StreamScreen, store_result
+from tests.loopback_server import openai_sse
+from tests.test_tui_flow_support import SUMMARY, FlowHost, make_state, write_kimi_session
+
+SIZE = (120, 40)
+PROMPT = (
+    "Compact the conversation above into the six sections current_focus, environment, "
+    "completed_tasks, active_issues, code_state and important_context."
+)
+SHOWN_PROVIDER = ProviderConfig(
+    kind="moonshot", model="kimi-k2-thinking", base_url="http://127.0.0.1:8000/v1"
+)
+HELP_KEYS = [
+    ("↑ ↓ j k", "move"),
+    ("enter", "detail of the highlighted message"),
+    ("b", "compact up to here (explicit boundary)"),
+    ("escape", "back to the default preserved tail"),
+    ("p", "preview the request"),
+    ("i", "custom instructions"),
+    ("m", "compaction model"),
+    ("c", "compact (stream the summary)"),
+    ("d", "diff"),
+    ("e", "edit the summary"),
+    ("w", "write (asks to confirm)"),
+    ("u", "undo the last write"),
+    ("/", "search messages"),
+    ("[q]", "quit [not markup]"),
+]
+
+
+@pytest.fixture
+def state_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.chdir(tmp_path)
+    write_kimi_session(tmp_path / "session")
+    return Path("session") / "context.jsonl"
+
+
+def inline_config() -> AppConfig:
+    raw = {"compaction": dict(DEFAULT_CONFIG["compaction"], prompt=PROMPT)}
+    return AppConfig(raw=raw)
+
+
+def snapshot_state(path: Path, provider: ProviderConfig | None = None):
+    return make_state(path, provider=provider, config=inline_config())
+
+
+async def wait_workers(pilot) -> None:
+    await pilot.pause()
+    await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+    await pilot.pause()
+
+
+def test_snapshot_preview(snap_compare, state_path: Path) -> None:
+    state = snapshot_state(state_path)
+    state.set_custom_instruction("Keep every error message word for word.")
+    assert snap_compare(FlowHost(PreviewScreen(state)), terminal_size=SIZE)
+
+
+def test_snapshot_stream_with_reasoning(snap_compare, state_path, loopback, provider_config):
+    loopback.script(
+        [
+            openai_sse(
+                [SUMMARY[i : i + 25] for i in range(0, len(SUMMARY), 25)],
+                reasoning=["The user fixed db.py; ", "the screenshot test is still flaky."],
+                usage={"prompt_tokens": 420, "completion_tokens": 96, "total_tokens": 516},
+            )
+        ]
+    )
+    real = provider_config("moonshot")
+    state = snapshot_state(state_path, provider=SHOWN_PROVIDER)
+
+    async def through_loopback(_cfg, body, on_event, cancel) -> StreamResult:
+        return await stream_summary(real, body, on_event, cancel)
+
+    screen = StreamScreen(state, stream_fn=through_loopback, show_timing=False)
+    assert snap_compare(FlowHost(screen), terminal_size=SIZE, run_before=wait_workers)
+    assert state.summary == SUMMARY
+
+
+def test_snapshot_diff(snap_compare, state_path: Path) -> None:
+    state = snapshot_state(state_path)
+    store_result(state, StreamResult(status="complete", summary=SUMMARY))
+    assert snap_compare(FlowHost(DiffScreen(state)), terminal_size=SIZE, run_before=wait_workers)
+
+
+def test_snapshot_confirm(snap_compare, state_path: Path) -> None:
+    state = snapshot_state(state_path)
+    store_result(state, StreamResult(status="complete", summary=SUMMARY))
+    assert snap_compare(FlowHost(ConfirmWriteScreen(state)), terminal_size=SIZE)
+
+
+def test_snapshot_help(snap_compare) -> None:
+    assert snap_compare(FlowHost(HelpScreen(HELP_KEYS)), terminal_size=SIZE)
