@@ -115,31 +115,37 @@ def load_plan_tokens(path: Path) -> Any:
 
 
 def bench_core(n: int, paths: dict[str, Path], repeats: int) -> dict[str, Any]:
+    """Medians of ``repeats`` rounds; each round runs every step once, in turn,
+    so that a busy neighbour on the machine slows all steps alike."""
     from kimi_compact_tui.diff import diff_sessions
 
     kimi_path = paths["kimi"]
-    row: dict[str, Any] = {"n": n, "file_mb": kimi_path.stat().st_size / 1e6}
-    row["floor"] = median_time(lambda: floor_kimi(kimi_path), repeats)
-    row["load"] = median_time(lambda: load_session(kimi_path), repeats)
-    row["load+plan"] = median_time(lambda: load_and_plan(kimi_path), repeats)
-    row["load+plan+tokens"] = median_time(lambda: load_plan_tokens(kimi_path), repeats)
-
+    json_path = paths["openai-json"]
     session = load_session(kimi_path)
     cfg = _get_compaction_config(AppConfig().raw)
     prompt = resolve_prompt(cfg)
     plan, _tokens = plan_and_tokens(session)
-    row["request"] = median_time(
-        lambda: build_request(session.messages, plan, prompt, cfg), repeats
-    )
-    row["compacted"] = median_time(lambda: build_compacted_session(session, plan, SUMMARY), repeats)
     compacted = build_compacted_session(session, plan, SUMMARY)
-    row["diff"] = median_time(lambda: diff_sessions(session, compacted), repeats)
-    row["r+c+d"] = row["request"] + row["compacted"] + row["diff"]
-
-    json_path = paths["openai-json"]
+    steps: dict[str, Callable[[], Any]] = {
+        "floor": lambda: floor_kimi(kimi_path),
+        "load": lambda: load_session(kimi_path),
+        "load+plan": lambda: load_and_plan(kimi_path),
+        "load+plan+tokens": lambda: load_plan_tokens(kimi_path),
+        "request": lambda: build_request(session.messages, plan, prompt, cfg),
+        "compacted": lambda: build_compacted_session(session, plan, SUMMARY),
+        "diff": lambda: diff_sessions(session, compacted),
+        "json_floor": lambda: floor_json(json_path),
+        "json_load": lambda: load_session(json_path),
+    }
+    samples: dict[str, list[float]] = {k: [] for k in steps}
+    for _ in range(repeats):
+        for name, fn in steps.items():
+            samples[name].append(median_time(fn, 1))
+    row: dict[str, Any] = {k: statistics.median(v) for k, v in samples.items()}
+    row["n"] = n
+    row["file_mb"] = kimi_path.stat().st_size / 1e6
     row["json_mb"] = json_path.stat().st_size / 1e6
-    row["json_floor"] = median_time(lambda: floor_json(json_path), repeats)
-    row["json_load"] = median_time(lambda: load_session(json_path), repeats)
+    row["r+c+d"] = row["request"] + row["compacted"] + row["diff"]
     return row
 
 
@@ -245,7 +251,7 @@ async def _tui_open_once(path: Path) -> tuple[float, float]:
 
 
 def _row_count(lst) -> int | None:
-    for attr in ("row_count", "count", "total"):
+    for attr in ("message_count", "row_count", "count", "total"):
         value = getattr(lst, attr, None)
         if isinstance(value, int):
             return value
@@ -325,6 +331,13 @@ def machine() -> str:
     )
 
 
+def _load_avg() -> str:
+    try:
+        return " ".join(f"{x:.2f}" for x in os.getloadavg())
+    except OSError:
+        return "n/a"
+
+
 def fmt_s(value: float) -> str:
     if value < 1:
         return f"{value * 1000:.1f} ms"
@@ -347,7 +360,7 @@ def print_table(headers: list[str], rows: list[list[str]]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     print(f"machine: {machine()}")
-    print(f"repeats: {args.repeats} (medians)\n")
+    print(f"repeats: {args.repeats} (medians); load average at start: {_load_avg()}\n")
     results = []
     paths_by_n = {}
     for n in args.sizes:
@@ -496,6 +509,7 @@ def run(args: argparse.Namespace) -> int:
             ]
         )
     print_table(["target", "measured", "verdict"], checks)
+    print(f"load average at the end: {_load_avg()}")
     if args.json:
         Path(args.json).write_text(json.dumps(results, indent=2, default=str))
     return 0
