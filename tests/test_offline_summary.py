@@ -195,6 +195,8 @@ async def test_offline_cancel_keeps_partial_text():
     seen: list[str] = []
 
     def on_event(event: StreamEvent) -> None:
+        if event.kind != "text":
+            return
         seen.append(event.text)
         if len(seen) == 3:
             cancel.set()

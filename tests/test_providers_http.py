@@ -73,6 +73,9 @@ async def test_openai_stream_complete_and_request_shape(loopback, provider_confi
     assert result.attempts == 1
     assert result.error is None
     assert "".join(e.text for e in events.of("text")) == result.summary
+    assert [e.text for e in events.of("status")] == [
+        "HTTP 200 from openai; waiting for the first token"
+    ]
     (req,) = loopback.requests
     assert req.method == "POST"
     assert req.path == "/v1/chat/completions"

@@ -438,6 +438,14 @@ async def _attempts(
                             response.status_code,
                         )
                     else:
+                        col.emit(
+                            StreamEvent(
+                                "status",
+                                f"HTTP {response.status_code} from {protocol.kind}; "
+                                "waiting for the first token",
+                                attempt=attempt,
+                            )
+                        )
                         return await protocol.read(response, col)
             except httpx.TimeoutException as exc:
                 if isinstance(exc, httpx.ConnectTimeout | httpx.PoolTimeout):

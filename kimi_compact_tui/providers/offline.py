@@ -23,6 +23,7 @@ from kimi_compact_tui.providers.base import (
     OFFLINE_MODEL,
     EventCallback,
     ProviderConfig,
+    StreamEvent,
     StreamResult,
 )
 
@@ -714,6 +715,7 @@ async def stream_summary(
 
     async def work() -> Outcome:
         col.attempts = 1
+        col.emit(StreamEvent("status", "offline extractive summary: no model is used"))
         text = offline_summary(body)
         for piece in chunks(text):
             col.text(piece)
