@@ -300,7 +300,12 @@ async def test_disabled_config_hides_compaction_keys_and_shows_reason(tmp_path):
         for action in ("boundary", "preview", "compact", "diff", "edit", "write", "model"):
             assert app.check_action(action, ()) is False, action
         assert app.check_action("search", ()) is True
+        # Nothing will be compacted: no regions that would mislead, nothing "sent".
+        ml = app.message_list
+        assert {ml.region_at(i) for i in range(9)} == {REGION_KEPT}
+        assert " kept  text" in detail_plain(app) and " sent " not in detail_plain(app)
         legend = plain(app.query_one(Legend))
+        assert "compactable" not in legend
         assert "compaction disabled" in legend
         assert "compaction.enabled is not true" in legend
         footer = screen_lines(app)[-1]

@@ -18,6 +18,7 @@ from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.widgets import Footer, Header, Static
 
+from kimi_compact_tui.compaction.plan import REGION_KEPT
 from kimi_compact_tui.errors import UserError
 from kimi_compact_tui.tui.commands import HELP_KEYS, MAIN_ACTIONS, ReviewCommands, availability
 from kimi_compact_tui.tui.sanitize import one_line, visible
@@ -37,11 +38,11 @@ class ReviewApp(App):
     TITLE = "kimi-compact-tui"
     COMMANDS = App.COMMANDS | {ReviewCommands}
     BINDINGS = [
-        Binding("enter", "detail", "Detail", id="detail"),
+        Binding("enter", "detail", "Detail", show=False, id="detail"),
         Binding("b", "boundary", "Up to here", id="boundary"),
-        Binding("escape", "reset_boundary", "Default tail", key_display="esc", id="reset"),
+        Binding("escape", "reset_boundary", "Tail", key_display="esc", id="reset"),
         Binding("p", "preview", "Preview", id="preview"),
-        Binding("i", "instructions", "Instructions", id="instructions"),
+        Binding("i", "instructions", "Instruct", id="instructions"),
         Binding("m", "model", "Model", id="model"),
         Binding("c", "compact", "Compact", id="compact"),
         Binding("d", "diff", "Diff", id="diff"),
@@ -79,7 +80,7 @@ class ReviewApp(App):
             yield DetailPane(id="detail")
         yield Legend(id="legend")
         yield StatusLine(id="status")
-        yield Footer()
+        yield Footer(compact=True, show_command_palette=False)
 
     @property
     def message_list(self) -> MessageList:
@@ -143,6 +144,8 @@ class ReviewApp(App):
         prep = self.state.preparation
         if prep is None:
             return None
+        if not prep.enabled:  # disabled: nothing will happen, so no misleading regions
+            return lambda _index: REGION_KEPT
         return prep.plan.region_of
 
     def refresh_view(self) -> None:
@@ -172,7 +175,7 @@ class ReviewApp(App):
             return
         region = self.message_list.region_at(index)
         in_request = (
-            prep is not None and prep.request is not None and index in prep.plan.request_indices
+            self.state.can_compact and prep is not None and index in prep.plan.request_indices
         )
         tokens = self.state.message_tokens[index]
         detail.show(

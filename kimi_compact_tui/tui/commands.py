@@ -24,6 +24,7 @@ HELP_KEYS: list[tuple[str, str, str]] = [
     ("u", "undo", "undo the last write"),
     ("/", "search", "search messages (n / N: next / previous match)"),
     ("?", "help", "this help"),
+    ("ctrl+p", "", "command palette: every action by name"),
     ("q", "quit", "quit"),
 ]
 COMPACTION_ACTIONS = {"boundary", "reset_boundary", "preview", "instructions", "model"}

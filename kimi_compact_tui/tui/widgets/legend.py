@@ -40,7 +40,9 @@ def legend_text(state: ReviewState, style_of: Callable[[str], Style]) -> Text:
         out.append(" compaction disabled ", style="bold reverse red")
         out.append(" " + visible(prep.disabled_reason or "disabled in the config"))
         out.append(" — the session is shown read-only\n", style="dim")
-    if prep is None:
+    if prep is not None and not prep.enabled:
+        pass
+    elif prep is None:
         out.append(" no plan ", style="bold reverse red")
         out.append(" the compaction could not be prepared (see the error)\n")
     elif prep.plan.noop:
