@@ -255,3 +255,23 @@ def test_ctrl_c_cancels_with_130_and_writes_nothing(loopback, session_file, tmp_
     assert proc.returncode == 130, err
     assert "Traceback" not in err
     assert not out.exists()
+
+
+def test_closed_stdout_does_not_stop_the_stream(loopback, session_file, tmp_path):
+    loopback.script([openai_sse(["one\n", "two\n"], stall=0.3, stall_after=1)])
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        f"provider:\n  kind: openai\n  base_url: {loopback.base_url}\n  model: m\n",
+        encoding="utf-8",
+    )
+    out = tmp_path / "out.json"
+    cmd = [sys.executable, "-m", "kimi_compact_tui", "compact", str(session_file)]
+    cmd += ["--config", str(config), "--output", str(out)]
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    proc.stdout.close()  # like `| head -0`: the reader is gone before the summary arrives
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 0, err
+    assert "Traceback" not in err
+    assert out.exists()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import os
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -31,7 +32,7 @@ from kimi_compact_tui.commands.common import (
 from kimi_compact_tui.compaction import Preparation, build_compacted_session
 from kimi_compact_tui.compaction.plan import CompactionPlan
 from kimi_compact_tui.config import AppConfig
-from kimi_compact_tui.errors import ProviderFailure, UserError
+from kimi_compact_tui.errors import ApplyError, ProviderFailure, UserError
 from kimi_compact_tui.model import Session
 from kimi_compact_tui.providers import (
     OFFLINE_NOTICE,
@@ -143,33 +144,47 @@ class _Printer:
         self.dim = sys.stderr.isatty()
         self.last_char = "\n"
         self.reasoning_open = False
+        self.stdout_closed = False
 
     def _err(self, text: str) -> None:
-        sys.stderr.write(text)
-        sys.stderr.flush()
+        try:
+            sys.stderr.write(text)
+            sys.stderr.flush()
+        except (BrokenPipeError, ValueError):
+            pass
+
+    def _out(self, text: str) -> None:
+        """Write summary text; a closed pipe (``| head``) stops the echo, not the stream."""
+        if self.stdout_closed:
+            return
+        try:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            self.stdout_closed = True
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())  # keep the exit-time flush quiet
+            os.close(devnull)
 
     def __call__(self, event: StreamEvent) -> None:
         if event.kind == "text":
             if self.reasoning_open:
                 self._err("\n")
                 self.reasoning_open = False
-            sys.stdout.write(event.text)
-            sys.stdout.flush()
+            self._out(event.text)
             self.last_char = event.text[-1:]
         elif event.kind == "reasoning":
             self.reasoning_open = True
             self._err(f"{DIM}{event.text}{RESET}" if self.dim else event.text)
         elif event.kind == "retry":
             self._err(f"retry: {event.text}\n")
-        else:
-            self._err(f"{event.text}\n")
+        # "status" events are progress notes for the TUI; the CLI announces itself once.
 
     def finish(self) -> None:
         if self.reasoning_open:
             self._err("\n")
         if self.last_char not in ("", "\n"):
-            sys.stdout.write("\n")
-            sys.stdout.flush()
+            self._out("\n")
 
 
 def _announce(prep: Preparation, pcfg: ProviderConfig) -> None:
@@ -248,7 +263,12 @@ def run(args: argparse.Namespace) -> int:
     written: Path | None = None
     if run_.compacted is not None and args.output:
         written = Path(args.output).expanduser()
-        save_session(run_.compacted, written)
+        try:
+            save_session(run_.compacted, written)
+        except OSError as exc:
+            raise ApplyError(
+                f"{written}: cannot write the compacted session ({exc.strerror or exc})"
+            ) from None
 
     if args.json:
         print_json(_json_result(run_, written))
