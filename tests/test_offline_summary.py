@@ -35,6 +35,7 @@ LONG_FUNCTION = "\n".join(
     + ["    return step_0"]
 )
 SHORT_FUNCTION = "def add(a, b):\n    return a + b\n"
+FENCED_RE = re.compile(r"^```[^\n`]*\n(.*?)^```[ \t]*$", re.M | re.S)
 PROMPT_PART = "\n\n---\n\nThe above is a list of messages. Write <current_focus> and friends."
 
 
@@ -220,6 +221,15 @@ def test_sample_sessions_have_six_sections(path):
     assert_six_sections(text)
     for block in TRACEBACK_RE.findall(transcript):
         assert block in text
+    for code in FENCED_RE.findall(transcript):
+        lines = code.rstrip("\n").split("\n")
+        if len(lines) >= 20:
+            assert code.rstrip("\n") not in text  # condensed, not copied whole
+            first_def = next((x for x in lines if x.startswith(("def ", "class "))), None)
+            if first_def:
+                assert first_def in text
+        elif len(lines) >= 2 and not TRACEBACK_RE.search(code):
+            assert code.rstrip("\n") in text  # short code is kept whole
 
 
 def test_samples_exist_or_fixture_covers():
