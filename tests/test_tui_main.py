@@ -625,3 +625,104 @@ def test_tui_command_bad_config_is_one_line(tmp_path, capsys):
     assert (
         err.strip() == f"kimi-compact-tui: error: {tmp_path / 'none.yaml'}: config file not found"
     )
+
+
+# --- write and undo through the main screen --------------------------------------------------
+
+
+async def settle(pilot) -> None:
+    for _ in range(3):
+        await pilot.pause()
+        await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def test_write_refuses_when_file_changed_since_loading(tmp_path):
+    from kimi_compact_tui.tui.screens.error import ErrorDialog
+
+    path = write_kimi(tmp_path / "sess", regions_messages()[2:], system_prompt="S", usage=50)
+    app = create_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.state.writable
+        assert app.check_action("write", ()) is True
+        with path.open("a", encoding="utf-8") as fh:  # kimi-cli appended meanwhile
+            fh.write('{"role":"user","content":"one more"}\n')
+        changed = path.read_bytes()
+        await pilot.press("w")
+        await pilot.pause()
+        await pilot.press("y")
+        await settle(pilot)
+        assert isinstance(app.screen, ErrorDialog)
+        assert str(path) in app.last_error
+        assert path.read_bytes() == changed  # nothing written
+        assert not path.with_name("context_1.jsonl").exists()
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not isinstance(app.screen, ErrorDialog)
+
+
+async def test_undo_without_a_write_is_a_clear_error(tmp_path):
+    from kimi_compact_tui.tui.screens.error import ErrorDialog
+
+    path = write_openai(tmp_path / "s.json", regions_messages())
+    before = path.read_bytes()
+    app = create_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("u")
+        await settle(pilot)
+        assert isinstance(app.screen, ErrorDialog)
+        assert app.last_error and str(path.name) in app.last_error
+        assert path.read_bytes() == before
+        assert app.state.session is not None
+
+
+async def test_write_then_undo_reloads_session(tmp_path):
+    path = write_openai(tmp_path / "s.json", regions_messages())
+    before = path.read_bytes()
+    app = create_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("c")
+        await settle(pilot)
+        await pilot.press("escape", "w")
+        await pilot.pause()
+        await pilot.press("y")
+        await settle(pilot)
+        assert app.last_error is None
+        # Reloaded: leading system (2) + summary + tail (2).
+        assert app.message_list.message_count == 5
+        assert app.state.summary is None and app.check_action("write", ()) is None
+        assert path.read_bytes() != before
+        await pilot.press("u")
+        await settle(pilot)
+        assert app.last_error is None
+        assert path.read_bytes() == before
+        assert app.message_list.message_count == 9
+
+
+async def test_help_lists_every_key_and_main_keys_stay_on_main_screen(tmp_path):
+    from kimi_compact_tui.tui.commands import HELP_KEYS
+    from kimi_compact_tui.tui.screens.help import HelpScreen
+
+    path = write_openai(tmp_path / "s.json", regions_messages())
+    app = create_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        text = screen_text(app)
+        for key, _action, _description in HELP_KEYS:
+            assert key in text, key
+        assert "compact up to here" in text
+        await pilot.press("j", "b", "c")  # main-screen keys do nothing here
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        assert app.state.up_to is None
+        assert app.message_list.cursor == 0

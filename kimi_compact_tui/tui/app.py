@@ -182,9 +182,12 @@ class ReviewApp(App):
             render_detail(session.messages[index], index, region, tokens, in_request=in_request)
         )
 
-    def show_error(self, message: str, title: str = "Error") -> None:
+    def show_error(self, message: str, title: str = "Error", *, dialog: bool = False) -> None:
         self.last_error = message
-        self.notify(visible(message), title=title, severity="error", markup=False, timeout=10)
+        if dialog:
+            self.push_screen(_screen("error", "ErrorDialog")(message, title=title))
+        else:
+            self.notify(visible(message), title=title, severity="error", markup=False, timeout=10)
 
     def _apply(self, change, *args: Any) -> None:
         """Run a state change; a UserError becomes a notification."""
@@ -284,16 +287,24 @@ class ReviewApp(App):
         """Run a write or undo in this worker thread, then reload the session."""
         self.call_from_thread(self.notify, progress, markup=False, timeout=3)
         self.call_from_thread(setattr, self.message_list, "loading", True)
+        message = error = None
         try:
             message = op()
             self.state.reload()
         except UserError as exc:
-            self.call_from_thread(self._load_done, str(exc), True)
+            error = str(exc)
         except Exception as exc:  # never a traceback
-            self.call_from_thread(self._load_done, f"{exc.__class__.__name__}: {exc}", True)
-        else:
-            self.call_from_thread(self._load_done, None, True)
-            self.call_from_thread(self.notify, visible(str(message)), markup=False, timeout=8)
+            error = f"{exc.__class__.__name__}: {exc}"
+        self.call_from_thread(self._file_op_done, message, error)
+
+    def _file_op_done(self, message: str | None, error: str | None) -> None:
+        self.message_list.loading = False
+        if self.state.session is not None:
+            self._show_session()
+        if message:
+            self.notify(visible(message), markup=False, timeout=8)
+        if error:
+            self.show_error(error, dialog=True)
 
     def action_search(self) -> None:
         def done(query: str | None) -> None:

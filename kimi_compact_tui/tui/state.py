@@ -103,15 +103,20 @@ class ReviewState:
         """Load ``path`` (a file or kimi-cli session folder), reset choices and plan.
         Raises :class:`UserError` with the CLI's one-line text."""
         resolved = resolve_session_path(path)
+        # Fingerprint before reading: a change in between then shows as a conflict
+        # at write time instead of being overwritten.
+        fingerprint = _fingerprint(resolved)
         session = load_session(resolved)
-        self.set_session(session, resolved)
+        self.set_session(session, resolved, fingerprint)
         return session
 
-    def set_session(self, session: Session, path: Path | None) -> None:
+    def set_session(self, session: Session, path: Path | None, fingerprint: Any = None) -> None:
         self.session = session
         self.session_path = path
         self.message_tokens = [message_tokens(m) for m in session.messages]
-        self.fingerprint = _fingerprint(path) if path is not None else None
+        if fingerprint is None and path is not None:
+            fingerprint = _fingerprint(path)
+        self.fingerprint = fingerprint
         self.up_to = None
         self.clear_result()
         self.replan()
@@ -199,20 +204,34 @@ class ReviewState:
 
     # --- writing (the safe apply module) -------------------------------------------
     def write(self) -> str:
-        """Write the reviewed summary into the session file via the apply module;
-        return its one-line report. Raises UserError with the CLI's text."""
+        """Write the reviewed summary into the session file via the apply module
+        (checks the file is still the one loaded); return its one-line report.
+        Raises UserError with the CLI's text."""
         apply = _apply_module()
-        if not self.writable or self.session_path is None:
+        if not self.writable or self.session is None or self.preparation is None:
             raise UserError("nothing to write: compact first (c) and let the summary complete")
-        result = apply.apply_compaction(
-            self.session_path,
-            self.preparation,
-            self.summary,
-            stream_result=self.stream_result,
-            expected=self.fingerprint,
-            provider=self.provider,
+        if self.fingerprint is None:
+            raise UserError(f"{self.session_path}: not written: the loaded file has no fingerprint")
+        from kimi_compact_tui.compaction import build_compacted_session
+
+        prep, result, summary = self.preparation, self.stream_result, self.summary
+        assert summary is not None
+        usage = getattr(result, "usage", None)
+        compacted = build_compacted_session(
+            self.session, prep.plan, summary, output_tokens=apply.output_tokens(usage)
         )
-        return _describe(result, "written")
+        done = apply.apply_compaction(
+            self.session,
+            compacted,
+            loaded_fingerprint=self.fingerprint,
+            summary=summary,
+            plan=prep.plan,
+            prompt=prep.prompt,
+            provider=self.provider,
+            model=getattr(result, "model", None) or prep.compaction_model or self.base_model,
+            usage=usage,
+        )
+        return _describe(done, "written")
 
     def undo(self) -> str:
         """Restore the state before the last write; return the apply module's report."""
