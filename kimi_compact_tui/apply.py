@@ -9,6 +9,7 @@ Nothing here may lose anyone's work. The rules, in the order they run:
    raised naming the file and nothing is written. The size and mtime are
    checked once more right before the final replace (the remaining window is
    a few system calls long; there is no lock kimi-cli would honour).
+   :func:`load_fingerprinted` loads and fingerprints from the same bytes.
 2. **Backup first.** kimi-cli sessions (``format == "kimi"``) get what
    kimi-cli's own ``/compact`` leaves behind: the previous ``context.jsonl``
    as ``context_N.jsonl`` (N = the highest existing N + 1, starting at 1, as
@@ -137,6 +138,22 @@ def fingerprint(path: str | Path) -> Fingerprint:
         return _read_fingerprinted(p)[1]
     except OSError as exc:
         raise ApplyError(f"{p}: cannot read ({exc.strerror or exc})") from None
+
+
+def load_fingerprinted(path: str | Path, fmt: str | None = None) -> tuple[Session, Fingerprint]:
+    """Load a session and take its fingerprint from the same bytes (no window
+    in which the file could change between the two)."""
+    from kimi_compact_tui.formats import decode, resolve_session_path
+
+    p = resolve_session_path(path)
+    try:
+        data, fp, _mode = _read_fingerprinted(p)
+    except OSError as exc:
+        raise SessionFormatError(f"{p}: cannot read ({exc.strerror or exc})") from None
+    text = decode(data, p)
+    if not text.strip():
+        raise SessionFormatError(f"{p}: file is empty")
+    return parse_session(text, p, fmt), fp
 
 
 def _conflict_message(path: Path, loaded: Fingerprint, now: Fingerprint) -> str:

@@ -633,3 +633,15 @@ def test_apply_from_cli_yes_uses_edited_summary(tmp_path):
 
 def test_step_hook_is_off_by_default():
     assert apply_mod._step_hook is None
+
+
+def test_load_fingerprinted_matches_separate_calls(tmp_path):
+    path = write_kimi(tmp_path / "s", 6)
+    session, fp = apply_mod.load_fingerprinted(path.parent)
+    assert session.path == path and len(session.messages) == 6
+    assert fp == fingerprint(path)
+    assert fp.sha256 == sha(path) and fp.size == path.stat().st_size
+    empty = tmp_path / "empty.json"
+    empty.write_text("  \n")
+    with pytest.raises(UserError, match="empty"):
+        apply_mod.load_fingerprinted(empty)
