@@ -608,10 +608,12 @@ class RestoreResult:
         counts = ""
         if self.messages_before is not None and self.messages_after is not None:
             counts = f" ({self.messages_before} → {self.messages_after} messages)"
-        line = (
-            f"Restored {self.path} from {self.restored_from.name}{counts}; "
+        kept = (
             f"the version it replaced is kept as {self.replaced_backup}"
+            if self.replaced_backup is not None
+            else "there was no current file to keep"
         )
+        line = f"Restored {self.path} from {self.restored_from.name}{counts}; {kept}"
         if self.audit_error:
             line += f"\nwarning: {self.audit_error}"
         return line

@@ -645,3 +645,27 @@ def test_load_fingerprinted_matches_separate_calls(tmp_path):
     empty.write_text("  \n")
     with pytest.raises(UserError, match="empty"):
         apply_mod.load_fingerprinted(empty)
+
+
+def test_audit_failure_does_not_undo_the_apply(tmp_path):
+    path = write_kimi(tmp_path / "s", 8)
+    audit_path(path).mkdir()  # the audit line cannot be appended
+    result = do_apply(path)
+    assert result.audit_error and str(audit_path(path)) in result.audit_error
+    assert result.audit_path is None
+    assert "warning:" in result.describe()
+    assert load_session(path).messages[0].text().endswith("SUMMARY TEXT")
+    assert result.backup_path.exists()
+
+
+def test_restore_when_the_session_file_was_deleted(tmp_path):
+    path = write_kimi(tmp_path / "s", 8)
+    original = path.read_bytes()
+    path.chmod(0o640)
+    do_apply(path)
+    path.unlink()
+    res = restore(path.parent)
+    assert res.changed and res.replaced_backup is None
+    assert path.read_bytes() == original
+    assert path.stat().st_mode & 0o7777 == 0o640
+    assert "no current file" in res.describe()
