@@ -14,24 +14,70 @@ import json
 from typing import Any
 
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Static, TabbedContent, TabPane, TextArea
+from textual.widgets import (
+    Footer,
+    LoadingIndicator,
+    Static,
+    TabbedContent,
+    TabPane,
+    TextArea,
+)
 
 from kimi_compact_tui.compaction.request import CUSTOM_INSTRUCTION_HEADER
 from kimi_compact_tui.tui.sanitize import one_line, visible
+from kimi_compact_tui.tui.widgets.text_lines import TextLines
 
 EXACT_BADGE = "exact kimi-cli prompt"
 
 
+_ENCODER = json.JSONEncoder(ensure_ascii=False)
+
+
+def _nested(value: Any) -> bool:
+    items = value.values() if isinstance(value, dict) else value
+    return any(isinstance(v, dict | list) and v for v in items)
+
+
+def _pretty(value: Any, level: int, out: list[str]) -> None:
+    if isinstance(value, dict | list) and value and _nested(value):
+        pad = "  " * (level + 1)
+        is_dict = isinstance(value, dict)
+        out.append("{\n" if is_dict else "[\n")
+        items = list(value.items()) if is_dict else list(enumerate(value))
+        for n, (key, item) in enumerate(items):
+            out.append(pad)
+            if is_dict:
+                out.append(_ENCODER.encode(key) + ": ")
+            _pretty(item, level + 1, out)
+            out.append(",\n" if n < len(items) - 1 else "\n")
+        out.append("  " * level + ("}" if is_dict else "]"))
+    else:
+        out.append(_ENCODER.encode(value))
+
+
 def body_json(body: dict[str, Any]) -> str:
-    """The request body as pretty JSON (the bytes sent are the compact form)."""
-    return json.dumps(body, indent=2, ensure_ascii=False)
+    """The request body as readable JSON: nested objects indented, each flat
+    object (a message part) on one line. It parses to exactly the body sent;
+    much faster than ``indent=`` for a 100,000-message request."""
+    out: list[str] = []
+    _pretty(body, 0, out)
+    return "".join(out)
 
 
-def read_only_area(text: str, *, id: str, soft_wrap: bool = True) -> TextArea:
+#: Texts longer than this are shown in a line-based view (TextArea is too slow).
+BIG_TEXT = 200_000
+
+
+def read_only_area(text: str, *, id: str, soft_wrap: bool = True) -> TextArea | TextLines:
+    """A selectable read-only view of ``text``: a TextArea, or for a long
+    text the line-based :class:`TextLines`."""
+    if len(text) > BIG_TEXT:
+        return TextLines(text, id=id)
     area = TextArea(
         visible(text, tabs=None),
         id=id,
@@ -107,8 +153,15 @@ class PreviewScreen(Screen[None]):
         self.preparation = getattr(state, "preparation", None)
         request = self.preparation.request if self.preparation is not None else None
         self.request = request
-        self.body_text = body_json(request.body) if request is not None else ""
+        self._body_text: str | None = None
         self.transcript = request.transcript if request is not None else ""
+
+    @property
+    def body_text(self) -> str:
+        """The body as shown and copied (built once, on first use)."""
+        if self._body_text is None:
+            self._body_text = body_json(self.request.body) if self.request is not None else ""
+        return self._body_text
 
     def _reason(self) -> str | None:
         prep = self.preparation
@@ -170,8 +223,24 @@ class PreviewScreen(Screen[None]):
                         id="custom-none",
                     )
             with TabPane("Body (JSON)", id="tab-body"):
-                yield read_only_area(self.body_text, id="body", soft_wrap=False)
+                yield LoadingIndicator(id="body-loading")
         yield Footer()
+
+    def on_mount(self) -> None:
+        if self.request is not None:
+            self._build_body()
+
+    @work(thread=True, exclusive=True, group="preview-body", exit_on_error=False)
+    def _build_body(self) -> None:
+        """Build the JSON text off the UI thread (seconds for 100,000 messages)."""
+        text = self.body_text
+        self.app.call_from_thread(self._show_body, text)
+
+    def _show_body(self, text: str) -> None:
+        pane = self.query_one("#tab-body", TabPane)
+        for loading in pane.query("#body-loading"):
+            loading.remove()
+        pane.mount(read_only_area(text, id="body", soft_wrap=False))
 
     # --- actions ------------------------------------------------------------------
     def action_close(self) -> None:

@@ -228,8 +228,10 @@ class StreamScreen(Screen[StreamResult | None]):
         """Provider callback: collect only; the timer shows it."""
         if event.kind == "text":
             self.view.push_text(event.text)
+            self._note = ""  # progress notes ("waiting for the first token") are stale now
         elif event.kind == "reasoning":
             self.view.push_reasoning(event.text)
+            self._note = ""
         elif event.kind == "retry":
             delay = f" in {event.delay:.1f} s" if event.delay is not None else ""
             self._note = f"retrying{delay} (attempt {event.attempt or '?'}): {event.text}"
@@ -258,6 +260,7 @@ class StreamScreen(Screen[StreamResult | None]):
             return
         self.result = result
         self.running = False
+        self._note = ""
         self._ended = self._now()
         if self._timer is not None:
             self._timer.stop()
