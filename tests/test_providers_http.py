@@ -136,6 +136,14 @@ async def test_ollama_v1_reasoning_field(loopback, provider_config):
     assert result.usage == USAGE_A
 
 
+async def test_inline_think_block_is_reasoning_not_summary(loopback, provider_config):
+    loopback.script([ollama_ndjson(["<think>", "plan it", "</think>\n\n", "## Summary"])])
+    result = await stream_summary(provider_config("ollama"), make_body())
+    assert result.status == "complete"
+    assert result.summary == "## Summary"
+    assert result.reasoning == "plan it"
+
+
 async def test_usage_is_the_last_seen_never_summed(loopback, provider_config):
     first = {"prompt_tokens": 5, "completion_tokens": 1, "total_tokens": 6}
     last = {"prompt_tokens": 5, "completion_tokens": 9, "total_tokens": 14}

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import asyncio
 import contextlib
+import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
@@ -18,6 +19,7 @@ from typing import Any
 from kimi_compact_tui.providers.base import EventCallback, StreamEvent, StreamResult
 
 MAX_ERROR_CHARS = 400
+THINK_RE = re.compile(r"\s*<think>(.*?)</think>\s*", re.S)
 
 
 def one_line(text: str, limit: int = MAX_ERROR_CHARS) -> str:
@@ -68,13 +70,24 @@ class Collector:
         """True once any text or reasoning arrived: from then on, no retry."""
         return self.first_token_at is not None
 
+    def _split_think(self) -> tuple[str, str]:
+        """(summary, reasoning): a leading ``<think>…</think>`` block in the text (models
+        served without separate reasoning fields) is reasoning, never summary."""
+        text = "".join(self.summary_parts)
+        reasoning = "".join(self.reasoning_parts)
+        m = THINK_RE.match(text)
+        if m:
+            text = text[m.end() :]
+            reasoning = (reasoning + "\n" if reasoning else "") + m.group(1).strip()
+        return text, reasoning
+
     @property
     def summary(self) -> str:
-        return "".join(self.summary_parts)
+        return self._split_think()[0]
 
     @property
     def reasoning(self) -> str:
-        return "".join(self.reasoning_parts)
+        return self._split_think()[1]
 
     def _mark(self) -> None:
         if self.first_token_at is None:
@@ -127,13 +140,14 @@ class Collector:
     def result(self, outcome: Outcome, *, offline: bool = False) -> StreamResult:
         now = time.monotonic()
         ttft = None if self.first_token_at is None else self.first_token_at - self.started_at
+        summary, reasoning = self._split_think()
         error = outcome.error
         if error is not None:
             error = one_line(redact(error, self.secrets) or "")
         return StreamResult(
             status=outcome.status,  # type: ignore[arg-type]
-            summary=self.summary,
-            reasoning=self.reasoning,
+            summary=summary,
+            reasoning=reasoning,
             usage=self.usage,
             model=self.model,
             provider=self.provider,
