@@ -238,3 +238,15 @@ def test_samples_exist_or_fixture_covers():
     assert any(
         TRACEBACK_RE.search(sample_body(p)[1]) for p in sample_paths()
     ), "expected at least one sample session with a Python traceback"
+
+
+def test_very_long_transcript_reads_the_recent_part_and_says_so():
+    messages = [("system", ["Work in /srv/big."])]
+    for i in range(2600):
+        messages.append(("user", [f"request number {i}"]))
+        messages.append(("assistant", [f"Fixed item {i}."]))
+    text = offline_summary(make_body(messages))
+    assert_six_sections(text)
+    assert "request number 2599" in text  # the last request is the focus
+    assert "/srv/big" in text  # system notes are always read
+    assert "5201 messages" in text and "last 2000" in text

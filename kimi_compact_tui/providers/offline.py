@@ -28,6 +28,7 @@ from kimi_compact_tui.providers.base import (
 )
 
 CHUNK_CHARS = 40
+MAX_DETAILED = 2000  # messages read in detail (the most recent ones, plus system notes)
 WHOLE_CODE_LINES = 20  # code with fewer lines than this is kept whole
 HEADER_RE = re.compile(r"\A## Message (\d+)\nRole: ([^\n]*)\nContent:\n\Z")
 FENCE_RE = re.compile(
@@ -262,8 +263,21 @@ def _looks_like_code(text: str) -> bool:
     return hits * 10 >= len(lines) * 4
 
 
+_EXT_SET = frozenset(EXTENSIONS.split("|"))
+_TOKEN_RE = re.compile(r"[\w./\-]+")
+
+
 def _paths(text: str) -> list[str]:
-    return [m.group(1) for m in PATH_RE.finditer(text)]
+    """Path-like tokens with a known file extension (a linear scan, then a check)."""
+    out = []
+    for m in _TOKEN_RE.finditer(text):
+        token = m.group(0).rstrip(".-")
+        dot = token.rfind(".")
+        if dot <= 0 or token[dot + 1 :].lower() not in _EXT_SET:
+            continue
+        if PATH_RE.fullmatch(token):
+            out.append(token)
+    return out
 
 
 def condense_code(code: str) -> tuple[str, bool]:
@@ -362,6 +376,7 @@ def _error_blocks(text: str) -> list[tuple[str, str]]:
 class Extract:
     def __init__(self, messages: list[TMessage]) -> None:
         self.messages = messages
+        self._mentioned: list[str] | None = None
 
     def errors(self) -> list[ErrorSeen]:
         found: list[ErrorSeen] = []
@@ -459,10 +474,12 @@ class Extract:
         return (named + snippets)[-12:]
 
     def mentioned_files(self) -> list[str]:
-        out = []
-        for msg in self.messages:
-            out.extend(_paths(msg.text))
-        return _dedupe(out, 30)
+        if self._mentioned is None:
+            out = []
+            for msg in self.messages:
+                out.extend(_paths(msg.text))
+            self._mentioned = _dedupe(out, 30)
+        return self._mentioned
 
 
 def _first_identifier(code: str) -> str | None:
@@ -491,7 +508,14 @@ def _error_blocks_dominate(text: str) -> bool:
 
 
 def summarize_transcript(messages: list[TMessage]) -> str:
-    """The six-section summary for the given transcript messages."""
+    """The six-section summary for the given transcript messages.
+
+    Very long transcripts are read in detail only for their system messages and
+    their last ``MAX_DETAILED`` messages (the summary says so)."""
+    all_messages = messages
+    if len(messages) > MAX_DETAILED:
+        tail = messages[-MAX_DETAILED:]
+        messages = [m for m in messages[:-MAX_DETAILED] if m.role == "system"][:5] + tail
     ex = Extract(messages)
     errors = ex.errors()
     code = ex.code()
@@ -535,15 +559,8 @@ def summarize_transcript(messages: list[TMessage]) -> str:
     versions = _dedupe(VERSION_RE.findall(all_text), 6)
     if versions:
         env.append("Versions mentioned: " + ", ".join(versions))
-    lowered = all_text.lower()
-    techs = _dedupe(
-        [
-            label
-            for word, label in TECH_WORDS
-            if re.search(rf"(?<![\w-]){re.escape(word)}(?![\w-])", lowered)
-        ],
-        10,
-    )
+    words = set(re.findall(r"(?<![\w-])[a-z][a-z0-9]*(?![\w-])", all_text.lower()))
+    techs = _dedupe([label for word, label in TECH_WORDS if word in words], 10)
     if techs:
         env.append("Tools and technologies mentioned: " + ", ".join(techs))
     exts = _dedupe([p.rsplit(".", 1)[-1] for p in ex.mentioned_files()], 8)
@@ -572,7 +589,7 @@ def summarize_transcript(messages: list[TMessage]) -> str:
         number, line = passed[-1]
         done.append(f"Tests: {line} (message {number})")
     out.append("<completed_tasks>")
-    done = _dedupe(done, 12)
+    done = _dedupe(done[::-1], 12)[::-1]  # the most recent, in order
     out.extend(f"- {d}" for d in (done or ["Nothing is recorded as finished yet."]))
     out.append("</completed_tasks>")
     out.append("")
@@ -675,6 +692,12 @@ def summarize_transcript(messages: list[TMessage]) -> str:
             if DECISION_RE.search(s) and not PLAN_RE.match(s) and not s.endswith("?"):
                 ctx.append(f"Decision (message {m.number}): {s[:240]}")
     ctx = _dedupe(ctx, 12)
+    if len(all_messages) > len(messages):
+        ctx.append(
+            f"The transcript has {len(all_messages)} messages; only its system notes and "
+            f"the last {MAX_DETAILED} were read for this summary."
+        )
+    messages = all_messages
     if messages:
         roles: dict[str, int] = {}
         for m in messages:
