@@ -190,6 +190,8 @@ def test_num_ctx_estimate_covers_a_long_transcript():
     assert n >= len(text) // 3 + 4096
     assert n % 1024 == 0
     assert estimate_num_ctx([{"role": "user", "content": "hi"}]) == 8192
+    cjk = "修复数据库迁移" * 6000  # 42,000 characters, about one token each
+    assert estimate_num_ctx([{"role": "user", "content": cjk}]) >= len(cjk) + 4096
 
 
 async def test_ollama_native_length_and_cut(loopback, provider_config):

@@ -298,7 +298,7 @@ def estimate_num_ctx(messages: list[dict[str, Any]]) -> int:
     tokens = 0
     for m in messages:
         text = str(m.get("content") or "")
-        wide = sum(1 for ch in text if ord(ch) > 0x2E80)
+        wide = (len(text.encode("utf-8", "surrogatepass")) - len(text)) // 2  # ~CJK chars
         tokens += (len(text) - wide) // 3 + wide + 8
     need = tokens + 4096
     return max(8192, -(-need // 1024) * 1024)
