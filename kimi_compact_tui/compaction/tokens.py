@@ -15,20 +15,22 @@ from collections.abc import Iterable
 
 from kimi_compact_tui.model import Message
 
-_PUNCT = '{}[]":,'
+_PUNCT = b'{}[]":,'
+_HIGH_BYTES = bytes(range(0x80, 0x100))
 
 
 def estimate_tokens(text: str) -> int:
     if not text:
         return 0
     n = len(text)
-    if text.isascii():
-        non_ascii = 0
-    else:
-        non_ascii = n - len(text.encode("ascii", "ignore"))
-    punct = 0
-    for ch in _PUNCT:
-        punct += text.count(ch)
+    # One UTF-8 encode and C-level byte deletes instead of seven str.count passes
+    # (same figures, about twice as fast on large sessions). ASCII characters
+    # are exactly the bytes below 0x80; "surrogatepass" keeps lone surrogates
+    # (valid JSON escapes) countable as non-ASCII characters.
+    data = text.encode("utf-8", "surrogatepass")
+    size = len(data)
+    non_ascii = 0 if size == n else n - len(data.translate(None, _HIGH_BYTES))
+    punct = size - len(data.translate(None, _PUNCT))
     ascii_plain = n - non_ascii - punct
     return non_ascii + (punct + 1) // 2 + (ascii_plain + 3) // 4
 
