@@ -326,3 +326,22 @@ def test_kimi_file_round_trip_on_disk(text: str) -> None:
         path.write_bytes(text.encode("utf-8"))
         session = load_session(path)
         assert dump_session(session) == path.read_bytes()
+
+
+# ----------------------------------------------------------------------------- token estimate
+
+
+def _reference_estimate(text: str) -> int:
+    """The token rule, written the slow and obvious way."""
+    non_ascii = sum(1 for ch in text if ord(ch) > 127)
+    punct = sum(1 for ch in text if ch in '{}[]":,')
+    plain = len(text) - non_ascii - punct
+    return 0 if not text else non_ascii + (punct + 1) // 2 + (plain + 3) // 4
+
+
+@SETTINGS
+@given(st.text(max_size=200))  # lone surrogates included: JSON can carry them
+def test_estimate_tokens_matches_the_rule(text: str) -> None:
+    from kimi_compact_tui.compaction.tokens import estimate_tokens
+
+    assert estimate_tokens(text) == _reference_estimate(text)
