@@ -38,8 +38,9 @@ def estimate_tokens(text: str) -> int:
 def message_tokens(message: Message) -> int:
     """Estimated tokens of everything in a message that a model would read:
     text parts, think parts and tool-call arguments (media counted as 0)."""
-    total = 0
-    content = message.content
+    data = message.data  # read the dict directly: this runs once per message per load
+    total = 4  # per-message overhead (role and separators)
+    content = data.get("content")
     if isinstance(content, str):
         total += estimate_tokens(content)
     elif isinstance(content, list):
@@ -51,12 +52,14 @@ def message_tokens(message: Message) -> int:
                 total += estimate_tokens(part.get("text") or "")
             elif ptype == "think":
                 total += estimate_tokens(part.get("think") or "")
-    for call in message.tool_calls:
-        fn = call.get("function") if isinstance(call, dict) else None
-        if isinstance(fn, dict):
-            total += estimate_tokens(str(fn.get("name") or ""))
-            total += estimate_tokens(str(fn.get("arguments") or ""))
-    return total + 4  # per-message overhead (role and separators)
+    calls = data.get("tool_calls")
+    if calls:
+        for call in calls:
+            fn = call.get("function") if isinstance(call, dict) else None
+            if isinstance(fn, dict):
+                total += estimate_tokens(str(fn.get("name") or ""))
+                total += estimate_tokens(str(fn.get("arguments") or ""))
+    return total
 
 
 def session_tokens(messages: Iterable[Message]) -> int:
