@@ -34,7 +34,7 @@ DEEP = 100_000
 class Case:
     name: str
     session: Path
-    expect: str = "error"  # "error" | "ok"
+    expect: str = "error"  # "error" | "ok" | "either" (ok or one error line; no crash)
     config: Path | None = None
     special: str | None = None  # "fifo", "big", "deep": worth a real subprocess
 
@@ -154,6 +154,44 @@ SESSION_OK: dict[str, tuple[str, bytes]] = {
     ),
 }
 
+# Fields of known parts with the wrong type that the loader may accept (kept
+# as they are) or refuse (one error line): either is fine, a crash is not.
+SESSION_NO_CRASH: dict[str, tuple[str, bytes]] = {
+    "think_not_string": (
+        "context.jsonl",
+        _msg(role="assistant", content=[{"type": "think", "think": 123}]),
+    ),
+    "think_list": (
+        "context.jsonl",
+        _msg(role="assistant", content=[{"type": "think", "think": ["a"]}]),
+    ),
+    "image_url_not_object": (
+        "context.jsonl",
+        _msg(role="user", content=[{"type": "image_url", "image_url": 5}]),
+    ),
+    "tool_call_name_number": (
+        "context.jsonl",
+        _msg(role="assistant", content="", tool_calls=[{"id": "c", "function": {"name": 5}}]),
+    ),
+    "tool_call_arguments_object": (
+        "context.jsonl",
+        _msg(
+            role="assistant",
+            content="",
+            tool_calls=[{"id": "c", "function": {"name": "f", "arguments": {"a": [1]}}}],
+        ),
+    ),
+    "tool_call_id_in_call_number": (
+        "context.jsonl",
+        _msg(role="assistant", content="", tool_calls=[{"id": 9, "type": 1}]),
+    ),
+    "checkpoint_extra_fields": (
+        "context.jsonl",
+        _special({"role": "_checkpoint", "id": 3, "x": [1]}),
+    ),
+    "unknown_special_record": ("context.jsonl", _special({"role": "_future_record", "v": 1})),
+}
+
 # YAML configs, each wrong in its own way (the session is valid).
 CONFIG_ERRORS: dict[str, bytes | None] = {
     "yaml_syntax_error": b"compaction: [unclosed\n",
@@ -209,6 +247,8 @@ def build_corpus(root: Path, *, big: bool = True) -> list[Case]:
         cases.append(Case(name, _write(root / name / fname, data), special=special))
     for name, (fname, data) in SESSION_OK.items():
         cases.append(Case(name, _write(root / name / fname, data), expect="ok"))
+    for name, (fname, data) in SESSION_NO_CRASH.items():
+        cases.append(Case(name, _write(root / name / fname, data), expect="either"))
 
     # Paths that are not session files.
     empty_dir = root / "folder_without_session"
