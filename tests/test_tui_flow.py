@@ -564,3 +564,39 @@ async def test_preview_badge_for_exact_upstream_prompt(kimi_path: Path) -> None:
     line = prompt_line(exact).plain
     assert "kimi-cli /opt/kimi-cli/compact.md" in line and EXACT_BADGE in line
     assert EXACT_BADGE not in prompt_line(PromptSource("inline", None, "x", "0" * 64)).plain
+
+
+async def test_diff_tab_switches_panes(kimi_path: Path) -> None:
+    state = finished_state(kimi_path)
+    screen = DiffScreen(state)
+    app = FlowHost(screen)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        assert app.focused is screen.query_one("#before", DiffView)
+        await pilot.press("tab")
+        assert app.focused is screen.query_one("#after", DiffView)
+        await pilot.press("s")
+        assert screen.has_class("no-summary-pane")
+        assert not screen.query_one("#summary-pane").display
+
+
+async def test_stream_retry_then_complete(kimi_path, loopback, provider_config) -> None:
+    from tests.loopback_server import Reply
+
+    loopback.script([Reply.error(503, {"error": {"message": "busy"}}), openai_sse([SUMMARY])])
+    state = make_state(kimi_path, provider=provider_config("openai"))
+    screen, app = await run_stream(state)
+    notes: list[str] = []
+    original = screen._on_event
+
+    def spy(event: StreamEvent) -> None:
+        original(event)
+        notes.append(screen._note)
+
+    screen._on_event = spy  # type: ignore[method-assign]
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot, app)
+        assert screen.result.status == "complete" and screen.result.attempts == 2
+        assert any(n.startswith("retrying") and "attempt" in n for n in notes)
+        assert str(screen.query_one("#stream-note", Static).render()) == ""
+        assert state.summary == SUMMARY

@@ -113,3 +113,10 @@ def test_snapshot_confirm(snap_compare, state_path: Path) -> None:
 
 def test_snapshot_help(snap_compare) -> None:
     assert snap_compare(FlowHost(HelpScreen(HELP_KEYS)), terminal_size=SIZE)
+
+
+def test_snapshot_stream_offline(snap_compare, state_path: Path) -> None:
+    state = snapshot_state(state_path, provider=ProviderConfig(kind="offline"))
+    screen = StreamScreen(state, show_timing=False)
+    assert snap_compare(FlowHost(screen), terminal_size=SIZE, run_before=wait_workers)
+    assert state.stream_result.offline

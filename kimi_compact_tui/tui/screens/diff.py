@@ -103,7 +103,6 @@ class DiffScreen(Screen[None]):
 
     BINDINGS = [
         Binding("escape,q", "close", "Back"),
-        Binding("tab", "focus_next", "Switch pane", show=False),
         Binding("s", "toggle_summary", "Summary pane"),
     ]
 
