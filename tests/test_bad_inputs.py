@@ -149,8 +149,6 @@ def test_unknown_roles_and_parts_are_valid_and_kept(
     assert case.session.read_bytes() == data
 
 
-
-
 @pytest.mark.parametrize(
     "name",
     list(SESSION_NO_CRASH),

@@ -48,10 +48,9 @@ def message_tokens(message: Message) -> int:
             if not isinstance(part, dict):
                 continue
             ptype = part.get("type")
-            if ptype == "text":
-                total += estimate_tokens(part.get("text") or "")
-            elif ptype == "think":
-                total += estimate_tokens(part.get("think") or "")
+            value = part.get("text") if ptype == "text" else part.get("think")
+            if ptype in ("text", "think") and isinstance(value, str):
+                total += estimate_tokens(value)
     calls = data.get("tool_calls")
     if calls:
         for call in calls:

@@ -50,6 +50,8 @@ def parse(text: str, path: Path) -> Session:
             continue
         try:
             data = loads(line)
+        except RecursionError:
+            raise SessionFormatError(f"{path}:{lineno}: JSON nested too deeply") from None
         except ValueError as exc:
             msg = getattr(exc, "msg", str(exc))
             col = getattr(exc, "colno", None)

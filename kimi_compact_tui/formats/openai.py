@@ -14,6 +14,8 @@ from kimi_compact_tui.model import Message, Session
 def parse_json(text: str, path: Path) -> Session:
     try:
         value = json.loads(text)
+    except RecursionError:
+        raise SessionFormatError(f"{path}: JSON nested too deeply") from None
     except ValueError as exc:
         lineno = getattr(exc, "lineno", None)
         col = getattr(exc, "colno", None)
@@ -67,6 +69,8 @@ def parse_jsonl(text: str, path: Path) -> Session:
             continue
         try:
             data = loads(line)
+        except RecursionError:
+            raise SessionFormatError(f"{path}:{lineno}: JSON nested too deeply") from None
         except ValueError as exc:
             raise SessionFormatError(
                 f"{path}:{lineno}: invalid JSON ({getattr(exc, 'msg', exc)})"
