@@ -600,3 +600,39 @@ async def test_stream_retry_then_complete(kimi_path, loopback, provider_config) 
         assert any(n.startswith("retrying") and "attempt" in n for n in notes)
         assert str(screen.query_one("#stream-note", Static).render()) == ""
         assert state.summary == SUMMARY
+
+
+async def test_closing_the_app_mid_stream_is_clean(kimi_path, loopback, provider_config) -> None:
+    loopback.script([openai_sse(["first ", "second"], stall=20.0, stall_after=2)])
+    state = make_state(kimi_path, provider=provider_config("openai"))
+    screen, app = await run_stream(state)
+    async with app.run_test(size=SIZE) as pilot:
+        for _ in range(200):
+            await pilot.pause(0.02)
+            if screen.query_one(StreamView).text:
+                break
+        assert screen.running
+        app.exit()
+        await pilot.pause()
+    assert state.summary is None
+
+
+async def test_second_escape_stops_waiting(kimi_path: Path) -> None:
+    import asyncio
+
+    async def deaf(cfg, body, on_event, cancel):
+        on_event(StreamEvent("text", "some"))
+        await asyncio.sleep(30)  # ignores the cancel event
+        return StreamResult(status="complete", summary="never")
+
+    state = make_state(kimi_path)
+    screen, app = await run_stream(state, stream_fn=deaf)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause(0.1)
+        await pilot.press("escape")
+        assert screen.running and screen.cancel_event.is_set()
+        await pilot.press("escape")
+        await settle(pilot, app)
+        assert screen.result.status == "cancelled"
+        assert screen.result.summary == "some"
+        assert state.summary is None

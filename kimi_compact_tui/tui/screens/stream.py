@@ -243,8 +243,11 @@ class StreamScreen(Screen[StreamResult | None]):
         try:
             result = await self._stream_fn(self.provider, body, self._on_event, self.cancel_event)
         except asyncio.CancelledError:
-            result = StreamResult(status="cancelled", summary=self.view.text, error="cancelled")
-            self._done(result)
+            try:
+                text = self.view.text
+                self._done(StreamResult(status="cancelled", summary=text, error="cancelled"))
+            except Exception:  # the screen may already be gone (app closing)
+                pass
             raise
         except Exception as exc:  # a provider must not take the app down
             result = StreamResult(
