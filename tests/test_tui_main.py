@@ -589,7 +589,9 @@ def test_serve_command_line(monkeypatch, capsys):
     args = build_parser().parse_args(["serve", "s.json", "--up-to", "3", "--model", "m"])
     assert args.host == "127.0.0.1" and args.port == 8000
     command = serve.app_command(args)
-    assert command.endswith("-m kimi_compact_tui tui s.json --model m --up-to 3")
+    assert command.endswith(
+        f"-m kimi_compact_tui tui {Path('s.json').absolute()} --model m --up-to 3"
+    )
     assert serve.is_loopback("127.0.0.1") and serve.is_loopback("::1")
     assert serve.is_loopback("localhost")
     assert not serve.is_loopback("0.0.0.0")

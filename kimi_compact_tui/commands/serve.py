@@ -6,6 +6,7 @@ import argparse
 import ipaddress
 import shlex
 import sys
+from pathlib import Path
 
 from kimi_compact_tui.commands.tui import add_app_args
 from kimi_compact_tui.errors import UserError
@@ -35,17 +36,22 @@ def is_loopback(host: str) -> bool:
         return False
 
 
+def _absolute(path: str) -> str:
+    """Paths are resolved here: the served app may run from another folder."""
+    return str(Path(path).expanduser().absolute())
+
+
 def app_command(args: argparse.Namespace) -> str:
     """The shell command textual-serve runs for each browser session."""
     argv = [sys.executable, "-m", "kimi_compact_tui", "tui"]
     if args.session:
-        argv.append(args.session)
+        argv.append(_absolute(args.session))
     for flag, value in (
-        ("--config", args.config),
+        ("--config", args.config and _absolute(args.config)),
         ("--provider", args.provider),
         ("--model", args.model),
         ("--base-url", args.base_url),
-        ("--prompt-file", args.prompt_file),
+        ("--prompt-file", args.prompt_file and _absolute(args.prompt_file)),
         ("--up-to", args.up_to),
     ):
         if value is not None:
