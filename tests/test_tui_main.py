@@ -728,3 +728,23 @@ async def test_help_lists_every_key_and_main_keys_stay_on_main_screen(tmp_path):
         assert isinstance(app.screen, HelpScreen)
         assert app.state.up_to is None
         assert app.message_list.cursor == 0
+
+
+async def test_missing_prompt_file_shows_session_and_error(tmp_path):
+    config = tmp_path / "config.yaml"
+    config.write_text(
+        "compaction:\n  enabled: true\n  type: kimi\n  prompt_file: nowhere.md\n", encoding="utf-8"
+    )
+    path = write_openai(tmp_path / "s.json", regions_messages())
+    app = create_app(path, config_path=config)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert app.message_list.message_count == 9  # still shown
+        assert app.state.preparation is None
+        assert app.last_error == f"{tmp_path / 'nowhere.md'}: prompt file not found"
+        assert "could not be prepared" in plain(app.query_one(Legend))
+        assert app.check_action("compact", ()) is None
+        await pilot.press("b")  # the same error again, not a crash
+        await pilot.pause()
+        assert app.state.up_to is None
+        assert "prompt file not found" in app.last_error
