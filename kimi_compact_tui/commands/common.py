@@ -82,10 +82,19 @@ def base_model(config: AppConfig, args: argparse.Namespace) -> str | None:
 
 
 def load_and_prepare(
-    args: argparse.Namespace,
+    args: argparse.Namespace, *, fingerprint: list | None = None
 ) -> tuple[Session, AppConfig, Preparation]:
+    """Load the config and the session and prepare the compaction. When a
+    ``fingerprint`` list is given, the session's on-disk fingerprint (taken
+    from the same bytes that were parsed) is appended to it."""
     config = load_config(args.config)
-    session = load_session(args.session)
+    if fingerprint is not None:
+        from kimi_compact_tui.apply import load_fingerprinted
+
+        session, fp = load_fingerprinted(args.session)
+        fingerprint.append(fp)
+    else:
+        session = load_session(args.session)
     if args.up_to is not None and not 1 <= args.up_to <= len(session.messages):
         n = len(session.messages)
         raise UserError(

@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kimi_compact_tui.apply import apply_from_cli, output_tokens
 from kimi_compact_tui.commands.common import (
     add_provider_args,
     add_session_args,
@@ -42,6 +43,7 @@ from kimi_compact_tui.providers import (
     StreamResult,
     stream_summary,
 )
+from kimi_compact_tui.tui.sanitize import visible
 
 EXIT_OK = 0
 EXIT_PROVIDER = 3
@@ -69,6 +71,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=None,
         help="write the compacted session here (never over the source; see --in-place)",
     )
+    p.add_argument(
+        "--in-place",
+        action="store_true",
+        help="write over the source after the summary completes (backup or rotation first; "
+        "asks for confirmation on a terminal)",
+    )
+    p.add_argument("--yes", "-y", action="store_true", help="with --in-place: do not ask")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     p.add_argument(
         "--allow-truncated",
@@ -87,6 +96,7 @@ class CompactionRun:
     provider: ProviderConfig
     result: StreamResult | None
     compacted: Session | None  # set only when the summary may be written
+    fingerprint: Any = None  # apply.Fingerprint of the bytes loaded (when asked for)
 
     @property
     def plan(self) -> CompactionPlan:
@@ -115,10 +125,14 @@ def run_compaction(
     ``allow_truncated``. Raises :class:`UserError` for bad input; provider
     trouble is reported in the returned result, never raised.
     """
-    session, config, prep = load_and_prepare(args)
+    fingerprints: list = []
+    session, config, prep = load_and_prepare(
+        args, fingerprint=fingerprints if getattr(args, "in_place", False) else None
+    )
+    fp = fingerprints[0] if fingerprints else None
     pcfg = provider_config(config, args)
     if prep.plan.noop or prep.request is None:
-        return CompactionRun(session, config, prep, pcfg, None, None)
+        return CompactionRun(session, config, prep, pcfg, None, None, fp)
     if not prep.enabled:
         raise UserError(f"compaction is not enabled: {prep.disabled_reason}")
     if on_start is not None:
@@ -128,13 +142,10 @@ def run_compaction(
         allow_truncated = bool(getattr(args, "allow_truncated", False))
     compacted = None
     if result.writable(allow_truncated=allow_truncated):
-        output_tokens = None
-        if result.usage and isinstance(result.usage.get("completion_tokens"), int):
-            output_tokens = result.usage["completion_tokens"]
         compacted = build_compacted_session(
-            session, prep.plan, result.summary, output_tokens=output_tokens
+            session, prep.plan, result.summary, output_tokens=output_tokens(result.usage)
         )
-    return CompactionRun(session, config, prep, pcfg, result, compacted)
+    return CompactionRun(session, config, prep, pcfg, result, compacted, fp)
 
 
 class _Printer:
@@ -142,6 +153,9 @@ class _Printer:
 
     def __init__(self) -> None:
         self.dim = sys.stderr.isatty()
+        # On a terminal, control characters in model text are shown, not obeyed.
+        self.show_out = visible if sys.stdout.isatty() else str
+        self.show_err = visible if self.dim else str
         self.last_char = "\n"
         self.reasoning_open = False
         self.stdout_closed = False
@@ -171,11 +185,12 @@ class _Printer:
             if self.reasoning_open:
                 self._err("\n")
                 self.reasoning_open = False
-            self._out(event.text)
+            self._out(self.show_out(event.text))
             self.last_char = event.text[-1:]
         elif event.kind == "reasoning":
             self.reasoning_open = True
-            self._err(f"{DIM}{event.text}{RESET}" if self.dim else event.text)
+            text = self.show_err(event.text)
+            self._err(f"{DIM}{text}{RESET}" if self.dim else text)
         elif event.kind == "retry":
             self._err(f"retry: {event.text}\n")
         # "status" events are progress notes for the TUI; the CLI announces itself once.
@@ -249,6 +264,15 @@ def run(args: argparse.Namespace) -> int:
     from kimi_compact_tui.formats import save_session
 
     _check_output(args)
+    if args.in_place and args.output:
+        raise UserError("--in-place and --output cannot be used together")
+    if args.in_place and args.allow_truncated:
+        raise UserError("--in-place writes only a complete summary; drop --allow-truncated")
+    if args.in_place and not args.yes and not sys.stdin.isatty():
+        raise UserError(
+            f"{args.session}: --in-place asks for confirmation on a terminal and there is "
+            "none; pass --yes to write without asking"
+        )
     printer = None if args.json else _Printer()
     run_ = run_compaction(
         args,
@@ -261,7 +285,20 @@ def run(args: argparse.Namespace) -> int:
     if printer is not None:
         printer.finish()
     written: Path | None = None
-    if run_.compacted is not None and args.output:
+    if run_.compacted is not None and args.in_place and result is not None:
+        if result.status == "complete":
+            applied = apply_from_cli(
+                args,
+                run_.session,
+                run_.fingerprint,
+                run_.plan,
+                run_.preparation,
+                result,
+                run_.compacted,
+            )
+            if applied is not None:  # apply_from_cli has said what it wrote
+                written = applied.path
+    elif run_.compacted is not None and args.output:
         written = Path(args.output).expanduser()
         try:
             save_session(run_.compacted, written)
@@ -290,6 +327,8 @@ def run(args: argparse.Namespace) -> int:
             print(
                 f"complete ({where}): wrote {written} ({n_before} → {n_after} messages)", file=err
             )
+        elif args.in_place:
+            print(f"complete ({where}); not written (declined)", file=err)
         else:
             print(f"complete ({where}); no --output given, nothing written", file=err)
         return EXIT_OK
