@@ -748,3 +748,23 @@ async def test_missing_prompt_file_shows_session_and_error(tmp_path):
         await pilot.pause()
         assert app.state.up_to is None
         assert "prompt file not found" in app.last_error
+
+
+async def test_click_selects_row_and_o_opens_picker(tmp_path):
+    from kimi_compact_tui.tui.screens.picker import PickerScreen
+
+    path = write_openai(tmp_path / "s.json", regions_messages())
+    app = create_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await pilot.click("#messages", offset=(10, 3))
+        await pilot.pause()
+        assert app.message_list.cursor == 3
+        assert "Message 4 · assistant" in detail_plain(app)
+        await pilot.press("o")
+        await pilot.pause()
+        assert isinstance(app.screen, PickerScreen)
+        await pilot.press("escape")  # a session is loaded: back to it, not quit
+        await pilot.pause()
+        assert not isinstance(app.screen, PickerScreen)
+        assert app.is_running

@@ -23,6 +23,7 @@ HELP_KEYS: list[tuple[str, str, str]] = [
     ("w", "write", "write the compacted session (asks to confirm)"),
     ("u", "undo", "undo the last write"),
     ("/", "search", "search messages (n / N: next / previous match)"),
+    ("o", "open", "open another session (the session picker)"),
     ("?", "help", "this help"),
     ("ctrl+p", "", "command palette: every action by name"),
     ("q", "quit", "quit"),
