@@ -8,6 +8,7 @@ an object with ``messages``) or ``.jsonl``. ``dump_session`` gives the bytes
 
 from __future__ import annotations
 
+import gc
 import re
 import stat
 from pathlib import Path
@@ -103,6 +104,20 @@ def load_session(path: str | Path, fmt: str | None = None) -> Session:
 
 
 def parse_session(text: str, path: Path, fmt: str | None = None) -> Session:
+    # Parsing allocates one container per message and part and frees none of
+    # them, so the cyclic GC would scan an ever larger heap again and again
+    # for nothing (about a third of the load time of 100,000 messages).
+    # Paused for the parse only; there are no cycles to collect here.
+    if not gc.isenabled():
+        return _parse_session(text, path, fmt)
+    gc.disable()
+    try:
+        return _parse_session(text, path, fmt)
+    finally:
+        gc.enable()
+
+
+def _parse_session(text: str, path: Path, fmt: str | None = None) -> Session:
     fmt = fmt or detect_format(path, text)
     if fmt == "kimi":
         return kimi.parse(text, path)
