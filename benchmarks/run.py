@@ -284,6 +284,13 @@ def _highlighted(lst) -> int | None:
     return None
 
 
+def _wall(fn: Callable[[], Any]) -> float:
+    gc.collect()
+    t0 = time.perf_counter()
+    fn()
+    return time.perf_counter() - t0
+
+
 def bench_tui(path: Path, repeats: int) -> dict[str, float]:
     ready, to_end = [], []
     for _ in range(repeats):
@@ -471,19 +478,26 @@ def run(args: argparse.Namespace) -> int:
             print(f"TUI: skipped ({reason})\n")
         else:
             for r in results:
-                t = bench_tui(paths_by_n[r["n"]]["kimi"], max(1, min(args.repeats, 3)))
+                path = paths_by_n[r["n"]]["kimi"]
+                t = bench_tui(path, max(1, min(args.repeats, 3)))
+                # Compared with the load by the same (wall) clock, whatever --clock says.
+                t["load_wall"] = statistics.median(
+                    _wall(lambda p=path: load_session(p)) for _ in range(3)
+                )
                 r["tui"] = t
                 tui_rows.append(
                     [
                         f"{r['n']:,}",
-                        fmt_s(r["load"]),
+                        fmt_s(t["load_wall"]),
                         fmt_s(t["ready"]),
-                        f"{t['ready'] - r['load']:+.2f} s",
+                        f"{t['ready'] - t['load_wall']:+.2f} s",
                         fmt_s(t["to_end"]),
                     ]
                 )
             print("TUI headless (App.run_test, 120x40)")
-            print_table(["messages", "load", "list ready", "ready - load", "end key"], tui_rows)
+            print_table(
+                ["messages", "load (wall)", "list ready", "ready - load", "end key"], tui_rows
+            )
 
     stream_res = None
     if not args.skip_stream:
@@ -527,7 +541,7 @@ def run(args: argparse.Namespace) -> int:
         m = big["memory"]["load+plan"]
         checks.append(["peak memory < 3x file", f"{m:.2f}x", verdict(m < 3.0)])
     if "tui" in big:
-        d = big["tui"]["ready"] - big["load"]
+        d = big["tui"]["ready"] - big["tui"]["load_wall"]
         checks.append(["TUI ready <= load + 1 s", f"load {d:+.2f} s", verdict(d <= 1.0)])
     if stream_res is not None:
         checks.append(
