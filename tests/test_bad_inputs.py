@@ -278,15 +278,30 @@ def _tui_app_factory():
     return create_app
 
 
-def _error_shown(app) -> str | None:
-    """The error the app shows: an ErrorDialog on the screen stack, or the
-    app's error notification (``last_error``)."""
+def _dialog_message(app) -> str | None:
+    """The message of the ErrorDialog on the app's screen stack, if any."""
     from kimi_compact_tui.tui.screens.error import ErrorDialog
 
     for screen in app.screen_stack:
         if isinstance(screen, ErrorDialog):
             return screen.message
-    return getattr(app, "last_error", None)
+    return None
+
+
+def _error_shown(app) -> str | None:
+    """The error the app shows: a dialog, or its error notification."""
+    return _dialog_message(app) or getattr(app, "last_error", None)
+
+
+async def _open_bad(app, pilot) -> str | None:
+    message = None
+    for _ in range(1000):  # the load runs in a worker thread
+        await pilot.pause(0.01)
+        message = _error_shown(app)
+        if message:
+            break
+    await pilot.pause()
+    return message
 
 
 @pytest.mark.parametrize("name", TUI_CASES)
@@ -297,18 +312,27 @@ async def test_tui_shows_an_error_instead_of_crashing(name: str, corpus: dict[st
     before = snapshot(watch)
     app = create_app(case.session)
     async with app.run_test(size=(100, 30)) as pilot:
-        message = None
-        for _ in range(400):  # the load runs in a worker thread
-            await pilot.pause(0.01)
-            message = _error_shown(app)
-            if message:
-                break
+        message = await _open_bad(app, pilot)
         assert message, "no error shown"
         assert "\n" not in message
         assert app.is_running  # still up: the error did not take the app down
         assert app.state.session is None
     assert app.return_code in (None, 0)
     assert snapshot(watch) == before
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="tui/app.py:ReviewApp._load_done shows a load error as a notification "
+    "(show_error without dialog=True); issue 6 asks for a dialog",
+)
+@pytest.mark.parametrize("name", ["truncated_last_line", "binary_file", "fifo"])
+async def test_tui_load_error_is_a_dialog(name: str, corpus: dict[str, Case]) -> None:
+    create_app = _tui_app_factory()
+    app = create_app(corpus[name].session)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await _open_bad(app, pilot)
+        assert _dialog_message(app), "the error is not shown in a dialog"
 
 
 @pytest.mark.parametrize("name", ["config_yaml_syntax_error", "config_provider_unknown_kind"])
