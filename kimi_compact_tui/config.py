@@ -28,6 +28,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, StrictBool, StrictInt, StrictStr, ValidationError
 
 from kimi_compact_tui.errors import ConfigError
+from kimi_compact_tui.fsutil import read_utf8
 
 CONFIG_ENV = "KIMI_COMPACT_TUI_CONFIG"
 DEFAULT_MAX_PRESERVED = 2
@@ -109,18 +110,9 @@ def load_config(path: str | Path | None = None, *, search: bool = True) -> AppCo
     if path is None:
         return AppConfig()
     p = Path(path).expanduser()
-    try:
-        text = p.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{p}: config file not found") from None
-    except IsADirectoryError:
-        raise ConfigError(f"{p}: config path is a folder") from None
-    except PermissionError:
-        raise ConfigError(f"{p}: permission denied") from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{p}: not valid UTF-8 (byte {exc.start})") from None
-    except OSError as exc:
-        raise ConfigError(f"{p}: cannot read ({exc.strerror})") from None
+    if p.is_dir():
+        raise ConfigError(f"{p}: config path is a folder")
+    text = read_utf8(p, "config file", ConfigError)
     return parse_config(text, p)
 
 

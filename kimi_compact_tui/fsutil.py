@@ -45,3 +45,28 @@ def fsync_dir(directory: Path) -> None:
         pass
     finally:
         os.close(fd)
+
+
+def read_utf8(path: Path, what: str, error: type[Exception]) -> str:
+    """Read a UTF-8 text file; every failure becomes ``error`` with one line
+    naming the file (and the line, for bad UTF-8)."""
+    try:
+        data = Path(path).read_bytes()
+    except FileNotFoundError:
+        raise error(f"{path}: {what} not found") from None
+    except IsADirectoryError:
+        raise error(f"{path}: {what} is a folder") from None
+    except PermissionError:
+        raise error(f"{path}: {what}: permission denied") from None
+    except OSError as exc:
+        raise error(f"{path}: cannot read {what} ({exc.strerror or exc})") from None
+    return decode_utf8(data, path, error)
+
+
+def decode_utf8(data: bytes, path: Path, error: type[Exception]) -> str:
+    """Decode UTF-8; bad bytes become ``error`` naming the file and line."""
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        raise error(f"{path}:{line}: not valid UTF-8 (byte {exc.start}: {exc.reason})") from None

@@ -321,11 +321,6 @@ async def test_tui_shows_an_error_instead_of_crashing(name: str, corpus: dict[st
     assert snapshot(watch) == before
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="tui/app.py:ReviewApp._load_done shows a load error as a notification "
-    "(show_error without dialog=True); issue 6 asks for a dialog",
-)
 @pytest.mark.parametrize("name", ["truncated_last_line", "binary_file", "fifo"])
 async def test_tui_load_error_is_a_dialog(name: str, corpus: dict[str, Case]) -> None:
     create_app = _tui_app_factory()

@@ -498,6 +498,9 @@ async def test_bad_session_path_opens_picker_with_error(tmp_path):
     async with app.run_test(size=SIZE) as pilot:
         await opened(app, pilot)
         assert "no such file or folder" in app.last_error
+        assert type(app.screen).__name__ == "ErrorDialog"  # the error, above the picker
+        await pilot.press("escape")
+        await pilot.pause()
         assert isinstance(app.screen, PickerScreen)
         await pilot.press("escape")  # nothing loaded: leaving the picker quits
         await pilot.pause()
@@ -743,6 +746,9 @@ async def test_missing_prompt_file_shows_session_and_error(tmp_path):
         assert app.state.preparation is None
         assert app.last_error == f"{tmp_path / 'nowhere.md'}: prompt file not found"
         assert "could not be prepared" in plain(app.query_one(Legend))
+        assert type(app.screen).__name__ == "ErrorDialog"
+        await pilot.press("escape")
+        await pilot.pause()
         assert app.check_action("compact", ()) is None
         await pilot.press("b")  # the same error again, not a crash
         await pilot.pause()

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from kimi_compact_tui.commands.common import positive_int
+from kimi_compact_tui.commands.common import add_provider_args, positive_int
 
 
 def add_app_args(p: argparse.ArgumentParser) -> None:
@@ -18,14 +18,7 @@ def add_app_args(p: argparse.ArgumentParser) -> None:
         "(none: pick one from your kimi-cli sessions and the samples)",
     )
     p.add_argument("--config", metavar="FILE", default=None, help="YAML config file")
-    p.add_argument(
-        "--provider",
-        metavar="KIND",
-        default=None,
-        help="openai, moonshot, ollama or offline (default: from config, else offline)",
-    )
-    p.add_argument("--model", metavar="M", default=None, help="model for the compaction request")
-    p.add_argument("--base-url", metavar="URL", default=None, help="provider base URL")
+    add_provider_args(p)
     p.add_argument("--prompt-file", metavar="FILE", default=None, help="use this compaction prompt")
     p.add_argument(
         "--up-to",

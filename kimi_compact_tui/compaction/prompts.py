@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kimi_compact_tui.errors import ConfigError
+from kimi_compact_tui.fsutil import read_utf8
 
 UPSTREAM_SHA256 = "24753a19a3c0dfabc5545a103666a559cc7dd8caa963715fdc6ca7dd787a0e0a"
 KIMI_CLI_COMPACT_MD_ENV = "KIMI_CLI_COMPACT_MD"
@@ -51,18 +52,7 @@ def _sha256(text: str) -> str:
 
 
 def _read_prompt(path: Path, what: str) -> str:
-    try:
-        return path.read_bytes().decode("utf-8")
-    except FileNotFoundError:
-        raise ConfigError(f"{path}: {what} not found") from None
-    except IsADirectoryError:
-        raise ConfigError(f"{path}: {what} is a folder") from None
-    except PermissionError:
-        raise ConfigError(f"{path}: {what}: permission denied") from None
-    except UnicodeDecodeError as exc:
-        raise ConfigError(f"{path}: {what} is not valid UTF-8 (byte {exc.start})") from None
-    except OSError as exc:
-        raise ConfigError(f"{path}: cannot read {what} ({exc.strerror})") from None
+    return read_utf8(path, what, ConfigError)
 
 
 def bundled_prompt_path() -> Path:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from kimi_compact_tui.errors import SessionFormatError
 from kimi_compact_tui.formats import kimi, openai
-from kimi_compact_tui.fsutil import atomic_write_bytes
+from kimi_compact_tui.fsutil import atomic_write_bytes, decode_utf8, read_utf8
 from kimi_compact_tui.model import Session
 
 FORMATS = ("kimi", "openai-json", "openai-jsonl")
@@ -67,25 +67,16 @@ def detect_format(path: Path, text: str) -> str:
 
 
 def read_text(path: Path) -> str:
-    try:
-        data = path.read_bytes()
-    except PermissionError:
-        raise SessionFormatError(f"{path}: permission denied") from None
-    except IsADirectoryError:
-        raise SessionFormatError(f"{path}: is a folder") from None
-    except OSError as exc:
-        raise SessionFormatError(f"{path}: cannot read ({exc.strerror})") from None
-    return decode(data, path)
+    text = read_utf8(path, "session file", SessionFormatError)
+    return decode_checks(text, path)
 
 
 def decode(data: bytes, path: Path) -> str:
-    try:
-        text = data.decode("utf-8")
-    except UnicodeDecodeError as exc:
-        line = data.count(b"\n", 0, exc.start) + 1
-        raise SessionFormatError(
-            f"{path}:{line}: not valid UTF-8 (byte {exc.start}: {exc.reason})"
-        ) from None
+    return decode_checks(decode_utf8(data, path, SessionFormatError), path)
+
+
+def decode_checks(text: str, path: Path) -> str:
+    """Refuse text no session holds: NUL bytes (a binary file) and a BOM."""
     if "\x00" in text:
         line = text.count("\n", 0, text.index("\x00")) + 1
         raise SessionFormatError(f"{path}:{line}: contains a NUL byte (binary file?)")

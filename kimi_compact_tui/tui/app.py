@@ -120,9 +120,9 @@ class ReviewApp(App):
         if loaded:
             self._show_session()
         if error is not None:
-            self.show_error(error)
             if self.state.session is None:
-                self.action_open()
+                self.action_open()  # the picker, with the error dialog above it
+            self.show_error(error, "Cannot open the session", dialog=True)
 
     def _show_session(self) -> None:
         state = self.state
