@@ -34,7 +34,7 @@ from kimi_compact_tui.formats.kimi import dump_message, dump_special
 from kimi_compact_tui.model import Message, Session
 
 SETTINGS = settings(
-    max_examples=60,
+    max_examples=80,
     deadline=None,
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
 )
@@ -132,8 +132,15 @@ def config_with(max_preserved: int, overrides: dict[str, Any] | None = None) -> 
 
 @st.composite
 def plan_inputs(draw: Any) -> tuple[list[dict[str, Any]], int, int | None]:
-    datas = draw(sessions())
-    max_preserved = draw(st.integers(-1, 6))
+    # Biased towards plans that compact something (and so build a request):
+    # user/assistant-heavy sessions and small tails, with the edge cases still drawn.
+    if draw(st.booleans()):
+        role = st.one_of(st.sampled_from(["user", "assistant"]), ROLE)
+        leading = draw(st.lists(message_data(st.just("system")), max_size=2))
+        datas = leading + draw(st.lists(message_data(role), min_size=3, max_size=14))
+    else:
+        datas = draw(sessions())
+    max_preserved = draw(st.one_of(st.integers(1, 2), st.integers(-1, 6)))
     up_to = None
     if datas and draw(st.booleans()):
         up_to = draw(st.integers(1, len(datas)))
