@@ -140,7 +140,7 @@ def bench_core(n: int, paths: dict[str, Path], repeats: int) -> dict[str, Any]:
     session = load_session(kimi_path)
     cfg = _get_compaction_config(AppConfig().raw)
     prompt = resolve_prompt(cfg)
-    plan, _tokens = plan_and_tokens(session)
+    plan, tokens = plan_and_tokens(session)
     compacted = build_compacted_session(session, plan, SUMMARY)
     steps: dict[str, Callable[[], Any]] = {
         "floor": lambda: floor_kimi(kimi_path),
@@ -150,7 +150,8 @@ def bench_core(n: int, paths: dict[str, Path], repeats: int) -> dict[str, Any]:
         "load+plan+tokens": lambda: load_plan_tokens(kimi_path),
         "request": lambda: build_request(session.messages, plan, prompt, cfg),
         "compacted": lambda: build_compacted_session(session, plan, SUMMARY),
-        "diff": lambda: diff_sessions(session, compacted),
+        # As the TUI does it: the per-message token figures of the plan are reused.
+        "diff": lambda: diff_sessions(session, compacted, before_tokens=tokens),
         "json_floor": lambda: floor_json(json_path),
         "json_load": lambda: load_session(json_path),
     }

@@ -1,12 +1,13 @@
 """Message-level diff of two sessions: what a compaction kept, removed and added.
 
 ``diff_sessions(before, after)`` pairs messages whose data is equal (a
-compaction keeps messages verbatim), in order. Each message's JSON is hashed
-once (keys sorted, so key order does not matter, like ``dict`` equality); the
-common prefix and suffix are matched first, which makes the compaction case
-(leading system messages, summary, kept tail) linear, and what remains in the
-middle is matched with :class:`difflib.SequenceMatcher` (``autojunk=False``),
-which is correct for any pair of sessions.
+compaction keeps messages verbatim), in order. The common prefix and suffix
+are matched first by identity or identical source line, without hashing,
+which makes the compaction case (leading system messages, summary, kept tail)
+linear and cheap; each message left in the middle has its JSON hashed once
+(keys sorted, so key order does not matter, like ``dict`` equality) and is
+matched with :class:`difflib.SequenceMatcher` (``autojunk=False``), which is
+correct for any pair of sessions.
 
 Rows come in display order: at each difference, the removed messages first,
 then the added ones, then the next kept message. ``format_diff`` is the plain
@@ -24,6 +25,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kimi_compact_tui.compaction.tokens import message_tokens
+from kimi_compact_tui.fsutil import gc_paused
 from kimi_compact_tui.model import Message, Session
 from kimi_compact_tui.tui.sanitize import one_line
 
@@ -150,20 +152,54 @@ def message_key(message: Message) -> bytes:
     return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
-def match_keys(a: Sequence[bytes], b: Sequence[bytes]) -> list[tuple[int, int]]:
-    """Pairs ``(i, j)`` of equal keys forming an in-order matching of ``a``
-    and ``b``: common prefix and suffix first, then ``SequenceMatcher`` on
-    the middle."""
+def _same(x: Message, y: Message) -> bool:
+    """A cheap "certainly equal": the same object, the same data, or the same
+    source line. False means "unknown" (the keys decide)."""
+    if x is y or x.data is y.data:
+        return True
+    return x.raw is not None and x.raw == y.raw
+
+
+def _signature(message: Message) -> tuple:
+    """Cheap facts equal messages share; messages whose signature appears on
+    only one side cannot match and are never hashed."""
+    data = message.data
+    content = data.get("content")
+    size = len(content) if isinstance(content, (str, list)) else -1
+    return (data.get("role"), type(content), size, len(data))
+
+
+def _middle_keys(a: Sequence[Message], b: Sequence[Message]) -> tuple[list, list]:
+    if not a or not b:
+        return [], []
+    sig_a = [_signature(x) for x in a]
+    sig_b = [_signature(x) for x in b]
+    common = set(sig_a).intersection(sig_b)
+    keys_a: list = [
+        message_key(x) if s in common else ("a", i)
+        for i, (x, s) in enumerate(zip(a, sig_a, strict=True))
+    ]
+    keys_b: list = [
+        message_key(x) if s in common else ("b", j)
+        for j, (x, s) in enumerate(zip(b, sig_b, strict=True))
+    ]
+    return keys_a, keys_b
+
+
+def match_messages(a: Sequence[Message], b: Sequence[Message]) -> list[tuple[int, int]]:
+    """Pairs ``(i, j)`` of equal messages forming an in-order matching of
+    ``a`` and ``b``. The common start and end are matched first without
+    hashing (a compaction keeps the very same messages, so this is linear and
+    cheap); only the middle is keyed and given to ``SequenceMatcher``."""
     n, m = len(a), len(b)
     pre = 0
-    while pre < n and pre < m and a[pre] == b[pre]:
+    while pre < n and pre < m and _same(a[pre], b[pre]):
         pre += 1
     suf = 0
-    while suf < n - pre and suf < m - pre and a[n - 1 - suf] == b[m - 1 - suf]:
+    while suf < n - pre and suf < m - pre and _same(a[n - 1 - suf], b[m - 1 - suf]):
         suf += 1
     pairs = [(i, i) for i in range(pre)]
-    mid_a = a[pre : n - suf]
-    mid_b = b[pre : m - suf]
+    mid_a, mid_b = _middle_keys(a[pre : n - suf], b[pre : m - suf])
     if mid_a and mid_b:
         matcher = difflib.SequenceMatcher(None, mid_a, mid_b, autojunk=False)
         for block in matcher.get_matching_blocks():
@@ -180,11 +216,15 @@ def diff_messages(
     before_tokens: Sequence[int] | None = None,
     after_tokens: Sequence[int] | None = None,
 ) -> list[DiffRow]:
-    """The diff rows of two message lists (token lists may be passed when
-    already computed)."""
+    """The diff rows of two message lists. Token counts may be passed when
+    already computed; otherwise they are estimated, and for the after side
+    only for messages that were not kept (a kept message has the same count)."""
     bt = list(before_tokens) if before_tokens is not None else [message_tokens(x) for x in before]
-    at = list(after_tokens) if after_tokens is not None else [message_tokens(x) for x in after]
-    pairs = match_keys([message_key(x) for x in before], [message_key(x) for x in after])
+
+    def after_count(j: int) -> int:
+        return after_tokens[j] if after_tokens is not None else message_tokens(after[j])
+
+    pairs = match_messages(before, after)
     rows: list[DiffRow] = []
     i = j = 0
     for pi, pj in [*pairs, (len(before), len(after))]:
@@ -192,7 +232,7 @@ def diff_messages(
             rows.append(DiffRow(REMOVED, i, None, before[i], bt[i]))
             i += 1
         while j < pj:
-            rows.append(DiffRow(ADDED, None, j, after[j], at[j]))
+            rows.append(DiffRow(ADDED, None, j, after[j], after_count(j)))
             j += 1
         if pi < len(before) and pj < len(after):
             rows.append(DiffRow(KEPT, pi, pj, before[pi], bt[pi]))
@@ -200,15 +240,22 @@ def diff_messages(
     return rows
 
 
-def diff_sessions(before: Session, after: Session) -> SessionDiff:
-    """The message-level diff of ``before`` and ``after``."""
-    bt = [message_tokens(x) for x in before.messages]
-    at = [message_tokens(x) for x in after.messages]
-    rows = diff_messages(before.messages, after.messages, before_tokens=bt, after_tokens=at)
+def diff_sessions(
+    before: Session, after: Session, *, before_tokens: Sequence[int] | None = None
+) -> SessionDiff:
+    """The message-level diff of ``before`` and ``after`` (pass
+    ``before_tokens`` when the per-message estimates are already known)."""
+    with gc_paused():
+        rows = diff_messages(before.messages, after.messages, before_tokens=before_tokens)
+    tokens_before = (
+        sum(before_tokens)
+        if before_tokens is not None
+        else sum(r.tokens for r in rows if r.kind != ADDED)
+    )
     return SessionDiff(
         rows=rows,
-        tokens_before=sum(bt),
-        tokens_after=sum(at),
+        tokens_before=tokens_before,
+        tokens_after=sum(r.tokens for r in rows if r.kind != REMOVED),
         before_count=len(before.messages),
         after_count=len(after.messages),
         before_path=str(before.path) if before.path is not None else None,

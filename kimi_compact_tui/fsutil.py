@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import gc
 import os
 import tempfile
 from pathlib import Path
@@ -70,3 +71,18 @@ def decode_utf8(data: bytes, path: Path, error: type[Exception]) -> str:
     except UnicodeDecodeError as exc:
         line = data.count(b"\n", 0, exc.start) + 1
         raise error(f"{path}:{line}: not valid UTF-8 (byte {exc.start}: {exc.reason})") from None
+
+
+@contextlib.contextmanager
+def gc_paused():
+    """Pause the cyclic garbage collector while building many small objects
+    that form no cycles (parsing a session, diff rows): otherwise each
+    generation-2 pass rescans every message already loaded, for nothing."""
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()

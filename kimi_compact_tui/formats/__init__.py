@@ -8,14 +8,13 @@ an object with ``messages``) or ``.jsonl``. ``dump_session`` gives the bytes
 
 from __future__ import annotations
 
-import gc
 import re
 import stat
 from pathlib import Path
 
 from kimi_compact_tui.errors import SessionFormatError
 from kimi_compact_tui.formats import kimi, openai
-from kimi_compact_tui.fsutil import atomic_write_bytes, decode_utf8, read_utf8
+from kimi_compact_tui.fsutil import atomic_write_bytes, decode_utf8, gc_paused, read_utf8
 from kimi_compact_tui.model import Session
 
 FORMATS = ("kimi", "openai-json", "openai-jsonl")
@@ -99,13 +98,8 @@ def parse_session(text: str, path: Path, fmt: str | None = None) -> Session:
     # them, so the cyclic GC would scan an ever larger heap again and again
     # for nothing (about a third of the load time of 100,000 messages).
     # Paused for the parse only; there are no cycles to collect here.
-    if not gc.isenabled():
+    with gc_paused():
         return _parse_session(text, path, fmt)
-    gc.disable()
-    try:
-        return _parse_session(text, path, fmt)
-    finally:
-        gc.enable()
 
 
 def _parse_session(text: str, path: Path, fmt: str | None = None) -> Session:

@@ -173,7 +173,10 @@ class DiffScreen(Screen[None]):
             after = compacted_session_of(self.state)
             if after is None:
                 raise ValueError("no compacted session to compare")
-            diff = diff_sessions(before, after)
+            known = getattr(self.state, "message_tokens", None)
+            if not known or len(known) != len(before.messages):
+                known = None
+            diff = diff_sessions(before, after, before_tokens=known)
             columns = split_rows(diff)
         except Exception as exc:  # shown, never a traceback
             self.app.call_from_thread(self._failed, f"{type(exc).__name__}: {exc}")
