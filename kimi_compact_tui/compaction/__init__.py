@@ -7,7 +7,8 @@ no-op), with the token figures people see.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from kimi_compact_tui.compaction.plan import CompactionPlan, make_plan
@@ -43,14 +44,26 @@ EXPECTED_SUMMARY_TOKENS = 1500
 
 @dataclass
 class Preparation:
+    """A plan with everything needed to show it. The request is built on first
+    use (``request``): drawing the regions of a huge session, or moving its
+    boundary, does not pay for the synthetic transcript until it is needed."""
+
     session: Session
     plan: CompactionPlan
     prompt: PromptSource
-    request: CompactionRequest | None
+    build_request: Callable[[], CompactionRequest] | None
     enabled: bool
     disabled_reason: str | None
     message_tokens: list[int]
     compaction_model: str | None
+    _request: CompactionRequest | None = field(default=None, repr=False)
+
+    @property
+    def request(self) -> CompactionRequest | None:
+        """The exact request (None for a no-op plan)."""
+        if self._request is None and self.build_request is not None:
+            self._request = self.build_request()
+        return self._request
 
     @property
     def tokens_before(self) -> int:
@@ -105,20 +118,23 @@ def prepare_compaction(
         session.messages, max_preserved_messages=cfg["max_preserved_messages"], up_to=up_to
     )
     model = compaction_model or effective_compaction_model(raw)
-    request = None
+    builder = None
     if not plan.noop:
-        request = build_request(
-            session.messages,
-            plan,
-            prompt,
-            cfg,
-            compaction_model=model,
-            base_model=base_model,
-            custom_instruction=custom_instruction,
-        )
+
+        def builder() -> CompactionRequest:
+            return build_request(
+                session.messages,
+                plan,
+                prompt,
+                cfg,
+                compaction_model=model,
+                base_model=base_model,
+                custom_instruction=custom_instruction,
+            )
+
     tokens = (
         message_token_list
         if message_token_list is not None
         else [message_tokens(m) for m in session.messages]
     )
-    return Preparation(session, plan, prompt, request, enabled, reason, tokens, model)
+    return Preparation(session, plan, prompt, builder, enabled, reason, tokens, model)

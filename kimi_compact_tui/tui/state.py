@@ -256,9 +256,7 @@ class ReviewState:
 
     @property
     def can_compact(self) -> bool:
-        return (
-            self.enabled and self.preparation is not None and self.preparation.request is not None
-        )
+        return self.enabled and self.preparation is not None and not self.preparation.plan.noop
 
     @property
     def writable(self) -> bool:
