@@ -1,6 +1,29 @@
 """Shared pytest fixtures. Each block below belongs to one area of the project."""
 
+import pytest
+
 # --- provider fixtures (loopback HTTP server, provider configs): tests/provider_fixtures.py
 from tests.provider_fixtures import *  # noqa: E402,F401,F403
 
 # --- end provider fixtures
+
+# --- isolation from the machine running the tests ------------------------------------------
+
+
+@pytest.fixture(autouse=True)
+def _isolated_environment(monkeypatch, tmp_path_factory):
+    """No user config, no kimi-cli prompt found on this machine, no real keys:
+    every test (and every subprocess it starts) sees the same world, so the
+    prompt source and the snapshots do not depend on who runs them."""
+    home = tmp_path_factory.mktemp("home")
+    monkeypatch.setenv("HOME", str(home))
+    for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "UV_TOOL_DIR", "PIPX_HOME"):
+        monkeypatch.setenv(name, str(home / name.lower()))
+    for name in (
+        "KIMI_COMPACT_TUI_CONFIG",
+        "KIMI_CLI_COMPACT_MD",
+        "KIMI_SHARE_DIR",
+        "OPENAI_API_KEY",
+        "MOONSHOT_API_KEY",
+    ):
+        monkeypatch.delenv(name, raising=False)

@@ -33,6 +33,16 @@ def _screen(module: str, name: str) -> Any:
     return getattr(importlib.import_module(f"kimi_compact_tui.tui.screens.{module}"), name)
 
 
+def loading_label(path: Path) -> str:
+    """``context.jsonl (86.1 MB)``: what is being loaded, and how much."""
+    target = path / "context.jsonl" if path.is_dir() else path
+    try:
+        size = target.stat().st_size
+    except OSError:
+        return visible(str(path))
+    return f"{visible(target.name)} ({size / 1e6:.1f} MB)"
+
+
 class ReviewApp(App):
     CSS_PATH = "app.tcss"
     TITLE = "kimi-compact-tui"
@@ -84,10 +94,21 @@ class ReviewApp(App):
 
     @property
     def message_list(self) -> MessageList:
-        return self.query_one("#messages", MessageList)
+        # Held from mount on: App.query_one searches the active screen, which is a
+        # dialog or the picker whenever one is open.
+        found = getattr(self, "_message_list", None)
+        return found if found is not None else self._main("#messages", MessageList)
+
+    def _main(self, selector: Any, expect: Any = None) -> Any:
+        """A widget of the main screen (the bottom of the stack), whatever
+        dialog or picker is open above it."""
+        screen = self.screen_stack[0] if self.screen_stack else self.screen
+        return screen.query_one(selector, expect) if expect else screen.query_one(selector)
 
     def on_mount(self) -> None:
-        self.query_one("#system-prompt").display = False
+        self._message_list = self._main("#messages", MessageList)
+        self._detail_pane = self._main(DetailPane)
+        self._main("#system-prompt").display = False
         if self.state.session is not None:
             self._show_session()
         elif self.session_arg is not None:
@@ -97,7 +118,7 @@ class ReviewApp(App):
 
     # --- loading ------------------------------------------------------------------
     def load(self, path: str | Path, *, up_to: int | None = None) -> None:
-        self.message_list.loading = True
+        self.message_list.show_loading(f"Loading {loading_label(Path(path))}…")
         self._load_worker(Path(path), up_to)
 
     @work(thread=True, exclusive=True, group="load", exit_on_error=False)
@@ -116,8 +137,8 @@ class ReviewApp(App):
             self.call_from_thread(self._load_done, None, True)
 
     def _load_done(self, error: str | None, loaded: bool) -> None:
-        self.message_list.loading = False
-        if loaded:
+        self.message_list.show_loading(None)
+        if loaded or self.state.session is not None:  # the new session, or the one before
             self._show_session()
         if error is not None:
             if self.state.session is None:
@@ -129,7 +150,7 @@ class ReviewApp(App):
         session = state.session
         assert session is not None
         self.sub_title = session_label(state.session_path)
-        pinned = self.query_one("#system-prompt", Static)
+        pinned = self._main("#system-prompt", Static)
         if session.system_prompt is not None:
             text = Text("system prompt ", style="bold")
             text.append("(session metadata, kept) ", style="dim")
@@ -154,10 +175,10 @@ class ReviewApp(App):
         region_of = self._region_of()
         if region_of is not None:
             ml.set_regions(region_of)
-        self.query_one(Legend).update_from(
+        self._main(Legend).update_from(
             self.state, lambda r: ml.get_component_rich_style(f"message-list--{r}")
         )
-        self.query_one(StatusLine).update_from(self.state)
+        self._main(StatusLine).update_from(self.state)
         self._show_detail(ml.cursor)
         self.refresh_bindings()
 
@@ -168,7 +189,9 @@ class ReviewApp(App):
         self.action_detail()
 
     def _show_detail(self, index: int) -> None:
-        detail = self.query_one(DetailPane)
+        detail = getattr(self, "_detail_pane", None)
+        if detail is None or not detail.is_attached:  # not mounted yet, or shutting down
+            return
         session, prep = self.state.session, self.state.preparation
         if session is None or not 0 <= index < len(session.messages):
             detail.clear("no message")
@@ -216,7 +239,7 @@ class ReviewApp(App):
         return [(k, a, d) for k, a, d in HELP_KEYS if a]
 
     def action_detail(self) -> None:
-        detail = self.query_one(DetailPane)
+        detail = self._detail_pane
         if detail.has_focus_within:
             self.message_list.focus()
         else:

@@ -14,6 +14,7 @@ from collections.abc import Callable, Sequence
 from rich.cells import cell_len, set_cell_size
 from rich.segment import Segment
 from rich.style import Style
+from rich.text import Text
 from textual import events
 from textual.binding import Binding
 from textual.cache import LRUCache
@@ -142,8 +143,17 @@ class MessageList(ScrollView, can_focus=True):
         self._cache: LRUCache[tuple, Strip] = LRUCache(512)
         self._text_cache: LRUCache[int, tuple[str, str]] = LRUCache(2048)
         self._number_width = 1
+        self.loading_note = ""
 
     # --- data ---------------------------------------------------------------------
+    def show_loading(self, note: str | None) -> None:
+        """Empty the list and show ``note`` (a still line) while a file loads;
+        None removes the note."""
+        self.loading_note = note or ""
+        if note:
+            self.set_messages((), ())
+        self.refresh()
+
     def set_messages(
         self,
         messages: Sequence[Message],
@@ -275,6 +285,13 @@ class MessageList(ScrollView, can_focus=True):
         width = self.size.width
         base = self.rich_style
         if index >= len(self._messages) or index < 0:
+            if index == 0 and self.loading_note:
+                # A still line, not an animation: repainting a spinner 20 times a
+                # second would compete with the loading thread for the GIL.
+                text = Text(f" {self.loading_note}", style="italic")
+                return Strip(text.render(self.app.console), text.cell_len).crop_extend(
+                    0, width, base
+                )
             return Strip.blank(width, base)
         cursor = index == self.cursor
         key = (index, width, cursor)
