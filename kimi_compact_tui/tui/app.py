@@ -7,7 +7,9 @@
 
 from __future__ import annotations
 
+import gc
 import importlib
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -31,6 +33,9 @@ from kimi_compact_tui.tui.widgets.status import StatusLine, session_label
 
 def _screen(module: str, name: str) -> Any:
     return getattr(importlib.import_module(f"kimi_compact_tui.tui.screens.{module}"), name)
+
+
+LOAD_SWITCH_INTERVAL = 0.05  # seconds (Python's default is 0.005)
 
 
 def loading_label(path: Path) -> str:
@@ -116,6 +121,9 @@ class ReviewApp(App):
         else:
             self.action_open()
 
+    def on_unmount(self) -> None:
+        gc.unfreeze()  # see ReviewState.load: let the collector reclaim it all again
+
     # --- loading ------------------------------------------------------------------
     def load(self, path: str | Path, *, up_to: int | None = None) -> None:
         self.message_list.show_loading(f"Loading {loading_label(Path(path))}…")
@@ -124,6 +132,10 @@ class ReviewApp(App):
     @work(thread=True, exclusive=True, group="load", exit_on_error=False)
     def _load_worker(self, path: Path, up_to: int | None) -> None:
         before = self.state.session
+        # While a session loads the screen only shows a still line: let the loading
+        # thread hold the GIL longer before the event loop takes it back.
+        switch = sys.getswitchinterval()
+        sys.setswitchinterval(LOAD_SWITCH_INTERVAL)
         try:
             self.state.load(path)
             if up_to is not None:
@@ -135,6 +147,8 @@ class ReviewApp(App):
             self.call_from_thread(self._load_done, f"{path}: cannot open ({exc})", False)
         else:
             self.call_from_thread(self._load_done, None, True)
+        finally:
+            sys.setswitchinterval(switch)
 
     def _load_done(self, error: str | None, loaded: bool) -> None:
         self.message_list.show_loading(None)

@@ -106,7 +106,10 @@ class ReviewState:
         self.set_session(session, resolved, fingerprint)
         # The loaded messages live as long as the session and hold no cycles: keep
         # them out of every later garbage-collector pass (100k messages are
-        # ~700k objects, 0.3 s per full pass otherwise).
+        # ~700k objects, 0.3 s per full pass otherwise). Objects frozen by an
+        # earlier load go back to the collector first, so nothing stays frozen
+        # that has become garbage since; the app unfreezes everything on exit.
+        gc.unfreeze()
         gc.freeze()
         return session
 
