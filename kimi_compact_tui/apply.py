@@ -86,7 +86,7 @@ from pathlib import Path
 from typing import Any, TextIO
 
 from kimi_compact_tui.errors import ApplyError, SessionFormatError, UserError
-from kimi_compact_tui.formats import dump_session, parse_session
+from kimi_compact_tui.formats import dump_session
 from kimi_compact_tui.fsutil import atomic_write_bytes, fsync_dir
 from kimi_compact_tui.model import Session
 
@@ -143,17 +143,14 @@ def fingerprint(path: str | Path) -> Fingerprint:
 def load_fingerprinted(path: str | Path, fmt: str | None = None) -> tuple[Session, Fingerprint]:
     """Load a session and take its fingerprint from the same bytes (no window
     in which the file could change between the two)."""
-    from kimi_compact_tui.formats import decode, resolve_session_path
+    from kimi_compact_tui.formats import parse_session_bytes, resolve_session_path
 
     p = resolve_session_path(path)
     try:
         data, fp, _mode = _read_fingerprinted(p)
     except OSError as exc:
         raise SessionFormatError(f"{p}: cannot read ({exc.strerror or exc})") from None
-    text = decode(data, p)
-    if not text.strip():
-        raise SessionFormatError(f"{p}: file is empty")
-    return parse_session(text, p, fmt), fp
+    return parse_session_bytes(data, p, fmt), fp
 
 
 def _conflict_message(path: Path, loaded: Fingerprint, now: Fingerprint) -> str:
@@ -702,9 +699,9 @@ def _choose_point(target: Path, points: list[RestorePoint], point: Any) -> Resto
 
 
 def _count_messages(data: bytes, path: Path, fmt: str | None) -> int:
-    from kimi_compact_tui.formats import decode
+    from kimi_compact_tui.formats import parse_session_bytes
 
-    return len(parse_session(decode(data, path), path, fmt).messages)
+    return len(parse_session_bytes(data, path, fmt).messages)
 
 
 def restore(

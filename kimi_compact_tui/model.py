@@ -1,8 +1,8 @@
 """Session model: messages, parts and sessions as thin views over plain data.
 
 A :class:`Message` wraps the decoded JSON object of one message and keeps the
-original line (when read from a line-based file) so that an unchanged session
-is written back byte for byte. Nothing here is format specific.
+original line's bytes (when read from a line-based file) so that an unchanged
+session is written back byte for byte. Nothing here is format specific.
 """
 
 from __future__ import annotations
@@ -24,9 +24,11 @@ class Message:
 
     __slots__ = ("data", "raw")
 
-    def __init__(self, data: dict[str, Any], raw: str | None = None) -> None:
+    def __init__(self, data: dict[str, Any], raw: bytes | str | None = None) -> None:
         self.data = data
-        self.raw = raw  # the exact source line (kimi-cli jsonl), None when built here
+        # The exact source line as read (bytes; a str when built in memory), or
+        # None for a message built here: written back unchanged when present.
+        self.raw = raw
 
     @classmethod
     def make(cls, role: str, content: Any, **fields: Any) -> Message:
@@ -115,7 +117,7 @@ class SpecialRecord:
     (``_system_prompt``, ``_checkpoint``, ``_usage``)."""
 
     data: dict[str, Any]
-    raw: str | None = None
+    raw: bytes | str | None = None
 
     @property
     def role(self) -> str:

@@ -193,8 +193,13 @@ def test_bad_input_gives_one_line_naming_file_and_place(tmp_path, name, text, ex
 def test_invalid_utf8_nul_missing_and_folder_errors(tmp_path: Path):
     bad = tmp_path / "chat.jsonl"
     bad.write_bytes(b'{"role":"user","content":"ok"}\n{"role":"user","content":"\xff"}\n')
-    with pytest.raises(SessionFormatError, match=r"chat.jsonl:2: not valid UTF-8"):
-        load_session(bad)
+    with pytest.raises(SessionFormatError, match=r"chat.jsonl:2: not valid UTF-8 \(byte 57:"):
+        load_session(bad)  # lines are decoded one by one; the offset is still the file's
+    kimi_bad = tmp_path / "s" / "context.jsonl"
+    kimi_bad.parent.mkdir()
+    kimi_bad.write_bytes(b'{"role": "_checkpoint", "id": 0}\n\n{"role":"user","content":"\xc3"}\n')
+    with pytest.raises(SessionFormatError, match=r"context.jsonl:3: not valid UTF-8 \(byte 60:"):
+        load_session(kimi_bad)
     bad.write_bytes(b'{"role":"user","content":"ok"}\n\x00\x00')
     with pytest.raises(SessionFormatError, match=r"chat.jsonl:2: contains a NUL byte"):
         load_session(bad)

@@ -8,13 +8,14 @@ an object with ``messages``) or ``.jsonl``. ``dump_session`` gives the bytes
 
 from __future__ import annotations
 
+import codecs
 import re
 import stat
 from pathlib import Path
 
 from kimi_compact_tui.errors import SessionFormatError
 from kimi_compact_tui.formats import kimi, openai
-from kimi_compact_tui.fsutil import atomic_write_bytes, decode_utf8, gc_paused, read_utf8
+from kimi_compact_tui.fsutil import atomic_write_bytes, decode_utf8, gc_paused
 from kimi_compact_tui.model import Session
 
 FORMATS = ("kimi", "openai-json", "openai-jsonl")
@@ -65,51 +66,55 @@ def detect_format(path: Path, text: str) -> str:
     )
 
 
-def read_text(path: Path) -> str:
-    text = read_utf8(path, "session file", SessionFormatError)
-    return decode_checks(text, path)
-
-
-def decode(data: bytes, path: Path) -> str:
-    return decode_checks(decode_utf8(data, path, SessionFormatError), path)
-
-
-def decode_checks(text: str, path: Path) -> str:
-    """Refuse text no session holds: NUL bytes (a binary file) and a BOM."""
-    if "\x00" in text:
-        line = text.count("\n", 0, text.index("\x00")) + 1
+def check_bytes(data: bytes, path: Path) -> None:
+    """Refuse what no session holds: an empty file, NUL bytes (a binary file)
+    and a byte-order mark, naming the line (no decoded copy is made)."""
+    if not data.strip():
+        raise SessionFormatError(f"{path}: file is empty")
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        line = data.count(b"\n", 0, nul) + 1
         raise SessionFormatError(f"{path}:{line}: contains a NUL byte (binary file?)")
-    if text.startswith("\ufeff"):
+    if data.startswith(codecs.BOM_UTF8):
         raise SessionFormatError(f"{path}:1: starts with a byte-order mark; save it as UTF-8")
-    return text
+
+
+def read_session_bytes(path: Path) -> bytes:
+    try:
+        return path.read_bytes()
+    except PermissionError:
+        raise SessionFormatError(f"{path}: session file: permission denied") from None
+    except OSError as exc:
+        raise SessionFormatError(f"{path}: cannot read session file ({exc.strerror})") from None
 
 
 def load_session(path: str | Path, fmt: str | None = None) -> Session:
     """Load a session; raise :class:`SessionFormatError` with one clear line."""
     p = resolve_session_path(path)
-    text = read_text(p)
-    if not text.strip():
-        raise SessionFormatError(f"{p}: file is empty")
-    return parse_session(text, p, fmt)
+    return parse_session_bytes(read_session_bytes(p), p, fmt)
 
 
 def parse_session(text: str, path: Path, fmt: str | None = None) -> Session:
+    """Parse a session held as text (see :func:`parse_session_bytes`)."""
+    return parse_session_bytes(text.encode("utf-8"), path, fmt)
+
+
+def parse_session_bytes(data: bytes, path: Path, fmt: str | None = None) -> Session:
+    """Parse the bytes of a session file. Line-based formats are decoded line
+    by line and keep each line's bytes (see :mod:`formats.lines`)."""
+    check_bytes(data, path)
+    fmt = fmt or detect_format(path, data[:65536].decode("utf-8", "ignore"))
     # Parsing allocates one container per message and part and frees none of
     # them, so the cyclic GC would scan an ever larger heap again and again
     # for nothing (about a third of the load time of 100,000 messages).
     # Paused for the parse only; there are no cycles to collect here.
     with gc_paused():
-        return _parse_session(text, path, fmt)
-
-
-def _parse_session(text: str, path: Path, fmt: str | None = None) -> Session:
-    fmt = fmt or detect_format(path, text)
-    if fmt == "kimi":
-        return kimi.parse(text, path)
-    if fmt == "openai-json":
-        return openai.parse_json(text, path)
-    if fmt == "openai-jsonl":
-        return openai.parse_jsonl(text, path)
+        if fmt == "kimi":
+            return kimi.parse(data, path)
+        if fmt == "openai-jsonl":
+            return openai.parse_jsonl(data, path)
+        if fmt == "openai-json":
+            return openai.parse_json(decode_utf8(data, path, SessionFormatError), path)
     raise SessionFormatError(f"{path}: unknown format {fmt!r} (known: {', '.join(FORMATS)})")
 
 

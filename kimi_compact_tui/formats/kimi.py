@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from kimi_compact_tui.errors import SessionFormatError
+from kimi_compact_tui.formats.lines import decoded_lines, raw_bytes, split_lines
 from kimi_compact_tui.formats.validate import check_message, type_name
 from kimi_compact_tui.model import Message, Session, SpecialRecord
 
@@ -22,7 +23,7 @@ SPECIAL_ROLES = ("_system_prompt", "_checkpoint", "_usage")
 KEY_ORDER = ("role", "name", "content", "tool_calls", "tool_call_id", "partial")
 
 
-class BlankLine(str):
+class BlankLine(bytes):
     """A blank line in the file, kept so the bytes survive a round trip."""
 
 
@@ -34,19 +35,16 @@ def looks_like_kimi(text: str) -> bool:
     return False
 
 
-def parse(text: str, path: Path) -> Session:
-    lines = text.split("\n")
-    trailing_newline = text.endswith("\n")
-    if trailing_newline:
-        lines.pop()
+def parse(data: bytes, path: Path) -> Session:
+    lines, trailing_newline = split_lines(data)
     entries: list[Any] = []
     messages: list[Message] = []
     system_prompt = None
     recorded = None
     loads = json.loads
-    for lineno, line in enumerate(lines, 1):
+    for lineno, raw, line in decoded_lines(lines, path):
         if not line.strip():
-            entries.append(BlankLine(line))
+            entries.append(BlankLine(raw))
             continue
         try:
             data = loads(line)
@@ -82,10 +80,10 @@ def parse(text: str, path: Path) -> Session:
                         f"{path}:{lineno}: _checkpoint 'id' must be an integer, "
                         f"got {type_name(cid)}"
                     )
-            entries.append(SpecialRecord(data, line))
+            entries.append(SpecialRecord(data, raw))
             continue
         check_message(data, f"{path}:{lineno}")
-        msg_obj = Message(data, line)
+        msg_obj = Message(data, raw)
         entries.append(msg_obj)
         messages.append(msg_obj)
     return Session(
@@ -121,27 +119,30 @@ def dump_message(data: dict[str, Any]) -> str:
 
 
 def serialize(session: Session) -> bytes:
-    lines: list[str] = []
+    lines: list[bytes] = []
     if session.entries is not None:
         for entry in session.entries:
             if isinstance(entry, BlankLine):
-                lines.append(str(entry))
+                lines.append(bytes(entry))
             elif entry.raw is not None:
-                lines.append(entry.raw)
+                lines.append(raw_bytes(entry.raw))
             elif isinstance(entry, SpecialRecord):
-                lines.append(dump_special(entry.data))
+                lines.append(dump_special(entry.data).encode("utf-8"))
             else:
-                lines.append(dump_message(entry.data))
+                lines.append(dump_message(entry.data).encode("utf-8"))
     else:
         # A rebuilt session (after compaction): kimi-cli's layout.
+        specials: list[dict[str, Any]] = []
         if session.system_prompt is not None:
-            lines.append(dump_special({"role": "_system_prompt", "content": session.system_prompt}))
-        lines.append(dump_special({"role": "_checkpoint", "id": 0}))
+            specials.append({"role": "_system_prompt", "content": session.system_prompt})
+        specials.append({"role": "_checkpoint", "id": 0})
+        lines.extend(dump_special(d).encode("utf-8") for d in specials)
         for m in session.messages:
-            lines.append(m.raw if m.raw is not None else dump_message(m.data))
+            lines.append(raw_bytes(m.raw) if m.raw is not None else dump_message(m.data).encode())
         if session.recorded_tokens is not None:
-            lines.append(dump_special({"role": "_usage", "token_count": session.recorded_tokens}))
-    text = "\n".join(lines)
+            usage = {"role": "_usage", "token_count": session.recorded_tokens}
+            lines.append(dump_special(usage).encode("utf-8"))
+    out = b"\n".join(lines)
     if lines and (session.trailing_newline or session.entries is None):
-        text += "\n"
-    return text.encode("utf-8")
+        out += b"\n"
+    return out

@@ -7,6 +7,7 @@ import json
 from pathlib import Path
 
 from kimi_compact_tui.errors import SessionFormatError
+from kimi_compact_tui.formats.lines import decoded_lines, raw_bytes, split_lines
 from kimi_compact_tui.formats.validate import check_message, type_name
 from kimi_compact_tui.model import Message, Session
 
@@ -57,14 +58,11 @@ def parse_json(text: str, path: Path) -> Session:
     )
 
 
-def parse_jsonl(text: str, path: Path) -> Session:
-    lines = text.split("\n")
-    trailing_newline = text.endswith("\n")
-    if trailing_newline:
-        lines.pop()
+def parse_jsonl(data: bytes, path: Path) -> Session:
+    lines, trailing_newline = split_lines(data)
     messages = []
     loads = json.loads
-    for lineno, line in enumerate(lines, 1):
+    for lineno, raw, line in decoded_lines(lines, path):
         if not line.strip():
             continue
         try:
@@ -76,7 +74,7 @@ def parse_jsonl(text: str, path: Path) -> Session:
                 f"{path}:{lineno}: invalid JSON ({getattr(exc, 'msg', exc)})"
             ) from None
         check_message(data, f"{path}:{lineno}")
-        messages.append(Message(data, line))
+        messages.append(Message(data, raw))
     return Session(
         path=path, format="openai-jsonl", messages=messages, trailing_newline=trailing_newline
     )
@@ -94,10 +92,10 @@ def serialize_json(session: Session) -> bytes:
 
 def serialize_jsonl(session: Session) -> bytes:
     lines = [
-        m.raw if m.raw is not None else json.dumps(m.data, ensure_ascii=False)
+        raw_bytes(m.raw) if m.raw is not None else json.dumps(m.data, ensure_ascii=False).encode()
         for m in session.messages
     ]
-    text = "\n".join(lines)
+    out = b"\n".join(lines)
     if lines:
-        text += "\n"
-    return text.encode("utf-8")
+        out += b"\n"
+    return out
