@@ -185,3 +185,27 @@ def test_disabled_config_is_reported_by_plan(tmp_path: Path):
     result = run_cli("plan", str(OPENAI_SAMPLE), "--json", "--config", str(cfg))
     plan = json.loads(result.stdout)
     assert plan["enabled"] is False and "disabled" in plan["disabled_reason"]
+
+
+def test_model_precedence_on_the_wire(tmp_path: Path):
+    """--model > top-level compaction_model > compaction.compaction_model > provider model."""
+    cfg = tmp_path / "c.yaml"
+    cfg.write_text(
+        "compaction: {enabled: true, type: kimi, compaction_model: block-model}\n"
+        "provider: {kind: openai, model: provider-model, base_url: 'http://127.0.0.1:9/v1'}\n",
+        encoding="utf-8",
+    )
+
+    def model(*extra: str) -> str:
+        result = run_cli("preview", str(OPENAI_SAMPLE), "--json", "--config", str(cfg), *extra)
+        assert result.returncode == 0, result.stderr
+        return json.loads(result.stdout)["model"]
+
+    assert model() == "block-model"
+    assert model("--model", "flag-model") == "flag-model"
+    cfg.write_text(
+        "compaction: {enabled: true, type: kimi}\n"
+        "provider: {kind: openai, model: provider-model, base_url: 'http://127.0.0.1:9/v1'}\n",
+        encoding="utf-8",
+    )
+    assert model() == "provider-model"

@@ -84,8 +84,19 @@ async def test_openai_stream_complete_and_request_shape(loopback, provider_confi
     assert "tools" not in sent and "tool_choice" not in sent and "functions" not in sent
     assert sent["stream"] is True
     assert sent["stream_options"] == {"include_usage": True}
-    assert sent["model"] == "test-model"
+    # The engine chose the model (a compaction_model override, else the
+    # provider's): the body's model is sent, not the provider's default.
+    assert sent["model"] == "body-model"
     assert sent["messages"] == make_body()["messages"]
+
+
+async def test_config_model_fills_a_body_without_one(loopback, provider_config):
+    loopback.script([openai_sse(["ok"])])
+    body = make_body()
+    body.pop("model")
+    result = await stream_summary(provider_config("openai"), body)
+    assert result.status == "complete"
+    assert loopback.requests[0].json["model"] == "test-model"
 
 
 async def test_body_model_is_used_when_config_has_none(loopback, provider_config):

@@ -108,6 +108,8 @@ def load_and_prepare(
         custom_instruction=getattr(args, "instructions", "") or "",
         prompt_file=args.prompt_file,
         base_model=base_model(config, args),
+        # An explicit --model is the request model, over any configured compaction_model.
+        compaction_model=getattr(args, "model", None),
     )
     return session, config, prep
 

@@ -215,7 +215,9 @@ class OpenAIChat(Protocol):
     def payload(self, config: ProviderConfig, body: Mapping[str, Any]) -> dict[str, Any]:
         payload = strip_tools(body)
         payload.update(strip_tools(config.extra_body))
-        if config.model:
+        # The engine already chose the model (compaction_model override, else the
+        # provider's); the provider's own model only fills a body without one.
+        if not payload.get("model") and config.model:
             payload["model"] = config.model
         payload["stream"] = True
         if self.kind == "openai":
@@ -339,7 +341,7 @@ class OllamaChat(Protocol):
                 options[target] = src[key]
         options["num_ctx"] = config.num_ctx or estimate_num_ctx(messages)
         payload: dict[str, Any] = {
-            "model": config.model or src.get("model"),
+            "model": src.get("model") or config.model,
             "messages": messages,
             "stream": True,
             "truncate": False,

@@ -93,7 +93,8 @@ class ReviewState:
         """Load the config and provider (raises UserError with one line)."""
         config = load_config(config_path)
         prov = default_provider(config.provider, provider=provider, model=model, base_url=base_url)
-        return cls(config=config, provider=prov, prompt_file=prompt_file)
+        # An explicit --model is the request model, over any configured compaction_model.
+        return cls(config=config, provider=prov, prompt_file=prompt_file, compaction_model=model)
 
     # --- loading ------------------------------------------------------------------
     def load(self, path: str | Path) -> Session:
