@@ -222,9 +222,10 @@ class ReviewState:
         prep, result, summary = self.preparation, self.stream_result, self.summary
         assert summary is not None
         usage = getattr(result, "usage", None)
-        compacted = build_compacted_session(
-            self.session, prep.plan, summary, output_tokens=apply.output_tokens(usage)
-        )
+        # kimi-cli's _usage takes the provider's output tokens; they no longer
+        # describe an edited summary, whose size is then estimated like kimi-cli does.
+        output = None if self.summary_edited else apply.output_tokens(usage)
+        compacted = build_compacted_session(self.session, prep.plan, summary, output_tokens=output)
         done = apply.apply_compaction(
             self.session,
             compacted,
