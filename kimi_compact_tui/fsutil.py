@@ -51,8 +51,13 @@ def fsync_dir(directory: Path) -> None:
 def read_utf8(path: Path, what: str, error: type[Exception]) -> str:
     """Read a UTF-8 text file; every failure becomes ``error`` with one line
     naming the file (and the line, for bad UTF-8)."""
+    return decode_utf8(read_bytes(path, what, error), path, error)
+
+
+def read_bytes(path: Path, what: str, error: type[Exception]) -> bytes:
+    """Read a file; every failure becomes ``error`` with one line naming it."""
     try:
-        data = Path(path).read_bytes()
+        return Path(path).read_bytes()
     except FileNotFoundError:
         raise error(f"{path}: {what} not found") from None
     except IsADirectoryError:
@@ -61,7 +66,6 @@ def read_utf8(path: Path, what: str, error: type[Exception]) -> str:
         raise error(f"{path}: {what}: permission denied") from None
     except OSError as exc:
         raise error(f"{path}: cannot read {what} ({exc.strerror or exc})") from None
-    return decode_utf8(data, path, error)
 
 
 def decode_utf8(data: bytes, path: Path, error: type[Exception]) -> str:

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from kimi_compact_tui.errors import SessionFormatError
 from kimi_compact_tui.formats import kimi, openai
-from kimi_compact_tui.fsutil import atomic_write_bytes, decode_utf8, gc_paused
+from kimi_compact_tui.fsutil import atomic_write_bytes, decode_utf8, gc_paused, read_bytes
 from kimi_compact_tui.model import Session
 
 FORMATS = ("kimi", "openai-json", "openai-jsonl")
@@ -79,19 +79,10 @@ def check_bytes(data: bytes, path: Path) -> None:
         raise SessionFormatError(f"{path}:1: starts with a byte-order mark; save it as UTF-8")
 
 
-def read_session_bytes(path: Path) -> bytes:
-    try:
-        return path.read_bytes()
-    except PermissionError:
-        raise SessionFormatError(f"{path}: session file: permission denied") from None
-    except OSError as exc:
-        raise SessionFormatError(f"{path}: cannot read session file ({exc.strerror})") from None
-
-
 def load_session(path: str | Path, fmt: str | None = None) -> Session:
     """Load a session; raise :class:`SessionFormatError` with one clear line."""
     p = resolve_session_path(path)
-    return parse_session_bytes(read_session_bytes(p), p, fmt)
+    return parse_session_bytes(read_bytes(p, "session file", SessionFormatError), p, fmt)
 
 
 def parse_session(text: str, path: Path, fmt: str | None = None) -> Session:
