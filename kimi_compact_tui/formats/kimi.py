@@ -20,6 +20,12 @@ from kimi_compact_tui.formats.validate import check_message, type_name
 from kimi_compact_tui.model import Message, Session, SpecialRecord
 
 SPECIAL_ROLES = ("_system_prompt", "_checkpoint", "_usage")
+# role -> (field, exact type, how the error names it)
+SPECIAL_FIELDS = {
+    "_system_prompt": ("content", str, "a string"),
+    "_usage": ("token_count", int, "an integer"),
+    "_checkpoint": ("id", int, "an integer"),
+}
 KEY_ORDER = ("role", "name", "content", "tool_calls", "tool_call_id", "partial")
 
 
@@ -57,29 +63,19 @@ def parse(data: bytes, path: Path) -> Session:
             raise SessionFormatError(f"{path}:{lineno}: invalid JSON ({msg}{at})") from None
         role = data.get("role") if type(data) is dict else None
         if type(role) is str and role.startswith("_"):
-            if role == "_system_prompt":
-                content = data.get("content")
-                if type(content) is not str:
+            rule = SPECIAL_FIELDS.get(role)
+            if rule is not None:  # unknown special records are kept as they are
+                key, kind, described = rule
+                value = data.get(key)
+                if type(value) is not kind:
                     raise SessionFormatError(
-                        f"{path}:{lineno}: _system_prompt 'content' must be a string, "
-                        f"got {type_name(content)}"
+                        f"{path}:{lineno}: {role} '{key}' must be {described}, "
+                        f"got {type_name(value)}"
                     )
-                system_prompt = content
-            elif role == "_usage":
-                count = data.get("token_count")
-                if type(count) is not int:
-                    raise SessionFormatError(
-                        f"{path}:{lineno}: _usage 'token_count' must be an integer, "
-                        f"got {type_name(count)}"
-                    )
-                recorded = count
-            elif role == "_checkpoint":
-                cid = data.get("id")
-                if type(cid) is not int:
-                    raise SessionFormatError(
-                        f"{path}:{lineno}: _checkpoint 'id' must be an integer, "
-                        f"got {type_name(cid)}"
-                    )
+                if role == "_system_prompt":
+                    system_prompt = value
+                elif role == "_usage":
+                    recorded = value
             entries.append(SpecialRecord(data, raw))
             continue
         check_message(data, f"{path}:{lineno}")
