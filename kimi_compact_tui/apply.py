@@ -188,6 +188,12 @@ def _rotations(path: Path) -> list[tuple[int, Path]]:
     return out
 
 
+def next_rotation(path: Path) -> Path:
+    """Where a write would keep the current ``path`` (kimi-cli's rotation):
+    ``<stem>_N<suffix>``, N one past the highest existing one (1 when none)."""
+    return path.parent / next(_rotation_names(path))
+
+
 def _rotation_names(path: Path) -> Iterator[str]:
     existing = _rotations(path)
     n = (existing[0][0] if existing else 0) + 1
@@ -553,10 +559,8 @@ def _prompt_json(prompt: Any) -> dict[str, Any] | None:
 
 
 def _tool_name() -> str:
-    try:
-        from kimi_compact_tui import __version__
-    except ImportError:  # pragma: no cover
-        return "kimi-compact-tui"
+    from kimi_compact_tui import __version__
+
     return f"kimi-compact-tui {__version__}"
 
 

@@ -13,6 +13,7 @@ import sys
 
 from kimi_compact_tui import __version__
 from kimi_compact_tui.errors import UserError
+from kimi_compact_tui.tui.sanitize import visible
 
 COMMANDS = ("plan", "preview", "compact", "diff", "restore", "serve", "tui")
 PROG = "kimi-compact-tui"
@@ -43,7 +44,10 @@ def main(argv: list[str] | None = None) -> int:
     try:
         return int(module.run(args) or 0)
     except UserError as exc:
-        print(f"{PROG}: error: {exc}", file=sys.stderr)
+        # Paths, YAML keys and provider messages come from outside: on a terminal,
+        # control characters in them are shown, not obeyed.
+        text = visible(str(exc)) if sys.stderr.isatty() else str(exc)
+        print(f"{PROG}: error: {text}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print(f"{PROG}: cancelled", file=sys.stderr)

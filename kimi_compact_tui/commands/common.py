@@ -12,6 +12,7 @@ from kimi_compact_tui.config import AppConfig, load_config
 from kimi_compact_tui.errors import UserError
 from kimi_compact_tui.formats import load_session
 from kimi_compact_tui.model import Session
+from kimi_compact_tui.providers import provider_config_from
 
 
 def positive_int(text: str) -> int:
@@ -64,8 +65,6 @@ def add_provider_args(p: argparse.ArgumentParser) -> None:
 
 def provider_config(config: AppConfig, args: argparse.Namespace) -> Any:
     """The provider config from the config file's ``provider:`` block and flags."""
-    from kimi_compact_tui.providers import provider_config_from
-
     return provider_config_from(
         config.provider,
         provider=getattr(args, "provider", None),
@@ -75,10 +74,7 @@ def provider_config(config: AppConfig, args: argparse.Namespace) -> Any:
 
 
 def base_model(config: AppConfig, args: argparse.Namespace) -> str | None:
-    try:
-        return provider_config(config, args).model
-    except ImportError:  # providers not installed in this build
-        return getattr(args, "model", None) or (config.provider or {}).get("model")
+    return provider_config(config, args).model
 
 
 def load_and_prepare(

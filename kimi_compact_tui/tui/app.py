@@ -8,7 +8,6 @@
 from __future__ import annotations
 
 import gc
-import importlib
 import sys
 from pathlib import Path
 from typing import Any
@@ -24,16 +23,22 @@ from kimi_compact_tui.compaction.plan import REGION_KEPT
 from kimi_compact_tui.errors import UserError
 from kimi_compact_tui.tui.commands import HELP_KEYS, MAIN_ACTIONS, ReviewCommands, availability
 from kimi_compact_tui.tui.sanitize import one_line, visible
+from kimi_compact_tui.tui.screens.confirm import ConfirmWriteScreen
+from kimi_compact_tui.tui.screens.diff import DiffScreen
+from kimi_compact_tui.tui.screens.edit import EditSummaryScreen
+from kimi_compact_tui.tui.screens.error import ErrorDialog
+from kimi_compact_tui.tui.screens.help import HelpScreen
+from kimi_compact_tui.tui.screens.instructions import InstructionsScreen
+from kimi_compact_tui.tui.screens.model import ModelScreen
+from kimi_compact_tui.tui.screens.picker import PickerScreen
+from kimi_compact_tui.tui.screens.preview import PreviewScreen
+from kimi_compact_tui.tui.screens.search import SearchScreen
+from kimi_compact_tui.tui.screens.stream import StreamScreen
 from kimi_compact_tui.tui.state import ReviewState
 from kimi_compact_tui.tui.widgets.detail import DetailPane, render_detail
 from kimi_compact_tui.tui.widgets.legend import Legend
 from kimi_compact_tui.tui.widgets.message_list import MessageList
 from kimi_compact_tui.tui.widgets.status import StatusLine, session_label
-
-
-def _screen(module: str, name: str) -> Any:
-    return getattr(importlib.import_module(f"kimi_compact_tui.tui.screens.{module}"), name)
-
 
 LOAD_SWITCH_INTERVAL = 0.05  # seconds (Python's default is 0.005)
 
@@ -222,7 +227,7 @@ class ReviewApp(App):
     def show_error(self, message: str, title: str = "Error", *, dialog: bool = False) -> None:
         self.last_error = message
         if dialog:
-            self.push_screen(_screen("error", "ErrorDialog")(message, title=title))
+            self.push_screen(ErrorDialog(message, title=title))
         else:
             self.notify(visible(message), title=title, severity="error", markup=False, timeout=10)
 
@@ -266,14 +271,14 @@ class ReviewApp(App):
         self._apply(self.state.set_boundary, None)
 
     def action_preview(self) -> None:
-        self.push_screen(_screen("preview", "PreviewScreen")(self.state))
+        self.push_screen(PreviewScreen(self.state))
 
     def action_instructions(self) -> None:
         def done(text: str | None) -> None:
             if text is not None:
                 self._apply(self.state.set_custom_instruction, text)
 
-        screen = _screen("instructions", "InstructionsScreen")(self.state.custom_instruction)
+        screen = InstructionsScreen(self.state.custom_instruction)
         self.push_screen(screen, done)
 
     def action_model(self) -> None:
@@ -281,32 +286,28 @@ class ReviewApp(App):
             if model is not None:
                 self._apply(self.state.set_compaction_model, model)
 
-        screen = _screen("model", "ModelScreen")(
-            self.state.compaction_model, self.state.compaction_model_suggestions()
-        )
+        screen = ModelScreen(self.state.compaction_model, self.state.compaction_model_suggestions())
         self.push_screen(screen, done)
 
     def action_compact(self) -> None:
-        self.push_screen(
-            _screen("stream", "StreamScreen")(self.state), lambda _r: self.refresh_view()
-        )
+        self.push_screen(StreamScreen(self.state), lambda _r: self.refresh_view())
 
     def action_diff(self) -> None:
-        self.push_screen(_screen("diff", "DiffScreen")(self.state))
+        self.push_screen(DiffScreen(self.state))
 
     def action_edit(self) -> None:
         def done(text: str | None) -> None:
             if text is not None:
                 self._apply(self.state.set_summary, text)
 
-        self.push_screen(_screen("edit", "EditSummaryScreen")(self.state), done)
+        self.push_screen(EditSummaryScreen(self.state), done)
 
     def action_write(self) -> None:
         def done(ok: bool | None) -> None:
             if ok:
                 self._write_worker()
 
-        self.push_screen(_screen("confirm", "ConfirmWriteScreen")(self.state), done)
+        self.push_screen(ConfirmWriteScreen(self.state), done)
 
     @work(thread=True, exclusive=True, group="apply", exit_on_error=False)
     def _write_worker(self) -> None:
@@ -349,7 +350,7 @@ class ReviewApp(App):
                 self.last_search = query
                 self._search(forward=True)
 
-        self.push_screen(_screen("search", "SearchScreen")(self.last_search), done)
+        self.push_screen(SearchScreen(self.last_search), done)
 
     def action_search_next(self) -> None:
         self._search(forward=True)
@@ -370,7 +371,7 @@ class ReviewApp(App):
             ml.move_to(found)
 
     def action_help(self) -> None:
-        self.push_screen(_screen("help", "HelpScreen")([(k, d) for k, _a, d in HELP_KEYS]))
+        self.push_screen(HelpScreen([(k, d) for k, _a, d in HELP_KEYS]))
 
     def action_open(self) -> None:
         def done(path: str | Path | None) -> None:
@@ -379,7 +380,7 @@ class ReviewApp(App):
             elif self.state.session is None:
                 self.exit()
 
-        self.push_screen(_screen("picker", "PickerScreen")(), done)
+        self.push_screen(PickerScreen(), done)
 
 
 def create_app(

@@ -17,7 +17,12 @@ from pathlib import Path
 from typing import Any
 
 from kimi_compact_tui import apply
-from kimi_compact_tui.compaction import Preparation, PromptSource, prepare_compaction
+from kimi_compact_tui.compaction import (
+    Preparation,
+    PromptSource,
+    build_compacted_session,
+    prepare_compaction,
+)
 from kimi_compact_tui.compaction.prompts import resolve_prompt
 from kimi_compact_tui.compaction.tokens import message_tokens
 from kimi_compact_tui.config import AppConfig, _get_compaction_config, load_config
@@ -25,6 +30,7 @@ from kimi_compact_tui.errors import UserError
 from kimi_compact_tui.formats import resolve_session_path
 from kimi_compact_tui.fsutil import gc_paused
 from kimi_compact_tui.model import Session
+from kimi_compact_tui.providers import ProviderConfig, StreamResult, provider_config_from
 
 
 def _fingerprint(path: Path) -> Any:
@@ -36,35 +42,16 @@ def _fingerprint(path: Path) -> Any:
         return None
 
 
-def _apply_module() -> Any:
-    try:
-        from kimi_compact_tui import apply
-    except ImportError:
-        raise UserError("writing is not available in this build (no safe apply module)") from None
-    return apply
-
-
-def _describe(result: Any, fallback: str) -> str:
-    if result is None:
-        return fallback
-    describe = getattr(result, "describe", None)
-    return str(describe() if callable(describe) else result)
-
-
-def default_provider(raw: dict | None = None, **overrides: Any) -> Any:
+def default_provider(raw: dict | None = None, **overrides: Any) -> ProviderConfig:
     """The provider config from the config's ``provider:`` block and flags
-    (offline when nothing is configured, or when providers are not installed)."""
-    try:
-        from kimi_compact_tui.providers import provider_config_from
-    except ImportError:  # pragma: no cover - providers are part of the package
-        return None
+    (offline when nothing is configured)."""
     return provider_config_from(raw, **overrides)
 
 
 @dataclass
 class ReviewState:
     config: AppConfig = field(default_factory=AppConfig)
-    provider: Any = None  # providers.ProviderConfig
+    provider: ProviderConfig | None = None
     session_path: Path | None = None
     session: Session | None = None
     fingerprint: Any = None
@@ -74,7 +61,7 @@ class ReviewState:
     prompt_file: str | None = None
     preparation: Preparation | None = None
     message_tokens: list[int] = field(default_factory=list)
-    stream_result: Any = None  # providers.StreamResult of the last run
+    stream_result: StreamResult | None = None  # the last run
     summary: str | None = None  # the summary to write (edited or as streamed)
     summary_edited: bool = False
     _prompt: PromptSource | None = None
@@ -145,7 +132,7 @@ class ReviewState:
 
     @property
     def base_model(self) -> str | None:
-        return getattr(self.provider, "model", None)
+        return self.provider.model if self.provider is not None else None
 
     def replan(self) -> Preparation | None:
         """Recompute the preparation from the current choices."""
@@ -200,7 +187,7 @@ class ReviewState:
     def set_result(self, result: Any) -> None:
         """Store a provider StreamResult; its summary becomes the one to write."""
         self.stream_result = result
-        self.summary = getattr(result, "summary", None) if result is not None else None
+        self.summary = result.summary if result is not None else None
         self.summary_edited = False
 
     def set_summary(self, text: str) -> None:
@@ -212,16 +199,13 @@ class ReviewState:
         """Write the reviewed summary into the session file via the apply module
         (checks the file is still the one loaded); return its one-line report.
         Raises UserError with the CLI's text."""
-        apply = _apply_module()
         if not self.writable or self.session is None or self.preparation is None:
             raise UserError("nothing to write: compact first (c) and let the summary complete")
         if self.fingerprint is None:
             raise UserError(f"{self.session_path}: not written: the loaded file has no fingerprint")
-        from kimi_compact_tui.compaction import build_compacted_session
-
         prep, result, summary = self.preparation, self.stream_result, self.summary
         assert summary is not None
-        usage = getattr(result, "usage", None)
+        usage = result.usage
         # kimi-cli's _usage takes the provider's output tokens; they no longer
         # describe an edited summary, whose size is then estimated like kimi-cli does.
         output = None if self.summary_edited else apply.output_tokens(usage)
@@ -234,17 +218,16 @@ class ReviewState:
             plan=prep.plan,
             prompt=prep.prompt,
             provider=self.provider,
-            model=getattr(result, "model", None) or prep.compaction_model or self.base_model,
+            model=result.model or prep.compaction_model or self.base_model,
             usage=usage,
         )
-        return _describe(done, "written")
+        return done.describe()
 
     def undo(self) -> str:
         """Restore the state before the last write; return the apply module's report."""
-        apply = _apply_module()
         if self.session_path is None:
             raise UserError("no session loaded")
-        return _describe(apply.restore(self.session_path), "restored")
+        return apply.restore(self.session_path).describe()
 
     # --- derived ------------------------------------------------------------------
     @property
@@ -269,12 +252,11 @@ class ReviewState:
         result = self.stream_result
         if not self.can_compact or result is None or self.summary is None:
             return False
-        ok = result.writable() if hasattr(result, "writable") else True
-        return bool(ok and self.summary.strip())
+        return bool(result.writable() and self.summary.strip())
 
     @property
     def offline(self) -> bool:
-        return self.provider is None or bool(getattr(self.provider, "offline", False))
+        return self.provider is None or self.provider.offline
 
     def compaction_model_suggestions(self) -> list[str]:
         out: list[str] = []

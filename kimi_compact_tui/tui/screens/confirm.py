@@ -9,7 +9,6 @@ cancel; the screen dismisses with a bool.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Any
 
@@ -20,24 +19,8 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from kimi_compact_tui.apply import BACKUP_MARK, next_rotation
 from kimi_compact_tui.tui.sanitize import visible
-
-BACKUP_MARK = ".bak-"
-
-
-def next_rotation(path: Path) -> Path:
-    """Where kimi-cli's rotation would move ``path``: ``<stem>_N<suffix>``, N one
-    past the highest existing rotation (1 when there is none)."""
-    pattern = re.compile(rf"^{re.escape(path.stem)}_(\d+){re.escape(path.suffix)}$")
-    highest = 0
-    try:
-        for child in path.parent.iterdir():
-            m = pattern.match(child.name)
-            if m:
-                highest = max(highest, int(m.group(1)))
-    except OSError:
-        pass
-    return path.with_name(f"{path.stem}_{highest + 1}{path.suffix}")
 
 
 def backup_description(path: Path | None, fmt: str) -> str:
@@ -49,15 +32,9 @@ def backup_description(path: Path | None, fmt: str) -> str:
         return (
             f"{path.name} → {rotated.name} (kimi-cli rotation, next free N), then a new {path.name}"
         )
-    mark = BACKUP_MARK
-    try:
-        from kimi_compact_tui import apply
-
-        mark = getattr(apply, "BACKUP_MARK", BACKUP_MARK)
-    except ImportError:  # pragma: no cover - the apply module is part of the package
-        pass
     return (
-        f"a timestamped backup beside it: {path.name}{mark}<UTC time>, then {path.name} is replaced"
+        f"a timestamped backup beside it: {path.name}{BACKUP_MARK}<UTC time>, "
+        f"then {path.name} is replaced"
     )
 
 
