@@ -13,7 +13,11 @@ from pathlib import Path
 
 from kimi_compact_tui.compaction.plan import CompactionPlan, make_plan
 from kimi_compact_tui.compaction.prompts import PromptSource, resolve_prompt
-from kimi_compact_tui.compaction.request import CompactionRequest, build_request
+from kimi_compact_tui.compaction.request import (
+    CompactionRequest,
+    build_request,
+    estimate_request_tokens,
+)
 from kimi_compact_tui.compaction.summary import (
     build_compact_summary_text,
     build_compacted_session,
@@ -56,6 +60,7 @@ class Preparation:
     disabled_reason: str | None
     message_tokens: list[int]
     compaction_model: str | None
+    custom_instruction: str = ""
     _request: CompactionRequest | None = field(default=None, repr=False)
 
     @property
@@ -81,14 +86,26 @@ class Preparation:
             summary_tokens = min(EXPECTED_SUMMARY_TOKENS, max(64, compacted // 3))
         return kept + summary_tokens
 
+    def request_estimated(self) -> int:
+        """The request's estimated input tokens; counted from the messages when
+        the request itself has not been built (the same figure)."""
+        if self._request is not None:
+            return self._request.estimated_input_tokens()
+        if self.build_request is None:
+            return 0
+        return estimate_request_tokens(
+            self.session.messages,
+            self.plan.request_indices,
+            self.prompt.text,
+            self.custom_instruction,
+        )
+
     def token_figures(self, summary: str | None = None) -> dict:
         return {
             "recorded": self.session.recorded_tokens,
             "estimated_before": self.tokens_before,
             "estimated_after": self.tokens_after(summary),
-            "request_estimated": (
-                self.request.estimated_input_tokens() if self.request is not None else 0
-            ),
+            "request_estimated": self.request_estimated(),
         }
 
 
@@ -137,4 +154,6 @@ def prepare_compaction(
         if message_token_list is not None
         else [message_tokens(m) for m in session.messages]
     )
-    return Preparation(session, plan, prompt, builder, enabled, reason, tokens, model)
+    return Preparation(
+        session, plan, prompt, builder, enabled, reason, tokens, model, custom_instruction
+    )

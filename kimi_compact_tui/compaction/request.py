@@ -15,7 +15,7 @@ from typing import Any
 
 from kimi_compact_tui.compaction.plan import CompactionPlan
 from kimi_compact_tui.compaction.prompts import PromptSource
-from kimi_compact_tui.compaction.tokens import estimate_tokens
+from kimi_compact_tui.compaction.tokens import estimate_tokens, token_counts, tokens_from_counts
 from kimi_compact_tui.model import Message
 
 COMPACTOR_SYSTEM_PROMPT = "You are a helpful assistant that compacts conversation context."
@@ -55,6 +55,28 @@ def build_compaction_input_parts(
         parts.extend(message.text_parts())
     parts.append(build_prompt_part(prompt_text, custom_instruction))
     return parts
+
+
+def estimate_request_tokens(
+    messages: Sequence[Message],
+    request_indices: Iterable[int],
+    prompt_text: str,
+    custom_instruction: str = "",
+) -> int:
+    """``CompactionRequest.estimated_input_tokens`` without building the request:
+    the token counts of the system prompt, every header and text part and the
+    prompt part, added up (the same figure, exactly)."""
+    non_ascii = punct = plain = 0
+    pieces: Iterable[str]
+    for number, index in enumerate(request_indices, 1):
+        message = messages[index]
+        pieces = [message_header(number, message.role), *message.text_parts()]
+        for piece in pieces:
+            a, b, c = token_counts(piece)
+            non_ascii, punct, plain = non_ascii + a, punct + b, plain + c
+    a, b, c = token_counts(build_prompt_part(prompt_text, custom_instruction))
+    transcript = tokens_from_counts((non_ascii + a, punct + b, plain + c))
+    return estimate_tokens(COMPACTOR_SYSTEM_PROMPT) + transcript
 
 
 def build_kimi_compaction_request_session(

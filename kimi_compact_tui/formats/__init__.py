@@ -9,10 +9,13 @@ recognises (``formats.registry``; each format is one module implementing
 from __future__ import annotations
 
 import codecs
+import hashlib
+import os
 from pathlib import Path
 
 from kimi_compact_tui.errors import SessionFormatError
 from kimi_compact_tui.formats import registry
+from kimi_compact_tui.formats.lines import Lines
 from kimi_compact_tui.formats.registry import resolve_session_path
 from kimi_compact_tui.fsutil import atomic_write_bytes, gc_paused, read_bytes
 from kimi_compact_tui.model import Session
@@ -22,6 +25,7 @@ __all__ = [
     "detect_format",
     "dump_session",
     "load_session",
+    "load_with_fingerprint",
     "parse_session",
     "parse_session_bytes",
     "resolve_session_path",
@@ -49,8 +53,42 @@ def check_bytes(data: bytes, path: Path) -> None:
 
 def load_session(path: str | Path, fmt: str | None = None) -> Session:
     """Load a session; raise :class:`SessionFormatError` with one clear line."""
+    return load_with_fingerprint(path, fmt)[0]
+
+
+def load_with_fingerprint(
+    path: str | Path, fmt: str | None = None
+) -> tuple[Session, tuple[int, int, str]]:
+    """Load a session file (or folder) and return it with ``(size, mtime_ns,
+    sha256)`` of the very bytes parsed. Line-based formats are streamed from
+    the file (no copy of the whole file is held; see :mod:`formats.lines`)."""
     p = resolve_session_path(path)
-    return parse_session_bytes(read_bytes(p, "session file", SessionFormatError), p, fmt)
+    try:
+        fh = open(p, "rb")  # noqa: SIM115 - closed below
+    except OSError as exc:
+        read_bytes(p, "session file", SessionFormatError)  # the one error mapping
+        raise SessionFormatError(f"{p}: cannot read ({exc.strerror or exc})") from None
+    with fh:
+        mtime_ns = os.fstat(fh.fileno()).st_mtime_ns
+        try:
+            head = fh.read(registry.HEAD_BYTES)
+            if not head.strip() and len(head) < registry.HEAD_BYTES:
+                raise SessionFormatError(f"{p}: file is empty")
+            plugin = registry.get(fmt) if fmt else registry.detect(p, head)
+            parse_lines = getattr(plugin, "parse_lines", None)
+            if parse_lines is None:
+                data = head + fh.read()
+                check_bytes(data, p)
+                with gc_paused():
+                    session = plugin.parse(data, p)
+                return session, (len(data), mtime_ns, hashlib.sha256(data).hexdigest())
+            fh.seek(0)
+            lines = Lines(p, fh=fh)
+            with gc_paused():
+                session = parse_lines(lines, p)
+        except OSError as exc:
+            raise SessionFormatError(f"{p}: cannot read ({exc.strerror or exc})") from None
+    return session, (lines.size, mtime_ns, lines.sha256)
 
 
 def parse_session(text: str, path: Path, fmt: str | None = None) -> Session:

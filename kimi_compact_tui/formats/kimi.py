@@ -20,7 +20,7 @@ from kimi_compact_tui.compaction.summary import COMPACTED_NOTICE, splice, system
 from kimi_compact_tui.compaction.tokens import kimi_estimate
 from kimi_compact_tui.errors import SessionFormatError
 from kimi_compact_tui.formats.base import SessionInfo, WriteOp
-from kimi_compact_tui.formats.lines import raw_bytes, split_lines
+from kimi_compact_tui.formats.lines import Lines, raw_bytes
 from kimi_compact_tui.formats.validate import check_message, type_name
 from kimi_compact_tui.model import Message, Session, SpecialRecord
 
@@ -70,10 +70,13 @@ def _skip_reason(data: Any) -> str | None:
 
 
 def parse(data: bytes, path: Path) -> Session:
+    return parse_lines(Lines(path, data=data), path)
+
+
+def parse_lines(lines: Lines, path: Path) -> Session:
     """Parse a ``context.jsonl`` the way kimi-cli resumes it: a line kimi-cli
     would skip (see :class:`SkippedLine`) is skipped here too, with a warning
     naming it. A file with no valid record at all is an error."""
-    lines, trailing_newline = split_lines(data)
     entries: list[Any] = []
     messages: list[Message] = []
     warnings: list[str] = []
@@ -81,8 +84,8 @@ def parse(data: bytes, path: Path) -> Session:
     recorded = None
     valid = 0
     loads = json.loads
-    offset = 0
-    for lineno, raw in enumerate(lines, 1):
+    keep = lines.keep
+    for lineno, offset, raw in lines:
         try:
             line = raw.decode("utf-8")
         except UnicodeDecodeError as exc:  # kimi-cli reads with errors="replace"
@@ -91,7 +94,6 @@ def parse(data: bytes, path: Path) -> Session:
                 f"{path}:{lineno}: not valid UTF-8 (byte {offset + exc.start}); read with "
                 "replacement characters, as kimi-cli does"
             )
-        offset += len(raw) + 1
         if not line.strip():
             entries.append(BlankLine(raw))
             continue
@@ -121,7 +123,7 @@ def parse(data: bytes, path: Path) -> Session:
                 recorded = record["token_count"]
             entries.append(SpecialRecord(record, raw))
             continue
-        message = Message(record, raw)
+        message = Message(record, keep(raw, offset))
         entries.append(message)
         messages.append(message)
     if not valid:
@@ -135,7 +137,7 @@ def parse(data: bytes, path: Path) -> Session:
         entries=entries,
         system_prompt=system_prompt,
         recorded_tokens=recorded,
-        trailing_newline=trailing_newline,
+        trailing_newline=lines.trailing_newline,
         warnings=warnings,
     )
 
@@ -223,6 +225,9 @@ class KimiCliFormat:
 
     def parse(self, data: bytes, path: Path) -> Session:
         return parse(data, path)
+
+    def parse_lines(self, lines: Lines, path: Path) -> Session:
+        return parse_lines(lines, path)
 
     def dump(self, session: Session) -> bytes:
         return serialize(session)

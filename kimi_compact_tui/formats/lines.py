@@ -1,41 +1,173 @@
-"""Line-based session files read as bytes: each line is kept as the exact
-bytes read (for a byte-identical round trip) and decoded on its own, so no
-decoded copy of the whole file is ever held (CPython widens a whole-file
-string to 2 or 4 bytes per character as soon as one CJK character or emoji
-appears in it)."""
+"""Line-based session files, read without holding a copy of the whole file.
+
+:class:`Lines` yields ``(line number, offset, raw bytes)`` either from bytes
+already in memory or straight from an open file, in chunks, hashing what it
+reads (the conflict fingerprint comes from the very bytes parsed). Each line
+is decoded on its own, so no whole-file string is ever built (CPython widens
+a whole-file string to 2 or 4 bytes per character as soon as one CJK
+character or emoji appears in it).
+
+A message keeps its source line for the byte-for-byte round trip: as the
+bytes themselves when they came from memory, or as a :class:`RawRef` (file,
+offset, length, CRC) when they came from a file, read back on demand and
+checked against the CRC. Holding references instead of the lines keeps the
+memory of a loaded session near that of its parsed objects alone.
+"""
 
 from __future__ import annotations
 
+import codecs
+import hashlib
+import os
+import zlib
 from collections.abc import Iterator
 from pathlib import Path
+from typing import BinaryIO
 
 from kimi_compact_tui.errors import SessionFormatError
 
-
-def split_lines(data: bytes) -> tuple[list[bytes], bool]:
-    """The lines of ``data`` (without their ``\\n``) and whether it ends with one."""
-    lines = data.split(b"\n")
-    trailing = data.endswith(b"\n")
-    if trailing:
-        lines.pop()
-    return lines, trailing
+CHUNK = 1 << 20
 
 
-def decoded_lines(lines: list[bytes], path: Path) -> Iterator[tuple[int, bytes, str]]:
-    """``(line number, raw bytes, text)`` for each line; bad UTF-8 is a
-    :class:`SessionFormatError` naming the line and the byte offset in the file."""
-    offset = 0
-    for lineno, raw in enumerate(lines, 1):
+class RawRef:
+    """A source line that stays in its file: read back on demand."""
+
+    __slots__ = ("path", "offset", "length", "crc")
+
+    def __init__(self, path: Path, offset: int, length: int, crc: int) -> None:
+        self.path = path
+        self.offset = offset
+        self.length = length
+        self.crc = crc
+
+    def read(self) -> bytes:
         try:
-            text = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:
+            with open(self.path, "rb") as fh:
+                fh.seek(self.offset)
+                data = fh.read(self.length)
+        except OSError as exc:
             raise SessionFormatError(
-                f"{path}:{lineno}: not valid UTF-8 (byte {offset + exc.start}: {exc.reason})"
+                f"{self.path}: cannot read the session's source line back ({exc.strerror or exc})"
             ) from None
-        yield lineno, raw, text
-        offset += len(raw) + 1
+        if len(data) != self.length or zlib.crc32(data) != self.crc:
+            raise SessionFormatError(
+                f"{self.path}: changed on disk since it was loaded (the line at byte "
+                f"{self.offset} is not what was read); reload the session"
+            )
+        return data
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, RawRef):
+            return self.length == other.length and self.crc == other.crc
+        if isinstance(other, bytes):
+            return self.length == len(other) and self.crc == zlib.crc32(other)
+        return NotImplemented
+
+    __hash__ = None  # type: ignore[assignment]
+
+    def __repr__(self) -> str:
+        return f"RawRef({self.path.name}@{self.offset}+{self.length})"
 
 
-def raw_bytes(raw: bytes | str) -> bytes:
-    """A kept source line as bytes (lines built in memory may hold a str)."""
-    return raw if isinstance(raw, bytes) else raw.encode("utf-8")
+class Lines:
+    """The lines of a session file, from bytes or streamed from a file.
+
+    After iteration: ``trailing_newline``; for a file also ``size`` and
+    ``sha256`` of everything read. Empty files, NUL bytes and a byte-order
+    mark are refused with a line naming the place, as no session holds them."""
+
+    def __init__(self, path: Path, data: bytes | None = None, fh: BinaryIO | None = None):
+        self.path = path
+        self.data = data
+        self.fh = fh
+        self.trailing_newline = True
+        self.size = 0
+        self._sha = hashlib.sha256()
+        self._any = False
+
+    @property
+    def sha256(self) -> str:
+        return self._sha.hexdigest()
+
+    def keep(self, raw: bytes, offset: int) -> bytes | RawRef:
+        """What a message keeps of its source line."""
+        if self.fh is None:
+            return raw
+        return RawRef(self.path, offset, len(raw), zlib.crc32(raw))
+
+    def _chunks(self) -> Iterator[bytes]:
+        if self.data is not None:
+            yield self.data
+            return
+        assert self.fh is not None
+        read = self.fh.read
+        while True:
+            chunk = read(CHUNK)
+            if not chunk:
+                return
+            yield chunk
+
+    def __iter__(self) -> Iterator[tuple[int, int, bytes]]:
+        lineno, offset, pending = 0, 0, b""
+        for chunk in self._chunks():
+            if self.fh is not None:
+                self._sha.update(chunk)
+            self.size += len(chunk)
+            if pending:
+                chunk = pending + chunk
+            start = 0
+            find = chunk.find
+            while True:
+                end = find(b"\n", start)
+                if end < 0:
+                    break
+                lineno += 1
+                line = chunk[start:end]
+                self._check(line, lineno, offset)
+                yield lineno, offset, line
+                offset += end - start + 1
+                start = end + 1
+            pending = chunk[start:]
+        self.trailing_newline = not pending
+        if pending:
+            lineno += 1
+            self._check(pending, lineno, offset)
+            yield lineno, offset, pending
+        if not self._any:
+            raise SessionFormatError(f"{self.path}: file is empty")
+
+    def _check(self, line: bytes, lineno: int, offset: int) -> None:
+        if lineno == 1 and line.startswith(codecs.BOM_UTF8):
+            raise SessionFormatError(
+                f"{self.path}:1: starts with a byte-order mark; save it as UTF-8"
+            )
+        if b"\x00" in line:
+            raise SessionFormatError(f"{self.path}:{lineno}: contains a NUL byte (binary file?)")
+        if not self._any and line.strip():
+            self._any = True
+
+
+def open_lines(path: Path) -> tuple[Lines, BinaryIO, os.stat_result]:
+    """Open ``path`` for streaming; the caller closes the file."""
+    fh = open(path, "rb")  # noqa: SIM115 - closed by the caller
+    return Lines(path, fh=fh), fh, os.fstat(fh.fileno())
+
+
+def decode_line(raw: bytes, path: Path, lineno: int, offset: int) -> str:
+    """One line as text; bad UTF-8 names the line and the byte offset in the file."""
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise SessionFormatError(
+            f"{path}:{lineno}: not valid UTF-8 (byte {offset + exc.start}: {exc.reason})"
+        ) from None
+
+
+def raw_bytes(raw: bytes | str | RawRef) -> bytes:
+    """A kept source line as bytes (read back from its file for a RawRef;
+    lines built in memory may hold a str)."""
+    if isinstance(raw, bytes):
+        return raw
+    if isinstance(raw, RawRef):
+        return raw.read()
+    return raw.encode("utf-8")

@@ -11,7 +11,7 @@ from typing import Any
 from kimi_compact_tui.compaction.summary import plain_summary_message, splice
 from kimi_compact_tui.errors import SessionFormatError
 from kimi_compact_tui.formats.base import SessionInfo, WriteOp
-from kimi_compact_tui.formats.lines import decoded_lines, raw_bytes, split_lines
+from kimi_compact_tui.formats.lines import Lines, decode_line, raw_bytes
 from kimi_compact_tui.formats.validate import check_message, type_name
 from kimi_compact_tui.model import Message, Session
 
@@ -63,10 +63,15 @@ def parse_json(text: str, path: Path) -> Session:
 
 
 def parse_jsonl(data: bytes, path: Path) -> Session:
-    lines, trailing_newline = split_lines(data)
+    return parse_jsonl_lines(Lines(path, data=data), path)
+
+
+def parse_jsonl_lines(lines: Lines, path: Path) -> Session:
     messages = []
     loads = json.loads
-    for lineno, raw, line in decoded_lines(lines, path):
+    keep = lines.keep
+    for lineno, offset, raw in lines:
+        line = decode_line(raw, path, lineno, offset)
         if not line.strip():
             continue
         try:
@@ -78,9 +83,12 @@ def parse_jsonl(data: bytes, path: Path) -> Session:
                 f"{path}:{lineno}: invalid JSON ({getattr(exc, 'msg', exc)})"
             ) from None
         check_message(data, f"{path}:{lineno}")
-        messages.append(Message(data, raw))
+        messages.append(Message(data, keep(raw, offset)))
     return Session(
-        path=path, format="openai-jsonl", messages=messages, trailing_newline=trailing_newline
+        path=path,
+        format="openai-jsonl",
+        messages=messages,
+        trailing_newline=lines.trailing_newline,
     )
 
 
@@ -147,6 +155,9 @@ class OpenAIJsonlFormat(_OpenAIFormat):
 
     def parse(self, data: bytes, path: Path) -> Session:
         return parse_jsonl(data, path)
+
+    def parse_lines(self, lines: Lines, path: Path) -> Session:
+        return parse_jsonl_lines(lines, path)
 
     def dump(self, session: Session) -> bytes:
         return serialize_jsonl(session)

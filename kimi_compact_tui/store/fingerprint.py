@@ -55,14 +55,10 @@ def fingerprint(path: str | Path) -> Fingerprint:
 def load_fingerprinted(path: str | Path, fmt: str | None = None) -> tuple[Session, Fingerprint]:
     """Load a session and take its fingerprint from the same bytes (no window
     in which the file could change between the two)."""
-    from kimi_compact_tui.formats import parse_session_bytes, resolve_session_path
+    from kimi_compact_tui.formats import load_with_fingerprint
 
-    p = resolve_session_path(path)
-    try:
-        data, fp, _mode = read_fingerprinted(p)
-    except OSError as exc:
-        raise SessionFormatError(f"{p}: cannot read ({exc.strerror or exc})") from None
-    return parse_session_bytes(data, p, fmt), fp
+    session, (size, mtime_ns, sha) = load_with_fingerprint(path, fmt)
+    return session, Fingerprint(size, mtime_ns, sha)
 
 
 def conflict_message(path: Path, loaded: Fingerprint, now: Fingerprint) -> str:
