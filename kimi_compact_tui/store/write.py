@@ -113,9 +113,6 @@ def apply_compaction(
 ) -> ApplyResult:
     """Write ``compacted_session`` for ``source_session`` (see the module docstring)."""
     path = _check(source_session, compacted_session, summary, plan)
-    fmt = format_of(source_session)
-    context = {"summary": summary, "usage": usage, "plan": plan, "model": model}
-    op = fmt.write_op(source_session, compacted_session, context)
     when = now_utc(now)
     try:
         old_bytes, current, mode = read_fingerprinted(path)
@@ -124,6 +121,9 @@ def apply_compaction(
     if current != loaded_fingerprint:
         raise ApplyError(conflict_message(path, loaded_fingerprint, current))
     step("checked")
+    # Built after the check: kept lines are read back from the (unchanged) file.
+    context = {"summary": summary, "usage": usage, "plan": plan, "model": model}
+    op = format_of(source_session).write_op(source_session, compacted_session, context)
 
     backup: Path | None = None
     try:
