@@ -19,7 +19,7 @@ from kimi_compact_tui.compaction.request import CompactionRequest, build_request
 from kimi_compact_tui.compaction.summary import build_compact_summary_text
 from kimi_compact_tui.compaction.tokens import estimate_tokens, message_tokens
 from kimi_compact_tui.model import Message
-from kimi_compact_tui.providers import ProviderConfig, stream_summary
+from kimi_compact_tui.providers import ProviderConfig, StreamEvent, stream_summary
 from kimi_compact_tui.providers.offline import offline_summary
 
 PROMPT = PromptSource(
@@ -199,7 +199,17 @@ def realistic_request(messages: list[Message] | None = None) -> CompactionReques
 
 
 def summarize(request: CompactionRequest) -> str:
-    return offline_summary(request.body)
+    return offline_summary(request)
+
+
+SECTIONS = (
+    "current_focus",
+    "environment",
+    "completed_tasks",
+    "active_issues",
+    "code_state",
+    "important_context",
+)
 
 
 def section(text: str, name: str) -> str:
@@ -264,38 +274,99 @@ def test_the_summary_is_smaller_than_the_messages_it_replaces():
     )
 
 
-def test_a_summary_that_would_be_larger_is_trimmed_and_says_so():
-    # Short turns full of file names and error lines: the extract (file lists,
-    # errors, sections) is longer than the messages themselves.
-    messages = [
-        Message.make("user", "Fix a.py b.py c.py d.py e.py f.py; must keep tests green."),
-        assistant("Checking.", call("Shell:0", "Shell", command="pytest")),
-        tool("Shell:0", "Command failed with exit code: 1.", "E   KeyError: 'x'\nFAILED t.py"),
-        assistant("Fixed g.py h.py i.py j.py k.py l.py m.py because of the key."),
-        Message.make("user", "Now do n.py o.py."),
-        assistant("Done."),
+GREP_OUTPUT = "\n".join(
+    f"src/payments/{name}.py:{line}:    except RetryError as exc:"
+    for line, name in enumerate(
+        (
+            "cards",
+            "wallets",
+            "refunds",
+            "payouts",
+            "ledger",
+            "fx",
+            "fees",
+            "disputes",
+            "invoices",
+            "webhooks",
+            "settlement",
+            "chargebacks",
+        ),
+        10,
+    )
+)
+
+
+def short_busy_session() -> list[Message]:
+    """Short turns full of file names and error output: the full extract (file list,
+    errors with their fixes, facts) is longer than the messages themselves."""
+    return [
+        Message.make("user", "Rename RetryError to RetryExhausted everywhere; keep tests green."),
+        assistant("Searching.", call("Shell:0", "Shell", command="grep -rn RetryError src")),
+        tool("Shell:0", "Command executed successfully.", GREP_OUTPUT),
+        assistant("Renamed in all twelve files.", call("Shell:1", "Shell", command="pytest -q")),
+        tool(
+            "Shell:1",
+            "Command failed with exit code: 1.",
+            "E   ImportError: cannot import name 'RetryError' from 'payments.retry'\n"
+            "FAILED tests/test_fx.py::test_quote - ImportError: cannot import name",
+        ),
+        assistant("Fixed the import in tests/test_fx.py because it still used the old name."),
+        tool("Shell:2", "Command executed successfully.", "41 passed in 0.90s"),
         Message.make("user", "Thanks."),
         assistant("OK."),
     ]
+
+
+def test_a_summary_that_would_be_larger_is_trimmed_and_says_so():
+    messages = short_busy_session()
     request = realistic_request(messages)
     text = summarize(request)
-    budget = compact_range_tokens(messages, request)
-    assert estimate_tokens(build_compact_summary_text(text)) + 4 <= budget
-    for name in (
-        "current_focus",
-        "environment",
-        "completed_tasks",
-        "active_issues",
-        "code_state",
-        "important_context",
-    ):
+    assert estimate_tokens(build_compact_summary_text(text)) + 4 <= compact_range_tokens(
+        messages, request
+    )
+    for name in SECTIONS:
         assert f"<{name}>" in text and f"</{name}>" in text
-    assert "trimmed" in section(text, "important_context").lower()
+    context = section(text, "important_context")
+    assert "Trimmed" in context
+    # What matters most survives the trim: the request and the real error.
+    assert "RetryExhausted everywhere" in section(text, "current_focus")
+    assert "ImportError: cannot import name 'RetryError'" in section(text, "active_issues")
+
+
+TINY = [
+    Message.make("user", "Run it."),
+    assistant("Running.", call("Shell:0", "Shell", command="python app.py")),
+    tool("Shell:0", "Command failed with exit code: 1.", "RuntimeError: boom"),
+    assistant("Fixed."),
+    Message.make("user", "ok"),
+    assistant("OK."),
+]
+
+
+async def test_messages_shorter_than_any_summary_keep_the_key_facts_and_warn():
+    request = realistic_request(TINY)
+    text = summarize(request)
+    for name in SECTIONS:
+        assert f"<{name}>" in text and f"</{name}>" in text
+    assert "Run it." in section(text, "current_focus")
+    assert "RuntimeError: boom" in section(text, "active_issues")
+    assert "larger than the 4 compacted messages" in section(text, "important_context")
+    events: list[StreamEvent] = []
+    result = await stream_summary(ProviderConfig(kind="offline"), request, events.append)
+    assert result.summary == text
+    notes = [e.text for e in events if e.kind == "status" and "larger than" in e.text]
+    assert len(notes) == 1 and "would not make the session smaller" in notes[0]
+
+
+async def test_no_size_note_when_the_summary_fits():
+    events: list[StreamEvent] = []
+    await stream_summary(ProviderConfig(kind="offline"), realistic_request(), events.append)
+    assert not [e for e in events if "larger than" in e.text]
 
 
 async def test_the_provider_streams_the_same_fixed_summary():
     request = realistic_request()
-    result = await stream_summary(ProviderConfig(kind="offline"), request.body)
+    result = await stream_summary(ProviderConfig(kind="offline"), request)
     assert result.status == "complete"
     assert result.summary == summarize(request)
     assert "Plan mode is active" not in section(result.summary, "current_focus")
