@@ -217,10 +217,13 @@ def section(text: str, name: str) -> str:
 
 
 def test_the_focus_is_the_latest_real_request_not_an_injected_reminder():
-    focus = section(summarize(realistic_request()), "current_focus")
+    text = summarize(realistic_request())
+    focus = section(text, "current_focus")
     assert "jittered exponential backoff" in focus
     assert "Plan mode is active" not in focus
     assert "system-reminder" not in focus
+    # Nor is the reminder taken for a constraint the user set.
+    assert "MUST NOT make any edits" not in text
 
 
 def test_a_user_message_with_a_real_request_and_a_reminder_keeps_the_request():
@@ -379,3 +382,47 @@ def test_repeated_reminders_never_become_the_focus(count):
         messages.insert(13, Message.make("user", PLAN_MODE_REMINDER))
     focus = section(summarize(realistic_request(messages)), "current_focus")
     assert "jittered exponential backoff" in focus
+
+
+REAL_ERRORS = [
+    (
+        'error[E0308]: mismatched types\n --> src/main.rs:4:18\n  |\n4 |     let n: u32 = "4";\n',
+        "error[E0308]: mismatched types",
+    ),
+    (
+        "=== RUN   TestQuote\n--- FAIL: TestQuote (0.00s)\n    quote_test.go:12: got 3, want 4\n",
+        "--- FAIL: TestQuote (0.00s)",
+    ),
+    (
+        "..F\n========================= 1 failed, 2 passed in 0.05s =========================\n",
+        "1 failed, 2 passed in 0.05s",
+    ),
+    (
+        "TypeError: Cannot read properties of undefined (reading 'id')\n"
+        "    at render (/app/src/view.js:14:22)\n",
+        "TypeError: Cannot read properties of undefined (reading 'id')",
+    ),
+    ("npm ERR! code ELIFECYCLE\nnpm ERR! errno 1\n", "npm ERR! code ELIFECYCLE"),
+]
+NOT_ERRORS = [
+    RETRY_SOURCE,
+    GIT_DIFF,
+    "def parse(text):\n    try:\n        return int(text)\n    except ValueError as exc:\n"
+    "        raise ParseError(text) from exc\n",
+    "class ConfigError(Exception):\n    pass\n",
+    "All checks passed: no errors, 0 failed.\n",
+]
+
+
+@pytest.mark.parametrize(("output", "headline"), REAL_ERRORS)
+def test_real_error_outputs_are_found(output, headline):
+    from kimi_compact_tui.providers.offline.extract import error_blocks
+
+    assert [h for h, _block in error_blocks(output)] == [headline]
+
+
+@pytest.mark.parametrize("output", NOT_ERRORS)
+def test_code_and_diffs_are_not_errors(output):
+    from kimi_compact_tui.providers.offline.extract import error_blocks, without_diffs
+
+    assert error_blocks(without_diffs(output)) == []
