@@ -119,9 +119,6 @@ def is_remote(kind: str) -> bool:
     return resolve_kind(kind).remote
 
 
-needs_model = is_remote
-
-
 def require_model(config: ProviderConfig, request_model: str | None) -> None:
     """Raise :class:`ConfigError` when ``config`` is a remote provider and no model
     is chosen for the request (``--model``, ``compaction_model``, ``provider.model``)."""
