@@ -426,3 +426,18 @@ def test_code_and_diffs_are_not_errors(output):
     from kimi_compact_tui.providers.offline.extract import error_blocks, without_diffs
 
     assert error_blocks(without_diffs(output)) == []
+
+
+def test_open_items_of_the_user_are_listed_even_before_any_reply():
+    messages = [
+        Message.make("user", "Set up the payments repository for the new retry module."),
+        Message.make(
+            "user",
+            "Still to do after that: the follow-up migration for the ledger tables, which "
+            "has to run before Friday's release and must keep the old column names.",
+        ),
+        Message.make("user", "First, though, what Python version do we target?"),
+        assistant("Python 3.12."),
+    ]
+    issues = section(summarize(realistic_request(messages)), "active_issues")
+    assert "Open (user, message 2): Still to do after that" in issues

@@ -203,22 +203,32 @@ def _issues(r: Reading, d: Detail) -> list[str]:
         if d.error_blocks and ("\n" in err.block or err.block != err.headline):
             fence = fence_for(err.block)
             out.extend([fence, err.block, fence])
-    if r.assistants and d.sentence_chars > 60:
+    if d.sentence_chars > 60:  # the barest level keeps errors only
+        open_items = _open_items(r, d)
+        issues += len(open_items)
+        out.extend(open_items)
+    if not issues:
+        out.append(f"- {LEFT_OUT}" if r.errors else "- No open issues recorded in the transcript.")
+    return out
+
+
+def _open_items(r: Reading, d: Detail) -> list[str]:
+    """A question the user has not answered yet, and to-do notes near the end."""
+    out: list[str] = []
+    if r.assistants:
         last = r.assistants[-1]
         answered = any(m.number > last.number for m in r.users)
         questions = [s for s in sentences(last.prose) if s.endswith(("?", "？"))]
         if questions and not answered:
-            issues += 1
             out.append(f"- Waiting on the user (message {last.number}): {questions[-1]}")
-        for m in r.messages[-6:]:
-            for s in sentences(m.prose):
-                said = m.role == "assistant" and (m.number, s) in r.said
-                if TODO_RE.search(s) and m.role in ("user", "assistant") and not said:
-                    issues += 1
-                    out.append(f"- Open ({m.role}, message {m.number}): {s[: d.sentence_chars]}")
-                    break
-    if not issues:
-        out.append(f"- {LEFT_OUT}" if r.errors else "- No open issues recorded in the transcript.")
+    for m in r.messages[-6:]:
+        if m.role not in ("user", "assistant") or m.injected:
+            continue
+        for s in sentences(m.prose):
+            said = m.role == "assistant" and (m.number, s) in r.said
+            if TODO_RE.search(s) and not said:
+                out.append(f"- Open ({m.role}, message {m.number}): {s[: d.sentence_chars]}")
+                break
     return out
 
 
