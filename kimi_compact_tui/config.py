@@ -11,7 +11,7 @@ The file is a flat mapping (the spec's flattened ``base_config``)::
       prompt_file: null          # a prompt file (relative to the config file)
       settings_overrides: {}
     compaction_model: null       # per-session override; wins over compaction.compaction_model
-    provider: {kind: offline}    # see kimi_compact_tui.providers
+    provider: {kind: offline}    # one settings model per kind: kimi_compact_tui.providers.settings
 
 With no config file at all, compaction is enabled with type ``kimi`` and the
 defaults, so the tool works out of the box.
@@ -29,6 +29,7 @@ from pydantic import BaseModel, ConfigDict, StrictBool, StrictInt, StrictStr, Va
 
 from kimi_compact_tui.errors import ConfigError
 from kimi_compact_tui.fsutil import read_utf8
+from kimi_compact_tui.providers.registry import validate_provider_block
 
 CONFIG_ENV = "KIMI_COMPACT_TUI_CONFIG"
 DEFAULT_MAX_PRESERVED = 2
@@ -137,6 +138,12 @@ def parse_config(text: str, path: Path) -> AppConfig:
         if err["type"] == "extra_forbidden":
             msg = "unknown setting"
         raise ConfigError(f"{path}: {loc}: {msg}") from None
+    if parsed.provider is not None:
+        # The provider block is checked here too, so its errors name the file.
+        try:
+            validate_provider_block(parsed.provider)
+        except ConfigError as exc:
+            raise ConfigError(f"{path}: {exc}") from None
     raw: dict[str, Any] = _deep_copy(data)
     if parsed.compaction is None:
         raw["compaction"] = _deep_copy(DEFAULT_CONFIG["compaction"])

@@ -9,6 +9,13 @@ from pathlib import Path
 
 import pytest
 
+from kimi_compact_tui.compaction.plan import make_plan
+from kimi_compact_tui.compaction.prompts import PromptSource
+from kimi_compact_tui.compaction.request import CompactionRequest, build_request
+from kimi_compact_tui.compaction.summary import build_compact_summary_text
+from kimi_compact_tui.compaction.tokens import estimate_tokens, message_tokens
+from kimi_compact_tui.formats import load_session
+from kimi_compact_tui.model import Message
 from kimi_compact_tui.providers import ProviderConfig, StreamEvent, stream_summary
 from kimi_compact_tui.providers.offline import offline_summary, parse_transcript
 
@@ -36,51 +43,82 @@ LONG_FUNCTION = "\n".join(
 )
 SHORT_FUNCTION = "def add(a, b):\n    return a + b\n"
 FENCED_RE = re.compile(r"^```[^\n`]*\n(.*?)^```[ \t]*$", re.M | re.S)
-PROMPT_PART = "\n\n---\n\nThe above is a list of messages. Write <current_focus> and friends."
+PROMPT = PromptSource(
+    "inline",
+    None,
+    "\n\n---\n\nThe above is a list of messages. Write <current_focus> and friends.",
+    "0" * 64,
+)
+INVOICE_SOURCE = "\n".join(
+    ["from decimal import Decimal", "", "", "class Invoice:"]
+    + ["    def __init__(self, lines):", "        self.lines = lines", ""]
+    + ["    def render(self):", "        lines = self.lines"]
+    + [
+        "        total = sum(line.amount for line in lines)",
+        "        return self.format(total)",
+        "",
+    ]
+    + [
+        f"    def field_{i}(self, currency='EUR'):\n"
+        f"        line = self.lines[{i}]\n"
+        f"        label = line.label.strip().title()\n"
+        f"        amount = Decimal(line.amount or 0).quantize(Decimal('0.01'))\n"
+        f"        note = f'{{label}}: {{amount}} {{currency}}'\n"
+        f"        return note\n"
+        for i in range(6)
+    ]
+)
+
+
+def make_request(
+    messages: list[tuple[str, list[str]]], custom: str = ""
+) -> CompactionRequest | None:
+    """The compaction request for ``messages``, every one of them compacted (an
+    explicit boundary after the last)."""
+    session = [
+        Message.make(role, [{"type": "text", "text": t} for t in texts]) for role, texts in messages
+    ]
+    if not session:
+        return None
+    plan = make_plan(session, up_to=len(session))
+    return build_request(session, plan, PROMPT, {}, custom_instruction=custom)
 
 
 def make_body(messages: list[tuple[str, list[str]]], custom: str = "") -> dict:
-    parts: list[str] = []
-    for n, (role, texts) in enumerate(messages, 1):
-        parts.append(f"## Message {n}\nRole: {role}\nContent:\n")
-        parts.extend(texts)
-    parts.append(PROMPT_PART + custom)
-    return {
-        "model": "whatever",
-        "messages": [
-            {"role": "system", "content": "You are a helpful assistant."},
-            {"role": "user", "content": [{"type": "text", "text": p} for p in parts]},
+    request = make_request(messages, custom)
+    if request is None:  # no message: a request with only the prompt part
+        return {
+            "messages": [
+                {"role": "system", "content": ""},
+                {"role": "user", "content": [{"type": "text", "text": "\n" + PROMPT.text}]},
+            ]
+        }
+    return request.body
+
+
+FIXTURE_MESSAGES = [
+    ("system", ["Work in /srv/app. Python 3.12 with pytest."]),
+    ("user", ["The invoice page crashes for drafts. Please fix billing/invoice.py."]),
+    ("tool", ["<system>Command exited with code 1.</system>", TRACEBACK + "\n"]),
+    ("assistant", ["Reading billing/invoice.py."]),
+    ("tool", ["<system>45 lines read from file starting from line 1.</system>", INVOICE_SOURCE]),
+    (
+        "assistant",
+        [
+            "The crash is because draft lines have no amount. I'll fix it by treating "
+            "missing amounts as zero.\n\n```python\n" + SHORT_FUNCTION + "```"
         ],
-        "stream": True,
-    }
-
-
-FIXTURE = make_body(
-    [
-        ("system", ["Work in /srv/app. Python 3.12 with pytest."]),
-        ("user", ["The invoice page crashes for drafts. Please fix billing/invoice.py."]),
-        ("tool", ["<system>Command exited with code 1.</system>", TRACEBACK + "\n"]),
-        (
-            "assistant",
-            [
-                "The crash is because draft lines have no amount. I'll fix it by treating "
-                "missing amounts as zero.\n\n```python\n" + SHORT_FUNCTION + "```"
-            ],
-        ),
-        (
-            "assistant",
-            [
-                "Here is the report module `billing/report.py`:\n\n```python\n"
-                + LONG_FUNCTION
-                + "\n```"
-            ],
-        ),
-        ("tool", ["12 passed in 0.40s"]),
-        ("assistant", ["Fixed: drafts now render with a zero total. All tests passed."]),
-        ("user", ["Great. Next, add a CSV export of the report; amounts must stay in cents."]),
-    ],
-    custom="\n\n**User's Custom Compaction Instruction:**\nMention ZEBRAFISH everywhere",
-)
+    ),
+    (
+        "assistant",
+        ["Here is the report module `billing/report.py`:\n\n```python\n" + LONG_FUNCTION + "\n```"],
+    ),
+    ("tool", ["12 passed in 0.40s"]),
+    ("assistant", ["Fixed: drafts now render with a zero total. All tests passed."]),
+    ("user", ["Great. Next, add a CSV export of the report; amounts must stay in cents."]),
+]
+FIXTURE_REQUEST = make_request(FIXTURE_MESSAGES, custom="Mention ZEBRAFISH everywhere")
+FIXTURE = FIXTURE_REQUEST
 
 
 def assert_six_sections(text: str) -> None:
@@ -107,15 +145,14 @@ def sample_paths() -> list[Path]:
     return out
 
 
-def sample_body(path: Path) -> tuple[dict, str]:
+def sample_body(path: Path) -> tuple[CompactionRequest, str]:
     from kimi_compact_tui.compaction import prepare_compaction
     from kimi_compact_tui.config import load_config
-    from kimi_compact_tui.formats import load_session
 
     prep = prepare_compaction(load_session(path), load_config(None))
     if prep.request is None:
         pytest.skip(f"{path.name}: nothing to compact ({prep.plan.noop})")
-    return prep.request.body, prep.request.transcript
+    return prep.request, prep.request.transcript
 
 
 # ----------------------------------------------------------------------------- own fixture
@@ -123,7 +160,7 @@ def sample_body(path: Path) -> tuple[dict, str]:
 
 def test_parse_transcript_reads_headers_and_drops_the_prompt():
     messages = parse_transcript(FIXTURE)
-    assert [m.number for m in messages] == list(range(1, 9))
+    assert [m.number for m in messages] == list(range(1, 11))
     assert [m.role for m in messages][:3] == ["system", "user", "tool"]
     assert messages[2].parts[1] == TRACEBACK + "\n"
     assert all("ZEBRAFISH" not in m.text for m in messages)
@@ -216,9 +253,15 @@ async def test_offline_cancel_keeps_partial_text():
     "path", sample_paths(), ids=lambda p: p.parent.name if p.name == "context.jsonl" else p.name
 )
 def test_sample_sessions_have_six_sections(path):
-    body, transcript = sample_body(path)
-    text = offline_summary(body)
+    request, transcript = sample_body(path)
+    text = offline_summary(request)
     assert_six_sections(text)
+    # Never larger than the messages it replaces (the app's own token figures).
+    session = load_session(path)
+    replaced = sum(message_tokens(session.messages[i]) for i in request.plan.compact_indices)
+    assert estimate_tokens(build_compact_summary_text(text)) + 4 <= replaced
+    # A small session's summary keeps less detail, and says so.
+    trimmed = "Trimmed" in text[text.index("<important_context>") :]
     for block in TRACEBACK_RE.findall(transcript):
         assert block in text
     for code in FENCED_RE.findall(transcript):
@@ -227,8 +270,8 @@ def test_sample_sessions_have_six_sections(path):
             assert code.rstrip("\n") not in text  # condensed, not copied whole
             first_def = next((x for x in lines if x.startswith(("def ", "class "))), None)
             if first_def:
-                assert first_def in text
-        elif len(lines) >= 2 and not TRACEBACK_RE.search(code):
+                assert (first_def.rstrip(":") if trimmed else first_def) in text
+        elif len(lines) >= 2 and not TRACEBACK_RE.search(code) and not trimmed:
             assert code.rstrip("\n") in text  # short code is kept whole
 
 

@@ -1,33 +1,50 @@
 """Summary providers: OpenAI-compatible SSE (OpenAI, Moonshot/Kimi, vLLM, llama.cpp,
 Ollama ``/v1``), Ollama native NDJSON, and the offline extractive summarizer.
 
-Entry point::
+Entry points::
 
-    result = await stream_summary(config, body, on_event=print_event, cancel=event)
+    config = provider_config_from(app_config.provider, provider=flag, model=flag)
+    provider = create_provider(config)          # a Provider (registry.py)
+    result = await provider.stream(request, on_event=print_event, cancel=event)
+    # or, in one call:
+    result = await stream_summary(config, request, on_event=print_event, cancel=event)
 
-``body`` is the OpenAI-style request body built by the compaction core. Every
-provider returns a :class:`StreamResult`; none raises for provider trouble.
+``request`` is the compaction request (``CompactionRequest``) or its OpenAI-style
+body. Every provider returns a :class:`StreamResult`; none raises for provider
+trouble. The accepted kinds are :data:`PROVIDER_KINDS`.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from kimi_compact_tui.providers.base import (
     OFFLINE_MODEL,
     OFFLINE_NOTICE,
-    PROVIDER_KINDS,
     EventCallback,
     ProviderConfig,
     StreamEvent,
     StreamResult,
+    SummaryInput,
+    request_body,
+)
+from kimi_compact_tui.providers.registry import (
+    PROVIDER_KINDS,
+    REGISTRY,
+    Provider,
+    ProviderKind,
+    create_provider,
+    is_remote,
     provider_config_from,
+    require_model,
+    resolve_kind,
+    validate_provider_block,
 )
 
 StreamFn = Callable[
-    [ProviderConfig, Mapping[str, Any], EventCallback | None, asyncio.Event | None],
+    [ProviderConfig, SummaryInput, EventCallback | None, asyncio.Event | None],
     Awaitable[StreamResult],
 ]
 
@@ -35,44 +52,49 @@ __all__ = [
     "OFFLINE_MODEL",
     "OFFLINE_NOTICE",
     "PROVIDER_KINDS",
+    "REGISTRY",
     "EventCallback",
+    "Provider",
     "ProviderConfig",
+    "ProviderKind",
     "StreamEvent",
+    "StreamFn",
     "StreamResult",
+    "SummaryInput",
+    "create_provider",
     "get_provider",
+    "is_remote",
     "provider_config_from",
+    "request_body",
+    "require_model",
+    "resolve_kind",
     "stream_summary",
+    "validate_provider_block",
 ]
 
 
 def get_provider(config: ProviderConfig) -> StreamFn:
     """The ``stream_summary``-shaped function that serves ``config.kind``."""
-    if config.kind == "offline":
-        from kimi_compact_tui.providers.offline import stream_summary as offline_stream
+    provider = create_provider(config)
 
-        return offline_stream
-    from kimi_compact_tui.providers.http import OllamaChat, OpenAIChat, stream_http
-
-    if config.kind == "ollama":
-        protocol: Any = OllamaChat()
-    elif config.kind in ("openai", "moonshot"):
-        protocol = OpenAIChat(config.kind)
-    else:
-        from kimi_compact_tui.errors import ConfigError
-
-        raise ConfigError(f"provider.kind: unknown provider {config.kind!r}")
-
-    async def _stream(cfg, body, on_event=None, cancel=None):  # type: ignore[no-untyped-def]
-        return await stream_http(cfg, protocol, body, on_event, cancel)
+    async def _stream(
+        cfg: ProviderConfig,
+        request: SummaryInput,
+        on_event: EventCallback | None = None,
+        cancel: asyncio.Event | None = None,
+    ) -> StreamResult:
+        target: Any = provider if cfg is config else create_provider(cfg)
+        return await target.stream(request, on_event, cancel)
 
     return _stream
 
 
 async def stream_summary(
     config: ProviderConfig,
-    body: Mapping[str, Any],
+    request: SummaryInput,
     on_event: EventCallback | None = None,
     cancel: asyncio.Event | None = None,
 ) -> StreamResult:
-    """Ask ``config``'s provider for the summary of ``body``, streaming through ``on_event``."""
-    return await get_provider(config)(config, body, on_event, cancel)
+    """Ask ``config``'s provider for the summary of ``request``, streaming through
+    ``on_event``."""
+    return await create_provider(config).stream(request, on_event, cancel)

@@ -3,31 +3,25 @@
 Nothing here talks to the network or knows about Textual. API keys are never
 stored here: a config only names the environment variable holding the key,
 which is read at call time and used only in the ``Authorization`` header.
+Validation of the ``provider:`` block lives in :mod:`.settings`, the kinds in
+:mod:`.registry`.
 """
 
 from __future__ import annotations
 
-import math
-import re
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field, fields, replace
-from typing import Any, Literal
+from dataclasses import dataclass, field, replace
+from typing import TYPE_CHECKING, Any, Literal, Union
 
-from kimi_compact_tui.errors import ConfigError
+if TYPE_CHECKING:
+    from kimi_compact_tui.compaction.request import CompactionRequest
 
-ProviderKind = Literal["openai", "moonshot", "ollama", "offline"]
-PROVIDER_KINDS: tuple[str, ...] = ("openai", "moonshot", "ollama", "offline")
-#: Extra spellings accepted for ``kind`` / ``--provider``, mapped to (kind, region).
-KIND_ALIASES: dict[str, tuple[str, str | None]] = {
-    "moonshot-cn": ("moonshot", "cn"),
-    "kimi": ("moonshot", None),
-    "kimi-cn": ("moonshot", "cn"),
-    "openai-compatible": ("openai", None),
-    "vllm": ("openai", None),
-    "llama.cpp": ("openai", None),
-    "llamacpp": ("openai", None),
-    "none": ("offline", None),
-}
+#: The implementation kinds (``ProviderConfig.kind``); the accepted spellings,
+#: aliases included, are ``registry.PROVIDER_KINDS``.
+ImplementationKind = Literal["openai", "moonshot", "ollama", "offline"]
+#: What a provider is asked to summarise: the compaction request, or its
+#: OpenAI-style body (``request.body``).
+SummaryInput = Union["CompactionRequest", Mapping[str, Any]]
 
 MOONSHOT_BASE_URLS = {
     "global": "https://api.moonshot.ai/v1",
@@ -95,129 +89,9 @@ class ProviderConfig:
         return f"{self.kind} {model} at {self.effective_base_url}"
 
 
-_FLOAT_FIELDS = ("connect_timeout", "read_timeout", "retry_cap", "retry_base_delay", "chunk_delay")
-_KNOWN_FIELDS = {f.name for f in fields(ProviderConfig)}
-_FORBIDDEN_KEYS = {"api_key", "key", "token", "apikey", "secret"}
-
-
-def _field_error(name: str, message: str) -> ConfigError:
-    return ConfigError(f"provider.{name}: {message}")
-
-
-def _normalise_kind(value: Any, name: str = "kind") -> tuple[str, str | None]:
-    if not isinstance(value, str) or not value.strip():
-        raise _field_error(name, f"must be one of {', '.join(PROVIDER_KINDS)}")
-    text = value.strip().lower()
-    if text in PROVIDER_KINDS:
-        return text, None
-    if text in KIND_ALIASES:
-        return KIND_ALIASES[text]
-    raise _field_error(
-        name, f"unknown provider {value!r} (expected one of {', '.join(PROVIDER_KINDS)})"
-    )
-
-
-def _check_url(value: Any) -> str:
-    if not isinstance(value, str) or not re.match(r"^https?://[^\s/]+", value.strip()):
-        raise _field_error("base_url", f"must be an http(s) URL, got {value!r}")
-    return value.strip().rstrip("/")
-
-
-def provider_config_from(
-    raw: Mapping[str, Any] | None,
-    *,
-    provider: str | None = None,
-    base_url: str | None = None,
-    model: str | None = None,
-) -> ProviderConfig:
-    """Merge a YAML ``provider:`` block with command line flags (flags win).
-
-    Nothing configured means the offline extractive summarizer. Invalid values
-    raise :class:`ConfigError` with one line naming the field.
-    """
-    if raw is None:
-        raw = {}
-    if not isinstance(raw, Mapping):
-        raise ConfigError("provider: must be a mapping of settings (kind, base_url, model, ...)")
-    values: dict[str, Any] = {}
-    for key, value in raw.items():
-        if not isinstance(key, str):
-            raise ConfigError(f"provider: field names must be text, got {key!r}")
-        if key.lower() in _FORBIDDEN_KEYS:
-            raise _field_error(
-                key,
-                "keys are not read from config files; put the key in an environment "
-                "variable and name it in provider.api_key_env",
-            )
-        name = "kind" if key in ("type", "provider") else key
-        if name not in _KNOWN_FIELDS:
-            raise _field_error(key, "unknown field")
-        values[name] = value
-
-    region: str | None = None
-    kind_value = provider if provider is not None else values.get("kind")
-    if kind_value is None:
-        # A base URL or model without a kind means an OpenAI-compatible server.
-        kind = "openai" if (base_url or values.get("base_url")) else "offline"
-    else:
-        kind, region = _normalise_kind(kind_value, "kind" if provider is None else "--provider")
-    values["kind"] = kind
-
-    if "region" in values and values["region"] is not None:
-        reg = str(values["region"]).strip().lower()
-        if reg in ("cn", "china", "moonshot-cn"):
-            reg = "cn"
-        elif reg in ("global", "ai", "intl", "international"):
-            reg = "global"
-        else:
-            raise _field_error("region", f"must be 'global' or 'cn', got {values['region']!r}")
-        values["region"] = reg
-    if region is not None:
-        values["region"] = region
-
-    if base_url is not None:
-        values["base_url"] = base_url
-    if values.get("base_url") is not None:
-        values["base_url"] = _check_url(values["base_url"])
-    if model is not None:
-        values["model"] = model
-    if values.get("model") is not None:
-        if not isinstance(values["model"], str) or not values["model"].strip():
-            raise _field_error("model", "must be a non-empty model name")
-        values["model"] = values["model"].strip()
-    if values.get("api_key_env") is not None:
-        env = values["api_key_env"]
-        if not isinstance(env, str) or (env and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", env)):
-            raise _field_error("api_key_env", "must be an environment variable name")
-
-    for name in _FLOAT_FIELDS:
-        if name in values and values[name] is not None:
-            v = values[name]
-            if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
-                raise _field_error(name, f"must be a number of seconds, got {v!r}")
-            if v < 0 or (name in ("connect_timeout", "read_timeout") and v == 0):
-                raise _field_error(name, f"must be positive, got {v!r}")
-            values[name] = float(v)
-        elif name in values:
-            del values[name]
-    if "max_retries" in values:
-        v = values["max_retries"]
-        if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 10:
-            raise _field_error(
-                "max_retries", f"must be a whole number of tries, 1 to 10, got {v!r}"
-            )
-    if values.get("num_ctx") is not None:
-        v = values["num_ctx"]
-        if isinstance(v, bool) or not isinstance(v, int) or v < 256:
-            raise _field_error("num_ctx", f"must be a whole number of tokens >= 256, got {v!r}")
-    if "extra_body" in values:
-        v = values["extra_body"]
-        if v is None:
-            v = {}
-        if not isinstance(v, Mapping):
-            raise _field_error("extra_body", "must be a mapping of request fields")
-        values["extra_body"] = dict(v)
-    return ProviderConfig(**values)
+def request_body(request: SummaryInput) -> Mapping[str, Any]:
+    """The OpenAI-style body of a request (a body is returned as it is)."""
+    return request if isinstance(request, Mapping) else request.body
 
 
 def with_overrides(config: ProviderConfig, **changes: Any) -> ProviderConfig:

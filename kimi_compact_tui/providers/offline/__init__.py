@@ -1,0 +1,115 @@
+"""The offline provider: an extractive summary that needs no model and no network.
+
+It reads the sent messages from the compaction request (:mod:`.transcript`),
+takes what is literally there (:mod:`.extract`: the last real user request,
+environment facts, finished work, real errors with their tracebacks verbatim and
+the fix that followed, files and code, the user's constraints) and writes the
+six sections of the compaction contract (:mod:`.render`), never larger than the
+messages they replace. The text is deterministic (no clock, no randomness) and
+streams in small chunks through the same path as a real provider.
+"""
+
+from __future__ import annotations
+
+import asyncio
+
+from kimi_compact_tui.providers._stream import Collector, Outcome, run_stream
+from kimi_compact_tui.providers.base import (
+    OFFLINE_MODEL,
+    EventCallback,
+    ProviderConfig,
+    StreamEvent,
+    StreamResult,
+    SummaryInput,
+)
+from kimi_compact_tui.providers.offline.render import Summary, summarize
+from kimi_compact_tui.providers.offline.transcript import TMessage, Transcript, read_request
+
+CHUNK_CHARS = 40
+
+__all__ = [
+    "CHUNK_CHARS",
+    "OfflineProvider",
+    "Summary",
+    "TMessage",
+    "Transcript",
+    "chunks",
+    "offline_summary",
+    "parse_transcript",
+    "read_request",
+    "size_warning",
+    "stream_summary",
+    "summarize",
+]
+
+
+def parse_transcript(request: SummaryInput) -> list[TMessage]:
+    """The sent messages of a request (or of its body), the prompt part dropped."""
+    return read_request(request).messages
+
+
+def offline_summary(request: SummaryInput) -> str:
+    """The whole offline summary for a request (or its body), at once."""
+    return summarize(read_request(request)).text
+
+
+def _summarize(request: SummaryInput) -> Summary:
+    return summarize(read_request(request))
+
+
+def size_warning(summary: Summary) -> str:
+    return (
+        f"note: the summary (about {summary.cost} tokens) is larger than the messages it "
+        f"replaces (about {summary.budget} tokens): compacting would not make the session smaller"
+    )
+
+
+def chunks(text: str, size: int = CHUNK_CHARS) -> list[str]:
+    return [text[i : i + size] for i in range(0, len(text), size)]
+
+
+class OfflineProvider:
+    """The :class:`~kimi_compact_tui.providers.registry.Provider` for kind ``offline``."""
+
+    def __init__(self, config: ProviderConfig) -> None:
+        self.config = config
+
+    async def stream(
+        self,
+        request: SummaryInput,
+        on_event: EventCallback | None = None,
+        cancel: asyncio.Event | None = None,
+        *,
+        delay: float | None = None,
+    ) -> StreamResult:
+        """Stream the offline summary in small chunks, like a real provider would."""
+        pause = self.config.chunk_delay if delay is None else delay
+        col = Collector(on_event, provider="offline", model=OFFLINE_MODEL)
+
+        async def work() -> Outcome:
+            col.attempts = 1
+            col.emit(StreamEvent("status", "offline extractive summary: no model is used"))
+            # Off the event loop: a 10k-message session takes about a second.
+            summary = await asyncio.to_thread(_summarize, request)
+            if not summary.fits:
+                col.emit(StreamEvent("status", size_warning(summary)))
+            for piece in chunks(summary.text):
+                col.text(piece)
+                await asyncio.sleep(pause)  # yields even at 0 so a cancel can land
+            col.finish_reason = "stop"
+            return col.verdict(ended_normally=True, end_marker="end of summary")
+
+        return await run_stream(col, work, cancel, offline=True)
+
+
+async def stream_summary(
+    config: ProviderConfig,
+    request: SummaryInput,
+    on_event: EventCallback | None = None,
+    cancel: asyncio.Event | None = None,
+    *,
+    delay: float | None = None,
+) -> StreamResult:
+    """``OfflineProvider(config).stream(...)``, in the shape of the package's
+    ``stream_summary``."""
+    return await OfflineProvider(config).stream(request, on_event, cancel, delay=delay)

@@ -1,0 +1,121 @@
+"""Reading the messages out of a compaction request.
+
+The request's synthetic user message is a list of text parts: for each sent
+message a header part (``## Message N\\nRole: <role>\\nContent:\\n``, numbered from
+1) followed by that message's own text parts unchanged, then one final prompt
+part. The messages are read back from that list part by part: a part is a header
+only when it is exactly the header of the next message number, so no text is
+split apart or searched. The leading system messages (sent but kept, the plan's
+``leading``) are told apart from the range the summary replaces.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kimi_compact_tui.providers.base import SummaryInput
+from kimi_compact_tui.providers.offline.patterns import (
+    FENCE_RE,
+    INJECTED_RE,
+    REMINDER_RE,
+    SYSTEM_TAG_RE,
+)
+
+_HEADER_END = "\nContent:\n"
+
+
+@dataclass
+class TMessage:
+    """One sent message: its number in the request, its role and its text parts."""
+
+    number: int
+    role: str
+    parts: list[str] = field(default_factory=list)
+
+    @property
+    def text(self) -> str:
+        return "".join(self.parts)
+
+    @property
+    def injected(self) -> bool:
+        """A user message that is only injected blocks (``<system-reminder>`` such as
+        plan mode's, or ``<system>`` notes): not something the user asked."""
+        return self.role == "user" and bool(self.parts) and bool(INJECTED_RE.match(self.text))
+
+    @property
+    def own_text(self) -> str:
+        """The text with injected ``<system-reminder>`` blocks removed."""
+        return (
+            REMINDER_RE.sub("", self.text).strip()
+            if "<system-reminder>" in self.text
+            else (self.text)
+        )
+
+    @property
+    def prose(self) -> str:
+        """The text without code fences, ``<system>`` notes and reminders, parts on
+        separate lines."""
+        joined = "\n".join(SYSTEM_TAG_RE.sub(" ", REMINDER_RE.sub(" ", p)) for p in self.parts)
+        return FENCE_RE.sub(" ", joined)
+
+
+@dataclass
+class Transcript:
+    """The sent messages; the first ``leading`` are leading system messages that the
+    compaction keeps, the rest (``compacted``) are what the summary replaces."""
+
+    messages: list[TMessage]
+    leading: int = 0
+
+    @property
+    def compacted(self) -> list[TMessage]:
+        return self.messages[self.leading :]
+
+
+def header_role(part: str, number: int) -> str | None:
+    """The role when ``part`` is exactly the header of message ``number``, else None."""
+    prefix = f"## Message {number}\nRole: "
+    if not (part.startswith(prefix) and part.endswith(_HEADER_END)):
+        return None
+    role = part[len(prefix) : len(part) - len(_HEADER_END)]
+    return None if "\n" in role else role.strip()
+
+
+def _request_parts(request_messages: Any) -> list[str]:
+    if not isinstance(request_messages, Sequence) or not request_messages:
+        return []
+    user = request_messages[-1] if len(request_messages) < 2 else request_messages[1]
+    content = user.get("content") if isinstance(user, Mapping) else None
+    if not isinstance(content, list):
+        return []  # not a compaction request: it always sends a list of parts
+    return [
+        str(p.get("text") or "")
+        for p in content
+        if isinstance(p, Mapping) and p.get("type") == "text"
+    ]
+
+
+def read_parts(parts: Sequence[str]) -> list[TMessage]:
+    """The messages in a request's text parts (the final prompt part dropped)."""
+    out: list[TMessage] = []
+    for part in parts[:-1]:  # the final part is the prompt (and any custom instruction)
+        role = header_role(part, len(out) + 1)
+        if role is not None:
+            out.append(TMessage(len(out) + 1, role))
+        elif out:
+            out[-1].parts.append(part)
+    return out
+
+
+def read_request(request: SummaryInput) -> Transcript:
+    """The transcript of a :class:`CompactionRequest` (or of its body)."""
+    if isinstance(request, Mapping):
+        messages = read_parts(_request_parts(request.get("messages")))
+        leading = 0
+        while leading < len(messages) and messages[leading].role == "system":
+            leading += 1
+        return Transcript(messages, leading)
+    messages = read_parts(_request_parts(request.messages))
+    return Transcript(messages, min(request.plan.leading, len(messages)))
