@@ -139,8 +139,7 @@ def run_compaction(
     pcfg = provider_config(config, args)
     if prep.plan.noop or prep.request is None:
         return CompactionRun(session, config, prep, pcfg, None, None, job)
-    if not prep.enabled:
-        raise UserError(f"compaction is not enabled: {prep.disabled_reason}")
+    job.check_ready(prep, pcfg)
     if in_place and not getattr(args, "allow_split", False):
         from kimi_compact_tui.compaction.job import split_refusal
         from kimi_compact_tui.compaction.pairs import find_splits

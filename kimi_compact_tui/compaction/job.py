@@ -143,11 +143,19 @@ class CompactionJob:
         ProviderConfig). Provider trouble is in the result, never raised."""
         from kimi_compact_tui.providers import stream_summary
 
-        if prep.plan.noop or prep.request is None:
+        self.check_ready(prep, provider)
+        return await stream_summary(provider, prep.request, on_event, cancel)
+
+    def check_ready(self, prep: Preparation, provider: Any) -> None:
+        """Refuse, before any request, what cannot be summarized: a no-op, a
+        disabled config, a remote provider with no model (a config error)."""
+        from kimi_compact_tui.providers import require_model
+
+        if prep.plan.noop or prep.build_request is None:
             raise UserError(f"nothing to compact: {prep.plan.noop}")
         if not prep.enabled:
             raise UserError(f"compaction is not enabled: {prep.disabled_reason}")
-        return await stream_summary(provider, prep.request.body, on_event, cancel)
+        require_model(provider, prep.compaction_model)
 
     def draft(
         self,
