@@ -1,0 +1,440 @@
+"""Extract the specifics of a compacted range: deterministic, offline, no model.
+
+Each category maps a normalised key to an :class:`Item` (the text shown to
+people and every 0-based message index it came from). The categories are the
+ones named in :data:`CATEGORIES`; docs/RETENTION.md explains each.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from kimi_compact_tui.model import Message
+
+FILE_PATHS = "file_paths"
+COMMANDS = "commands"
+ERRORS = "errors"
+IDENTIFIERS = "identifiers"
+URLS = "urls"
+NUMBERS = "numbers"
+REQUIREMENTS = "requirements"
+OPEN_ITEMS = "open_items"
+LATEST_REQUEST = "latest_request"
+
+CATEGORIES = (
+    FILE_PATHS,
+    COMMANDS,
+    ERRORS,
+    IDENTIFIERS,
+    URLS,
+    NUMBERS,
+    REQUIREMENTS,
+    OPEN_ITEMS,
+    LATEST_REQUEST,
+)
+
+
+@dataclass
+class Item:
+    category: str
+    key: str  # normalised form used for de-duplication and matching
+    text: str  # shown to people
+    messages: list[int] = field(default_factory=list)  # 0-based, ascending, unique
+    extra: tuple[str, ...] = ()  # category data for matching (e.g. an error's type)
+
+    def add(self, index: int) -> None:
+        if not self.messages or self.messages[-1] != index:
+            if index not in self.messages:
+                self.messages.append(index)
+
+
+Extracted = dict[str, dict[str, Item]]
+
+# ----------------------------------------------------------------------------- patterns
+
+EXTENSIONS = (
+    "py|pyi|ipynb|ts|tsx|js|jsx|mjs|cjs|go|rs|java|kt|rb|c|h|cc|cpp|hpp|cs|swift|php|lua|zig|"
+    "scala|md|rst|json|jsonl|yaml|yml|toml|ini|cfg|conf|env|sh|bash|zsh|ps1|sql|csv|tsv|txt|"
+    "log|html|css|scss|vue|svelte|proto|graphql|tf|lock|db|sqlite|xml|gradle|mod|sum"
+)
+PATH_RE = re.compile(
+    rf"(?<![\w/.\-:@])((?:\.{{1,2}}/|/|~/)?(?:[\w.\-]+/)*[\w.\-]*\w\.(?:{EXTENSIONS}))(?![\w\-/])"
+)
+DIR_PATH_RE = re.compile(r"(?<![\w.:/])(/(?:home|Users|work|srv|opt|app|mnt|data)/[\w.\-/]*\w)")
+SPECIAL_FILES_RE = re.compile(
+    r"(?<![\w/.\-])((?:[\w.\-]+/)*(?:Makefile|Dockerfile|Justfile|Rakefile|Gemfile|"
+    r"\.gitignore|\.env))(?![\w\-/.])"
+)
+URL_RE = re.compile(r"\bhttps?://[^\s<>\"'`)\]}]+")
+SHELL_TOOLS = re.compile(r"shell|bash|terminal|command|^sh$|^zsh$|^exec|^run$|powershell", re.I)
+COMMAND_ARGS = ("command", "cmd", "commands", "script", "code", "input")
+WRITE_TOOLS = re.compile(r"write|edit|replace|patch|create|apply|insert", re.I)
+FENCE_RE = re.compile(r"^(`{3,}|~{3,})[^\n]*\n(.*?)^\1[ \t]*$", re.M | re.S)
+DEFINITION_RE = re.compile(
+    r"^[ \t]*(?:export\s+)?(?:default\s+)?(?:pub(?:\([\w]+\))?\s+)?(?:async\s+)?"
+    r"(?:def|class|function\*?|fn|func|interface|struct|trait|enum)\s+"
+    r"(?:\([^)]*\)\s*)?([A-Za-z_$][\w$]*)"
+    r"|^[ \t]*(?:export\s+)?(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*(?::[^=\n]+)?=\s*"
+    r"(?:async\s*)?(?:\([^)\n]*\)\s*(?::[^=\n]+)?=>|[A-Za-z_$][\w$]*\s*=>|function\b)",
+    re.M,
+)
+EXC_RE = re.compile(
+    r"^(?:E\s+)?((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Failure|Fault|Warning|Exit|"
+    r"Interrupt|Invalid\w*))(?::[ \t]*([^\n]*))?$",
+    re.M,
+)
+TRACEBACK_TAIL_RE = re.compile(
+    r"Traceback \(most recent call last\):\n(?:[ \t]+[^\n]*\n)+((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)"
+    r"(?::[ \t]*([^\n]*))?"
+)
+TEST_ID_RE = re.compile(
+    r"(?:\bFAILED\s+([\w./\-]+\.py::[^\s]+)|([\w./\-]+\.py::[^\s]+)\s+(?:FAILED|ERROR)\b|"
+    r"--- FAIL: (\w+))"
+)
+EXIT_RE = re.compile(
+    r"\b(?:exited with (?:code|status)|exit (?:code|status)|returned non-zero exit status)"
+    r"[:= ]*(-?\d{1,3})\b",
+    re.I,
+)
+UNITS = {
+    "ms": "ms",
+    "msec": "ms",
+    "millisecond": "ms",
+    "milliseconds": "ms",
+    "us": "us",
+    "µs": "us",
+    "ns": "ns",
+    "s": "s",
+    "sec": "s",
+    "secs": "s",
+    "second": "s",
+    "seconds": "s",
+    "min": "min",
+    "mins": "min",
+    "minute": "min",
+    "minutes": "min",
+    "h": "h",
+    "hr": "h",
+    "hrs": "h",
+    "hour": "h",
+    "hours": "h",
+    "b": "b",
+    "bytes": "b",
+    "kb": "kb",
+    "mb": "mb",
+    "gb": "gb",
+    "tb": "tb",
+    "kib": "kib",
+    "mib": "mib",
+    "gib": "gib",
+    "%": "%",
+    "x": "x",
+    "px": "px",
+    "rps": "rps",
+    "req/s": "rps",
+    "tokens": "tokens",
+    "passed": "passed",
+    "failed": "failed",
+    "毫秒": "ms",
+    "秒": "s",
+    "分钟": "min",
+}
+_UNIT_ALT = "|".join(sorted((re.escape(u) for u in UNITS), key=len, reverse=True))
+NUMBER_RE = re.compile(
+    rf"(?<![\w.\-/:])(\d+(?:\.\d+)?)[ \t]?({_UNIT_ALT})(?![\w/])"
+    r"|(?<![\w.\-/])v?(\d+\.\d+\.\d+(?:[-+][\w.]+)?)(?![\w.]*\w)"
+    r"|(?<![\w.\-/])v(\d+(?:\.\d+)?)\b"
+    r"|\bport[ \t]+(\d{2,5})\b|\b(?:localhost|127\.0\.0\.1|0\.0\.0\.0):(\d{2,5})\b",
+    re.I,
+)
+REQUIREMENT_RE = re.compile(
+    r"\b(?:must|mustn't|never|don't|dont|do not|always|instead|should|shouldn't)\b|"
+    r"必须|不要|不能|一定|务必|别",
+    re.I,
+)
+OPEN_RE = re.compile(
+    r"\b(?:TODO|FIXME|TBD|not yet|still (?:need|failing|fails|broken|open|missing|to do)|"
+    r"left to do|remaining|follow[- ]up|next step|pending)\b|待办|还没|尚未|下一步|之后再",
+    re.I,
+)
+SENTENCE_RE = re.compile(r"[^\n.!?。！？；;]+(?:[.!?。！？；;]+|$)", re.M)
+SYSTEM_TAG_RE = re.compile(r"</?system>")
+
+
+# ----------------------------------------------------------------------------- normalising
+
+
+def strip_path(path: str) -> str:
+    """``./x``, ``a/x`` and ``b/x`` (git diff sides) count as ``x``."""
+    while path.startswith("./"):
+        path = path[2:]
+    if path.startswith(("a/", "b/")) and "/" in path[2:]:
+        path = path[2:]
+    return path
+
+
+def work_root(paths: Iterable[str]) -> str | None:
+    """The work folder the absolute paths share with the relative ones: the
+    prefix ``P`` that most often makes ``P + relative`` an absolute path seen."""
+    paths = set(paths)
+    relative = {p for p in paths if not p.startswith(("/", "~"))}
+    votes: dict[str, int] = {}
+    for p in paths:
+        if not p.startswith("/"):
+            continue
+        parts = p.split("/")
+        for cut in range(2, len(parts)):
+            if "/".join(parts[cut:]) in relative:
+                root = "/".join(parts[:cut]) + "/"
+                votes[root] = votes.get(root, 0) + 1
+                break
+    if not votes:
+        return None
+    return max(sorted(votes), key=lambda r: votes[r])
+
+
+def normalise_path(path: str, root: str | None) -> str:
+    path = path.rstrip(".")
+    if root and path.startswith(root):
+        path = path[len(root) :]
+    return strip_path(path)
+
+
+def canonical_number(match: re.Match[str]) -> tuple[str, str]:
+    """(key, text) of a NUMBER_RE match: ``1.83 seconds`` → ``1.83s``."""
+    value, unit, version, vshort, port1, port2 = match.groups()
+    if value is not None:
+        return f"{value}{UNITS[unit.lower()]}", match.group(0)
+    if version is not None:
+        return f"v{version}", match.group(0)
+    if vshort is not None:
+        return f"v{vshort}", match.group(0)
+    return f"port {port1 or port2}", match.group(0)
+
+
+TIME_LEAD_RE = re.compile(r"(?:\bin|\btook|\bafter|\bevery|\bwithin|\bof|[(:=~≈])\s*\Z", re.I)
+
+
+def plural_code(match: re.Match[str], text: str) -> bool:
+    """``400s`` (status codes, decades) is not 400 seconds: a whole number glued
+    to ``s`` counts as a time only after ``in``/``took``/``after``/``every``/``(``."""
+    value, unit = match.group(1), match.group(2)
+    if value is None or unit.lower() != "s" or "." in value or " " in match.group(0):
+        return False
+    return TIME_LEAD_RE.search(text, max(0, match.start() - 8), match.start()) is None
+
+
+def collapse(text: str) -> str:
+    return " ".join(text.split())
+
+
+# ----------------------------------------------------------------------------- message views
+
+
+def tool_call_args(call: dict[str, Any]) -> tuple[str, dict[str, Any] | str]:
+    fn = call.get("function") if isinstance(call, dict) else None
+    if not isinstance(fn, dict):
+        return "", ""
+    name = fn.get("name") if isinstance(fn.get("name"), str) else ""
+    raw = fn.get("arguments")
+    if isinstance(raw, str):
+        try:
+            parsed = json.loads(raw)
+        except ValueError:
+            return name, raw
+        return name, parsed if isinstance(parsed, dict) else raw
+    return name, raw if isinstance(raw, dict) else ""
+
+
+def arg_strings(args: dict[str, Any] | str) -> list[str]:
+    if isinstance(args, str):
+        return [args]
+    return [v for v in args.values() if isinstance(v, str)]
+
+
+def message_haystack(message: Message) -> str:
+    """Everything a reader of the message sees: its text and its tool calls."""
+    chunks = [message.text()]
+    for call in message.tool_calls:
+        name, args = tool_call_args(call)
+        chunks.append(name)
+        chunks.extend(arg_strings(args))
+    return "\n".join(c for c in chunks if c)
+
+
+def shell_command(name: str, args: dict[str, Any] | str) -> str | None:
+    if not SHELL_TOOLS.search(name):
+        return None
+    if isinstance(args, str):
+        return args.strip() or None
+    for key in COMMAND_ARGS:
+        value = args.get(key)
+        if isinstance(value, list) and all(isinstance(v, str) for v in value):
+            value = " ".join(value)
+        if isinstance(value, str) and value.strip():
+            return value.strip()
+    return None
+
+
+def sentences(text: str) -> Iterable[str]:
+    for m in SENTENCE_RE.finditer(text):
+        s = m.group(0).strip()
+        if s:
+            yield s
+
+
+def shown(text: str, width: int = 160) -> str:
+    flat = collapse(text)
+    return flat if len(flat) <= width else flat[: width - 1] + "…"
+
+
+# ----------------------------------------------------------------------------- extraction
+
+
+class _Collector:
+    def __init__(self) -> None:
+        self.out: Extracted = {c: {} for c in CATEGORIES}
+
+    def add(self, category: str, key: str, text: str, index: int, extra=()) -> None:
+        bucket = self.out[category]
+        item = bucket.get(key)
+        if item is None:
+            item = bucket[key] = Item(category, key, text, [], tuple(extra))
+        item.add(index)
+
+
+def _errors(c: _Collector, text: str, index: int, is_tool: bool) -> None:
+    seen_types: set[str] = set()
+    for m in TRACEBACK_TAIL_RE.finditer(text):
+        etype, msg = m.group(1), (m.group(2) or "").strip()
+        seen_types.add(etype)
+        c.add(
+            ERRORS,
+            f"{etype}: {msg}".lower(),
+            shown(f"{etype}: {msg}" if msg else etype),
+            index,
+            (etype, msg),
+        )
+    for m in EXC_RE.finditer(text):
+        etype, msg = m.group(1), (m.group(2) or "").strip()
+        if etype in seen_types or (not msg and not is_tool):
+            continue
+        c.add(
+            ERRORS,
+            f"{etype}: {msg}".lower(),
+            shown(f"{etype}: {msg}" if msg else etype),
+            index,
+            (etype, msg),
+        )
+    for m in TEST_ID_RE.finditer(text):
+        test_id = m.group(1) or m.group(2) or m.group(3)
+        c.add(
+            ERRORS, f"test {test_id}".lower(), f"failing test {test_id}", index, ("test", test_id)
+        )
+    if is_tool:
+        for m in EXIT_RE.finditer(text):
+            if m.group(1) != "0":
+                code = m.group(1)
+                c.add(ERRORS, f"exit {code}", f"exit code {code}", index, ("exit", code))
+
+
+def _code_blocks(message: Message) -> list[str]:
+    blocks = [m.group(2) for m in FENCE_RE.finditer(message.text())]
+    for call in message.tool_calls:
+        name, args = tool_call_args(call)
+        if WRITE_TOOLS.search(name) and isinstance(args, dict):
+            for key in ("content", "new", "new_str", "new_string", "text", "code", "patch", "diff"):
+                value = args.get(key)
+                if isinstance(value, str):
+                    blocks.append(value)
+    return blocks
+
+
+def extract(
+    messages: Sequence[Message], indices: Iterable[int], root: str | None = None
+) -> tuple[Extracted, str | None]:
+    """The items of every category in ``messages[i]`` for ``i`` in ``indices``,
+    with the work folder that absolute paths were made relative to (``root``,
+    else the one :func:`work_root` finds)."""
+    c = _Collector()
+    raw_paths: list[tuple[str, int]] = []
+    last_user: int | None = None
+    for index in indices:
+        message = messages[index]
+        role = message.role
+        text = message.text()
+        hay = message_haystack(message)
+        is_tool = message.is_tool_result()
+        for m in PATH_RE.finditer(hay):
+            raw_paths.append((m.group(1), index))
+        for m in SPECIAL_FILES_RE.finditer(hay):
+            raw_paths.append((m.group(1), index))
+        for m in DIR_PATH_RE.finditer(hay):
+            raw_paths.append((m.group(1), index))
+        for m in URL_RE.finditer(hay):
+            url = m.group(0).rstrip(".,;:!?")
+            c.add(URLS, url.lower().rstrip("/"), url, index)
+        for m in NUMBER_RE.finditer(hay):
+            if not plural_code(m, hay):
+                key, shown_text = canonical_number(m)
+                c.add(NUMBERS, key, shown_text.strip(), index)
+        for call in message.tool_calls:
+            name, args = tool_call_args(call)
+            command = shell_command(name, args)
+            if command:
+                c.add(COMMANDS, command_key(command), shown(command), index)
+        _errors(c, SYSTEM_TAG_RE.sub("\n", text), index, is_tool)
+        for block in _code_blocks(message):
+            for m in DEFINITION_RE.finditer(block):
+                name = m.group(1) or m.group(2)
+                c.add(IDENTIFIERS, name.lower(), name, index)
+        if role == "user" and not is_tool:
+            last_user = index
+            for s in sentences(text):
+                if REQUIREMENT_RE.search(s):
+                    c.add(REQUIREMENTS, collapse(s).lower(), shown(s, 240), index)
+        if role in ("user", "assistant") and not is_tool:
+            for s in sentences(FENCE_RE.sub(" ", text)):
+                if OPEN_RE.search(s):
+                    c.add(OPEN_ITEMS, collapse(s).lower(), shown(s, 240), index)
+    if last_user is not None:
+        text = messages[last_user].text().strip()
+        if text:
+            c.add(LATEST_REQUEST, collapse(text).lower(), shown(text, 240), last_user)
+    if root is None:
+        root = work_root(p for p, _ in raw_paths)
+    for path, index in raw_paths:
+        norm = normalise_path(path, root)
+        if norm and norm not in ("/", "~"):
+            c.add(FILE_PATHS, norm.lower(), norm, index)
+    _merge_bare_names(c.out[FILE_PATHS])
+    for bucket in c.out.values():
+        for item in bucket.values():
+            item.messages.sort()
+    return c.out, root
+
+
+def _merge_bare_names(paths: dict[str, Item]) -> None:
+    """A bare ``parse.py`` is the same file as the one ``ledger/parse.py`` seen
+    in the range when exactly one such path exists."""
+    by_base: dict[str, list[str]] = {}
+    for key in paths:
+        if "/" in key:
+            by_base.setdefault(key.rsplit("/", 1)[1], []).append(key)
+    for key in [k for k in paths if "/" not in k]:
+        owners = by_base.get(key, [])
+        if len(owners) == 1:
+            target = paths[owners[0]]
+            for index in paths.pop(key).messages:
+                target.add(index)
+
+
+def command_key(command: str) -> str:
+    return collapse(QUOTES_RE.sub("", command)).lower()
+
+
+QUOTES_RE = re.compile(r"[\"'`]")

@@ -1,0 +1,181 @@
+"""Match extracted items against a text (a summary, or the kept messages).
+
+Precision first: every matcher errs towards "kept", so an item reported
+missing is really absent. Matching tolerates case, quoting, path forms and
+surrounding punctuation; sentences (requirements, open items, the latest
+request) are kept when at least half of their content words (CJK: character
+pairs) appear in the text.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cached_property
+
+from kimi_compact_tui.retention.extraction import (
+    COMMANDS,
+    ERRORS,
+    FILE_PATHS,
+    IDENTIFIERS,
+    LATEST_REQUEST,
+    NUMBER_RE,
+    NUMBERS,
+    OPEN_ITEMS,
+    REQUIREMENTS,
+    URLS,
+    Item,
+    canonical_number,
+    collapse,
+    command_key,
+)
+
+SENTENCE_OVERLAP = 0.5  # share of content tokens that keeps a sentence
+WORD_RE = re.compile(r"[\w$]+")
+LATIN_RE = re.compile(r"[^\W\d_][\w'-]{2,}|\d+(?:\.\d+)*")
+CJK_RUN_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")
+STOPWORDS = frozenset(
+    "the and for are but not you your with this that there then than from have has had was "
+    "were will would can could should must never don't dont always instead into onto out "
+    "all any our its it's what which when where who how why also just only please let's "
+    "lets make sure need want like use using used get got been being does did doing "
+    "them they their these those some such very more most much many each other".split()
+)
+
+
+def content_tokens(text: str) -> set[str]:
+    """Content words (Latin, lowercased, no stop words) and CJK character pairs."""
+    low = text.lower()
+    tokens = {w.strip("'-") for w in LATIN_RE.findall(low)}
+    tokens = {t for t in tokens if t and t not in STOPWORDS}
+    for run in CJK_RUN_RE.findall(low):
+        if len(run) == 1:
+            tokens.add(run)
+        tokens.update(run[i : i + 2] for i in range(len(run) - 1))
+    return tokens
+
+
+class Haystack:
+    """A text to look items up in, with its lookup forms built on first use."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    @cached_property
+    def lower(self) -> str:
+        return self.text.lower()
+
+    @cached_property
+    def flat(self) -> str:  # commands: no quotes, one space, lower case
+        return command_key(self.text)
+
+    @cached_property
+    def words(self) -> frozenset[str]:
+        return frozenset(WORD_RE.findall(self.lower))
+
+    @cached_property
+    def numbers(self) -> frozenset[str]:
+        return frozenset(canonical_number(m)[0] for m in NUMBER_RE.finditer(self.text))
+
+    @cached_property
+    def tokens(self) -> frozenset[str]:
+        return frozenset(content_tokens(self.text))
+
+    def __bool__(self) -> bool:
+        return bool(self.text)
+
+
+def _bounded(hay: str, needle: str, before: str, after: str) -> bool:
+    """``needle`` in ``hay`` with no character of class ``before`` right before
+    it and none of ``after`` right after it."""
+    if not needle or needle not in hay:
+        return False
+    pattern = rf"(?<![{before}]){re.escape(needle)}(?![{after}])"
+    return re.search(pattern, hay) is not None
+
+
+def match_path(item: Item, hay: Haystack, unique_basename: bool) -> bool:
+    key = item.key
+    if _bounded(hay.lower, key, r"\w.\-", r"\w\-"):
+        return True
+    if unique_basename and "/" in key:
+        base = key.rsplit("/", 1)[1]
+        return _bounded(hay.lower, base, r"\w.\-/", r"\w\-")
+    return False
+
+
+def match_command(item: Item, hay: Haystack) -> bool:
+    return item.key in hay.flat
+
+
+def match_error(item: Item, hay: Haystack) -> bool:
+    kind, value = item.extra if len(item.extra) == 2 else ("", "")
+    if kind == "exit":
+        pattern = rf"\bexit\w*\b[^\n\d]{{0,24}}(?<![\d.]){re.escape(value)}(?![\d])"
+        return re.search(pattern, hay.lower) is not None
+    if kind == "test":
+        test_id = value.lower()
+        if test_id in hay.lower:
+            return True
+        name = re.split(r"::|\.|/", test_id)[-1].split("[")[0]
+        return bool(name) and name in hay.words
+    etype = kind.rsplit(".", 1)[-1].lower()
+    if etype not in hay.words:
+        return False
+    message = collapse(value).lower()
+    if not message or message in collapse(hay.lower):
+        return True
+    return overlap(content_tokens(message), hay) >= SENTENCE_OVERLAP
+
+
+def match_identifier(item: Item, hay: Haystack) -> bool:
+    return item.key in hay.words
+
+
+def match_url(item: Item, hay: Haystack) -> bool:
+    return item.key in hay.lower
+
+
+def match_number(item: Item, hay: Haystack) -> bool:
+    if item.key in hay.numbers:
+        return True
+    if item.key.endswith(("passed", "failed")):
+        value = item.key[:-6]  # "passed" and "failed" have six letters
+        stem = "pass" if item.key.endswith("passed") else "fail"
+        pattern = rf"(?<![\d.]){re.escape(value)}(?![\d.]\d)[^\n\d]{{0,20}}\b(?:{stem}|tests?\b)"
+        return re.search(pattern, hay.lower) is not None
+    return False
+
+
+def overlap(tokens: set[str], hay: Haystack) -> float:
+    if not tokens:
+        return 0.0
+    return len(tokens & hay.tokens) / len(tokens)
+
+
+def match_sentence(item: Item, hay: Haystack) -> bool:
+    tokens = content_tokens(item.key)
+    if not tokens:
+        return item.key in collapse(hay.lower)
+    return overlap(tokens, hay) >= SENTENCE_OVERLAP
+
+
+MATCHERS = {
+    COMMANDS: match_command,
+    ERRORS: match_error,
+    IDENTIFIERS: match_identifier,
+    URLS: match_url,
+    NUMBERS: match_number,
+    REQUIREMENTS: match_sentence,
+    OPEN_ITEMS: match_sentence,
+    LATEST_REQUEST: match_sentence,
+}
+
+
+def find(item: Item, hay: Haystack, unique_basenames: frozenset[str] = frozenset()) -> bool:
+    """True when ``item`` appears in ``hay``."""
+    if not hay:
+        return False
+    if item.category == FILE_PATHS:
+        base = item.key.rsplit("/", 1)[-1]
+        return match_path(item, hay, base in unique_basenames)
+    return MATCHERS[item.category](item, hay)
