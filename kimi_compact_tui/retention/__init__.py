@@ -9,6 +9,7 @@ from kimi_compact_tui.retention.candidates import Candidate, CandidateSet, Compa
 from kimi_compact_tui.retention.extraction import CATEGORIES, Item, extract
 from kimi_compact_tui.retention.report import (
     CATEGORY_LABELS,
+    EXIT_RETENTION_SHORTFALL,
     KEPT_IN_SUMMARY,
     KEPT_IN_TAIL,
     CategoryReport,
@@ -21,6 +22,7 @@ from kimi_compact_tui.retention.report import (
 __all__ = [
     "CATEGORIES",
     "CATEGORY_LABELS",
+    "EXIT_RETENTION_SHORTFALL",
     "KEPT_IN_SUMMARY",
     "KEPT_IN_TAIL",
     "Candidate",

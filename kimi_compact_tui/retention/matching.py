@@ -18,12 +18,15 @@ from kimi_compact_tui.retention.extraction import (
     FILE_PATHS,
     IDENTIFIERS,
     LATEST_REQUEST,
-    NUMBER_RE,
     NUMBERS,
     OPEN_ITEMS,
     REQUIREMENTS,
     URLS,
     Item,
+)
+from kimi_compact_tui.retention.patterns import (
+    GENERIC_ERRORS,
+    NUMBER_RE,
     canonical_number,
     collapse,
     command_key,
@@ -42,10 +45,27 @@ STOPWORDS = frozenset(
 )
 
 
+SUFFIXES = ("ing", "ed", "es", "s", "ly")
+
+
+def stem(word: str) -> str:
+    """A light stem so "means"/"mean" and "skipped"/"skip" count as one word."""
+    if word.endswith("'s"):
+        word = word[:-2]
+    if len(word) > 4 and word.isalpha():
+        for suffix in SUFFIXES:
+            if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+                word = word[: -len(suffix)]
+                break
+        if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "aeiou":
+            word = word[:-1]  # skipp -> skip
+    return word
+
+
 def content_tokens(text: str) -> set[str]:
     """Content words (Latin, lowercased, no stop words) and CJK character pairs."""
     low = text.lower()
-    tokens = {w.strip("'-") for w in LATIN_RE.findall(low)}
+    tokens = {stem(w.strip("'-")) for w in LATIN_RE.findall(low)}
     tokens = {t for t in tokens if t and t not in STOPWORDS}
     for run in CJK_RUN_RE.findall(low):
         if len(run) == 1:
@@ -124,7 +144,11 @@ def match_error(item: Item, hay: Haystack) -> bool:
     message = collapse(value).lower()
     if not message or message in collapse(hay.lower):
         return True
-    return overlap(content_tokens(message), hay) >= SENTENCE_OVERLAP
+    # A named exception type is kept with any word of its message; a bare
+    # "error:" line needs half of its message's words.
+    needed = SENTENCE_OVERLAP if etype in GENERIC_ERRORS else 1e-9
+    tokens = content_tokens(message)
+    return not tokens or overlap(tokens, hay) >= needed
 
 
 def match_identifier(item: Item, hay: Haystack) -> bool:

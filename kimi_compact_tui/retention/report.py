@@ -24,7 +24,9 @@ from kimi_compact_tui.retention.extraction import (
     message_haystack,
 )
 from kimi_compact_tui.retention.matching import Haystack, find
+from kimi_compact_tui.retention.patterns import WORK_DIR_RE
 
+EXIT_RETENTION_SHORTFALL = 4  # CLI status when a --min-retention threshold is not met
 KEPT_IN_SUMMARY = "summary"
 KEPT_IN_TAIL = "tail"  # the kept messages: leading system + preserved tail / after boundary
 
@@ -140,6 +142,7 @@ def retention_report(
     """The retention of ``summary_text`` for the range ``plan.compact_indices``."""
     messages = session.messages
     compact = list(plan.compact_indices)
+    work_dir = work_dir or stated_work_dir(session, plan)
     root = work_dir.rstrip("/") + "/" if work_dir else None
     extracted, root = extract(messages, compact, root)
     kept_indices = [*plan.leading_system_indices, *plan.preserved_indices]
@@ -161,6 +164,17 @@ def retention_report(
         categories[name] = report
     span = (compact[0] + 1, compact[-1] + 1) if compact else None
     return RetentionReport(categories, span, root)
+
+
+def stated_work_dir(session: Session, plan: Any) -> str | None:
+    """The work folder a system prompt or leading system message states."""
+    texts = [session.system_prompt or ""]
+    texts += [session.messages[i].text() for i in plan.leading_system_indices]
+    for text in texts:
+        m = WORK_DIR_RE.search(text)
+        if m:
+            return m.group(1)
+    return None
 
 
 def _unique_basenames(items: Iterable[Item]) -> frozenset[str]:
