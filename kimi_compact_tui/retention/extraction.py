@@ -17,28 +17,27 @@ from kimi_compact_tui.retention.patterns import (
     COMMAND_ARGS,
     DEFINITION_RE,
     DIFF_ADDED_RE,
-    DIR_PATH_RE,
+    ERROR_HINTS,
     EXC_RE,
     EXIT_RE,
     FENCE_RE,
     GENERIC_ERRORS,
-    NUMBER_RE,
+    OPEN_HINTS,
     OPEN_RE,
-    PATH_RE,
+    REQUIREMENT_HINTS,
     REQUIREMENT_RE,
     SENTENCE_RE,
     SHELL_TOOLS,
-    SPECIAL_FILES_RE,
     SYSTEM_TAG_RE,
     TEST_ID_RE,
     TRACEBACK_TAIL_RE,
     URL_RE,
     WRITE_TOOLS,
-    canonical_number,
     collapse,
     command_key,
     normalise_path,
-    plural_code,
+    numbers_in,
+    paths_in,
     work_root,
 )
 
@@ -105,11 +104,23 @@ def arg_strings(args: dict[str, Any] | str) -> list[str]:
     return [v for v in args.values() if isinstance(v, str)]
 
 
-def message_haystack(message: Message) -> str:
+Call = tuple[str, "dict[str, Any] | str"]
+
+
+def parsed_calls(message: Message) -> list[Call]:
+    return [tool_call_args(call) for call in message.tool_calls] if message.tool_calls else []
+
+
+def message_haystack(
+    message: Message, text: str | None = None, calls: list[Call] | None = None
+) -> str:
     """Everything a reader of the message sees: its text and its tool calls."""
-    chunks = [message.text()]
-    for call in message.tool_calls:
-        name, args = tool_call_args(call)
+    text = message.text() if text is None else text
+    calls = parsed_calls(message) if calls is None else calls
+    if not calls:
+        return text
+    chunks = [text]
+    for name, args in calls:
         chunks.append(name)
         chunks.extend(arg_strings(args))
     return "\n".join(c for c in chunks if c)
@@ -180,27 +191,25 @@ def _errors(c: _Collector, text: str, index: int, is_tool: bool) -> None:
             index,
             (etype, msg),
         )
-    for m in TEST_ID_RE.finditer(text):
+    for m in TEST_ID_RE.finditer(text) if "FAIL" in text or "ERROR" in text else ():
         test_id = m.group(1) or m.group(2) or m.group(3)
         c.add(
             ERRORS, f"test {test_id}".lower(), f"failing test {test_id}", index, ("test", test_id)
         )
-    if is_tool:
+    if is_tool and "exit" in text.lower():
         for m in EXIT_RE.finditer(text):
             if m.group(1) != "0":
                 code = m.group(1)
                 c.add(ERRORS, f"exit {code}", f"exit code {code}", index, ("exit", code))
 
 
-def _code_blocks(message: Message) -> list[str]:
+def _code_blocks(text: str, calls: list[Call]) -> list[str]:
     """Code written or changed: fenced blocks, write/edit tool arguments and
     the added lines of a diff."""
-    text = message.text()
-    blocks = [m.group(2) for m in FENCE_RE.finditer(text)]
+    blocks = [m.group(2) for m in FENCE_RE.finditer(text)] if "```" in text or "~~~" in text else []
     if "\n+++ " in text or text.startswith("diff --git"):
         blocks.append("\n".join(m.group(1) for m in DIFF_ADDED_RE.finditer(text)))
-    for call in message.tool_calls:
-        name, args = tool_call_args(call)
+    for name, args in calls:
         if WRITE_TOOLS.search(name) and isinstance(args, dict):
             for key in ("content", "new", "new_str", "new_string", "text", "code", "patch", "diff"):
                 value = args.get(key)
@@ -222,40 +231,43 @@ def extract(
         message = messages[index]
         role = message.role
         text = message.text()
-        hay = message_haystack(message)
+        calls = parsed_calls(message)
+        hay = message_haystack(message, text, calls)
         is_tool = message.is_tool_result()
-        for m in PATH_RE.finditer(hay):
-            raw_paths.append((m.group(1), index))
-        for m in SPECIAL_FILES_RE.finditer(hay):
-            raw_paths.append((m.group(1), index))
-        for m in DIR_PATH_RE.finditer(hay):
-            raw_paths.append((m.group(1), index))
-        for m in URL_RE.finditer(hay):
-            url = m.group(0).rstrip(".,;:!?")
-            c.add(URLS, url.lower().rstrip("/"), url, index)
-        for m in NUMBER_RE.finditer(hay):
-            if not plural_code(m, hay):
-                key, shown_text = canonical_number(m)
-                c.add(NUMBERS, key, shown_text.strip(), index)
-        for call in message.tool_calls:
-            name, args = tool_call_args(call)
+        low = hay.lower()
+        for path in paths_in(hay):
+            raw_paths.append((path, index))
+        if "://" in hay:
+            for m in URL_RE.finditer(hay):
+                url = m.group(0).rstrip(".,;:!?")
+                c.add(URLS, url.lower().rstrip("/"), url, index)
+        for key, number in numbers_in(low, hay):
+            c.add(NUMBERS, key, number.strip(), index)
+        for name, args in calls:
             command = shell_command(name, args)
             if command:
                 c.add(COMMANDS, command_key(command), shown(command), index)
-        _errors(c, SYSTEM_TAG_RE.sub("\n", text), index, is_tool)
-        for block in _code_blocks(message):
+        if any(h in low for h in ERROR_HINTS):
+            _errors(c, SYSTEM_TAG_RE.sub("\n", text), index, is_tool)
+        for block in _code_blocks(text, calls):
             for m in DEFINITION_RE.finditer(block):
                 name = m.group(1) or m.group(2)
                 c.add(IDENTIFIERS, name.lower(), name, index)
-        if role == "user" and not is_tool:
+        if is_tool or role not in ("user", "assistant"):
+            continue
+        if role == "user":
             last_user = index
-            for s in sentences(text):
-                if REQUIREMENT_RE.search(s):
-                    c.add(REQUIREMENTS, collapse(s).lower(), shown(s, 240), index)
-        if role in ("user", "assistant") and not is_tool:
-            for s in sentences(FENCE_RE.sub(" ", text)):
-                if OPEN_RE.search(s):
-                    c.add(OPEN_ITEMS, collapse(s).lower(), shown(s, 240), index)
+        text_low = text.lower()
+        wants_req = role == "user" and any(h in text_low for h in REQUIREMENT_HINTS)
+        wants_open = any(h in text_low for h in OPEN_HINTS)
+        if wants_req or wants_open:
+            for sentence in sentences(FENCE_RE.sub(" ", text) if "```" in text else text):
+                sentence_low = sentence.lower()
+                key = collapse(sentence_low)
+                if wants_req and REQUIREMENT_RE.search(sentence_low):
+                    c.add(REQUIREMENTS, key, shown(sentence, 240), index)
+                if wants_open and OPEN_RE.search(sentence_low):
+                    c.add(OPEN_ITEMS, key, shown(sentence, 240), index)
     if last_user is not None:
         text = messages[last_user].text().strip()
         if text:

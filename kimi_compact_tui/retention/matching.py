@@ -26,10 +26,9 @@ from kimi_compact_tui.retention.extraction import (
 )
 from kimi_compact_tui.retention.patterns import (
     GENERIC_ERRORS,
-    NUMBER_RE,
-    canonical_number,
     collapse,
     command_key,
+    numbers_in,
 )
 
 SENTENCE_OVERLAP = 0.5  # share of content tokens that keeps a sentence
@@ -94,7 +93,7 @@ class Haystack:
 
     @cached_property
     def numbers(self) -> frozenset[str]:
-        return frozenset(canonical_number(m)[0] for m in NUMBER_RE.finditer(self.text))
+        return frozenset(key for key, _ in numbers_in(self.lower))
 
     @cached_property
     def tokens(self) -> frozenset[str]:
@@ -105,21 +104,30 @@ class Haystack:
 
 
 def _bounded(hay: str, needle: str, before: str, after: str) -> bool:
-    """``needle`` in ``hay`` with no character of class ``before`` right before
-    it and none of ``after`` right after it."""
-    if not needle or needle not in hay:
+    """``needle`` in ``hay`` with none of the characters ``before`` (or a
+    letter, digit or ``_``) right before it and none of ``after`` right after."""
+    if not needle:
         return False
-    pattern = rf"(?<![{before}]){re.escape(needle)}(?![{after}])"
-    return re.search(pattern, hay) is not None
+    start = hay.find(needle)
+    while start >= 0:
+        end = start + len(needle)
+        prev = hay[start - 1] if start else " "
+        nxt = hay[end] if end < len(hay) else " "
+        if not (prev.isalnum() or prev == "_" or prev in before) and not (
+            nxt.isalnum() or nxt == "_" or nxt in after
+        ):
+            return True
+        start = hay.find(needle, start + 1)
+    return False
 
 
 def match_path(item: Item, hay: Haystack, unique_basename: bool) -> bool:
     key = item.key
-    if _bounded(hay.lower, key, r"\w.\-", r"\w\-"):
+    if _bounded(hay.lower, key, ".-", "-"):
         return True
     if unique_basename and "/" in key:
         base = key.rsplit("/", 1)[1]
-        return _bounded(hay.lower, base, r"\w.\-/", r"\w\-")
+        return _bounded(hay.lower, base, ".-/", "-")
     return False
 
 

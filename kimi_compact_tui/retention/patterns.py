@@ -12,10 +12,9 @@ EXTENSIONS = (
     "scala|md|rst|json|jsonl|yaml|yml|toml|ini|cfg|conf|env|sh|bash|zsh|ps1|sql|csv|tsv|txt|"
     "log|html|css|scss|vue|svelte|proto|graphql|tf|lock|db|sqlite|xml|gradle|mod|sum"
 )
-PATH_RE = re.compile(
-    rf"(?<![\w/.\-:@])((?:\.{{1,2}}/|/|~/)?(?:[\w.\-]+/)*[\w.\-]*\w\.(?:{EXTENSIONS}))(?![\w\-/]|\.\w)"
-)
-DIR_PATH_RE = re.compile(r"(?<![\w.:/])(/(?:home|Users|work|srv|opt|app|mnt|data)/[\w.\-/]*\w)")
+PATH_RE = re.compile(rf"(?:\.{{1,2}}/|/|~/)?(?:[\w.\-]+/)*[\w.\-]*\w\.(?:{EXTENSIONS})")
+PATH_END_RE = re.compile(rf"\.(?<=\w\.)(?:{EXTENSIONS})(?![\w\-/]|\.\w)")  # literal first: fast
+DIR_PATH_RE = re.compile(r"/(?<![\w.:/]/)(?:home|Users|work|srv|opt|app|mnt|data)/[\w.\-/]*\w")
 SPECIAL_FILES_RE = re.compile(
     r"(?<![\w/.\-])((?:[\w.\-]+/)*(?:Makefile|Dockerfile|Justfile|Rakefile|Gemfile|"
     r"\.gitignore|\.env))(?![\w\-/.])"
@@ -95,23 +94,38 @@ UNITS = {
     "分钟": "min",
 }
 _UNIT_ALT = "|".join(sorted((re.escape(u) for u in UNITS), key=len, reverse=True))
+# Patterns run on lower-cased text and lead with a digit (or a literal), so the
+# scanner skips most positions fast: a 10,000-message range is ~6 MB of text.
 NUMBER_RE = re.compile(
-    rf"(?<![\w.\-/:])(\d+(?:\.\d+)?)[ \t]?({_UNIT_ALT})(?![\w/])"
-    r"|(?<![\w.\-/])v?(\d+\.\d+\.\d+(?:[-+][\w.]+)?)(?![\w.]*\w)"
-    r"|(?<![\w.\-/])v(\d+(?:\.\d+)?)\b"
-    r"|\bport[ \t]*[:=]?[ \t]*(\d{2,5})\b|\b(?:localhost|127\.0\.0\.1|0\.0\.0\.0):(\d{2,5})\b",
-    re.I,
+    r"([0-9](?<![\w.\-/:][0-9])[0-9]*+)(?:(\.[0-9]+\.[0-9]+(?:[-+][\w.]+)?)(?![\w.]*\w)"
+    rf"|(\.[0-9]++)?+[ \t]?(?=[a-z%µ\u4e00-\u9fff])({_UNIT_ALT})(?![\w/]))"
 )
+V_VERSION_RE = re.compile(r"v(?<![\w.\-/]v)(\d+(?:\.\d+){0,3}(?:[-+][\w.]+)?)(?![\w.]*\w)")
+PORT_RE = re.compile(
+    r"\bport[ \t]*[:=]?[ \t]*(\d{2,5})\b|(?:localhost|127\.0\.0\.1|0\.0\.0\.0):(\d{2,5})\b"
+)
+PORT_HINTS = ("port", "localhost:", "127.0.0.1:", "0.0.0.0:")
+# Sentences are matched lower-cased; the hints are the cheap test that comes first.
+REQUIREMENT_HINTS = (
+    "must", "never", "don't", "dont", "do not", "always", "instead", "should",
+    "必须", "不要", "不能", "一定", "务必", "别",
+)  # fmt: skip
 REQUIREMENT_RE = re.compile(
     r"\b(?:must|mustn't|never|don't|dont|do not|always|instead|should|shouldn't)\b|"
-    r"必须|不要|不能|一定|务必|别",
-    re.I,
+    r"必须|不要|不能|一定|务必|别"
 )
+OPEN_HINTS = (
+    "todo", "fixme", "tbd", "not yet", "still", "left to do", "remaining", "follow",
+    "next step", "pending", "待办", "还没", "尚未", "下一步", "之后再",
+)  # fmt: skip
 OPEN_RE = re.compile(
-    r"\b(?:TODO|FIXME|TBD|not yet|still (?:need|failing|fails|broken|open|missing|to do)|"
-    r"left to do|remaining|follow[- ]up|next step|pending)\b|待办|还没|尚未|下一步|之后再",
-    re.I,
+    r"\b(?:todo|fixme|tbd|not yet|still (?:need|failing|fails|broken|open|missing|to do)|"
+    r"left to do|remaining|follow[- ]up|next step|pending)\b|待办|还没|尚未|下一步|之后再"
 )
+ERROR_HINTS = (
+    "error", "exception", "fail", "fault", "warning", "exit", "interrupt", "invalid",
+    "fatal", "panic", "traceback",
+)  # fmt: skip
 # A sentence ends at 。！？； or at . ! ? before a space or the end ("parse.py" goes on).
 SENTENCE_RE = re.compile(r"(?:[^\n.!?。！？；]|[.!?]+(?=[^\s.!?]))+(?:[.!?]+|[。！？；]+)?")
 SYSTEM_TAG_RE = re.compile(r"</?system>")
@@ -163,26 +177,65 @@ def normalise_path(path: str, root: str | None) -> str:
     return strip_path(path)
 
 
-def canonical_number(match: re.Match[str]) -> tuple[str, str]:
-    """(key, text) of a NUMBER_RE match: ``1.83 seconds`` → ``1.83s``."""
-    value, unit, version, vshort, port1, port2 = match.groups()
-    if value is not None:
-        return f"{value}{UNITS[unit.lower()]}", match.group(0)
-    if version is not None:
-        return f"v{version}", match.group(0)
-    if vshort is not None:
-        return f"v{vshort}", match.group(0)
-    return f"port {port1 or port2}", match.group(0)
+PATH_CHARS = frozenset("._-/~")
+SPECIAL_NAMES = ("Makefile", "Dockerfile", "Justfile", "Rakefile", "Gemfile", ".gitignore", ".env")
 
 
-TIME_LEAD_RE = re.compile(r"(?:\bin|\btook|\bafter|\bevery|\bwithin|\bof|[(:=~≈])\s*\Z", re.I)
+def paths_in(text: str) -> list[str]:
+    """File paths in ``text``: a name with a known extension, with any folders
+    before it (``./``, ``../``, ``/`` and ``~/`` starts), absolute folders under
+    the usual roots, and a few well-known extensionless files."""
+    out = []
+    for m in PATH_END_RE.finditer(text):
+        start = m.start()
+        while start > 0:
+            ch = text[start - 1]
+            if ch.isalnum() or ch == "_" or ch in PATH_CHARS:
+                start -= 1
+            else:
+                break
+        if start > 0 and text[start - 1] in ":@":
+            continue  # a URL or user@host:path
+        candidate = text[start : m.end()]
+        if PATH_RE.fullmatch(candidate):
+            out.append(candidate)
+    if "/" in text:
+        out.extend(DIR_PATH_RE.findall(text))
+    if any(name in text for name in SPECIAL_NAMES):
+        out.extend(SPECIAL_FILES_RE.findall(text))
+    return out
+
+
+def numbers_in(low: str, text: str | None = None) -> list[tuple[str, str]]:
+    """(key, shown) of every number with a unit, version and port in ``low``
+    (lower-cased ``text``): ``1.83 seconds`` → ``1.83s``, ``v2.1.0``, ``port 8080``."""
+    same = text is not None and len(text) == len(low)
+    out = []
+    for m in NUMBER_RE.finditer(low):
+        whole, version, decimal, unit = m.groups()
+        if version is not None:
+            key = f"v{whole}{version}"
+        else:
+            if unit == "s" and decimal is None and plural_code(m, low):
+                continue
+            key = f"{whole}{decimal or ''}{UNITS[unit]}"
+        out.append((key, text[m.start() : m.end()] if same else m.group(0)))  # type: ignore[index]
+    if "v" in low:
+        for m in V_VERSION_RE.finditer(low):
+            out.append((f"v{m.group(1)}", text[m.start() : m.end()] if same else m.group(0)))  # type: ignore[index]
+    if any(h in low for h in PORT_HINTS):
+        for m in PORT_RE.finditer(low):
+            out.append((f"port {m.group(1) or m.group(2)}", text[m.start() : m.end()] if same else m.group(0)))  # type: ignore[index]
+    return out
+
+
+TIME_LEAD_RE = re.compile(r"(?:\bin|\btook|\bafter|\bevery|\bwithin|\bof|[(:=~≈])\s*\Z")
 
 
 def plural_code(match: re.Match[str], text: str) -> bool:
     """``400s`` (status codes, decades) is not 400 seconds: a whole number glued
     to ``s`` counts as a time only after ``in``/``took``/``after``/``every``/``(``."""
-    value, unit = match.group(1), match.group(2)
-    if value is None or unit.lower() != "s" or "." in value or " " in match.group(0):
+    if " " in match.group(0) or "\t" in match.group(0):
         return False
     return TIME_LEAD_RE.search(text, max(0, match.start() - 8), match.start()) is None
 
