@@ -193,3 +193,17 @@ def test_noop_plan_reports_nothing():
     report = retention_report(session, plan, "anything")
     assert plan.noop and report.total == 0 and report.compacted is None
     assert all(c.percent is None for c in report.categories.values())
+
+
+def test_engine_does_not_import_textual():
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "import kimi_compact_tui.retention, kimi_compact_tui.commands.retention\n"
+        "bad = sorted(m for m in sys.modules if m == 'textual' or m.startswith('textual.'))\n"
+        "sys.exit(1 if bad else 0)\n"
+    )
+    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    assert result.returncode == 0, result.stdout + result.stderr

@@ -9,12 +9,16 @@ from kimi_compact_tui.retention.candidates import Candidate, CandidateSet, Compa
 from kimi_compact_tui.retention.extraction import CATEGORIES, Item, extract
 from kimi_compact_tui.retention.report import (
     CATEGORY_LABELS,
+    EDITOR_BLOCK_END,
+    EDITOR_BLOCK_START,
     EXIT_RETENTION_SHORTFALL,
     KEPT_IN_SUMMARY,
     KEPT_IN_TAIL,
     CategoryReport,
     RetentionReport,
     check_min_retention,
+    editor_block,
+    instructions_for,
     parse_min_retention,
     retention_report,
 )
@@ -22,6 +26,8 @@ from kimi_compact_tui.retention.report import (
 __all__ = [
     "CATEGORIES",
     "CATEGORY_LABELS",
+    "EDITOR_BLOCK_END",
+    "EDITOR_BLOCK_START",
     "EXIT_RETENTION_SHORTFALL",
     "KEPT_IN_SUMMARY",
     "KEPT_IN_TAIL",
@@ -32,6 +38,8 @@ __all__ = [
     "Item",
     "RetentionReport",
     "check_min_retention",
+    "editor_block",
+    "instructions_for",
     "extract",
     "parse_min_retention",
     "retention_report",

@@ -223,3 +223,34 @@ def check_min_retention(
                 f"below the minimum {minimum:g}%"
             )
     return out
+
+
+# ----------------------------------------------------------------------------- texts for a re-run
+
+EDITOR_BLOCK_START = (
+    "<!-- retention: specifics missing from this summary (edit, keep or delete) -->"
+)
+EDITOR_BLOCK_END = "<!-- /retention -->"
+
+
+def item_line(item: Item) -> str:
+    where = ", ".join(str(n) for n in numbers(item))
+    label = CATEGORY_LABELS.get(item.category, item.category)
+    return f"- {label}: {item.text} (message{_s(item.messages)} {where})"
+
+
+def instructions_for(items: Iterable[Item]) -> str:
+    """Custom instructions asking the next run to keep ``items`` verbatim."""
+    lines = [item_line(i) for i in items]
+    if not lines:
+        return ""
+    head = "Keep these specifics from the compacted messages verbatim in the summary:"
+    return "\n".join([head, *lines])
+
+
+def editor_block(items: Iterable[Item]) -> str:
+    """A clearly marked block of ``items`` to append to a summary in the editor."""
+    lines = [item_line(i) for i in items]
+    if not lines:
+        return ""
+    return "\n".join([EDITOR_BLOCK_START, *lines, EDITOR_BLOCK_END])
