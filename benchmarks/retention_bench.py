@@ -4,6 +4,7 @@ The lead calls :func:`bench_retention` from ``benchmarks/run.py``; run alone::
 
     .venv/bin/python -m benchmarks.retention_bench            # 10,000 messages
     .venv/bin/python -m benchmarks.retention_bench 100000
+    .venv/bin/python -m benchmarks.retention_bench --baseline   # offline provider, samples
 
 The session comes from :mod:`benchmarks.generate` (same seed, same bytes).
 The summary scored is the offline provider's for the same range, so the
@@ -20,6 +21,7 @@ import gc
 import statistics
 import sys
 import time
+from pathlib import Path
 from typing import Any
 
 from benchmarks import generate
@@ -71,8 +73,33 @@ def bench_retention(n: int = 10_000, repeats: int = 3) -> dict[str, Any]:
     }
 
 
+SAMPLES = Path(__file__).resolve().parent.parent / "sample_sessions"
+SAMPLE_NAMES = ("kimi-debugging-session", "openai-retry-refactor.json", "cjk-orders-store.jsonl")
+
+
+def offline_baseline() -> dict[str, Any]:
+    """The offline provider's summary of each bundled sample, scored like any
+    other: {sample: {"kept", "total", "categories": {name: [kept, total]}}}."""
+    out: dict[str, Any] = {}
+    for name in SAMPLE_NAMES:
+        session = load_session(SAMPLES / name)
+        plan = make_plan(session.messages)
+        report = retention_report(session, plan, offline_summary_for(session, plan))
+        out[name] = {
+            "kept": report.kept,
+            "total": report.total,
+            "categories": {k: list(v) for k, v in report.figures().items()},
+        }
+    return out
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv == ["--baseline"]:
+        for name, figures in offline_baseline().items():
+            cats = ", ".join(f"{k} {a}/{b}" for k, (a, b) in figures["categories"].items())
+            print(f"{name}: {figures['kept']}/{figures['total']} ({cats})")
+        return 0
     n = int(argv[0]) if argv else 10_000
     result = bench_retention(n)
     for key, value in result.items():

@@ -207,3 +207,41 @@ def test_engine_does_not_import_textual():
     )
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def test_paraphrased_commands_and_bare_urls_count_as_kept():
+    session = load_session(FIXTURES / "lru-eviction.jsonl")
+    plan = make_plan(session.messages)
+    summary = "Looked at git diff HEAD~1 for src/cache/lru.py; docs at docs.example.org/cache/v2/eviction/."
+    report = retention_report(session, plan, summary)
+    assert [i.text for i, _ in report.categories["commands"].kept] == [
+        "git diff HEAD~1 -- src/cache/lru.py"  # every word but the flag "--"
+    ]
+    assert report.categories["urls"].kept_count == 1
+    # a word of the command alone is not the command
+    report = retention_report(session, plan, "ran python on the bench")
+    assert report.categories["commands"].kept_count == 0
+
+
+def test_offline_provider_baseline_on_the_samples():
+    """The offline summary is scored like any other (figures in docs/RETENTION.md);
+    the kimi sample's missing items were checked by hand against that summary."""
+    from benchmarks.retention_bench import offline_baseline, offline_summary_for
+
+    figures = offline_baseline()
+    assert figures["kimi-debugging-session"]["categories"]["commands"] == [0, 3]
+    assert figures["kimi-debugging-session"]["categories"]["numbers"] == [2, 5]
+    assert (
+        figures["openai-retry-refactor.json"]["kept"],
+        figures["cjk-orders-store.jsonl"]["kept"],
+    ) == (4, 8)
+    session = load_session(ROOT / "sample_sessions" / "kimi-debugging-session")
+    plan = make_plan(session.messages)
+    summary = offline_summary_for(session, plan)
+    missing = [i.text for i in retention_report(session, plan, summary).missing_items()]
+    assert missing == [
+        "python -m ledger.importer fixtures/2026-03.csv", "pytest -q tests/test_parse.py",
+        "pytest -q", "0.21s", "1 failed", "6 passed",
+    ]  # fmt: skip
+    for text in missing:
+        assert text not in summary

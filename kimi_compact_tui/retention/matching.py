@@ -131,8 +131,17 @@ def match_path(item: Item, hay: Haystack, unique_basename: bool) -> bool:
     return False
 
 
+WORD_ONLY_RE = re.compile(r"[\w$]+")
+
+
 def match_command(item: Item, hay: Haystack) -> bool:
-    return item.key in hay.flat
+    """Verbatim (quotes and spacing aside), or every word but the flags."""
+    if item.key in hay.flat:
+        return True
+    words = [w for w in item.key.split() if not w.startswith("-")]
+    return bool(words) and all(
+        (w in hay.words) if WORD_ONLY_RE.fullmatch(w) else (w in hay.flat) for w in words
+    )
 
 
 def match_error(item: Item, hay: Haystack) -> bool:
@@ -164,7 +173,9 @@ def match_identifier(item: Item, hay: Haystack) -> bool:
 
 
 def match_url(item: Item, hay: Haystack) -> bool:
-    return item.key in hay.lower
+    """With or without the scheme and ``www.``, and a trailing slash."""
+    bare = item.key.split("://", 1)[-1].removeprefix("www.")
+    return bare in hay.lower
 
 
 def match_number(item: Item, hay: Haystack) -> bool:
