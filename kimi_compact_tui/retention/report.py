@@ -122,7 +122,8 @@ class RetentionReport:
         for name, c in self.categories.items():
             in_tail = sum(1 for _, w in c.kept if w == KEPT_IN_TAIL)
             note = f" ({in_tail} in the kept tail)" if in_tail else ""
-            lines.append(f"  {name:<15} {c.figure():>10}{note}")
+            pct = "-" if c.percent is None else f"{c.percent:.0f}%"
+            lines.append(f"  {name:<15} {c.kept_count:>4}/{c.total:<4} {pct:>5}{note}")
         missing = [(n, i) for n, c in self.categories.items() for i in c.missing]
         if missing:
             lines.append("missing:")
