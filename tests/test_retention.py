@@ -245,3 +245,22 @@ def test_offline_provider_baseline_on_the_samples():
     ]  # fmt: skip
     for text in missing:
         assert text not in summary
+
+
+def test_sentences_match_on_shared_words_with_a_light_stem():
+    from kimi_compact_tui.retention.matching import Haystack, content_tokens, stem
+
+    words = ("means", "skipped", "still", "passes", "put's", "changes", "change", "class")
+    assert [stem(w) for w in words] == [
+        "mean", "skip", "still", "pass", "put", "change", "change", "class",
+    ]  # fmt: skip
+    session = load_session(FIXTURES / "lru-eviction.jsonl")
+    plan = make_plan(session.messages)
+    # "Don't add new dependencies; use cachetools 5.3.2 only if it is already installed."
+    # is in the kept tail (message 10): the range's own requirement is message 2's.
+    kept = retention_report(session, plan, "The cache API was upgraded; put() stays.")
+    assert kept.categories["requirements"].kept_count == 0  # 1 of 5 words: put
+    kept = retention_report(session, plan, "LRUCache.put: public signature changes are forbidden")
+    assert kept.categories["requirements"].kept_count == 1
+    assert content_tokens("不要动生产数据库") >= {"不要", "数据", "据库"}
+    assert Haystack("用户说不要动生产数据库").tokens >= content_tokens("不要动生产数据库")

@@ -33,7 +33,7 @@ from kimi_compact_tui.retention.patterns import (
 
 SENTENCE_OVERLAP = 0.5  # share of content tokens that keeps a sentence
 WORD_RE = re.compile(r"[\w$]+")
-LATIN_RE = re.compile(r"[^\W\d_][\w'-]{2,}|\d+(?:\.\d+)*")
+LATIN_RE = re.compile(r"[a-z\u00c0-\u04ff][a-z0-9\u00c0-\u04ff_'-]{2,}|\d+(?:\.\d+)*")  # not CJK
 CJK_RUN_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")
 STOPWORDS = frozenset(
     "the and for are but not you your with this that there then than from have has had was "
@@ -45,6 +45,7 @@ STOPWORDS = frozenset(
 
 
 SUFFIXES = ("ing", "ed", "es", "s", "ly")
+ES_STEMS = ("s", "x", "z", "ch", "sh")
 
 
 def stem(word: str) -> str:
@@ -53,11 +54,15 @@ def stem(word: str) -> str:
         word = word[:-2]
     if len(word) > 4 and word.isalpha():
         for suffix in SUFFIXES:
+            if suffix == "es" and word.endswith("es") and not word[:-2].endswith(ES_STEMS):
+                continue  # "changes" -> "change" (by "s"), "passes" -> "pass"
+            if suffix == "s" and word.endswith("ss"):
+                continue
             if word.endswith(suffix) and len(word) - len(suffix) >= 3:
                 word = word[: -len(suffix)]
+                if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "aeiouls":
+                    word = word[:-1]  # skipp(ed) -> skip; "still", "pass" stay
                 break
-        if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "aeiou":
-            word = word[:-1]  # skipp -> skip
     return word
 
 
