@@ -264,3 +264,10 @@ def test_sentences_match_on_shared_words_with_a_light_stem():
     assert kept.categories["requirements"].kept_count == 1
     assert content_tokens("不要动生产数据库") >= {"不要", "数据", "据库"}
     assert Haystack("用户说不要动生产数据库").tokens >= content_tokens("不要动生产数据库")
+
+
+def test_technology_names_and_url_paths_are_not_files():
+    from kimi_compact_tui.retention.patterns import paths_in
+
+    text = "Node.js and Vue.js; src/Main.js, app.js; https://x.org/a/b.py; git@host:repo/x.py"
+    assert paths_in(text) == ["src/Main.js", "app.js"]

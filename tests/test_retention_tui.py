@@ -54,6 +54,9 @@ class PaneApp(App):
     def on_retention_pane_append_to_editor(self, event) -> None:
         self.posted.append(("editor", event.block))
 
+    def on_retention_pane_scored(self, event) -> None:
+        self.posted.append(("scored", event.report))
+
 
 async def test_pane_figures_first_then_missing_items():
     app = PaneApp(kimi_report())
@@ -110,6 +113,22 @@ async def test_pane_shows_untrusted_text_literally_and_updates():
         pane.show(kimi_report(summary=open(FIXTURES / "kimi-debugging.summary.md").read()))
         await pilot.pause()
         assert options.option_count == 8
+
+
+async def test_pane_scores_in_a_worker_and_posts_scored():
+    app = PaneApp(None)
+    async with app.run_test(size=SIZE) as pilot:
+        session = load_session(KIMI)
+        plan = make_plan(session.messages)
+        summary = (FIXTURES / "kimi-debugging.summary.md").read_text(encoding="utf-8")
+        pane = app.query_one(RetentionPane)
+        pane.score(session, plan, summary)
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        scored = [report for kind, report in app.posted if kind == "scored"]
+        assert len(scored) == 1 and scored[0].kept == 12
+        assert pane.report is scored[0]
+        assert app.query_one("#retention-missing", OptionList).option_count == 8
 
 
 def candidate_set() -> CandidateSet:

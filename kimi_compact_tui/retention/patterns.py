@@ -178,6 +178,7 @@ def normalise_path(path: str, root: str | None) -> str:
 
 
 PATH_CHARS = frozenset("._-/~")
+TECH_NAME_RE = re.compile(r"[A-Z][A-Za-z0-9]*\.js")
 SPECIAL_NAMES = ("Makefile", "Dockerfile", "Justfile", "Rakefile", "Gemfile", ".gitignore", ".env")
 
 
@@ -197,6 +198,8 @@ def paths_in(text: str) -> list[str]:
         if start > 0 and text[start - 1] in ":@":
             continue  # a URL or user@host:path
         candidate = text[start : m.end()]
+        if "/" not in candidate and TECH_NAME_RE.fullmatch(candidate):
+            continue  # Node.js, Vue.js: a name, not a file
         if PATH_RE.fullmatch(candidate):
             out.append(candidate)
     if "/" in text:

@@ -17,7 +17,10 @@ Item text comes from the session: it is shown as ``Text`` through
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
+from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
@@ -32,6 +35,7 @@ from kimi_compact_tui.retention import (
     RetentionReport,
     editor_block,
     instructions_for,
+    retention_report,
 )
 from kimi_compact_tui.tui.sanitize import one_line
 
@@ -109,6 +113,13 @@ class RetentionPane(Vertical, can_focus=False):
         Binding("e", "append_to_editor", "Append to editor"),
     ]
 
+    class Scored(Message):
+        """A report computed by :meth:`RetentionPane.score` is shown."""
+
+        def __init__(self, report: RetentionReport) -> None:
+            super().__init__()
+            self.report = report
+
     class JumpToMessage(Message):
         """Show message ``number`` (1-based) in the message list."""
 
@@ -166,6 +177,22 @@ class RetentionPane(Vertical, can_focus=False):
         self.marked.clear()
         self.query_one("#retention-figures", Static).update(figures_text(report))
         self._fill()
+
+    def score(self, session: Any, plan: Any, summary: str) -> None:
+        """Compute the report in a worker thread (a 10,000-message range takes
+        about half a second), then show it and post :class:`Scored`."""
+        figures = self.query_one("#retention-figures", Static)
+        figures.update(Text("retention: scoring the summary…", style="dim"))
+        self._score(session, plan, summary)
+
+    @work(thread=True, exclusive=True, group="retention")
+    def _score(self, session: Any, plan: Any, summary: str) -> None:
+        report = retention_report(session, plan, summary)
+        self.app.call_from_thread(self._scored, report)
+
+    def _scored(self, report: RetentionReport) -> None:
+        self.show(report)
+        self.post_message(self.Scored(report))
 
     def _fill(self) -> None:
         self.items = self.report.missing_items() if self.report is not None else []
