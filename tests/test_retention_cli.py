@@ -119,3 +119,29 @@ def test_check_min_retention_skips_empty_categories():
         "identifiers: 50.0% kept (1/2), below the minimum 50.1%"
     ]
     assert check_min_retention(report, {"urls": 100}) == []  # 0/0 never falls short
+
+
+def test_work_dir_option_and_noop_plan(tmp_path):
+    session = tmp_path / "s.jsonl"
+    lines = [
+        {"role": "user", "content": "Fix /repo/app/src/main.py please"},
+        {"role": "assistant", "content": "Done in src/main.py."},
+        {"role": "user", "content": "thanks"},
+        {"role": "assistant", "content": "ok"},
+    ]
+    session.write_bytes(b"".join(json.dumps(m).encode() + b"\n" for m in lines))
+    summary = tmp_path / "summary.md"
+    summary.write_text("Fixed app/src/main.py", encoding="utf-8")
+    # inferred root: /repo/app/ (the absolute path ends in src/main.py, seen relative)
+    result = run_cli("retention", str(session), "--summary", str(summary), "--json")
+    paths = json.loads(result.stdout)["retention"]["categories"]["file_paths"]
+    assert [k["item"] for k in paths["kept_items"]] == ["src/main.py"]
+    result = run_cli(
+        "retention", str(session), "--summary", str(summary), "--json", "--work-dir", "/repo"
+    )
+    paths = json.loads(result.stdout)["retention"]["categories"]["file_paths"]
+    # two files now; "src/main.py" is a suffix of the path the summary names, so it is kept
+    assert [k["item"] for k in paths["kept_items"]] == ["app/src/main.py", "src/main.py"]
+    result = run_cli("retention", str(session), "--summary", str(summary), "--up-to", "1")
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith("retention of messages 1..1")

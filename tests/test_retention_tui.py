@@ -184,6 +184,31 @@ async def test_candidates_screen_compares_the_two_latest_and_chooses():
         assert app.result == 1 and app.cands.chosen == 1
 
 
+async def test_candidates_screen_with_one_then_three_candidates():
+    cands = candidate_set()
+    only = CandidateSet(items=cands.items[:1])
+    app = CandidatesApp(only)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        assert "only one candidate so far" in str(app.screen.query_one("#left-report").render())
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.result is None and only.chosen is None
+    cands.add("third", provider="offline", prompt_source="bundled", prompt_text="")
+    app = CandidatesApp(cands)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        screen = app.screen
+        assert screen.marked == [2, 3]
+        await pilot.press("up", "up", "space")  # mark #1: the oldest mark (#2) drops
+        await pilot.pause()
+        assert screen.marked == [3, 1]
+        comparison = screen.comparison()
+        assert (comparison.left.number, comparison.right.number) == (1, 3)
+        right = str(screen.query_one("#right-report", Static).render())
+        assert "retention: no summary to score yet" in right  # #3 has no report
+
+
 def test_snapshot_retention_pane(snap_compare):
     app = PaneApp(kimi_report())
     assert snap_compare(app, press=["down", "space", "wait:200"], terminal_size=SIZE)
