@@ -271,3 +271,18 @@ def test_technology_names_and_url_paths_are_not_files():
 
     text = "Node.js and Vue.js; src/Main.js, app.js; https://x.org/a/b.py; git@host:repo/x.py"
     assert paths_in(text) == ["src/Main.js", "app.js"]
+
+
+def test_command_words_must_be_in_order_and_close_together():
+    session = load_session(FIXTURES / "cjk-deploy.jsonl")
+    plan = make_plan(session.messages)
+
+    def kept(summary: str) -> list[str]:
+        report = retention_report(session, plan, summary)
+        return sorted(i.text for i, _ in report.categories["commands"].kept)
+
+    assert kept("ran make deploy with ENV=staging") == ["make deploy ENV=staging"]
+    assert kept("ENV=staging; then make deploy") == []  # out of order
+    far = "make the build first. " + "x " * 60 + "then deploy to ENV=staging"
+    assert kept(far) == []  # scattered over the text
+    assert kept("makefile deploys ENV=staging") == []  # whole words only

@@ -136,17 +136,43 @@ def match_path(item: Item, hay: Haystack, unique_basename: bool) -> bool:
     return False
 
 
-WORD_ONLY_RE = re.compile(r"[\w$]+")
+COMMAND_WINDOW = 3  # the words of a command must lie within 3x its length (at least 80)
+
+
+def _word_at(hay: str, word: str, start: int, end: int) -> int:
+    """The end of the first whole-word ``word`` in ``hay[start:end]``, or -1."""
+    at = hay.find(word, start, end)
+    while at >= 0:
+        stop = at + len(word)
+        before = hay[at - 1] if at else " "
+        after = hay[stop] if stop < len(hay) else " "
+        if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
+            return stop
+        at = hay.find(word, at + 1, end)
+    return -1
 
 
 def match_command(item: Item, hay: Haystack) -> bool:
-    """Verbatim (quotes and spacing aside), or every word but the flags."""
-    if item.key in hay.flat:
+    """Verbatim (quotes and spacing aside), or every word but the flags, in
+    order and close together ("ran pytest on tests/test_parse.py")."""
+    flat = hay.flat
+    if item.key in flat:
         return True
     words = [w for w in item.key.split() if not w.startswith("-")]
-    return bool(words) and all(
-        (w in hay.words) if WORD_ONLY_RE.fullmatch(w) else (w in hay.flat) for w in words
-    )
+    if not words or any(w not in flat for w in words):
+        return False
+    window = max(80, COMMAND_WINDOW * len(item.key))
+    start = _word_at(flat, words[0], 0, len(flat))
+    while start >= 0:
+        pos, end = start, start + window
+        for word in words[1:]:
+            pos = _word_at(flat, word, pos, end)
+            if pos < 0:
+                break
+        else:
+            return True
+        start = _word_at(flat, words[0], start, len(flat))
+    return False
 
 
 def match_error(item: Item, hay: Haystack) -> bool:
