@@ -286,3 +286,18 @@ def test_command_words_must_be_in_order_and_close_together():
     far = "make the build first. " + "x " * 60 + "then deploy to ENV=staging"
     assert kept(far) == []  # scattered over the text
     assert kept("makefile deploys ENV=staging") == []  # whole words only
+
+
+def test_requirement_markers_in_chinese_and_english():
+    from kimi_compact_tui.model import Message
+    from kimi_compact_tui.retention import extract
+
+    messages = [
+        Message.make("user", "这个特别慢。一定要先备份。不能改接口。区别在哪里？"),
+        Message.make("user", "It is slow. You must keep the API. Instead, cache it. Why?"),
+        Message.make("assistant", "You must not see this: assistants state no requirements."),
+    ]
+    items, _ = extract(messages, range(3))
+    assert [i.text for i in items["requirements"].values()] == [
+        "一定要先备份。", "不能改接口。", "You must keep the API.", "Instead, cache it.",
+    ]  # fmt: skip

@@ -108,11 +108,11 @@ PORT_HINTS = ("port", "localhost:", "127.0.0.1:", "0.0.0.0:")
 # Sentences are matched lower-cased; the hints are the cheap test that comes first.
 REQUIREMENT_HINTS = (
     "must", "never", "don't", "dont", "do not", "always", "instead", "should",
-    "必须", "不要", "不能", "一定", "务必", "别",
+    "必须", "不要", "不能", "一定", "务必",
 )  # fmt: skip
 REQUIREMENT_RE = re.compile(
     r"\b(?:must|mustn't|never|don't|dont|do not|always|instead|should|shouldn't)\b|"
-    r"必须|不要|不能|一定|务必|别"
+    r"必须|不要|不能|一定|务必"
 )
 OPEN_HINTS = (
     "todo", "fixme", "tbd", "not yet", "still", "left to do", "remaining", "follow",
