@@ -224,27 +224,28 @@ def test_paraphrased_commands_and_bare_urls_count_as_kept():
 
 
 def test_offline_provider_baseline_on_the_samples():
-    """The offline summary is scored like any other (figures in docs/RETENTION.md);
-    the kimi sample's missing items were checked by hand against that summary."""
-    from benchmarks.retention_bench import offline_baseline, offline_summary_for
+    """The offline summary is scored like any other (figures in docs/RETENTION.md).
+    Its text changes with the offline provider, so this checks what must hold
+    for any summary: the figures add up and every missing item is absent."""
+    from benchmarks.retention_bench import SAMPLE_NAMES, offline_baseline, offline_summary_for
 
     figures = offline_baseline()
-    assert figures["kimi-debugging-session"]["categories"]["commands"] == [0, 3]
-    assert figures["kimi-debugging-session"]["categories"]["numbers"] == [2, 5]
-    assert (
-        figures["openai-retry-refactor.json"]["kept"],
-        figures["cjk-orders-store.jsonl"]["kept"],
-    ) == (4, 8)
-    session = load_session(ROOT / "sample_sessions" / "kimi-debugging-session")
-    plan = make_plan(session.messages)
-    summary = offline_summary_for(session, plan)
-    missing = [i.text for i in retention_report(session, plan, summary).missing_items()]
-    assert missing == [
-        "python -m ledger.importer fixtures/2026-03.csv", "pytest -q tests/test_parse.py",
-        "pytest -q", "0.21s", "1 failed", "6 passed",
-    ]  # fmt: skip
-    for text in missing:
-        assert text not in summary
+    assert list(figures) == list(SAMPLE_NAMES)
+    for name in SAMPLE_NAMES:
+        session = load_session(ROOT / "sample_sessions" / name)
+        plan = make_plan(session.messages)
+        summary = offline_summary_for(session, plan)
+        assert "<current_focus>" in summary
+        report = retention_report(session, plan, summary)
+        assert figures[name]["categories"] == {k: list(v) for k, v in report.figures().items()}
+        assert figures[name]["total"] == report.total > 0
+        kept_text = "\n".join(
+            message_haystack(session.messages[i])
+            for i in [*plan.leading_system_indices, *plan.preserved_indices]
+        ).lower()
+        for item in report.missing_items():
+            assert item.text.lower() not in summary.lower(), (name, item.text)
+            assert item.text.lower() not in kept_text, (name, item.text)
 
 
 def test_sentences_match_on_shared_words_with_a_light_stem():
