@@ -15,7 +15,7 @@ from kimi_compact_tui import __version__
 from kimi_compact_tui.errors import UserError
 from kimi_compact_tui.tui.sanitize import visible
 
-COMMANDS = ("plan", "preview", "compact", "diff", "restore", "serve", "tui")
+COMMANDS = ("plan", "preview", "compact", "diff", "restore", "serve", "tui", "retention")
 PROG = "kimi-compact-tui"
 
 

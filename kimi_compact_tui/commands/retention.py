@@ -1,0 +1,72 @@
+"""`retention`: which specifics of the compacted range a summary keeps and which it loses."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from kimi_compact_tui.commands.common import add_session_args, load_and_prepare, print_json
+from kimi_compact_tui.errors import UserError
+from kimi_compact_tui.fsutil import read_utf8
+from kimi_compact_tui.retention import (
+    EXIT_RETENTION_SHORTFALL,
+    check_min_retention,
+    parse_min_retention,
+    retention_report,
+)
+from kimi_compact_tui.tui.sanitize import visible
+
+SUMMARY_STDIN = "-"
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "retention",
+        help="show which file paths, commands, errors... of the compacted range a summary keeps",
+    )
+    add_session_args(p)
+    p.add_argument(
+        "--summary",
+        metavar="FILE",
+        required=True,
+        help="the summary text to score ('-' reads standard input)",
+    )
+    p.add_argument(
+        "--work-dir",
+        metavar="DIR",
+        default=None,
+        help="the work folder absolute paths are relative to (default: inferred)",
+    )
+    p.add_argument(
+        "--min-retention",
+        metavar="CATEGORY=PERCENT",
+        action="append",
+        default=[],
+        help=f"exit {EXIT_RETENTION_SHORTFALL} when a category keeps less than PERCENT (repeatable)",
+    )
+    p.add_argument("--json", action="store_true", help="print the report as JSON")
+
+
+def read_summary(name: str) -> str:
+    if name == SUMMARY_STDIN:
+        return sys.stdin.read()
+    return read_utf8(name, "summary file", UserError)
+
+
+def run(args: argparse.Namespace) -> int:
+    thresholds = [parse_min_retention(t) for t in args.min_retention]
+    summary = read_summary(args.summary)
+    session, _config, prep = load_and_prepare(args)
+    report = retention_report(session, prep.plan, summary, work_dir=args.work_dir)
+    shortfalls = check_min_retention(report, thresholds)
+    if args.json:
+        out = {"session": str(session.path), "summary": args.summary}
+        out["retention"] = report.to_json()
+        out["shortfalls"] = shortfalls
+        print_json(out)
+    else:
+        text = report.to_text()
+        sys.stdout.write(visible(text) if sys.stdout.isatty() else text)
+    for line in shortfalls:
+        print(f"retention below minimum: {line}", file=sys.stderr)
+    return EXIT_RETENTION_SHORTFALL if shortfalls else 0

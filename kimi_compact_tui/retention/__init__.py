@@ -1,0 +1,46 @@
+"""Retention: which specifics of the compacted range a summary keeps, and which it loses.
+
+No Textual here: the CLI, the TUI and the benchmarks share this engine.
+"""
+
+from __future__ import annotations
+
+from kimi_compact_tui.retention.candidates import Candidate, CandidateSet, Comparison
+from kimi_compact_tui.retention.extraction import CATEGORIES, Item, extract
+from kimi_compact_tui.retention.report import (
+    CATEGORY_LABELS,
+    EDITOR_BLOCK_END,
+    EDITOR_BLOCK_START,
+    EXIT_RETENTION_SHORTFALL,
+    KEPT_IN_SUMMARY,
+    KEPT_IN_TAIL,
+    CategoryReport,
+    RetentionReport,
+    check_min_retention,
+    editor_block,
+    instructions_for,
+    parse_min_retention,
+    retention_report,
+)
+
+__all__ = [
+    "CATEGORIES",
+    "CATEGORY_LABELS",
+    "EDITOR_BLOCK_END",
+    "EDITOR_BLOCK_START",
+    "EXIT_RETENTION_SHORTFALL",
+    "KEPT_IN_SUMMARY",
+    "KEPT_IN_TAIL",
+    "Candidate",
+    "CandidateSet",
+    "CategoryReport",
+    "Comparison",
+    "Item",
+    "RetentionReport",
+    "check_min_retention",
+    "editor_block",
+    "instructions_for",
+    "extract",
+    "parse_min_retention",
+    "retention_report",
+]

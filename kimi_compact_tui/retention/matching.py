@@ -1,0 +1,255 @@
+"""Match extracted items against a text (a summary, or the kept messages).
+
+Precision first: every matcher errs towards "kept", so an item reported
+missing is really absent. Matching tolerates case, quoting, path forms and
+surrounding punctuation; sentences (requirements, open items, the latest
+request) are kept when at least half of their content words (CJK: character
+pairs) appear in the text.
+"""
+
+from __future__ import annotations
+
+import re
+from functools import cached_property
+
+from kimi_compact_tui.retention.extraction import (
+    COMMANDS,
+    ERRORS,
+    FILE_PATHS,
+    IDENTIFIERS,
+    LATEST_REQUEST,
+    NUMBERS,
+    OPEN_ITEMS,
+    REQUIREMENTS,
+    URLS,
+    Item,
+)
+from kimi_compact_tui.retention.patterns import (
+    GENERIC_ERRORS,
+    collapse,
+    command_key,
+    numbers_in,
+)
+
+SENTENCE_OVERLAP = 0.5  # share of content tokens that keeps a sentence
+WORD_RE = re.compile(r"[\w$]+")
+LATIN_RE = re.compile(r"[a-z\u00c0-\u04ff][a-z0-9\u00c0-\u04ff_'-]{2,}|\d+(?:\.\d+)*")  # not CJK
+CJK_RUN_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")
+STOPWORDS = frozenset(
+    "the and for are but not you your with this that there then than from have has had was "
+    "were will would can could should must never don't dont always instead into onto out "
+    "all any our its it's what which when where who how why also just only please let's "
+    "lets make sure need want like use using used get got been being does did doing "
+    "them they their these those some such very more most much many each other".split()
+)
+
+
+SUFFIXES = ("ing", "ed", "es", "s", "ly")
+ES_STEMS = ("s", "x", "z", "ch", "sh")
+
+
+def stem(word: str) -> str:
+    """A light stem so "means"/"mean" and "skipped"/"skip" count as one word."""
+    if word.endswith("'s"):
+        word = word[:-2]
+    if len(word) > 4 and word.isalpha():
+        for suffix in SUFFIXES:
+            if suffix == "es" and word.endswith("es") and not word[:-2].endswith(ES_STEMS):
+                continue  # "changes" -> "change" (by "s"), "passes" -> "pass"
+            if suffix == "s" and word.endswith("ss"):
+                continue
+            if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+                word = word[: -len(suffix)]
+                if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "aeiouls":
+                    word = word[:-1]  # skipp(ed) -> skip; "still", "pass" stay
+                break
+    return word
+
+
+def content_tokens(text: str) -> set[str]:
+    """Content words (Latin, lowercased, no stop words) and CJK character pairs."""
+    low = text.lower()
+    tokens = {stem(w.strip("'-")) for w in LATIN_RE.findall(low)}
+    tokens = {t for t in tokens if t and t not in STOPWORDS}
+    for run in CJK_RUN_RE.findall(low):
+        if len(run) == 1:
+            tokens.add(run)
+        tokens.update(run[i : i + 2] for i in range(len(run) - 1))
+    return tokens
+
+
+class Haystack:
+    """A text to look items up in, with its lookup forms built on first use."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+
+    @cached_property
+    def lower(self) -> str:
+        return self.text.lower()
+
+    @cached_property
+    def flat(self) -> str:  # commands: no quotes, one space, lower case
+        return command_key(self.text)
+
+    @cached_property
+    def words(self) -> frozenset[str]:
+        return frozenset(WORD_RE.findall(self.lower))
+
+    @cached_property
+    def numbers(self) -> frozenset[str]:
+        return frozenset(key for key, _ in numbers_in(self.lower))
+
+    @cached_property
+    def tokens(self) -> frozenset[str]:
+        return frozenset(content_tokens(self.text))
+
+    def __bool__(self) -> bool:
+        return bool(self.text)
+
+
+def _bounded(hay: str, needle: str, before: str, after: str) -> bool:
+    """``needle`` in ``hay`` with none of the characters ``before`` (or a
+    letter, digit or ``_``) right before it and none of ``after`` right after."""
+    if not needle:
+        return False
+    start = hay.find(needle)
+    while start >= 0:
+        end = start + len(needle)
+        prev = hay[start - 1] if start else " "
+        nxt = hay[end] if end < len(hay) else " "
+        if not (prev.isalnum() or prev == "_" or prev in before) and not (
+            nxt.isalnum() or nxt == "_" or nxt in after
+        ):
+            return True
+        start = hay.find(needle, start + 1)
+    return False
+
+
+def match_path(item: Item, hay: Haystack, unique_basename: bool) -> bool:
+    key = item.key
+    if _bounded(hay.lower, key, ".-", "-"):
+        return True
+    if unique_basename and "/" in key:
+        base = key.rsplit("/", 1)[1]
+        return _bounded(hay.lower, base, ".-/", "-")
+    return False
+
+
+COMMAND_WINDOW = 3  # the words of a command must lie within 3x its length (at least 80)
+
+
+def _word_at(hay: str, word: str, start: int, end: int) -> int:
+    """The end of the first whole-word ``word`` in ``hay[start:end]``, or -1."""
+    at = hay.find(word, start, end)
+    while at >= 0:
+        stop = at + len(word)
+        before = hay[at - 1] if at else " "
+        after = hay[stop] if stop < len(hay) else " "
+        if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
+            return stop
+        at = hay.find(word, at + 1, end)
+    return -1
+
+
+def match_command(item: Item, hay: Haystack) -> bool:
+    """Verbatim (quotes and spacing aside), or every word but the flags, in
+    order and close together ("ran pytest on tests/test_parse.py")."""
+    flat = hay.flat
+    if item.key in flat:
+        return True
+    words = [w for w in item.key.split() if not w.startswith("-")]
+    if not words or any(w not in flat for w in words):
+        return False
+    window = max(80, COMMAND_WINDOW * len(item.key))
+    start = _word_at(flat, words[0], 0, len(flat))
+    while start >= 0:
+        pos, end = start, start + window
+        for word in words[1:]:
+            pos = _word_at(flat, word, pos, end)
+            if pos < 0:
+                break
+        else:
+            return True
+        start = _word_at(flat, words[0], start, len(flat))
+    return False
+
+
+def match_error(item: Item, hay: Haystack) -> bool:
+    kind, value = item.extra if len(item.extra) == 2 else ("", "")
+    if kind == "exit":
+        pattern = rf"\bexit\w*\b[^\n\d]{{0,24}}(?<![\d.]){re.escape(value)}(?![\d])"
+        return re.search(pattern, hay.lower) is not None
+    if kind == "test":
+        test_id = value.lower()
+        if test_id in hay.lower:
+            return True
+        name = re.split(r"::|\.|/", test_id)[-1].split("[")[0]
+        return bool(name) and name in hay.words
+    etype = kind.rsplit(".", 1)[-1].lower()
+    if etype not in hay.words:
+        return False
+    message = collapse(value).lower()
+    if not message or message in collapse(hay.lower):
+        return True
+    # A named exception type is kept with any word of its message; a bare
+    # "error:" line needs half of its message's words.
+    needed = SENTENCE_OVERLAP if etype in GENERIC_ERRORS else 1e-9
+    tokens = content_tokens(message)
+    return not tokens or overlap(tokens, hay) >= needed
+
+
+def match_identifier(item: Item, hay: Haystack) -> bool:
+    return item.key in hay.words
+
+
+def match_url(item: Item, hay: Haystack) -> bool:
+    """With or without the scheme and ``www.``, and a trailing slash."""
+    bare = item.key.split("://", 1)[-1].removeprefix("www.")
+    return bare in hay.lower
+
+
+def match_number(item: Item, hay: Haystack) -> bool:
+    if item.key in hay.numbers:
+        return True
+    if item.key.endswith(("passed", "failed")):
+        value = item.key[:-6]  # "passed" and "failed" have six letters
+        stem = "pass" if item.key.endswith("passed") else "fail"
+        pattern = rf"(?<![\d.]){re.escape(value)}(?![\d.]\d)[^\n\d]{{0,20}}\b(?:{stem}|tests?\b)"
+        return re.search(pattern, hay.lower) is not None
+    return False
+
+
+def overlap(tokens: set[str], hay: Haystack) -> float:
+    if not tokens:
+        return 0.0
+    return len(tokens & hay.tokens) / len(tokens)
+
+
+def match_sentence(item: Item, hay: Haystack) -> bool:
+    tokens = content_tokens(item.key)
+    if not tokens:
+        return item.key in collapse(hay.lower)
+    return overlap(tokens, hay) >= SENTENCE_OVERLAP
+
+
+MATCHERS = {
+    COMMANDS: match_command,
+    ERRORS: match_error,
+    IDENTIFIERS: match_identifier,
+    URLS: match_url,
+    NUMBERS: match_number,
+    REQUIREMENTS: match_sentence,
+    OPEN_ITEMS: match_sentence,
+    LATEST_REQUEST: match_sentence,
+}
+
+
+def find(item: Item, hay: Haystack, unique_basenames: frozenset[str] = frozenset()) -> bool:
+    """True when ``item`` appears in ``hay``."""
+    if not hay:
+        return False
+    if item.category == FILE_PATHS:
+        base = item.key.rsplit("/", 1)[-1]
+        return match_path(item, hay, base in unique_basenames)
+    return MATCHERS[item.category](item, hay)

@@ -1,0 +1,255 @@
+"""Patterns and normal forms of the retention categories (no Textual, no I/O)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+
+# ----------------------------------------------------------------------------- patterns
+
+EXTENSIONS = (
+    "py|pyi|ipynb|ts|tsx|js|jsx|mjs|cjs|go|rs|java|kt|rb|c|h|cc|cpp|hpp|cs|swift|php|lua|zig|"
+    "scala|md|rst|json|jsonl|yaml|yml|toml|ini|cfg|conf|env|sh|bash|zsh|ps1|sql|csv|tsv|txt|"
+    "log|html|css|scss|vue|svelte|proto|graphql|tf|lock|db|sqlite|xml|gradle|mod|sum"
+)
+PATH_RE = re.compile(rf"(?:\.{{1,2}}/|/|~/)?(?:[\w.\-]+/)*[\w.\-]*\w\.(?:{EXTENSIONS})")
+PATH_END_RE = re.compile(rf"\.(?<=\w\.)(?:{EXTENSIONS})(?![\w\-/]|\.\w)")  # literal first: fast
+DIR_PATH_RE = re.compile(r"/(?<![\w.:/]/)(?:home|Users|work|srv|opt|app|mnt|data)/[\w.\-/]*\w")
+SPECIAL_FILES_RE = re.compile(
+    r"(?<![\w/.\-])((?:[\w.\-]+/)*(?:Makefile|Dockerfile|Justfile|Rakefile|Gemfile|"
+    r"\.gitignore|\.env))(?![\w\-/.])"
+)
+URL_RE = re.compile(r"\bhttps?://[^\s<>\"'`)\]}]+")
+SHELL_TOOLS = re.compile(r"shell|bash|terminal|command|^sh$|^zsh$|^exec|^run$|powershell", re.I)
+COMMAND_ARGS = ("command", "cmd", "commands", "script", "code", "input")
+WRITE_TOOLS = re.compile(r"write|edit|replace|patch|create|apply|insert", re.I)
+FENCE_RE = re.compile(r"^(`{3,}|~{3,})[^\n]*\n(.*?)^\1[ \t]*$", re.M | re.S)
+DEFINITION_RE = re.compile(
+    r"^[ \t]*(?:export\s+)?(?:default\s+)?(?:pub(?:\([\w]+\))?\s+)?(?:async\s+)?"
+    r"(?:def|class|function\*?|fn|func|interface|struct|trait|enum)\s+"
+    r"(?:\([^)]*\)\s*)?([A-Za-z_$][\w$]*)"
+    r"|^[ \t]*(?:export\s+)?(?:const|let|var)\s+([A-Za-z_$][\w$]*)\s*(?::[^=\n]+)?=\s*"
+    r"(?:async\s*)?(?:\([^)\n]*\)\s*(?::[^=\n]+)?=>|[A-Za-z_$][\w$]*\s*=>|function\b)",
+    re.M,
+)
+EXC_RE = re.compile(
+    r"^(?:E\s+)?((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Failure|Fault|Warning|Exit|"
+    r"Interrupt|Invalid\w*)|Error|ERROR|error|fatal|panic)(?::[ \t]*([^\n]*))?$",
+    re.M,
+)
+TRACEBACK_TAIL_RE = re.compile(
+    r"Traceback \(most recent call last\):\n(?:[ \t]+[^\n]*\n)+((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)"
+    r"(?::[ \t]*([^\n]*))?"
+)
+TEST_ID_RE = re.compile(
+    r"(?:\bFAILED\s+([\w./\-]+\.py::[^\s]+)|([\w./\-]+\.py::[^\s]+)\s+(?:FAILED|ERROR)\b|"
+    r"--- FAIL: (\w+))"
+)
+EXIT_RE = re.compile(
+    r"\b(?:exited with (?:code|status)|exit (?:code|status)|returned non-zero exit status)"
+    r"[:= ]*(-?\d{1,3})\b",
+    re.I,
+)
+UNITS = {
+    "ms": "ms",
+    "msec": "ms",
+    "millisecond": "ms",
+    "milliseconds": "ms",
+    "us": "us",
+    "µs": "us",
+    "ns": "ns",
+    "s": "s",
+    "sec": "s",
+    "secs": "s",
+    "second": "s",
+    "seconds": "s",
+    "min": "min",
+    "mins": "min",
+    "minute": "min",
+    "minutes": "min",
+    "h": "h",
+    "hr": "h",
+    "hrs": "h",
+    "hour": "h",
+    "hours": "h",
+    "b": "b",
+    "bytes": "b",
+    "kb": "kb",
+    "mb": "mb",
+    "gb": "gb",
+    "tb": "tb",
+    "kib": "kib",
+    "mib": "mib",
+    "gib": "gib",
+    "%": "%",
+    "x": "x",
+    "px": "px",
+    "rps": "rps",
+    "req/s": "rps",
+    "tokens": "tokens",
+    "passed": "passed",
+    "failed": "failed",
+    "毫秒": "ms",
+    "秒": "s",
+    "分钟": "min",
+}
+_UNIT_ALT = "|".join(sorted((re.escape(u) for u in UNITS), key=len, reverse=True))
+# Patterns run on lower-cased text and lead with a digit (or a literal), so the
+# scanner skips most positions fast: a 10,000-message range is ~6 MB of text.
+NUMBER_RE = re.compile(
+    r"([0-9](?<![\w.\-/:][0-9])[0-9]*+)(?:(\.[0-9]+\.[0-9]+(?:[-+][\w.]+)?)(?![\w.]*\w)"
+    rf"|(\.[0-9]++)?+[ \t]?(?=[a-z%µ\u4e00-\u9fff])({_UNIT_ALT})(?![\w/]))"
+)
+V_VERSION_RE = re.compile(r"v(?<![\w.\-/]v)(\d+(?:\.\d+){0,3}(?:[-+][\w.]+)?)(?![\w.]*\w)")
+PORT_RE = re.compile(
+    r"\bport[ \t]*[:=]?[ \t]*(\d{2,5})\b|(?:localhost|127\.0\.0\.1|0\.0\.0\.0):(\d{2,5})\b"
+)
+PORT_HINTS = ("port", "localhost:", "127.0.0.1:", "0.0.0.0:")
+# Sentences are matched lower-cased; the hints are the cheap test that comes first.
+REQUIREMENT_HINTS = (
+    "must", "never", "don't", "dont", "do not", "always", "instead", "should",
+    "必须", "不要", "不能", "一定", "务必",
+)  # fmt: skip
+REQUIREMENT_RE = re.compile(
+    r"\b(?:must|mustn't|never|don't|dont|do not|always|instead|should|shouldn't)\b|"
+    r"必须|不要|不能|一定|务必"
+)
+OPEN_HINTS = (
+    "todo", "fixme", "tbd", "not yet", "still", "left to do", "remaining", "follow",
+    "next step", "pending", "待办", "还没", "尚未", "下一步", "之后再",
+)  # fmt: skip
+OPEN_RE = re.compile(
+    r"\b(?:todo|fixme|tbd|not yet|still (?:need|failing|fails|broken|open|missing|to do)|"
+    r"left to do|remaining|follow[- ]up|next step|pending)\b|待办|还没|尚未|下一步|之后再"
+)
+ERROR_HINTS = (
+    "error", "exception", "fail", "fault", "warning", "exit", "interrupt", "invalid",
+    "fatal", "panic", "traceback",
+)  # fmt: skip
+# A sentence ends at 。！？； or at . ! ? before a space or the end ("parse.py" goes on).
+SENTENCE_RE = re.compile(r"(?:[^\n.!?。！？；]|[.!?]+(?=[^\s.!?]))+(?:[.!?]+|[。！？；]+)?")
+SYSTEM_TAG_RE = re.compile(r"</?system>")
+WORK_DIR_RE = re.compile(
+    r"(?:working directory|work(?:ing)? (?:dir|folder)|current directory|cwd|工作目录)"
+    r"[^/\n]{0,20}\n?[ \t]*(/[\w.\-/]*\w)",
+    re.I,
+)
+DIFF_ADDED_RE = re.compile(r"^\+(?!\+\+ )(.*)$", re.M)
+GENERIC_ERRORS = frozenset({"error", "fatal", "panic"})  # a bare "error:" line
+
+
+# ----------------------------------------------------------------------------- normalising
+
+
+def strip_path(path: str) -> str:
+    """``./x``, ``a/x`` and ``b/x`` (git diff sides) count as ``x``."""
+    while path.startswith("./"):
+        path = path[2:]
+    if path.startswith(("a/", "b/")) and "/" in path[2:]:
+        path = path[2:]
+    return path
+
+
+def work_root(paths: Iterable[str]) -> str | None:
+    """The work folder the absolute paths share with the relative ones: the
+    prefix ``P`` that most often makes ``P + relative`` an absolute path seen."""
+    paths = set(paths)
+    relative = {p for p in paths if not p.startswith(("/", "~"))}
+    votes: dict[str, int] = {}
+    for p in paths:
+        if not p.startswith("/"):
+            continue
+        parts = p.split("/")
+        for cut in range(2, len(parts)):
+            if "/".join(parts[cut:]) in relative:
+                root = "/".join(parts[:cut]) + "/"
+                votes[root] = votes.get(root, 0) + 1
+                break
+    if not votes:
+        return None
+    return max(sorted(votes), key=lambda r: votes[r])
+
+
+def normalise_path(path: str, root: str | None) -> str:
+    path = path.rstrip(".")
+    if root and path.startswith(root):
+        path = path[len(root) :]
+    return strip_path(path)
+
+
+PATH_CHARS = frozenset("._-/~")
+TECH_NAME_RE = re.compile(r"[A-Z][A-Za-z0-9]*\.js")
+SPECIAL_NAMES = ("Makefile", "Dockerfile", "Justfile", "Rakefile", "Gemfile", ".gitignore", ".env")
+
+
+def paths_in(text: str) -> list[str]:
+    """File paths in ``text``: a name with a known extension, with any folders
+    before it (``./``, ``../``, ``/`` and ``~/`` starts), absolute folders under
+    the usual roots, and a few well-known extensionless files."""
+    out = []
+    for m in PATH_END_RE.finditer(text):
+        start = m.start()
+        while start > 0:
+            ch = text[start - 1]
+            if ch.isalnum() or ch == "_" or ch in PATH_CHARS:
+                start -= 1
+            else:
+                break
+        if start > 0 and text[start - 1] in ":@":
+            continue  # a URL or user@host:path
+        candidate = text[start : m.end()]
+        if "/" not in candidate and TECH_NAME_RE.fullmatch(candidate):
+            continue  # Node.js, Vue.js: a name, not a file
+        if PATH_RE.fullmatch(candidate):
+            out.append(candidate)
+    if "/" in text:
+        out.extend(DIR_PATH_RE.findall(text))
+    if any(name in text for name in SPECIAL_NAMES):
+        out.extend(SPECIAL_FILES_RE.findall(text))
+    return out
+
+
+def numbers_in(low: str, text: str | None = None) -> list[tuple[str, str]]:
+    """(key, shown) of every number with a unit, version and port in ``low``
+    (lower-cased ``text``): ``1.83 seconds`` → ``1.83s``, ``v2.1.0``, ``port 8080``."""
+    same = text is not None and len(text) == len(low)
+    out = []
+    for m in NUMBER_RE.finditer(low):
+        whole, version, decimal, unit = m.groups()
+        if version is not None:
+            key = f"v{whole}{version}"
+        else:
+            if unit == "s" and decimal is None and plural_code(m, low):
+                continue
+            key = f"{whole}{decimal or ''}{UNITS[unit]}"
+        out.append((key, text[m.start() : m.end()] if same else m.group(0)))  # type: ignore[index]
+    if "v" in low:
+        for m in V_VERSION_RE.finditer(low):
+            out.append((f"v{m.group(1)}", text[m.start() : m.end()] if same else m.group(0)))  # type: ignore[index]
+    if any(h in low for h in PORT_HINTS):
+        for m in PORT_RE.finditer(low):
+            out.append((f"port {m.group(1) or m.group(2)}", text[m.start() : m.end()] if same else m.group(0)))  # type: ignore[index]
+    return out
+
+
+TIME_LEAD_RE = re.compile(r"(?:\bin|\btook|\bafter|\bevery|\bwithin|\bof|[(:=~≈])\s*\Z")
+
+
+def plural_code(match: re.Match[str], text: str) -> bool:
+    """``400s`` (status codes, decades) is not 400 seconds: a whole number glued
+    to ``s`` counts as a time only after ``in``/``took``/``after``/``every``/``(``."""
+    if " " in match.group(0) or "\t" in match.group(0):
+        return False
+    return TIME_LEAD_RE.search(text, max(0, match.start() - 8), match.start()) is None
+
+
+def collapse(text: str) -> str:
+    return " ".join(text.split())
+
+
+QUOTES_RE = re.compile(r"[\"'`]")
+
+
+def command_key(command: str) -> str:
+    """A command's matching form: no quotes, single spaces, lower case."""
+    return collapse(QUOTES_RE.sub("", command)).lower()

@@ -1,0 +1,257 @@
+"""The retention report: per category, what the summary keeps and what it loses.
+
+``retention_report(session, plan, summary_text)`` extracts the specifics of
+the compacted range (``plan.compact_indices``) and matches each against the
+summary, then against the kept messages (the leading system messages and
+``plan.preserved_indices``, which the model still sees). Message numbers in
+the report are 1-based, as shown to people.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from kimi_compact_tui.errors import UserError
+from kimi_compact_tui.model import Session
+from kimi_compact_tui.retention.extraction import (
+    CATEGORIES,
+    FILE_PATHS,
+    Item,
+    extract,
+    message_haystack,
+)
+from kimi_compact_tui.retention.matching import Haystack, find
+from kimi_compact_tui.retention.patterns import WORK_DIR_RE
+
+EXIT_RETENTION_SHORTFALL = 4  # CLI status when a --min-retention threshold is not met
+KEPT_IN_SUMMARY = "summary"
+KEPT_IN_TAIL = "tail"  # the kept messages: leading system + preserved tail / after boundary
+
+CATEGORY_LABELS = {
+    "file_paths": "file paths",
+    "commands": "commands",
+    "errors": "errors",
+    "identifiers": "identifiers",
+    "urls": "URLs",
+    "numbers": "numbers",
+    "requirements": "requirements",
+    "open_items": "open items",
+    "latest_request": "latest request",
+}
+
+
+@dataclass
+class CategoryReport:
+    name: str
+    kept: list[tuple[Item, str]] = field(default_factory=list)  # (item, KEPT_IN_*)
+    missing: list[Item] = field(default_factory=list)
+
+    @property
+    def total(self) -> int:
+        return len(self.kept) + len(self.missing)
+
+    @property
+    def kept_count(self) -> int:
+        return len(self.kept)
+
+    @property
+    def percent(self) -> float | None:
+        """Share kept, or None when the category had nothing (0/0 is not 100%)."""
+        return None if not self.total else 100.0 * len(self.kept) / self.total
+
+    def figure(self) -> str:
+        pct = "-" if self.percent is None else f"{self.percent:.0f}%"
+        return f"{self.kept_count}/{self.total} {pct}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "kept": self.kept_count,
+            "total": self.total,
+            "percent": None if self.percent is None else round(self.percent, 1),
+            "kept_in_summary": sum(1 for _, w in self.kept if w == KEPT_IN_SUMMARY),
+            "kept_in_tail": sum(1 for _, w in self.kept if w == KEPT_IN_TAIL),
+            "missing": [{"item": i.text, "messages": numbers(i)} for i in self.missing],
+            "kept_items": [
+                {"item": i.text, "messages": numbers(i), "where": where} for i, where in self.kept
+            ],
+        }
+
+
+def numbers(item: Item) -> list[int]:
+    return [i + 1 for i in item.messages]
+
+
+@dataclass
+class RetentionReport:
+    categories: dict[str, CategoryReport]
+    compacted: tuple[int, int] | None  # first and last compacted message, 1-based
+    work_root: str | None = None
+
+    @property
+    def kept(self) -> int:
+        return sum(c.kept_count for c in self.categories.values())
+
+    @property
+    def total(self) -> int:
+        return sum(c.total for c in self.categories.values())
+
+    def missing_items(self) -> list[Item]:
+        return [i for c in self.categories.values() for i in c.missing]
+
+    def figures(self) -> dict[str, tuple[int, int]]:
+        return {name: (c.kept_count, c.total) for name, c in self.categories.items()}
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "categories": {name: c.to_json() for name, c in self.categories.items()},
+            "kept": self.kept,
+            "total": self.total,
+            "compacted_messages": list(self.compacted) if self.compacted else [],
+            "work_root": self.work_root,
+        }
+
+    def to_text(self) -> str:
+        lines = []
+        if self.compacted:
+            lines.append(f"retention of messages {self.compacted[0]}..{self.compacted[1]}")
+        else:
+            lines.append("retention: nothing is compacted")
+        for name, c in self.categories.items():
+            in_tail = sum(1 for _, w in c.kept if w == KEPT_IN_TAIL)
+            note = f" ({in_tail} in the kept tail)" if in_tail else ""
+            pct = "-" if c.percent is None else f"{c.percent:.0f}%"
+            lines.append(f"  {name:<15} {c.kept_count:>4}/{c.total:<4} {pct:>5}{note}")
+        missing = [(n, i) for n, c in self.categories.items() for i in c.missing]
+        if missing:
+            lines.append("missing:")
+            for name, item in missing:
+                where = ", ".join(str(n) for n in numbers(item))
+                lines.append(f"  [{name}] {item.text}  (message{_s(item.messages)} {where})")
+        return "\n".join(lines) + "\n"
+
+
+def _s(seq: Iterable[Any]) -> str:
+    return "" if len(list(seq)) == 1 else "s"
+
+
+def retention_report(
+    session: Session, plan: Any, summary_text: str, *, work_dir: str | None = None
+) -> RetentionReport:
+    """The retention of ``summary_text`` for the range ``plan.compact_indices``."""
+    messages = session.messages
+    compact = list(plan.compact_indices)
+    work_dir = work_dir or stated_work_dir(session, plan)
+    root = work_dir.rstrip("/") + "/" if work_dir else None
+    extracted, root = extract(messages, compact, root)
+    kept_indices = [*plan.leading_system_indices, *plan.preserved_indices]
+    summary = Haystack(summary_text or "")
+    tail = Haystack("\n".join(message_haystack(messages[i]) for i in kept_indices))
+    unique = _unique_basenames(extracted[FILE_PATHS].values())
+    categories: dict[str, CategoryReport] = {}
+    for name in CATEGORIES:
+        report = CategoryReport(name)
+        for item in extracted[name].values():
+            if find(item, summary, unique):
+                report.kept.append((item, KEPT_IN_SUMMARY))
+            elif find(item, tail, unique):
+                report.kept.append((item, KEPT_IN_TAIL))
+            else:
+                report.missing.append(item)
+        report.missing.sort(key=lambda i: (i.messages[0] if i.messages else 0, i.key))
+        report.kept.sort(key=lambda p: (p[0].messages[0] if p[0].messages else 0, p[0].key))
+        categories[name] = report
+    span = (compact[0] + 1, compact[-1] + 1) if compact else None
+    return RetentionReport(categories, span, root)
+
+
+def stated_work_dir(session: Session, plan: Any) -> str | None:
+    """The work folder a system prompt or leading system message states."""
+    texts = [session.system_prompt or ""]
+    texts += [session.messages[i].text() for i in plan.leading_system_indices]
+    for text in texts:
+        m = WORK_DIR_RE.search(text)
+        if m:
+            return m.group(1)
+    return None
+
+
+def _unique_basenames(items: Iterable[Item]) -> frozenset[str]:
+    counts: dict[str, int] = {}
+    for item in items:
+        base = item.key.rsplit("/", 1)[-1]
+        counts[base] = counts.get(base, 0) + 1
+    return frozenset(b for b, n in counts.items() if n == 1)
+
+
+# ----------------------------------------------------------------------------- thresholds
+
+_THRESHOLD_RE = re.compile(r"\A\s*([A-Za-z_\-]+)\s*=\s*([0-9]+(?:\.[0-9]+)?)\s*%?\s*\Z")
+
+
+def parse_min_retention(text: str) -> tuple[str, float]:
+    """``"file_paths=50"`` → ``("file_paths", 50.0)``; one-line UserError otherwise."""
+    valid = ", ".join(CATEGORIES)
+    m = _THRESHOLD_RE.match(text or "")
+    if m is None:
+        raise UserError(
+            f"--min-retention {text!r}: expected CATEGORY=PERCENT, e.g. file_paths=50 "
+            f"(categories: {valid})"
+        )
+    name = m.group(1).lower().replace("-", "_")
+    if name not in CATEGORIES:
+        raise UserError(f"--min-retention {text!r}: unknown category {name!r} (valid: {valid})")
+    value = float(m.group(2))
+    if value > 100:
+        raise UserError(f"--min-retention {text!r}: percent must be between 0 and 100")
+    return name, value
+
+
+def check_min_retention(
+    report: RetentionReport, thresholds: Mapping[str, float] | Iterable[tuple[str, float]]
+) -> list[str]:
+    """One line per category that falls short of its threshold. A category
+    with nothing to keep (0/0) never falls short."""
+    pairs = thresholds.items() if isinstance(thresholds, Mapping) else thresholds
+    out = []
+    for name, minimum in pairs:
+        c = report.categories[name]
+        if c.percent is not None and c.percent + 1e-9 < minimum:
+            out.append(
+                f"{name}: {c.percent:.1f}% kept ({c.kept_count}/{c.total}), "
+                f"below the minimum {minimum:g}%"
+            )
+    return out
+
+
+# ----------------------------------------------------------------------------- texts for a re-run
+
+EDITOR_BLOCK_START = (
+    "<!-- retention: specifics missing from this summary (edit, keep or delete) -->"
+)
+EDITOR_BLOCK_END = "<!-- /retention -->"
+
+
+def item_line(item: Item) -> str:
+    where = ", ".join(str(n) for n in numbers(item))
+    label = CATEGORY_LABELS.get(item.category, item.category)
+    return f"- {label}: {item.text} (message{_s(item.messages)} {where})"
+
+
+def instructions_for(items: Iterable[Item]) -> str:
+    """Custom instructions asking the next run to keep ``items`` verbatim."""
+    lines = [item_line(i) for i in items]
+    if not lines:
+        return ""
+    head = "Keep these specifics from the compacted messages verbatim in the summary:"
+    return "\n".join([head, *lines])
+
+
+def editor_block(items: Iterable[Item]) -> str:
+    """A clearly marked block of ``items`` to append to a summary in the editor."""
+    lines = [item_line(i) for i in items]
+    if not lines:
+        return ""
+    return "\n".join([EDITOR_BLOCK_START, *lines, EDITOR_BLOCK_END])

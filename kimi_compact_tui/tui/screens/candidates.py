@@ -1,0 +1,197 @@
+"""The candidates screen: every finished run of this review, any two side by side.
+
+The list shows each candidate (provider/model, prompt and its sha256, custom
+instructions, output tokens, time, tokens per second, the contract check and
+the retention figures). ``space`` marks a candidate for the comparison; with
+two marked (the two latest at first) the screen shows both retention reports
+side by side and a text diff of the two summaries. ``enter`` chooses the
+highlighted candidate (the screen is dismissed with its number, the app
+decides what to do); ``escape`` closes it with None.
+
+All candidate text (summaries, instructions, item text) is shown as ``Text``
+through :func:`visible`, never parsed as markup.
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, OptionList, RichLog, Static
+from textual.widgets.option_list import Option
+
+from kimi_compact_tui.retention import Candidate, CandidateSet, Comparison
+from kimi_compact_tui.tui.sanitize import one_line, visible
+from kimi_compact_tui.tui.widgets.retention_pane import figures_text
+
+MAX_MISSING_SHOWN = 30
+
+
+def candidate_prompt(candidate: Candidate, marked: bool, chosen: bool) -> Text:
+    out = Text(no_wrap=True, overflow="ellipsis")
+    out.append("● " if marked else "  ", style="bold yellow")
+    out.append(one_line(candidate.label(), 300))
+    if candidate.custom_instructions:
+        out.append("  “" + one_line(candidate.custom_instructions, 40) + "”", style="dim")
+    if chosen:
+        out.append("  [chosen]", style="bold green")
+    return out
+
+
+def report_text(candidate: Candidate) -> Text:
+    out = Text(no_wrap=True, overflow="ellipsis")
+    out.append(f"#{candidate.number} ", style="bold")
+    out.append(one_line(f"{candidate.provider}/{candidate.model or '-'}", 60) + "\n")
+    if candidate.contract_ok is not None:
+        ok = candidate.contract_ok
+        out.append(
+            "contract ok\n" if ok else "contract: " + "; ".join(candidate.contract_warnings) + "\n",
+            style="green" if ok else "yellow",
+        )
+    out.append_text(figures_text(candidate.retention))
+    report = candidate.retention
+    missing = report.missing_items() if report is not None else []
+    if missing:
+        out.append(f"\nmissing ({len(missing)}):", style="bold")
+        for item in missing[:MAX_MISSING_SHOWN]:
+            out.append(f"\n {item.category}: ", style="dim")
+            out.append(one_line(item.text, 120))
+        if len(missing) > MAX_MISSING_SHOWN:
+            out.append(f"\n … {len(missing) - MAX_MISSING_SHOWN} more", style="dim")
+    return out
+
+
+def diff_line(line: str) -> Text:
+    style = ""
+    if line.startswith(("+++", "---")):
+        style = "bold"
+    elif line.startswith("@@"):
+        style = "cyan"
+    elif line.startswith("+"):
+        style = "green"
+    elif line.startswith("-"):
+        style = "red"
+    return Text(visible(line), style=style, no_wrap=True)
+
+
+class CandidatesScreen(Screen[int | None]):
+    BINDINGS = [
+        Binding("space", "toggle_mark", "Mark to compare"),
+        Binding("escape", "close", "Close"),
+    ]
+
+    DEFAULT_CSS = """
+    CandidatesScreen #candidates-list {
+        height: auto;
+        max-height: 8;
+        border: round $panel;
+    }
+    CandidatesScreen #compare {
+        height: 1fr;
+    }
+    CandidatesScreen .report {
+        width: 1fr;
+        border: round $panel;
+        padding: 0 1;
+    }
+    CandidatesScreen #summary-diff {
+        height: 1fr;
+        border: round $panel;
+    }
+    CandidatesScreen #candidates-title {
+        padding: 0 1;
+    }
+    """
+
+    def __init__(self, candidates: CandidateSet) -> None:
+        super().__init__()
+        self.candidates = candidates
+        numbers = [c.number for c in candidates]
+        self.marked: list[int] = numbers[-2:]
+
+    def compose(self) -> ComposeResult:
+        yield Static(self._title(), id="candidates-title")
+        yield OptionList(*self._options(), id="candidates-list")
+        with Horizontal(id="compare"):
+            with VerticalScroll(classes="report"):
+                yield Static(id="left-report")
+            with VerticalScroll(classes="report"):
+                yield Static(id="right-report")
+        yield RichLog(id="summary-diff", markup=False, highlight=False, wrap=False)
+        yield Footer()
+
+    def on_mount(self) -> None:
+        options = self.query_one("#candidates-list", OptionList)
+        if len(self.candidates):
+            options.highlighted = len(self.candidates) - 1
+        options.focus()
+        self.refresh_comparison()
+
+    def _title(self) -> Text:
+        n = len(self.candidates)
+        out = Text(f"Candidates ({n})", style="bold")
+        out.append("   space: mark two to compare · enter: choose to edit and write · escape: close",
+                   style="dim")  # fmt: skip
+        return out
+
+    def _options(self) -> list[Option]:
+        chosen = self.candidates.chosen
+        return [
+            Option(
+                candidate_prompt(c, c.number in self.marked, c.number == chosen), id=str(c.number)
+            )
+            for c in self.candidates
+        ]
+
+    def comparison(self) -> Comparison | None:
+        if len(self.marked) != 2:
+            return None
+        left, right = sorted(self.marked)
+        return self.candidates.compare(left, right)
+
+    def refresh_comparison(self) -> None:
+        left = self.query_one("#left-report", Static)
+        right = self.query_one("#right-report", Static)
+        log = self.query_one("#summary-diff", RichLog)
+        log.clear()
+        comparison = self.comparison()
+        if comparison is None:
+            hint = "mark two candidates with space to compare them"
+            left.update(Text(hint if len(self.candidates) > 1 else "only one candidate so far",
+                             style="dim"))  # fmt: skip
+            right.update(Text(""))
+            return
+        left.update(report_text(comparison.left))
+        right.update(report_text(comparison.right))
+        if not comparison.diff:
+            log.write(Text("the two summaries are identical", style="dim"))
+        for line in comparison.diff:
+            log.write(diff_line(line))
+
+    def action_toggle_mark(self) -> None:
+        options = self.query_one("#candidates-list", OptionList)
+        index = options.highlighted
+        if index is None:
+            return
+        number = self.candidates.items[index].number
+        if number in self.marked:
+            self.marked.remove(number)
+        else:
+            self.marked.append(number)
+            self.marked = self.marked[-2:]
+        for i, c in enumerate(self.candidates):
+            options.replace_option_prompt_at_index(
+                i, candidate_prompt(c, c.number in self.marked, c.number == self.candidates.chosen)
+            )
+        self.refresh_comparison()
+
+    def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        number = self.candidates.items[event.option_index].number
+        self.candidates.choose(number)
+        self.dismiss(number)
+
+    def action_close(self) -> None:
+        self.dismiss(None)
