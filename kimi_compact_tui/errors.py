@@ -32,3 +32,10 @@ class ProviderFailure(UserError):
 
 class ApplyError(UserError):
     """Writing the compacted session was refused or failed; nothing was lost."""
+
+
+class RetentionShortfall(UserError):
+    """A summary keeps fewer specifics than ``--min-retention`` asks: nothing
+    is written. CLI exit code 4."""
+
+    exit_code = 4

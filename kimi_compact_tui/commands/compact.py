@@ -33,7 +33,7 @@ from kimi_compact_tui.compaction import Preparation
 from kimi_compact_tui.compaction.job import CompactionJob, Draft
 from kimi_compact_tui.compaction.plan import CompactionPlan
 from kimi_compact_tui.config import AppConfig
-from kimi_compact_tui.errors import ApplyError, ProviderFailure, UserError
+from kimi_compact_tui.errors import ApplyError, ProviderFailure, RetentionShortfall, UserError
 from kimi_compact_tui.model import Session
 from kimi_compact_tui.providers import (
     OFFLINE_NOTICE,
@@ -42,6 +42,7 @@ from kimi_compact_tui.providers import (
     StreamEvent,
     StreamResult,
 )
+from kimi_compact_tui.retention import check_min_retention, parse_min_retention, retention_report
 from kimi_compact_tui.tui.sanitize import visible
 
 EXIT_OK = 0
@@ -77,6 +78,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         "asks for confirmation on a terminal)",
     )
     p.add_argument("--yes", "-y", action="store_true", help="with --in-place: do not ask")
+    p.add_argument(
+        "--min-retention",
+        metavar="CATEGORY=PERCENT",
+        action="append",
+        default=[],
+        help="refuse to write (exit 4) when the summary keeps less of a category "
+        "(see `retention`); repeatable",
+    )
     p.add_argument(
         "--allow-split",
         action="store_true",
@@ -283,6 +292,7 @@ def run(args: argparse.Namespace) -> int:
             f"{args.session}: --in-place asks for confirmation on a terminal and there is "
             "none; pass --yes to write without asking"
         )
+    thresholds = [parse_min_retention(t) for t in args.min_retention]  # bad input: before any run
     printer = None if args.json else _Printer()
     run_ = run_compaction(
         args,
@@ -295,6 +305,17 @@ def run(args: argparse.Namespace) -> int:
     if printer is not None:
         printer.finish()
     written: Path | None = None
+    report = None
+    if run_.draft is not None and (args.json or args.min_retention):
+        report = retention_report(run_.session, run_.plan, run_.draft.summary)
+        shortfalls = check_min_retention(report, thresholds)
+        if shortfalls:
+            if args.json:
+                print_json(dict(_json_result(run_, None), retention=report.to_json()))
+            raise RetentionShortfall(
+                f"{run_.session.path}: not written: the summary keeps too little "
+                f"({'; '.join(shortfalls)})"
+            )
     if run_.draft is not None and args.in_place and result is not None:
         if result.status == "complete":
             applied = write_in_place(args, run_)
@@ -310,7 +331,9 @@ def run(args: argparse.Namespace) -> int:
             ) from None
 
     if args.json:
-        print_json(_json_result(run_, written))
+        data = _json_result(run_, written)
+        data["retention"] = report.to_json() if report is not None else None
+        print_json(data)
         if result is not None and result.error and result.status != "complete":
             print(f"kimi-compact-tui: {result.status}: {result.error}", file=sys.stderr)
         return _exit_code(run_)

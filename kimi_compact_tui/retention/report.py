@@ -14,7 +14,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from kimi_compact_tui.errors import UserError
+from kimi_compact_tui.errors import RetentionShortfall, UserError
 from kimi_compact_tui.model import Session
 from kimi_compact_tui.retention.extraction import (
     CATEGORIES,
@@ -26,7 +26,9 @@ from kimi_compact_tui.retention.extraction import (
 from kimi_compact_tui.retention.matching import Haystack, find
 from kimi_compact_tui.retention.patterns import WORK_DIR_RE
 
-EXIT_RETENTION_SHORTFALL = 4  # CLI status when a --min-retention threshold is not met
+EXIT_RETENTION_SHORTFALL = (
+    RetentionShortfall.exit_code
+)  # CLI status for a --min-retention shortfall
 KEPT_IN_SUMMARY = "summary"
 KEPT_IN_TAIL = "tail"  # the kept messages: leading system + preserved tail / after boundary
 
