@@ -2,10 +2,11 @@
 ``execute_action(...)``, actions ``compact_conversation`` and
 ``compact_up_to_here``, config element ``compaction_model``.
 
-``execute_action`` does the whole compaction for one session: enablement
-check, range resolution, preserved-tail scan, synthetic request, a call to
-``summarize`` (the provider, injected: the engine never does I/O itself) and
-the compacted session. It returns plain data, never raises for a no-op.
+``execute_action`` does the whole compaction for one session through the
+compaction job that the CLI and the TUI use: enablement check, range
+resolution, preserved-tail scan, synthetic request, a call to ``summarize``
+(the provider, injected: the engine never does I/O itself) and the draft's
+compacted session. It returns plain data, never raises for a no-op.
 """
 
 from __future__ import annotations
@@ -13,17 +14,13 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kimi_compact_tui.compaction.plan import make_plan
-from kimi_compact_tui.compaction.prompts import PromptSource, resolve_prompt
-from kimi_compact_tui.compaction.request import CompactionRequest, build_request
-from kimi_compact_tui.compaction.summary import build_compacted_session
-from kimi_compact_tui.config import (
-    _get_compaction_config,
-    compaction_enablement,
-    effective_compaction_model,
-)
+from kimi_compact_tui.compaction.job import CompactionJob
+from kimi_compact_tui.compaction.prompts import PromptSource
+from kimi_compact_tui.compaction.request import CompactionRequest
+from kimi_compact_tui.config import AppConfig, compaction_enablement
 from kimi_compact_tui.errors import UserError
 from kimi_compact_tui.model import Session
+from kimi_compact_tui.providers.base import StreamResult
 
 ACTION_COMPACT_CONVERSATION = "compact_conversation"
 ACTION_COMPACT_UP_TO_HERE = "compact_up_to_here"
@@ -98,29 +95,23 @@ class KimiCompactionFeature:
                 "ok": False,
                 "error": {"type": "unknown_action", "message": f"unknown action {action_id!r}"},
             }
-        cfg = _get_compaction_config(config)
+        job = CompactionJob(session, AppConfig(raw=dict(config or {})), base_model=base_model)
         try:
-            plan = make_plan(
-                session.messages, max_preserved_messages=cfg["max_preserved_messages"], up_to=up_to
-            )
+            prep = job.prepare(up_to=up_to, custom_instruction=custom_instruction, prompt=prompt)
         except UserError as exc:
             return {"ok": False, "error": {"type": "invalid_request", "message": str(exc)}}
+        plan = prep.plan
         if plan.noop:
             return {"ok": True, "noop": True, "reason": plan.noop, "plan": plan.to_json()}
-        prompt = prompt or resolve_prompt(cfg)
-        request = build_request(
-            session.messages,
-            plan,
-            prompt,
-            cfg,
-            compaction_model=effective_compaction_model(config),
-            base_model=base_model,
-            custom_instruction=custom_instruction,
-        )
+        request = prep.request
         if summarize is None:
             return {"ok": True, "noop": False, "plan": plan.to_json(), "request": request}
         summary = summarize(request)
-        compacted = build_compacted_session(session, plan, summary)
+        try:
+            draft = job.draft(prep, StreamResult(status="complete", summary=summary))
+        except UserError as exc:
+            return {"ok": False, "error": {"type": "invalid_summary", "message": str(exc)}}
+        compacted = draft.compacted
         return {
             "ok": True,
             "noop": False,
