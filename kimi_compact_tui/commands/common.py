@@ -119,5 +119,25 @@ def warn_skipped(session: Session) -> None:
 
 
 def print_json(value: Any) -> None:
-    json.dump(value, sys.stdout, ensure_ascii=False, indent=2)
-    sys.stdout.write("\n")
+    """Pretty JSON on stdout. Long lists of plain numbers (message indices) are
+    written on one line each: readable, and the C encoder writes them, not
+    the slow pure-Python one that ``indent`` needs."""
+    sys.stdout.write(_pretty(value, "") + "\n")
+
+
+def _pretty(value: Any, pad: str) -> str:
+    if isinstance(value, dict) and value:
+        inner = pad + "  "
+        items = (
+            f"{inner}{json.dumps(str(k), ensure_ascii=False)}: {_pretty(v, inner)}"
+            for k, v in value.items()
+        )
+        return "{\n" + ",\n".join(items) + "\n" + pad + "}"
+    if (
+        isinstance(value, list)
+        and value
+        and not all(isinstance(x, int | float) and not isinstance(x, bool) for x in value)
+    ):
+        inner = pad + "  "
+        return "[\n" + ",\n".join(inner + _pretty(x, inner) for x in value) + "\n" + pad + "]"
+    return json.dumps(value, ensure_ascii=False)

@@ -53,15 +53,16 @@ def check_bytes(data: bytes, path: Path) -> None:
 
 def load_session(path: str | Path, fmt: str | None = None) -> Session:
     """Load a session; raise :class:`SessionFormatError` with one clear line."""
-    return load_with_fingerprint(path, fmt)[0]
+    return load_with_fingerprint(path, fmt, hashed=False)[0]
 
 
 def load_with_fingerprint(
-    path: str | Path, fmt: str | None = None
+    path: str | Path, fmt: str | None = None, *, hashed: bool = True
 ) -> tuple[Session, tuple[int, int, str]]:
     """Load a session file (or folder) and return it with ``(size, mtime_ns,
-    sha256)`` of the very bytes parsed. Line-based formats are streamed from
-    the file (no copy of the whole file is held; see :mod:`formats.lines`)."""
+    sha256)`` of the very bytes parsed (sha256 "" unless ``hashed``).
+    Line-based formats are streamed from the file (no copy of the whole file
+    is held; see :mod:`formats.lines`)."""
     p = resolve_session_path(path)
     try:
         fh = open(p, "rb")  # noqa: SIM115 - closed below
@@ -81,14 +82,15 @@ def load_with_fingerprint(
                 check_bytes(data, p)
                 with gc_paused():
                     session = plugin.parse(data, p)
-                return session, (len(data), mtime_ns, hashlib.sha256(data).hexdigest())
+                sha = hashlib.sha256(data).hexdigest() if hashed else ""
+                return session, (len(data), mtime_ns, sha)
             fh.seek(0)
-            lines = Lines(p, fh=fh)
+            lines = Lines(p, fh=fh, hashed=hashed)
             with gc_paused():
                 session = parse_lines(lines, p)
         except OSError as exc:
             raise SessionFormatError(f"{p}: cannot read ({exc.strerror or exc})") from None
-    return session, (lines.size, mtime_ns, lines.sha256)
+    return session, (lines.size, mtime_ns, lines.sha256 if hashed else "")
 
 
 def parse_session(text: str, path: Path, fmt: str | None = None) -> Session:

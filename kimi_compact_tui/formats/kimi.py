@@ -46,6 +46,11 @@ def looks_like_kimi(text: str) -> bool:
     return False
 
 
+# kimi-cli reads its lines with json.loads(strict=False): raw control characters
+# inside strings are allowed.
+_LENIENT = json.JSONDecoder(strict=False)
+
+
 class SkippedLine(bytes):
     """A line kimi-cli itself would skip on resume (malformed JSON, not an
     object, no valid role, an invalid special record or message). Kept so the
@@ -83,7 +88,7 @@ def parse_lines(lines: Lines, path: Path) -> Session:
     system_prompt = None
     recorded = None
     valid = 0
-    loads = json.loads
+    loads = _LENIENT.decode  # one decoder: json.loads(strict=False) builds one per call
     keep = lines.keep
     for lineno, offset, raw in lines:
         try:
@@ -98,7 +103,7 @@ def parse_lines(lines: Lines, path: Path) -> Session:
             entries.append(BlankLine(raw))
             continue
         try:
-            record = loads(line, strict=False)
+            record = loads(line)
             reason = _skip_reason(record)
             if reason is None and not record["role"].startswith("_"):
                 check_message(record, f"{path}:{lineno}")

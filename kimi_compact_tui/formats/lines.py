@@ -76,8 +76,16 @@ class Lines:
     ``sha256`` of everything read. Empty files, NUL bytes and a byte-order
     mark are refused with a line naming the place, as no session holds them."""
 
-    def __init__(self, path: Path, data: bytes | None = None, fh: BinaryIO | None = None):
+    def __init__(
+        self,
+        path: Path,
+        data: bytes | None = None,
+        fh: BinaryIO | None = None,
+        *,
+        hashed: bool = True,
+    ):
         self.path = path
+        self.hashed = hashed
         self.data = data
         self.fh = fh
         self.trailing_newline = True
@@ -110,7 +118,7 @@ class Lines:
     def __iter__(self) -> Iterator[tuple[int, int, bytes]]:
         lineno, offset, pending = 0, 0, b""
         for chunk in self._chunks():
-            if self.fh is not None:
+            if self.fh is not None and self.hashed:
                 self._sha.update(chunk)
             self.size += len(chunk)
             if pending:
