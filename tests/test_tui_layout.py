@@ -24,7 +24,8 @@ from kimi_compact_tui.tui.widgets.diff_view import DiffRow, DiffView, format_tok
 WIDE_TEXTS = [
     "帮我写一个基于 sqlite 的订单存储模块，要求：建表、插入订单、按客户汇总金额。" * 3,
     "🙂🚀🎉 emoji 🙂🚀🎉 everywhere 🙂🚀🎉 in this message 🙂🚀🎉 and more 🙂🚀🎉" * 2,
-    "ｆｕｌｌｗｉｄｔｈ　ｌａｔｉｎ　ｌｅｔｔｅｒｓ　ａｎｄ　日本語のテキストも混ざっています。" * 2,
+    "ｆｕｌｌｗｉｄｔｈ　ｌａｔｉｎ　ｌｅｔｔｅｒｓ　ａｎｄ　日本語のテキストも混ざっています。"
+    * 2,
     "plain ascii " * 30,
 ]
 
@@ -151,9 +152,9 @@ async def test_diff_screen_keeps_token_figures_for_wide_rows(tmp_path):
         view = app.screen.query_one("#before", DiffView)
         lines = region_lines(app, view.scrollable_content_region)
         first = int(view.scroll_offset.y)
-        shown = [r for r in view.rows[first : first + len(lines)]]
+        shown = list(view.rows[first : first + len(lines)])
         assert shown
-        for row, line in zip(shown, lines):
+        for row, line in zip(shown, lines[: len(shown)], strict=True):
             assert line.rstrip().endswith(" " + format_tokens(row.tokens)), line
 
 
