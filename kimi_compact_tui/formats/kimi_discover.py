@@ -165,7 +165,10 @@ def describe_session(folder: Path, work_dir: str | None = None) -> SessionInfo:
     info.updated = stat.st_mtime
     try:
         head, tail = _read_ends(context, stat.st_size)
-        info.message_count = count_messages(context, stat.st_size)
+        if stat.st_size <= len(head):  # the whole file is in hand
+            info.message_count = sum(map(_is_message_line, head.split(b"\n")))
+        else:
+            info.message_count = count_messages(context, stat.st_size)
     except OSError as exc:
         info.error = f"cannot read {CONTEXT} ({exc.strerror or exc})"
         return info

@@ -107,6 +107,9 @@ class PickerScreen(ModalScreen[str | None]):
     PickerScreen #picker-list { height: 1fr; text-wrap: nowrap; text-overflow: ellipsis; }
     PickerScreen #picker-path { margin-top: 1; }
     PickerScreen #picker-note { color: $text-muted; }
+    PickerScreen.-no-color OptionList > .option-list--option-highlighted {
+        text-style: bold reverse;
+    }
     """
     BINDINGS = [
         Binding("escape", "cancel", "Cancel"),
@@ -133,6 +136,7 @@ class PickerScreen(ModalScreen[str | None]):
             yield Input(placeholder="…or type a path and press enter", id="picker-path")
 
     def on_mount(self) -> None:
+        self.set_class(self.app.no_color, "-no-color")  # the highlight in reverse video
         if self._given:
             self._show(self.sessions, self.samples)
         else:
