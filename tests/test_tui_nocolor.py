@@ -23,10 +23,15 @@ from textual.filter import ANSIToTruecolor, DimFilter, LineFilter, Monochrome, N
 from textual.theme import BUILTIN_THEMES
 
 from kimi_compact_tui.tui.app import create_app
+from kimi_compact_tui.tui.screens.confirm import ConfirmWriteScreen
 from kimi_compact_tui.tui.screens.diff import DiffScreen
+from kimi_compact_tui.tui.screens.edit import EditSummaryScreen
 from kimi_compact_tui.tui.screens.help import HelpScreen
+from kimi_compact_tui.tui.screens.instructions import InstructionsScreen
+from kimi_compact_tui.tui.screens.model import ModelScreen
 from kimi_compact_tui.tui.screens.picker import PickerScreen
 from kimi_compact_tui.tui.screens.preview import PreviewScreen
+from kimi_compact_tui.tui.screens.search import SearchScreen
 from kimi_compact_tui.tui.screens.stream import StreamScreen
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -87,7 +92,8 @@ async def settle(pilot) -> None:
 
 
 async def walk_session(pilot) -> list[str]:
-    """Every screen a first session visits; returns the screens seen, by name."""
+    """Every screen a first session can open; returns the screens seen, by name.
+    Each dialog is left with escape (nothing is written)."""
     app = pilot.app
     seen = []
     await settle(pilot)
@@ -107,7 +113,10 @@ async def walk_session(pilot) -> list[str]:
     seen.append(type(app.screen).__name__)
     await pilot.press("escape")
     await pilot.pause()
-    for key, kind in (("question_mark", HelpScreen), ("p", PreviewScreen), ("o", PickerScreen)):
+    screens = [("question_mark", HelpScreen), ("p", PreviewScreen), ("o", PickerScreen)]
+    screens += [("e", EditSummaryScreen), ("i", InstructionsScreen), ("m", ModelScreen)]
+    screens += [("slash", SearchScreen), ("w", ConfirmWriteScreen)]
+    for key, kind in screens:
         await pilot.press(key)
         await settle(pilot)
         assert isinstance(app.screen, kind), (key, app.screen)
@@ -119,12 +128,15 @@ async def walk_session(pilot) -> list[str]:
 
 @pytest.mark.parametrize("case", sorted(FILTER_CASES))
 async def test_session_renders_under_filter(tmp_path, case):
-    app = create_app(copy_sample(tmp_path), provider="offline")
+    session = copy_sample(tmp_path)
+    app = create_app(session, provider="offline")
     strict = use_filters(app, FILTER_CASES[case]())
     async with app.run_test(size=SIZE) as pilot:
         seen = await walk_session(pilot)
     assert seen[:3] == ["Screen", "StreamScreen", "DiffScreen"]
+    assert "ConfirmWriteScreen" in seen
     assert strict.unstyled == []
+    assert (session / "context.jsonl").read_bytes() == (SAMPLE / "context.jsonl").read_bytes()
 
 
 async def test_no_color_env_session(tmp_path, monkeypatch):
