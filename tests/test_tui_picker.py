@@ -141,6 +141,10 @@ def test_discover_flags_sessions_it_cannot_parse(tmp_path):
     # a big session whose last line was cut: found from the tail alone
     big = ok * 20_000 + '{"role":"assistant","content":"cut'
     make_session(share, WORK, "big-cut", raw=big.encode())
+    long_cut = ok * 3 + '{"role":"tool","content":"' + "x" * 200_000
+    make_session(share, WORK, "long-last-line-cut", raw=long_cut.encode())
+    long_ok = ok * 3 + '{"role":"tool","content":"' + "x" * 200_000 + '"}\n'
+    make_session(share, WORK, "long-last-line-ok", raw=long_ok.encode())
     sessions = by_id(discover({"KIMI_SHARE_DIR": str(share)}, tmp_path))
     errors = {k: v.error for k, v in sessions.items()}
     assert errors["half-written"] == "context.jsonl: line 2 is not valid JSON"
@@ -149,9 +153,11 @@ def test_discover_flags_sessions_it_cannot_parse(tmp_path):
     assert errors["latin1"] == "context.jsonl: line 2 is not UTF-8"
     assert errors["no-context"] == "no context.jsonl in the session folder"
     assert errors["big-cut"] == "context.jsonl: the last line is not valid JSON (cut short?)"
+    assert errors["long-last-line-cut"] == errors["big-cut"]
+    assert errors["long-last-line-ok"] is None
     assert sessions["no-context"].title == "Orphan wire"
     assert sessions["big-cut"].title == CHAT[0]["content"]
-    for error in errors.values():
+    for error in filter(None, errors.values()):
         assert "\n" not in error
 
 
@@ -240,7 +246,8 @@ async def test_picker_rows_name_sessions_and_flag_broken_ones(tmp_path, monkeypa
         assert WORK in text and "3 messages" in text
         assert "bbbb-first-user" not in text.split("\n")[0]
         assert "✗ cannot open: context.jsonl: line 2 is not valid JSON" in text
-        assert "4 kimi-cli sessions" in text and "1 cannot be opened" in text
+        note = str(app.screen.query_one("#picker-note").render())
+        assert note.startswith("4 kimi-cli sessions under ") and "1 cannot be opened" in note
         assert "kimi-debugging-session" in text  # the samples follow
         await pilot.press("down", "enter")  # the second newest: bbbb-first-user
         await settle(pilot)
@@ -270,3 +277,32 @@ async def test_picker_highlight_is_reverse_video_without_colour(tmp_path, monkey
         listing = app.screen.query_one("#picker-list")
         style = listing.get_component_rich_style("option-list--option-highlighted")
         assert style.reverse
+
+
+def test_discover_survives_hostile_json(tmp_path):
+    share = tmp_path / "share"
+    share.mkdir()
+    (share / "kimi.json").write_text("[" * 100_000)
+    deep = "[" * 20_000 + "\n"  # fits the probe; too deep for json to decode
+    folder = make_session(share, WORK, "deep", raw=(kimi_line(CHAT[0]) + "\n" + deep).encode())
+    (folder / "state.json").write_text("{" * 100_000)
+    (folder / "wire.jsonl").write_text('{"TurnBegin": ' + "[" * 100_000 + "\n")
+    (info,) = discover({"KIMI_SHARE_DIR": str(share)}, tmp_path)
+    assert info.error == "context.jsonl: line 2 is not valid JSON"
+    assert info.title == CHAT[0]["content"]
+
+
+async def test_picker_reports_a_failed_lookup_in_one_line(tmp_path, monkeypatch):
+    from kimi_compact_tui.tui.screens import picker
+
+    def broken(env, home):
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(picker, "discover", broken)
+    app = create_app(None, provider="offline")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, PickerScreen)
+        note = str(app.screen.query_one("#picker-note").render())
+        assert note == "cannot list kimi-cli sessions: disk on fire"
+        assert "kimi-debugging-session" in screen_text(app)  # the samples are still there

@@ -43,7 +43,7 @@ def work_dirs_by_hash(share: Path) -> dict[str, str]:
     """md5(work folder) -> work folder, from ``kimi.json`` when it can be read."""
     try:
         data = json.loads((share / "kimi.json").read_bytes())
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return {}
     entries = data.get("work_dirs") if isinstance(data, dict) else None
     out: dict[str, str] = {}
@@ -75,7 +75,7 @@ def state_title(folder: Path) -> str | None:
     try:
         with (folder / STATE).open("rb") as fh:
             data = json.loads(fh.read(PROBE_BYTES))
-    except (OSError, ValueError):
+    except (OSError, ValueError, RecursionError):
         return None
     return _clean(data.get("custom_title")) if isinstance(data, dict) else None
 
@@ -92,7 +92,7 @@ def wire_title(wire: Path) -> str | None:
             continue
         try:
             record = json.loads(raw)
-        except ValueError:
+        except (ValueError, RecursionError):
             continue
         message = record.get("message") if isinstance(record, dict) else None
         if not isinstance(message, dict) or message.get("type") != "TurnBegin":
@@ -121,7 +121,7 @@ def _check_line(raw: bytes) -> str | None:
         record = json.loads(raw)
     except UnicodeDecodeError:
         return "is not UTF-8"
-    except ValueError:
+    except (ValueError, RecursionError):
         return "is not valid JSON"
     if not isinstance(record, dict) or not isinstance(record.get("role"), str):
         return "is not a kimi-cli record (no role)"
@@ -198,8 +198,10 @@ def _probe(head: bytes, tail: bytes, size: int) -> tuple[str | None, str | None]
         last = tail.rstrip(b"\n").rsplit(b"\n", 1)
         if len(last) == 2 and last[1].strip():
             why = _check_line(last[1])
-            if why:
-                return first_user, f"{CONTEXT}: the last line {why} (cut short?)"
+        else:  # a last line longer than the probe: a record ends with "}"
+            why = None if tail.rstrip().endswith(b"}") else "is not valid JSON"
+        if why:
+            return first_user, f"{CONTEXT}: the last line {why} (cut short?)"
     return first_user, None
 
 

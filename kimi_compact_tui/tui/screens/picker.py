@@ -147,16 +147,22 @@ class PickerScreen(ModalScreen[str | None]):
     def _scan(self) -> None:
         try:
             sessions = discover(os.environ, Path.home())
-        except OSError as exc:  # the folder vanished while listed: show what is left
-            sessions = []
-            self.app.call_from_thread(self._note, f"cannot list kimi-cli sessions: {exc}")
+        except Exception as exc:  # never a traceback: one line, and the samples still
+            note = f"cannot list kimi-cli sessions: {exc}"
+            self.app.call_from_thread(self._show, [], sample_sessions(), note)
+            return
         samples = sample_sessions()
         self.app.call_from_thread(self._show, sessions, samples)
 
     def _note(self, text: str) -> None:
         self.query_one("#picker-note", Static).update(Text(visible(text)))
 
-    def _show(self, sessions: Sequence[SessionInfo], samples: Sequence[SessionInfo]) -> None:
+    def _show(
+        self,
+        sessions: Sequence[SessionInfo],
+        samples: Sequence[SessionInfo],
+        note: str | None = None,
+    ) -> None:
         self.scanning = False
         self.sessions = list(sessions[:MAX_ROWS])
         self.samples = list(samples)
@@ -172,7 +178,9 @@ class PickerScreen(ModalScreen[str | None]):
         listing.add_options(options)
         found = [s for s in self.sessions if s.format == KIMI_FORMAT]
         where = visible(str(share_dir(os.environ, Path.home()) / "sessions"))
-        if not found:
+        if note is not None:
+            self._note(note)
+        elif not found:
             self._note(f"No kimi-cli sessions found under {where}")
         else:
             broken = sum(1 for s in found if s.error)
