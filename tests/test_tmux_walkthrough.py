@@ -39,6 +39,7 @@ class Terminal:
     def __init__(self, tmp: Path) -> None:
         self.socket = f"kct-walk-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         self.tmp = tmp
+        self.socket_path = ""
 
     def tmux(self, *args: str) -> str:
         done = subprocess.run(
@@ -52,6 +53,7 @@ class Terminal:
 
     def start(self, command: str) -> None:
         self.tmux("new-session", "-d", "-x", "80", "-y", "24", "-s", "walk", command)
+        self.socket_path = self.tmux("display-message", "-p", "#{socket_path}").strip()
 
     def screen(self) -> str:
         return self.tmux("capture-pane", "-p", "-t", "walk")
@@ -76,6 +78,8 @@ class Terminal:
         subprocess.run(
             [str(TMUX), "-L", self.socket, "kill-server"], capture_output=True, timeout=10
         )
+        if self.socket_path:
+            Path(self.socket_path).unlink(missing_ok=True)
 
 
 @pytest.fixture
