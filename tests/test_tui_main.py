@@ -453,23 +453,6 @@ def make_share_dir(root: Path) -> Path:
     return share
 
 
-def test_picker_reads_kimi_sessions_cheaply(tmp_path):
-    from kimi_compact_tui.tui.screens.picker import kimi_sessions, sample_sessions
-
-    share = make_share_dir(tmp_path)
-    entries = kimi_sessions(share)
-    assert len(entries) == 1
-    entry = entries[0]
-    assert entry.title == "Fix the importer"
-    assert entry.work_dir == "/home/dev/ledger-service"
-    assert entry.messages == 7
-    assert entry.recorded_tokens == 4321
-    assert entry.updated is not None
-    samples = sample_sessions()
-    names = {e.path.name for e in samples}
-    assert {"kimi-debugging-session", "openai-retry-refactor.json"} <= names
-
-
 async def test_picker_with_no_session_lists_and_opens(tmp_path, monkeypatch):
     from kimi_compact_tui.tui.screens.picker import PickerScreen
 
@@ -482,7 +465,6 @@ async def test_picker_with_no_session_lists_and_opens(tmp_path, monkeypatch):
         text = screen_text(app)
         assert "Fix the importer" in text
         assert "/home/dev/ledger-service" in text
-        assert "4,321 tokens" in text
         assert "kimi-debugging-session" in text  # a sample session
         await pilot.press("enter")  # the first entry: the kimi-cli session
         await opened(app, pilot)

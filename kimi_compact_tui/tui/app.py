@@ -17,7 +17,7 @@ from textual import work
 from textual.app import App, ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
-from textual.widgets import Footer, Header, Static
+from textual.widgets import Header, Static
 
 from kimi_compact_tui.compaction.plan import REGION_KEPT
 from kimi_compact_tui.errors import UserError
@@ -36,6 +36,7 @@ from kimi_compact_tui.tui.screens.search import SearchScreen
 from kimi_compact_tui.tui.screens.stream import StreamScreen
 from kimi_compact_tui.tui.state import ReviewState
 from kimi_compact_tui.tui.widgets.detail import DetailPane, render_detail
+from kimi_compact_tui.tui.widgets.footer import KeysFooter
 from kimi_compact_tui.tui.widgets.legend import Legend
 from kimi_compact_tui.tui.widgets.message_list import MessageList
 from kimi_compact_tui.tui.widgets.status import StatusLine, session_label
@@ -100,7 +101,7 @@ class ReviewApp(App):
             yield DetailPane(id="detail")
         yield Legend(id="legend")
         yield StatusLine(id="status")
-        yield Footer(compact=True, show_command_palette=False)
+        yield KeysFooter(compact=True, show_command_palette=False)
 
     @property
     def message_list(self) -> MessageList:

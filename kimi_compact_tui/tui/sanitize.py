@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 
+from rich.cells import cell_len, set_cell_size
 from rich.text import Text
 
 # C0 (except \n and \t), DEL, C1, and the bidi controls that reorder text.
@@ -56,3 +57,16 @@ def one_line(text: str, width: int = 200) -> str:
 def safe_text(text: str, style: str = "") -> Text:
     """A Rich ``Text`` (never parsed as markup) of ``visible(text)``."""
     return Text(visible(text), style=style, no_wrap=False)
+
+
+def fit_cells(text: str, width: int, *, ellipsis: str = "…") -> str:
+    """``text`` made exactly ``width`` terminal cells wide (Rich's ``cell_len``,
+    so CJK and emoji count two): padded with spaces, or cut and ended with
+    ``ellipsis``. A wide character that would straddle the edge becomes a space."""
+    if width <= 0:
+        return ""
+    length = cell_len(text)
+    if length <= width:
+        return text + " " * (width - length)
+    mark = ellipsis if cell_len(ellipsis) < width else ""
+    return set_cell_size(text, width - cell_len(mark)) + mark

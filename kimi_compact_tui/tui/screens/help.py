@@ -1,15 +1,29 @@
-"""The ``?`` help screen: every key and what it does (text, never markup)."""
+"""The ``?`` help screen: the basic flow, then every key and what it does.
+
+Text, never markup. The descriptions wrap to the dialog's width (the table's
+second column is sized on every resize and its rows grow in height), so a
+narrow terminal shows every word instead of cutting the lines.
+"""
 
 from __future__ import annotations
 
+from rich.cells import cell_len
 from rich.text import Text
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
 from kimi_compact_tui.tui.sanitize import visible
+
+BASIC_FLOW = (
+    "1. ↑ ↓ move; b compacts up to the highlighted message.",
+    "2. c streams the summary: read it (e edits it).",
+    "3. d compares before and after, w writes; u undoes the write.",
+)
+CELL_PADDING = 1  # DataTable's default, each side of a cell
 
 
 class HelpScreen(ModalScreen[None]):
@@ -19,7 +33,7 @@ class HelpScreen(ModalScreen[None]):
     HelpScreen {
         align: center middle;
     }
-    HelpScreen > Vertical {
+    HelpScreen > VerticalScroll {
         width: 80;
         max-width: 95%;
         height: auto;
@@ -32,9 +46,11 @@ class HelpScreen(ModalScreen[None]):
         text-style: bold;
         padding: 0 1;
     }
+    HelpScreen #help-flow {
+        padding: 0 1 1 1;
+    }
     HelpScreen DataTable {
         height: auto;
-        max-height: 30;
     }
     HelpScreen #help-foot {
         color: $text-muted;
@@ -44,23 +60,52 @@ class HelpScreen(ModalScreen[None]):
 
     def __init__(self, bindings: list[tuple[str, str]]) -> None:
         super().__init__()
-        self.bindings_list = list(bindings)
+        self.bindings_list = [(visible(k), visible(d)) for k, d in bindings]
+        self._key_width = max((cell_len(k) for k, _d in self.bindings_list), default=1)
 
     def compose(self) -> ComposeResult:
-        with Vertical():
-            yield Static(Text("Keys"), id="help-title")
+        with VerticalScroll():
+            yield Static(Text("How it works"), id="help-title")
+            yield Static(Text("\n".join(BASIC_FLOW)), id="help-flow")
             table: DataTable = DataTable(
                 id="help-table", cursor_type="row", zebra_stripes=True, show_cursor=False
             )
-            table.add_column(Text("key"), key="key")
-            table.add_column(Text("what it does"), key="what")
-            for key, description in self.bindings_list:
-                table.add_row(Text(visible(key), style="bold"), Text(visible(description)))
+            table.can_focus = False  # the scroll container takes the keys
+            table.add_column(Text("key"), key="key", width=self._key_width)
+            table.add_column(Text("what it does"), key="what", width=self._what_width(60))
+            self._add_rows(table)
             yield table
             yield Static(
                 Text("Every key is also in the command palette (ctrl+p). escape closes."),
                 id="help-foot",
             )
+
+    def _add_rows(self, table: DataTable) -> None:
+        for key, description in self.bindings_list:
+            # height None: the row is as tall as its wrapped description.
+            table.add_row(Text(key, style="bold"), Text(description), height=None)
+
+    def _what_width(self, inner: int) -> int:
+        """The description column's width in a table ``inner`` cells wide."""
+        return max(10, inner - self._key_width - 4 * CELL_PADDING - 1)
+
+    def on_resize(self, event: events.Resize) -> None:
+        self.call_after_refresh(self._fit_table)
+
+    def on_mount(self) -> None:
+        self.query_one(VerticalScroll).focus()
+        self.call_after_refresh(self._fit_table)
+
+    def _fit_table(self) -> None:
+        table = self.query_one("#help-table", DataTable)
+        inner = self.query_one(VerticalScroll).scrollable_content_region.width
+        width = self._what_width(inner)
+        column = table.columns["what"]
+        if inner and column.width != width:
+            column.width = width
+            column.auto_width = False
+            table.clear()  # rows measure their wrapped height when added
+            self._add_rows(table)
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -1,20 +1,18 @@
 """The session picker: kimi-cli sessions on this machine plus the sample sessions.
 
-kimi-cli keeps sessions under ``$KIMI_SHARE_DIR/sessions`` (default
-``~/.kimi/sessions``) as ``<md5 of the work folder>/<session id>/context.jsonl``;
-``wire.jsonl`` beside it holds the turns (the title is the first
-``TurnBegin`` user input) and ``kimi.json`` in the share folder names the work
-folders. Everything is read cheaply: a bounded head of ``wire.jsonl``, one
-pass over ``context.jsonl`` bytes without decoding JSON, and mtimes.
+The kimi-cli sessions come from :func:`kimi_compact_tui.formats.kimi_discover.discover`
+(read cheaply: titles from the first lines, no whole-file parse), looked up in
+a worker thread so a home with thousands of sessions never blocks the screen.
+Each row shows the title (the first user message, or the title the user gave),
+the work folder, when it was last written and how many messages it holds; a
+session that cannot be parsed is flagged with one line saying why.
 """
 
 from __future__ import annotations
 
 import datetime as _dt
-import hashlib
-import json
 import os
-from dataclasses import dataclass
+from collections.abc import Sequence
 from pathlib import Path
 
 from rich.text import Text
@@ -22,147 +20,49 @@ from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Input, Label, OptionList
+from textual.widgets import Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
+from kimi_compact_tui.formats.base import SessionInfo
+from kimi_compact_tui.formats.kimi_discover import (
+    FORMAT_NAME as KIMI_FORMAT,
+)
+from kimi_compact_tui.formats.kimi_discover import (
+    count_messages,
+    describe_session,
+    discover,
+    share_dir,
+)
 from kimi_compact_tui.tui.sanitize import one_line, visible
 
-WIRE_HEAD_BYTES = 256 * 1024
-USAGE_TAIL_BYTES = 64 * 1024
-MAX_SESSIONS = 500
+MAX_ROWS = 2000  # newest first; older sessions can still be opened by path
+SAMPLE_FORMATS = {".jsonl": "openai-jsonl", ".json": "openai-json"}
+ERROR_MARK = "✗"
 
 
-@dataclass
-class SessionEntry:
-    path: Path
-    title: str
-    work_dir: str | None
-    updated: float | None
-    messages: int | None
-    recorded_tokens: int | None
-    source: str  # "kimi-cli" | "sample"
-
-    def label(self) -> Text:
-        out = Text(no_wrap=True, overflow="ellipsis")
-        out.append(one_line(self.title, 70) or "(untitled)", style="bold")
-        details = []
-        if self.work_dir:
-            details.append(visible(self.work_dir))
-        if self.updated is not None:
-            stamp = _dt.datetime.fromtimestamp(self.updated).strftime("%Y-%m-%d %H:%M")
-            details.append(stamp)
-        if self.messages is not None:
-            details.append(f"{self.messages:,} messages")
-        if self.recorded_tokens is not None:
-            details.append(f"{self.recorded_tokens:,} tokens")
-        details.append(self.source if self.source != "sample" else f"sample: {self.path.name}")
-        out.append("\n  " + " · ".join(details), style="dim")
-        return out
-
-
-def share_dir() -> Path:
-    env = os.environ.get("KIMI_SHARE_DIR")
-    return Path(env).expanduser() if env else Path.home() / ".kimi"
-
-
-def work_dirs_by_hash(share: Path) -> dict[str, str]:
-    """md5(work folder) -> work folder, from ``kimi.json`` when it can be read."""
-    try:
-        data = json.loads((share / "kimi.json").read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    entries = data.get("work_dirs") if isinstance(data, dict) else None
-    out: dict[str, str] = {}
-    for entry in entries if isinstance(entries, list) else []:
-        path = entry.get("path") if isinstance(entry, dict) else entry
-        if isinstance(path, str):
-            out[hashlib.md5(path.encode("utf-8")).hexdigest()] = path
+def session_label(info: SessionInfo, *, sample: bool = False) -> Text:
+    """Two lines (three when it cannot be parsed): title, then where and when."""
+    out = Text(no_wrap=True, overflow="ellipsis")
+    if info.error:
+        out.append(f"{ERROR_MARK} ", style="bold red")
+    title = one_line(info.title, 100) if info.title else ""
+    out.append(title or f"(untitled) {visible(info.session_id or info.path.name)}", style="bold")
+    details = []
+    if info.work_dir:
+        details.append(visible(info.work_dir))
+    if info.updated is not None:
+        details.append(_dt.datetime.fromtimestamp(info.updated).strftime("%Y-%m-%d %H:%M"))
+    if info.message_count is not None:
+        count = info.message_count
+        details.append(f"{count:,} message{'s' if count != 1 else ''}")
+    if sample:
+        details.append(f"sample: {visible(info.path.name)}")
+    elif info.session_id and title:
+        details.append(visible(info.session_id[:8]))
+    out.append("\n  " + " · ".join(details), style="dim")
+    if info.error:
+        out.append(f"\n  {ERROR_MARK} cannot open: {one_line(info.error, 160)}", style="red")
     return out
-
-
-def wire_title(wire: Path) -> str | None:
-    """The first ``TurnBegin`` user input in ``wire.jsonl`` (bounded read)."""
-    try:
-        with wire.open("rb") as fh:
-            head = fh.read(WIRE_HEAD_BYTES)
-    except OSError:
-        return None
-    for raw in head.split(b"\n"):
-        if b"TurnBegin" not in raw:
-            continue
-        try:
-            record = json.loads(raw)
-        except ValueError:
-            continue
-        message = record.get("message") if isinstance(record, dict) else None
-        if not isinstance(message, dict) or message.get("type") != "TurnBegin":
-            continue
-        payload = message.get("payload") or {}
-        text = payload.get("user_input") if isinstance(payload, dict) else None
-        if isinstance(text, list):
-            text = " ".join(
-                str(p.get("text", "")) for p in text if isinstance(p, dict) and "text" in p
-            )
-        if isinstance(text, str) and text.strip():
-            return text
-    return None
-
-
-def context_stats(context: Path) -> tuple[int | None, int | None]:
-    """(message count, last recorded ``_usage`` tokens) without decoding messages."""
-    try:
-        data = context.read_bytes()
-    except OSError:
-        return None, None
-    count = 0
-    for line in data.split(b"\n"):
-        head = line[:24].replace(b" ", b"")
-        if head.startswith(b'{"role":"_') or not line.strip():
-            continue
-        count += 1
-    tokens = None
-    tail = data[-USAGE_TAIL_BYTES:]
-    at = tail.rfind(b'"_usage"')
-    if at >= 0:
-        line_start = tail.rfind(b"\n", 0, at) + 1
-        line_end = tail.find(b"\n", at)
-        try:
-            record = json.loads(tail[line_start : line_end if line_end >= 0 else None])
-            if isinstance(record.get("token_count"), int):
-                tokens = record["token_count"]
-        except (ValueError, AttributeError):
-            tokens = None
-    return count, tokens
-
-
-def kimi_sessions(share: Path | None = None) -> list[SessionEntry]:
-    share = share or share_dir()
-    root = share / "sessions"
-    if not root.is_dir():
-        return []
-    folders = work_dirs_by_hash(share)
-    found: list[SessionEntry] = []
-    for context in root.glob("*/*/context.jsonl"):
-        session_dir = context.parent
-        try:
-            mtime = context.stat().st_mtime
-        except OSError:
-            continue
-        count, tokens = context_stats(context)
-        title = wire_title(session_dir / "wire.jsonl") or session_dir.name
-        found.append(
-            SessionEntry(
-                session_dir,
-                title,
-                folders.get(session_dir.parent.name),
-                mtime,
-                count,
-                tokens,
-                "kimi-cli",
-            )
-        )
-    found.sort(key=lambda e: e.updated or 0, reverse=True)
-    return found[:MAX_SESSIONS]
 
 
 def sample_sessions_dir() -> Path | None:
@@ -173,7 +73,7 @@ def sample_sessions_dir() -> Path | None:
     return None
 
 
-def sample_sessions(folder: Path | None = None) -> list[SessionEntry]:
+def sample_sessions(folder: Path | None = None) -> list[SessionInfo]:
     folder = folder or sample_sessions_dir()
     if folder is None:
         return []
@@ -181,50 +81,115 @@ def sample_sessions(folder: Path | None = None) -> list[SessionEntry]:
     for item in sorted(folder.iterdir()):
         if item.name.startswith("."):
             continue
-        context = item / "context.jsonl" if item.is_dir() else item
-        if not context.is_file() or context.suffix not in (".json", ".jsonl"):
-            continue
-        count, tokens = context_stats(context) if context.suffix == ".jsonl" else (None, None)
-        title = wire_title(item / "wire.jsonl") if item.is_dir() else None
-        out.append(SessionEntry(item, title or item.name, None, None, count, tokens, "sample"))
+        if item.is_dir():
+            info = describe_session(item)
+            info.title = info.title or item.name
+            info.updated = info.session_id = None
+            out.append(info)
+        elif item.suffix in SAMPLE_FORMATS:
+            count = count_messages(item, item.stat().st_size) if item.suffix == ".jsonl" else None
+            fmt = SAMPLE_FORMATS[item.suffix]
+            out.append(SessionInfo(item, fmt, title=item.name, message_count=count))
     return out
 
 
 class PickerScreen(ModalScreen[str | None]):
-    """Choose a session; dismiss with its path, or None (escape / q)."""
+    """Choose a session; dismiss with its path, or None (escape / q).
+
+    ``sessions`` given: shown as they are (no lookup); otherwise the kimi-cli
+    sessions are looked up in a worker and the samples follow them."""
 
     DEFAULT_CSS = """
     PickerScreen { align: center middle; }
     PickerScreen > Vertical {
         width: 90%; height: 90%; border: thick $accent; background: $surface; padding: 0 1;
     }
-    PickerScreen #picker-list { height: 1fr; }
+    PickerScreen #picker-list { height: 1fr; text-wrap: nowrap; text-overflow: ellipsis; }
     PickerScreen #picker-path { margin-top: 1; }
+    PickerScreen #picker-note { color: $text-muted; }
+    PickerScreen.-no-color OptionList > .option-list--option-highlighted {
+        text-style: bold reverse;
+    }
     """
     BINDINGS = [
         Binding("escape", "cancel", "Cancel"),
         Binding("q", "cancel", "Quit", show=False),
     ]
 
-    def __init__(self, entries: list[SessionEntry] | None = None) -> None:
+    def __init__(
+        self,
+        sessions: Sequence[SessionInfo] | None = None,
+        samples: Sequence[SessionInfo] | None = None,
+    ) -> None:
         super().__init__()
-        self.entries = entries if entries is not None else kimi_sessions() + sample_sessions()
+        self._given = sessions is not None
+        self.sessions: list[SessionInfo] = list(sessions or [])
+        self.samples: list[SessionInfo] = list(samples if samples is not None else ())
+        self.entries: list[SessionInfo] = []
+        self.scanning = not self._given
 
     def compose(self) -> ComposeResult:
         with Vertical():
             yield Label(Text("Open a session", style="bold"))
-            if self.entries:
-                options = [Option(e.label(), id=str(i)) for i, e in enumerate(self.entries)]
-            else:
-                options = []
-            yield OptionList(*options, id="picker-list")
-            if not any(e.source == "kimi-cli" for e in self.entries):
-                where = visible(str(share_dir() / "sessions"))
-                yield Label(Text(f"No kimi-cli sessions found under {where}", style="dim"))
+            yield OptionList(id="picker-list")
+            yield Static(Text(""), id="picker-note")
             yield Input(placeholder="…or type a path and press enter", id="picker-path")
 
     def on_mount(self) -> None:
-        self.query_one("#picker-list" if self.entries else "#picker-path").focus()
+        self.set_class(self.app.no_color, "-no-color")  # the highlight in reverse video
+        if self._given:
+            self._show(self.sessions, self.samples)
+        else:
+            self._note("Looking for kimi-cli sessions…")
+            self.query_one("#picker-path").focus()
+            self.run_worker(self._scan, thread=True, exclusive=True, group="picker")
+
+    def _scan(self) -> None:
+        try:
+            sessions = discover(os.environ, Path.home())
+        except Exception as exc:  # never a traceback: one line, and the samples still
+            note = f"cannot list kimi-cli sessions: {exc}"
+            self.app.call_from_thread(self._show, [], sample_sessions(), note)
+            return
+        samples = sample_sessions()
+        self.app.call_from_thread(self._show, sessions, samples)
+
+    def _note(self, text: str) -> None:
+        self.query_one("#picker-note", Static).update(Text(visible(text)))
+
+    def _show(
+        self,
+        sessions: Sequence[SessionInfo],
+        samples: Sequence[SessionInfo],
+        note: str | None = None,
+    ) -> None:
+        self.scanning = False
+        self.sessions = list(sessions[:MAX_ROWS])
+        self.samples = list(samples)
+        self.entries = self.sessions + self.samples
+        options = [Option(session_label(s), id=str(i)) for i, s in enumerate(self.sessions)]
+        start = len(self.sessions)
+        options += [
+            Option(session_label(s, sample=True), id=str(start + i))
+            for i, s in enumerate(self.samples)
+        ]
+        listing = self.query_one("#picker-list", OptionList)
+        listing.clear_options()
+        listing.add_options(options)
+        found = [s for s in self.sessions if s.format == KIMI_FORMAT]
+        where = visible(str(share_dir(os.environ, Path.home()) / "sessions"))
+        if note is not None:
+            self._note(note)
+        elif not found:
+            self._note(f"No kimi-cli sessions found under {where}")
+        else:
+            broken = sum(1 for s in found if s.error)
+            more = f" (newest {MAX_ROWS:,} shown)" if len(sessions) > MAX_ROWS else ""
+            flagged = f", {broken:,} cannot be opened ({ERROR_MARK})" if broken else ""
+            self._note(f"{len(sessions):,} kimi-cli sessions under {where}{more}{flagged}")
+        if self.entries:
+            listing.highlighted = 0
+            listing.focus()
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         self.dismiss(str(self.entries[int(event.option.id or 0)].path))

@@ -11,6 +11,8 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from rich.cells import cell_len
+from rich.segment import Segment
 from rich.style import Style
 from rich.text import Text
 from textual.geometry import Size
@@ -18,7 +20,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from kimi_compact_tui.model import Message
-from kimi_compact_tui.tui.sanitize import one_line
+from kimi_compact_tui.tui.sanitize import fit_cells, one_line
 
 KIND_REMOVED = "removed"
 KIND_KEPT = "kept"
@@ -112,18 +114,20 @@ class DiffView(ScrollView, can_focus=True):
         self.refresh()
 
     def row_text(self, index: int, width: int) -> Text:
-        """The text of row ``index`` fitted to ``width`` cells."""
+        """The text of row ``index``, exactly ``width`` terminal cells: the
+        token figure keeps the last cells whatever the preview holds (CJK and
+        emoji count two cells)."""
         row = self._rows[index]
         style = STYLES.get(row.kind, Style())
         tokens = format_tokens(row.tokens)
         head = f"{row.number:>{self._number_width}} {MARKERS.get(row.kind, ' ')} "
-        role = f"{(row.message.role or '?'):<9.9} "
-        room = max(1, width - len(head) - len(role) - len(tokens) - 1)
-        preview = describe_message(row.message, room)
-        text = Text(no_wrap=True, overflow="ellipsis", end="")
+        role = fit_cells(one_line(row.message.role or "?", 9), 9) + " "
+        room = max(1, width - cell_len(head) - cell_len(role) - cell_len(tokens) - 1)
+        preview = fit_cells(describe_message(row.message, max(room, 40)), room)
+        text = Text(no_wrap=True, overflow="crop", end="")
         text.append(head, style=style)
         text.append(role, style=style + Style(bold=True))
-        text.append(f"{preview:<{room}.{room}}", style=style if row.kind != KIND_KEPT else "")
+        text.append(preview, style=style if row.kind != KIND_KEPT else Style())
         text.append(" ")
         text.append(tokens, style=Style(dim=True))
         return text
@@ -140,7 +144,13 @@ class DiffView(ScrollView, can_focus=True):
         if strip is None:
             text = self.row_text(index, width)
             text.stylize_before(base)
-            segments = list(text.render(self.app.console))
+            # Every segment carries a style: Textual's monochrome filter (NO_COLOR)
+            # fails on one without.
+            segments = [
+                Segment(seg.text, base if seg.style is None else seg.style)
+                for seg in text.render(self.app.console)
+                if seg.text
+            ]
             strip = Strip(segments).crop_extend(0, width, base)
             if len(self._cache) >= self._CACHE_LIMIT:
                 self._cache.clear()

@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from rich.cells import cell_len, set_cell_size
+from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
-from rich.text import Text
 from textual import events
 from textual.binding import Binding
 from textual.cache import LRUCache
@@ -32,7 +31,7 @@ from kimi_compact_tui.compaction.plan import (
     REGION_TAIL,
 )
 from kimi_compact_tui.model import Message
-from kimi_compact_tui.tui.sanitize import one_line
+from kimi_compact_tui.tui.sanitize import fit_cells, one_line
 
 REGIONS = (REGION_LEADING, REGION_COMPACT, REGION_TAIL, REGION_AFTER, REGION_KEPT)
 MARK_THINK = "θ"
@@ -40,6 +39,8 @@ MARK_MEDIA = "▣"
 MARK_CALL = "ƒ"
 MARK_RESULT = "↩"
 PREVIEW_CHARS = 240
+ROW_LEAD = "▌ "  # the region bar
+CURSOR_LEAD = "▌▶"  # the highlighted row, visible without colour
 
 
 def message_markers(message: Message) -> str:
@@ -166,7 +167,7 @@ class MessageList(ScrollView, can_focus=True):
         self._number_width = len(str(max(1, len(messages))))
         self._cache.clear()
         self._text_cache.clear()
-        self.virtual_size = Size(self.size.width, len(messages))
+        self.virtual_size = Size(self.row_width, len(messages))
         self.set_reactive(MessageList.cursor, min(self.cursor, max(0, len(messages) - 1)))
         self.refresh()
         if messages:
@@ -199,7 +200,7 @@ class MessageList(ScrollView, can_focus=True):
 
     def _scroll_cursor_visible(self) -> None:
         self.scroll_to_region(
-            Region(0, self.cursor, max(1, self.size.width), 1),
+            Region(0, self.cursor, max(1, self.row_width), 1),
             animate=False,
             force=True,
             immediate=True,
@@ -239,7 +240,7 @@ class MessageList(ScrollView, can_focus=True):
 
     def on_resize(self, event: events.Resize) -> None:
         self._cache.clear()
-        self.virtual_size = Size(event.size.width, len(self._messages))
+        self.virtual_size = Size(self.row_width, len(self._messages))
 
     def notify_style_update(self) -> None:
         super().notify_style_update()
@@ -258,47 +259,59 @@ class MessageList(ScrollView, can_focus=True):
         """The row's text without styles (tests and search use it)."""
         return "".join(seg.text for seg in self._row_segments(index, width, Style()))
 
-    def _row_segments(self, index: int, width: int, base: Style) -> list[Segment]:
+    @property
+    def row_width(self) -> int:
+        """The cells a row may use: the widget minus its vertical scrollbar."""
+        return self.scrollable_content_region.width or self.size.width
+
+    def _row_segments(
+        self, index: int, width: int, base: Style, *, cursor: bool = False
+    ) -> list[Segment]:
+        """One row, exactly ``width`` cells: the token figure is always the
+        last cells, whatever the preview holds (CJK and emoji count two)."""
         message = self._messages[index]
         region = self._region_of(index)
         markers, preview = self._row_text(index)
-        role = one_line(str(message.role), 9)
+        lead = CURSOR_LEAD if cursor else ROW_LEAD
         number = f"{index + 1:>{self._number_width}} "
+        role = fit_cells(one_line(str(message.role), 9), 9) + " "
+        markers = fit_cells(markers, 4) + " "
         tokens = f" {self._tokens[index] if index < len(self._tokens) else 0:>7,}"
-        head = 2 + len(number) + 10 + 5
-        room = max(0, width - head - len(tokens))
-        preview = set_cell_size(preview, room)
+        head = cell_len(lead) + cell_len(number) + cell_len(role) + cell_len(markers)
+        room = max(0, width - head - cell_len(tokens))
         get = self.get_component_rich_style if self.is_attached else (lambda *_a, **_k: Style())
         region_style = base + get(f"message-list--{region}")
         return [
-            Segment("▌ ", region_style),
+            Segment(lead, region_style),
             Segment(number, base + get("message-list--number")),
-            Segment(f"{role:<9} ", region_style + Style(bold=True)),
-            Segment(markers + " ", base + get("message-list--markers")),
-            Segment(preview, region_style),
+            Segment(role, region_style + Style(bold=True)),
+            Segment(markers, base + get("message-list--markers")),
+            Segment(fit_cells(preview, room), region_style),
             Segment(tokens, base + get("message-list--tokens")),
         ]
 
     def render_line(self, y: int) -> Strip:
         scroll_x, scroll_y = self.scroll_offset
         index = scroll_y + y
-        width = self.size.width
+        width = self.row_width
         base = self.rich_style
         if index >= len(self._messages) or index < 0:
             if index == 0 and self.loading_note:
                 # A still line, not an animation: repainting a spinner 20 times a
                 # second would compete with the loading thread for the GIL.
-                text = Text(f" {self.loading_note}", style="italic")
-                return Strip(text.render(self.app.console), text.cell_len).crop_extend(
-                    0, width, base
-                )
+                note = fit_cells(f" {self.loading_note}", width)
+                return Strip([Segment(note, base + Style(italic=True))], width)
             return Strip.blank(width, base)
         cursor = index == self.cursor
         key = (index, width, cursor)
         strip = self._cache.get(key)
         if strip is None:
-            style = base + self.get_component_rich_style("message-list--cursor") if cursor else base
-            segments = self._row_segments(index, width, style)
+            style = base
+            if cursor:
+                style = base + self.get_component_rich_style("message-list--cursor")
+                if self.app.no_color:  # no colour to show it: reverse video
+                    style += Style(reverse=True)
+            segments = self._row_segments(index, width, style, cursor=cursor)
             strip = Strip(segments, sum(cell_len(s.text) for s in segments))
             strip = strip.crop_extend(0, width, style)
             self._cache[key] = strip

@@ -1,0 +1,209 @@
+"""The app under every line filter Textual applies (issue 9, item 1).
+
+Textual runs each rendered line through its filters: ``Monochrome`` under
+``NO_COLOR`` (``NoColor`` with an ANSI theme), ``DimFilter`` under
+``TEXTUAL_FILTERS=dim`` and ``ANSIToTruecolor`` always. ``Monochrome`` reads
+``segment.style.color`` and crashed at start-up on the message list's
+unstyled segments. Each test walks the main screen, the flow screens and
+the picker with the filters on, and a strict filter records any segment
+that carries no style at all.
+"""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from rich.segment import Segment
+from textual import constants
+from textual.app import App
+from textual.color import Color
+from textual.filter import ANSIToTruecolor, DimFilter, LineFilter, Monochrome, NoColor
+from textual.theme import BUILTIN_THEMES
+
+from kimi_compact_tui.tui.app import create_app
+from kimi_compact_tui.tui.screens.confirm import ConfirmWriteScreen
+from kimi_compact_tui.tui.screens.diff import DiffScreen
+from kimi_compact_tui.tui.screens.edit import EditSummaryScreen
+from kimi_compact_tui.tui.screens.help import HelpScreen
+from kimi_compact_tui.tui.screens.instructions import InstructionsScreen
+from kimi_compact_tui.tui.screens.model import ModelScreen
+from kimi_compact_tui.tui.screens.picker import PickerScreen
+from kimi_compact_tui.tui.screens.preview import PreviewScreen
+from kimi_compact_tui.tui.screens.search import SearchScreen
+from kimi_compact_tui.tui.screens.stream import StreamScreen
+
+ROOT = Path(__file__).resolve().parents[1]
+SAMPLE = ROOT / "sample_sessions" / "kimi-debugging-session"
+SIZE = (80, 24)
+
+
+class StrictStyles(LineFilter):
+    """Passes lines through unchanged and records every segment with no style."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.unstyled: list[str] = []
+
+    def apply(self, segments: list[Segment], background: Color) -> list[Segment]:
+        for segment in segments:
+            if segment.style is None and not segment.control and segment.text:
+                self.unstyled.append(segment.text)
+        return segments
+
+
+def _ansi_theme():
+    from rich.terminal_theme import MONOKAI
+
+    return MONOKAI
+
+
+FILTER_CASES = {
+    "monochrome": lambda: [Monochrome()],
+    "no-color": lambda: [NoColor()],
+    "dim": lambda: [DimFilter()],
+    "truecolor": lambda: [ANSIToTruecolor(_ansi_theme())],
+    "all": lambda: [ANSIToTruecolor(_ansi_theme()), Monochrome(), DimFilter(), NoColor()],
+}
+
+
+def use_filters(app: App, filters: list[LineFilter]) -> StrictStyles:
+    """Render ``app`` through ``filters`` (and the strict check) instead of its own."""
+    strict = StrictStyles()
+    chain = [strict, *filters]
+    app.get_line_filters = lambda: chain  # type: ignore[method-assign]
+    return strict
+
+
+def copy_sample(tmp_path: Path) -> Path:
+    if not SAMPLE.is_dir():
+        pytest.skip(f"sample session missing: {SAMPLE}")
+    target = tmp_path / "session"
+    shutil.copytree(SAMPLE, target)
+    return target
+
+
+async def settle(pilot) -> None:
+    for _ in range(3):
+        await pilot.pause()
+        await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def walk_session(pilot) -> list[str]:
+    """Every screen a first session can open; returns the screens seen, by name.
+    Each dialog is left with escape (nothing is written)."""
+    app = pilot.app
+    seen = []
+    await settle(pilot)
+    assert app.message_list.message_count > 0
+    seen.append(type(app.screen).__name__)
+    await pilot.press("j", "j", "end", "home", "b")
+    await pilot.pause()
+    await pilot.press("c")
+    await settle(pilot)
+    assert isinstance(app.screen, StreamScreen)
+    seen.append(type(app.screen).__name__)
+    await pilot.press("escape")
+    await settle(pilot)
+    await pilot.press("d")
+    await settle(pilot)
+    assert isinstance(app.screen, DiffScreen)
+    seen.append(type(app.screen).__name__)
+    await pilot.press("escape")
+    await pilot.pause()
+    screens = [("question_mark", HelpScreen), ("p", PreviewScreen), ("o", PickerScreen)]
+    screens += [("e", EditSummaryScreen), ("i", InstructionsScreen), ("m", ModelScreen)]
+    screens += [("slash", SearchScreen), ("w", ConfirmWriteScreen)]
+    for key, kind in screens:
+        await pilot.press(key)
+        await settle(pilot)
+        assert isinstance(app.screen, kind), (key, app.screen)
+        seen.append(kind.__name__)
+        await pilot.press("escape")
+        await settle(pilot)
+    return seen
+
+
+@pytest.mark.parametrize("case", sorted(FILTER_CASES))
+async def test_session_renders_under_filter(tmp_path, case):
+    session = copy_sample(tmp_path)
+    app = create_app(session, provider="offline")
+    strict = use_filters(app, FILTER_CASES[case]())
+    async with app.run_test(size=SIZE) as pilot:
+        seen = await walk_session(pilot)
+    assert seen[:3] == ["Screen", "StreamScreen", "DiffScreen"]
+    assert "ConfirmWriteScreen" in seen
+    assert strict.unstyled == []
+    assert (session / "context.jsonl").read_bytes() == (SAMPLE / "context.jsonl").read_bytes()
+
+
+async def test_no_color_env_session(tmp_path, monkeypatch):
+    """The README's first command with NO_COLOR set: the real filter chain."""
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = create_app(copy_sample(tmp_path), provider="offline")
+    assert app.no_color and any(isinstance(f, Monochrome) for f in app.get_line_filters())
+    async with app.run_test(size=SIZE) as pilot:
+        await walk_session(pilot)
+        assert app.return_code is None  # no crash so far
+
+
+async def test_no_color_with_ansi_theme_and_dim(tmp_path, monkeypatch):
+    """NO_COLOR plus TEXTUAL_FILTERS=dim (Monochrome and DimFilter), then the
+    ANSI theme (native ANSI colours, truecolor filter off)."""
+    assert "ansi-dark" in BUILTIN_THEMES
+    monkeypatch.setenv("NO_COLOR", "1")
+    monkeypatch.setattr(constants, "FILTERS", "dim")
+    app = create_app(copy_sample(tmp_path), provider="offline")
+    assert any(isinstance(f, DimFilter) for f in app.get_line_filters())
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        app.theme = "ansi-dark"
+        await settle(pilot)
+        await walk_session(pilot)
+
+
+def kimi_share(tmp_path: Path) -> Path:
+    """A kimi-cli share folder holding one session of the sample."""
+    import hashlib
+    import json
+
+    share = tmp_path / "share"
+    work = "/home/someone/ledger-service"
+    folder = share / "sessions" / hashlib.md5(work.encode()).hexdigest() / "0f0e-uuid"
+    folder.mkdir(parents=True)
+    for name in ("context.jsonl", "wire.jsonl"):
+        shutil.copy(SAMPLE / name, folder / name)
+    (share / "kimi.json").write_text(json.dumps({"work_dirs": [{"path": work}]}))
+    return share
+
+
+@pytest.mark.parametrize("case", ["monochrome", "dim", "all"])
+async def test_picker_renders_under_filter(tmp_path, monkeypatch, case):
+    copy_sample(tmp_path)
+    monkeypatch.setenv("KIMI_SHARE_DIR", str(kimi_share(tmp_path)))
+    app = create_app(None, provider="offline")
+    strict = use_filters(app, FILTER_CASES[case]())
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, PickerScreen)
+        await pilot.press("down", "up")
+        await pilot.press("enter")
+        await settle(pilot)
+        assert not isinstance(app.screen, PickerScreen)
+        assert app.message_list.message_count > 0
+    assert strict.unstyled == []
+
+
+async def test_picker_no_color_env(tmp_path, monkeypatch):
+    copy_sample(tmp_path)
+    monkeypatch.setenv("KIMI_SHARE_DIR", str(kimi_share(tmp_path)))
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = create_app(None, provider="offline")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, PickerScreen)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert app.message_list.message_count > 0

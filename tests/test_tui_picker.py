@@ -1,0 +1,308 @@
+"""The session picker and kimi-cli session discovery (issue 9, item 9).
+
+A kimi-cli session is labelled by its title (``state.json``'s
+``custom_title``, else the first ``TurnBegin`` user input in ``wire.jsonl``,
+else the first user message) and its work folder (``kimi.json``), not by its
+UUID; one that cannot be parsed is flagged with one line saying why. The
+labels are read from the ends of the files, never the whole session.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from pathlib import Path
+
+from kimi_compact_tui.formats import kimi_discover
+from kimi_compact_tui.formats.base import SessionInfo
+from kimi_compact_tui.formats.kimi_discover import discover
+from kimi_compact_tui.tui.app import create_app
+from kimi_compact_tui.tui.screens.picker import PickerScreen, sample_sessions, session_label
+from tests.test_tui_layout import screen_cells
+
+WORK = "/home/dev/ledger-service"
+OTHER_WORK = "/home/dev/网站"
+SIZE = (100, 40)
+
+
+def kimi_line(record: dict) -> str:
+    if record["role"].startswith("_"):
+        return json.dumps(record)  # special records: json.dumps defaults
+    return json.dumps(record, ensure_ascii=False, separators=(",", ":"))
+
+
+def make_session(
+    share: Path,
+    work: str,
+    session_id: str,
+    messages: list[dict] | None = None,
+    *,
+    wire_title: str | None = None,
+    custom_title: str | None = None,
+    raw: bytes | None = None,
+    mtime: float | None = None,
+) -> Path:
+    folder = share / "sessions" / hashlib.md5(work.encode()).hexdigest() / session_id
+    folder.mkdir(parents=True)
+    if raw is None:
+        records = [{"role": "_system_prompt", "content": "You are Kimi."}]
+        for i, message in enumerate(messages or []):
+            records += [{"role": "_checkpoint", "id": i}, message]
+            records.append({"role": "_usage", "token_count": 100 + i})
+        raw = "".join(kimi_line(r) + "\n" for r in records).encode("utf-8")
+    (folder / "context.jsonl").write_bytes(raw)
+    if wire_title is not None:
+        turn = {
+            "type": "TurnBegin",
+            "payload": {"user_input": [{"type": "text", "text": wire_title}]},
+        }
+        lines = [{"timestamp": 1.0, "message": {"type": "Other", "payload": {}}}]
+        lines.append({"timestamp": 2.0, "message": turn})
+        (folder / "wire.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
+    if custom_title is not None:
+        (folder / "state.json").write_text(json.dumps({"version": 1, "custom_title": custom_title}))
+    if mtime is not None:
+        os.utime(folder / "context.jsonl", (mtime, mtime))
+    return folder
+
+
+def write_kimi_json(share: Path, *works: str) -> None:
+    share.mkdir(parents=True, exist_ok=True)
+    entries = [{"path": w, "kaos": "local", "last_session_id": None} for w in works]
+    (share / "kimi.json").write_text(json.dumps({"work_dirs": entries}))
+
+
+CHAT = [
+    {"role": "user", "content": "The nightly import crashes on March statements"},
+    {"role": "assistant", "content": "Let me look at the importer."},
+    {"role": "user", "content": [{"type": "text", "text": "and the tests too"}]},
+]
+
+
+def populated_share(root: Path) -> Path:
+    share = root / "share"
+    write_kimi_json(share, WORK, OTHER_WORK)
+    make_session(share, WORK, "aaaa-wire", CHAT, wire_title="Fix the importer", mtime=3000)
+    make_session(share, WORK, "bbbb-first-user", CHAT, mtime=2000)
+    make_session(share, OTHER_WORK, "cccc-custom", CHAT, custom_title="重构订单模块", mtime=1000)
+    bad = kimi_line(CHAT[0]) + "\n" + '{"role":"assistant","content":"half\n'
+    make_session(share, WORK, "dddd-broken", raw=bad.encode(), mtime=500)
+    return share
+
+
+def by_id(sessions: list[SessionInfo]) -> dict[str, SessionInfo]:
+    return {s.session_id: s for s in sessions}
+
+
+def test_discover_labels_by_title_and_work_folder(tmp_path):
+    share = populated_share(tmp_path)
+    found = discover({"KIMI_SHARE_DIR": str(share)}, tmp_path / "nobody")
+    assert [s.session_id for s in found] == [
+        "aaaa-wire",
+        "bbbb-first-user",
+        "cccc-custom",
+        "dddd-broken",
+    ]  # newest first
+    sessions = by_id(found)
+    assert sessions["aaaa-wire"].title == "Fix the importer"  # wire.jsonl's first TurnBegin
+    first_user = sessions["bbbb-first-user"]
+    assert first_user.title == "The nightly import crashes on March statements"
+    assert sessions["cccc-custom"].title == "重构订单模块"  # state.json custom_title
+    assert sessions["cccc-custom"].work_dir == OTHER_WORK
+    assert first_user.work_dir == WORK
+    assert first_user.message_count == 3  # special records are not messages
+    assert first_user.updated == 2000
+    assert first_user.format == "kimi" and first_user.error is None
+    assert first_user.path == share / "sessions" / hashlib.md5(WORK.encode()).hexdigest() / (
+        "bbbb-first-user"
+    )
+
+
+def test_discover_uses_home_kimi_without_share_dir(tmp_path):
+    share = tmp_path / "home" / ".kimi"
+    make_session(share, WORK, "eeee", CHAT)
+    found = discover({}, tmp_path / "home")
+    assert [s.title for s in found] == ["The nightly import crashes on March statements"]
+    assert found[0].work_dir is None  # no kimi.json: the folder is unknown, not guessed
+    assert discover({}, tmp_path / "elsewhere") == []
+
+
+def test_discover_flags_sessions_it_cannot_parse(tmp_path):
+    share = tmp_path / "share"
+    ok = kimi_line(CHAT[0]) + "\n"
+    make_session(share, WORK, "half-written", raw=(ok + '{"role":"user","con').encode())
+    make_session(share, WORK, "not-json", raw=(ok + "hello there\n" + ok).encode())
+    make_session(share, WORK, "no-role", raw=(ok + '{"content": "x"}\n').encode())
+    make_session(share, WORK, "latin1", raw=ok.encode() + b'{"role":"user","content":"\xe9"}\n')
+    folder = make_session(share, WORK, "no-context", [], wire_title="Orphan wire")
+    (folder / "context.jsonl").unlink()
+    # a big session whose last line was cut: found from the tail alone
+    big = ok * 20_000 + '{"role":"assistant","content":"cut'
+    make_session(share, WORK, "big-cut", raw=big.encode())
+    long_cut = ok * 3 + '{"role":"tool","content":"' + "x" * 200_000
+    make_session(share, WORK, "long-last-line-cut", raw=long_cut.encode())
+    long_ok = ok * 3 + '{"role":"tool","content":"' + "x" * 200_000 + '"}\n'
+    make_session(share, WORK, "long-last-line-ok", raw=long_ok.encode())
+    sessions = by_id(discover({"KIMI_SHARE_DIR": str(share)}, tmp_path))
+    errors = {k: v.error for k, v in sessions.items()}
+    assert errors["half-written"] == "context.jsonl: line 2 is not valid JSON"
+    assert errors["not-json"] == "context.jsonl: line 2 is not valid JSON"
+    assert errors["no-role"] == "context.jsonl: line 2 is not a kimi-cli record (no role)"
+    assert errors["latin1"] == "context.jsonl: line 2 is not UTF-8"
+    assert errors["no-context"] == "no context.jsonl in the session folder"
+    assert errors["big-cut"] == "context.jsonl: the last line is not valid JSON (cut short?)"
+    assert errors["long-last-line-cut"] == errors["big-cut"]
+    assert errors["long-last-line-ok"] is None
+    assert sessions["no-context"].title == "Orphan wire"
+    assert sessions["big-cut"].title == CHAT[0]["content"]
+    for error in filter(None, errors.values()):
+        assert "\n" not in error
+
+
+def test_discover_reads_only_the_ends_of_a_large_session(tmp_path, monkeypatch):
+    share = tmp_path / "share"
+    ok = kimi_line(CHAT[1]) + "\n"
+    make_session(share, WORK, "huge", raw=(kimi_line(CHAT[0]) + "\n" + ok * 400_000).encode())
+    path = share / "sessions" / hashlib.md5(WORK.encode()).hexdigest() / "huge" / "context.jsonl"
+    size = path.stat().st_size
+    assert size > 10 * kimi_discover.PROBE_BYTES
+    monkeypatch.setattr(kimi_discover, "COUNT_LIMIT", size // 2)  # too big to count
+    reads: list[int] = []
+    real_open = Path.open
+
+    def counting_open(self, mode="r", *args, **kwargs):
+        handle = real_open(self, mode, *args, **kwargs)
+        if self.name == "context.jsonl":
+            read = handle.read
+
+            def counted(n=-1):
+                data = read(n)
+                reads.append(len(data))
+                return data
+
+            handle.read = counted
+        return handle
+
+    monkeypatch.setattr(Path, "open", counting_open)
+    (info,) = discover({"KIMI_SHARE_DIR": str(share)}, tmp_path)
+    assert info.title == CHAT[0]["content"] and info.error is None
+    assert info.message_count is None  # not counted above the limit
+    assert sum(reads) <= 2 * kimi_discover.PROBE_BYTES
+
+
+def test_discover_many_sessions_quickly(tmp_path):
+    share = tmp_path / "share"
+    write_kimi_json(share, WORK)
+    for i in range(1500):
+        make_session(share, WORK, f"s{i:04d}", CHAT, wire_title=f"task {i}")
+    start = time.perf_counter()
+    found = discover({"KIMI_SHARE_DIR": str(share)}, tmp_path)
+    elapsed = time.perf_counter() - start
+    assert len(found) == 1500 and all(s.title and s.title.startswith("task ") for s in found)
+    assert elapsed < 5.0, elapsed  # about 0.5 s here; bounded for a shared machine
+
+
+def test_label_shows_title_folder_count_and_flag():
+    ok = SessionInfo(Path("/x/abc"), "kimi", title="Fix it", work_dir=WORK, message_count=1)
+    text = session_label(ok).plain
+    assert text.startswith("Fix it") and WORK in text and "1 message" in text
+    broken = SessionInfo(Path("/x/dead-beef"), "kimi", session_id="dead-beef", error="line 3 bad")
+    lines = session_label(broken).plain.split("\n")
+    assert lines[0].startswith("✗ (untitled) dead-beef")
+    assert lines[-1].strip() == "✗ cannot open: line 3 bad"
+    markup = SessionInfo(Path("/x/m"), "kimi", title="[bold]x[/bold] \x1b[2J")
+    assert "[bold]x[/bold] ␛[2J" in session_label(markup).plain  # text, never markup
+
+
+def test_samples_are_listed():
+    names = {s.path.name for s in sample_sessions()}
+    assert {"kimi-debugging-session", "openai-retry-refactor.json"} <= names
+
+
+def screen_text(app) -> str:
+    return "\n".join("".join(line) for line in screen_cells(app))
+
+
+async def settle(pilot) -> None:
+    for _ in range(3):
+        await pilot.pause()
+        await pilot.app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def test_picker_rows_name_sessions_and_flag_broken_ones(tmp_path, monkeypatch):
+    share = populated_share(tmp_path)
+    monkeypatch.setenv("KIMI_SHARE_DIR", str(share))
+    app = create_app(None, provider="offline")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, PickerScreen)
+        text = screen_text(app)
+        assert "Fix the importer" in text
+        assert "The nightly import crashes on March statements" in text  # no wire.jsonl
+        assert "重构订单模块" in text and OTHER_WORK in text
+        assert WORK in text and "3 messages" in text
+        assert "bbbb-first-user" not in text.split("\n")[0]
+        assert "✗ cannot open: context.jsonl: line 2 is not valid JSON" in text
+        note = str(app.screen.query_one("#picker-note").render())
+        assert note.startswith("4 kimi-cli sessions under ") and "1 cannot be opened" in note
+        assert "kimi-debugging-session" in text  # the samples follow
+        await pilot.press("down", "enter")  # the second newest: bbbb-first-user
+        await settle(pilot)
+        assert not isinstance(app.screen, PickerScreen)
+        assert app.state.session is not None
+        assert app.state.session_path.parent.name == "bbbb-first-user"
+        assert app.message_list.message_count == 3
+
+
+async def test_picker_with_no_kimi_sessions_says_where_it_looked(tmp_path, monkeypatch):
+    monkeypatch.setenv("KIMI_SHARE_DIR", str(tmp_path / "empty"))
+    app = create_app(None, provider="offline")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        note = str(app.screen.query_one("#picker-note").render())
+        assert note == f"No kimi-cli sessions found under {tmp_path / 'empty' / 'sessions'}"
+        assert "No kimi-cli sessions found under" in screen_text(app)  # on screen, wrapped
+        assert "kimi-debugging-session" in screen_text(app)
+
+
+async def test_picker_highlight_is_reverse_video_without_colour(tmp_path, monkeypatch):
+    monkeypatch.setenv("KIMI_SHARE_DIR", str(populated_share(tmp_path)))
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = create_app(None, provider="offline")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        listing = app.screen.query_one("#picker-list")
+        style = listing.get_component_rich_style("option-list--option-highlighted")
+        assert style.reverse
+
+
+def test_discover_survives_hostile_json(tmp_path):
+    share = tmp_path / "share"
+    share.mkdir()
+    (share / "kimi.json").write_text("[" * 100_000)
+    deep = "[" * 20_000 + "\n"  # fits the probe; too deep for json to decode
+    folder = make_session(share, WORK, "deep", raw=(kimi_line(CHAT[0]) + "\n" + deep).encode())
+    (folder / "state.json").write_text("{" * 100_000)
+    (folder / "wire.jsonl").write_text('{"TurnBegin": ' + "[" * 100_000 + "\n")
+    (info,) = discover({"KIMI_SHARE_DIR": str(share)}, tmp_path)
+    assert info.error == "context.jsonl: line 2 is not valid JSON"
+    assert info.title == CHAT[0]["content"]
+
+
+async def test_picker_reports_a_failed_lookup_in_one_line(tmp_path, monkeypatch):
+    from kimi_compact_tui.tui.screens import picker
+
+    def broken(env, home):
+        raise RuntimeError("disk on fire")
+
+    monkeypatch.setattr(picker, "discover", broken)
+    app = create_app(None, provider="offline")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, PickerScreen)
+        note = str(app.screen.query_one("#picker-note").render())
+        assert note == "cannot list kimi-cli sessions: disk on fire"
+        assert "kimi-debugging-session" in screen_text(app)  # the samples are still there
