@@ -211,6 +211,7 @@ class KimiCliFormat:
 
     name = "kimi"
     label = "kimi-cli context.jsonl"
+    agent = "kimi-cli"
     write_policy = "rotate"
     write_notes = ()
 
@@ -227,6 +228,16 @@ class KimiCliFormat:
         from kimi_compact_tui.formats import kimi_discover
 
         return kimi_discover.discover(env, home)
+
+    def discovery_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
+        from kimi_compact_tui.formats import kimi_discover
+
+        return [kimi_discover.share_dir(env, home) / "sessions"]
+
+    def describe(self, path: Path) -> SessionInfo:
+        from kimi_compact_tui.formats import kimi_discover
+
+        return kimi_discover.describe_session(path if path.is_dir() else path.parent)
 
     def parse(self, data: bytes, path: Path) -> Session:
         return parse(data, path)

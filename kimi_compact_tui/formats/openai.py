@@ -153,6 +153,16 @@ class OpenAIJsonlFormat(_OpenAIFormat):
         stripped = head.lstrip()
         return suffix != ".json" and stripped.startswith(b"{") and b"\n{" in stripped
 
+    def describe(self, path: Path) -> SessionInfo:
+        """Messages counted as non-blank lines, without decoding (small files only)."""
+        count = None
+        try:
+            if path.stat().st_size <= 32 << 20:
+                count = sum(1 for line in path.read_bytes().split(b"\n") if line.strip())
+        except OSError:
+            pass
+        return SessionInfo(path, self.name, message_count=count)
+
     def parse(self, data: bytes, path: Path) -> Session:
         return parse_jsonl(data, path)
 

@@ -104,3 +104,43 @@ def discover_all(
         found.extend(fmt.discover(env, home))
     found.sort(key=lambda info: info.updated or 0.0, reverse=True)
     return found
+
+
+def describe_path(path: Path) -> SessionInfo:
+    """A picker row for a session given by path (a file or a folder): the
+    format that reads it describes it cheaply; one line of error otherwise."""
+    try:
+        target = resolve_session_path(path)
+        with open(target, "rb") as fh:
+            head = fh.read(HEAD_BYTES)
+        fmt = detect(target, head)
+    except (SessionFormatError, OSError) as exc:
+        return SessionInfo(path, "?", title=path.name, error=str(exc))
+    describe = getattr(fmt, "describe", None)
+    info = describe(path) if describe is not None else SessionInfo(path, fmt.name)
+    info.title = info.title or path.name
+    return info
+
+
+def discovery_note(
+    sessions: list[SessionInfo], env: Mapping[str, str] | None = None, home: Path | None = None
+) -> str:
+    """One line saying what was found where, e.g. "4 kimi-cli sessions under
+    ~/.kimi/sessions", or where nothing was found."""
+    env = os.environ if env is None else env
+    home = Path.home() if home is None else home
+    parts, nowhere = [], []
+    for fmt in FORMATS:
+        roots = getattr(fmt, "discovery_roots", None)
+        if roots is None:
+            continue
+        where = ", ".join(str(p) for p in roots(env, home))
+        n = sum(1 for info in sessions if info.format == fmt.name)
+        agent = getattr(fmt, "agent", fmt.name)
+        if n:
+            parts.append(f"{n:,} {agent} session{'s' if n != 1 else ''} under {where}")
+        else:
+            nowhere.append(f"{agent} sessions found under {where}")
+    if not parts:
+        return "No " + "; no ".join(nowhere) if nowhere else "No sessions found"
+    return "; ".join(parts)

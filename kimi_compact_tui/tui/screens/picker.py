@@ -24,19 +24,10 @@ from textual.widgets import Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from kimi_compact_tui.formats.base import SessionInfo
-from kimi_compact_tui.formats.kimi_discover import (
-    FORMAT_NAME as KIMI_FORMAT,
-)
-from kimi_compact_tui.formats.kimi_discover import (
-    count_messages,
-    describe_session,
-    discover,
-    share_dir,
-)
+from kimi_compact_tui.formats.registry import describe_path, discover_all, discovery_note
 from kimi_compact_tui.tui.sanitize import one_line, visible
 
 MAX_ROWS = 2000  # newest first; older sessions can still be opened by path
-SAMPLE_FORMATS = {".jsonl": "openai-jsonl", ".json": "openai-json"}
 ERROR_MARK = "✗"
 
 
@@ -79,17 +70,12 @@ def sample_sessions(folder: Path | None = None) -> list[SessionInfo]:
         return []
     out = []
     for item in sorted(folder.iterdir()):
-        if item.name.startswith("."):
+        if item.name.startswith(".") or not (item.is_dir() or item.suffix in (".json", ".jsonl")):
             continue
-        if item.is_dir():
-            info = describe_session(item)
-            info.title = info.title or item.name
-            info.updated = info.session_id = None
-            out.append(info)
-        elif item.suffix in SAMPLE_FORMATS:
-            count = count_messages(item, item.stat().st_size) if item.suffix == ".jsonl" else None
-            fmt = SAMPLE_FORMATS[item.suffix]
-            out.append(SessionInfo(item, fmt, title=item.name, message_count=count))
+        info = describe_path(item)
+        info.title = item.name if item.is_dir() else info.title
+        info.updated = info.session_id = None
+        out.append(info)
     return out
 
 
@@ -140,15 +126,15 @@ class PickerScreen(ModalScreen[str | None]):
         if self._given:
             self._show(self.sessions, self.samples)
         else:
-            self._note("Looking for kimi-cli sessions…")
+            self._note("Looking for sessions…")
             self.query_one("#picker-path").focus()
             self.run_worker(self._scan, thread=True, exclusive=True, group="picker")
 
     def _scan(self) -> None:
         try:
-            sessions = discover(os.environ, Path.home())
+            sessions = discover_all(os.environ, Path.home())
         except Exception as exc:  # never a traceback: one line, and the samples still
-            note = f"cannot list kimi-cli sessions: {exc}"
+            note = f"cannot list the sessions on this machine: {exc}"
             self.app.call_from_thread(self._show, [], sample_sessions(), note)
             return
         samples = sample_sessions()
@@ -176,17 +162,13 @@ class PickerScreen(ModalScreen[str | None]):
         listing = self.query_one("#picker-list", OptionList)
         listing.clear_options()
         listing.add_options(options)
-        found = [s for s in self.sessions if s.format == KIMI_FORMAT]
-        where = visible(str(share_dir(os.environ, Path.home()) / "sessions"))
         if note is not None:
             self._note(note)
-        elif not found:
-            self._note(f"No kimi-cli sessions found under {where}")
         else:
-            broken = sum(1 for s in found if s.error)
+            broken = sum(1 for s in sessions if s.error)
             more = f" (newest {MAX_ROWS:,} shown)" if len(sessions) > MAX_ROWS else ""
             flagged = f", {broken:,} cannot be opened ({ERROR_MARK})" if broken else ""
-            self._note(f"{len(sessions):,} kimi-cli sessions under {where}{more}{flagged}")
+            self._note(discovery_note(list(sessions)) + more + flagged)
         if self.entries:
             listing.highlighted = 0
             listing.focus()
