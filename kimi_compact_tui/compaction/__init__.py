@@ -22,7 +22,7 @@ from kimi_compact_tui.compaction.summary import (
     build_compact_summary_text,
     build_compacted_session,
 )
-from kimi_compact_tui.compaction.tokens import estimate_tokens, message_tokens
+from kimi_compact_tui.compaction.tokens import estimate_tokens, message_token_parts
 from kimi_compact_tui.config import (
     AppConfig,
     _get_compaction_config,
@@ -62,6 +62,8 @@ class Preparation:
     compaction_model: str | None
     custom_instruction: str = ""
     _request: CompactionRequest | None = field(default=None, repr=False)
+    # The summed token counts of the request range's text parts, when known.
+    _text_counts: tuple[int, int, int] | None = field(default=None, repr=False)
 
     @property
     def request(self) -> CompactionRequest | None:
@@ -98,6 +100,7 @@ class Preparation:
             self.plan.request_indices,
             self.prompt.text,
             self.custom_instruction,
+            self._text_counts,
         )
 
     def token_figures(self, summary: str | None = None) -> dict:
@@ -149,11 +152,20 @@ def prepare_compaction(
                 custom_instruction=custom_instruction,
             )
 
-    tokens = (
-        message_token_list
-        if message_token_list is not None
-        else [message_tokens(m) for m in session.messages]
-    )
-    return Preparation(
+    text_counts = None
+    if message_token_list is not None:
+        tokens = message_token_list
+    else:  # one pass: each message's tokens, and the request range's text counts
+        tokens, a, b, c = [], 0, 0, 0
+        end = plan.request_indices.stop
+        for index, message in enumerate(session.messages):
+            total, x, y, z = message_token_parts(message)
+            tokens.append(total)
+            if index < end:
+                a, b, c = a + x, b + y, c + z
+        text_counts = (a, b, c)
+    prep = Preparation(
         session, plan, prompt, builder, enabled, reason, tokens, model, custom_instruction
     )
+    prep._text_counts = text_counts
+    return prep

@@ -62,18 +62,34 @@ def estimate_request_tokens(
     request_indices: Iterable[int],
     prompt_text: str,
     custom_instruction: str = "",
+    text_counts: tuple[int, int, int] | None = None,
 ) -> int:
     """``CompactionRequest.estimated_input_tokens`` without building the request:
     the token counts of the system prompt, every header and text part and the
-    prompt part, added up (the same figure, exactly)."""
+    prompt part, added up (the same figure, exactly). ``text_counts``: the
+    summed counts of the range's text parts, when already known."""
+    header_counts: dict[Any, tuple[int, int, int]] = {}
     non_ascii = punct = plain = 0
-    pieces: Iterable[str]
+    known = text_counts is not None
     for number, index in enumerate(request_indices, 1):
         message = messages[index]
-        pieces = [message_header(number, message.role), *message.text_parts()]
-        for piece in pieces:
-            a, b, c = token_counts(piece)
-            non_ascii, punct, plain = non_ascii + a, punct + b, plain + c
+        role = message.role
+        counts = header_counts.get(role)
+        if counts is None:  # the header without its number, once per role
+            counts = header_counts[role] = token_counts(message_header(0, role)[:-1] + "!")
+        # The number's digits are plain ASCII; "0" and "!" stood in for them above.
+        non_ascii, punct = non_ascii + counts[0], punct + counts[1]
+        plain += counts[2] - 2 + len(str(number)) + 1
+        if not known:
+            for piece in message.text_parts():
+                a, b, c = token_counts(piece)
+                non_ascii, punct, plain = non_ascii + a, punct + b, plain + c
+    if text_counts is not None:
+        non_ascii, punct, plain = (
+            non_ascii + text_counts[0],
+            punct + text_counts[1],
+            plain + text_counts[2],
+        )
     a, b, c = token_counts(build_prompt_part(prompt_text, custom_instruction))
     transcript = tokens_from_counts((non_ascii + a, punct + b, plain + c))
     return estimate_tokens(COMPACTOR_SYSTEM_PROMPT) + transcript

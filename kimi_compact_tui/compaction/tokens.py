@@ -50,11 +50,20 @@ def token_counts(text: str) -> tuple[int, int, int]:
 def message_tokens(message: Message) -> int:
     """Estimated tokens of everything in a message that a model would read:
     text parts, think parts and tool-call arguments (media counted as 0)."""
+    return message_token_parts(message)[0]
+
+
+def message_token_parts(message: Message) -> tuple[int, int, int, int]:
+    """``(message_tokens, *counts of its text parts)``: the counts
+    (:func:`token_counts`, summed) of the texts ``Message.text_parts`` gives,
+    which is what the compaction request carries of the message."""
     data = message.data  # read the dict directly: this runs once per message per load
     total = 4  # per-message overhead (role and separators)
+    a = b = c = 0
     content = data.get("content")
     if isinstance(content, str):
-        total += estimate_tokens(content)
+        a, b, c = token_counts(content)
+        total += tokens_from_counts((a, b, c))
     elif isinstance(content, list):
         for part in content:
             if not isinstance(part, dict):
@@ -62,7 +71,10 @@ def message_tokens(message: Message) -> int:
             ptype = part.get("type")
             value = part.get("text") if ptype == "text" else part.get("think")
             if ptype in ("text", "think") and isinstance(value, str):
-                total += estimate_tokens(value)
+                counts = token_counts(value)
+                total += tokens_from_counts(counts)
+                if ptype == "text":
+                    a, b, c = a + counts[0], b + counts[1], c + counts[2]
     calls = data.get("tool_calls")
     if calls:
         for call in calls:
@@ -70,7 +82,7 @@ def message_tokens(message: Message) -> int:
             if isinstance(fn, dict):
                 total += estimate_tokens(str(fn.get("name") or ""))
                 total += estimate_tokens(str(fn.get("arguments") or ""))
-    return total
+    return total, a, b, c
 
 
 def session_tokens(messages: Iterable[Message]) -> int:
