@@ -21,6 +21,7 @@ import re
 import shutil
 import signal
 import subprocess
+import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -335,3 +336,31 @@ class KimiCode(_Runner):
                     raise AssertionError(f"kimi-code did not finish /compact: {acp.stderr[-2000:]}")
                 time.sleep(0.1)
         return list(self.fake.requests[start:])
+
+
+OUR_CLI = Path(sys.executable).with_name("kimi-compact-tui")
+
+
+def run_ours(
+    args: list[str],
+    root: Path,
+    extra_env: dict[str, str] | None = None,
+    timeout: float = RUN_TIMEOUT,
+) -> tuple[int, str, str]:
+    """Run our own CLI as a user would (the installed ``kimi-compact-tui`` script), with a
+    HOME and config folder of its own under ``root``, so no user config or kimi-cli prompt
+    on this machine is found unless ``extra_env`` points at it. The key for the fake
+    model is in OPENAI_API_KEY."""
+    home = Path(root) / "our-home"
+    home.mkdir(parents=True, exist_ok=True)
+    env = {
+        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+        "HOME": str(home),
+        "XDG_CONFIG_HOME": str(home / ".config"),
+        "LANG": "C.UTF-8",
+        "NO_COLOR": "1",
+        "OPENAI_API_KEY": FAKE_KEY,
+    }
+    env.update(extra_env or {})
+    exe = [str(OUR_CLI)] if OUR_CLI.is_file() else [sys.executable, "-m", "kimi_compact_tui"]
+    return run_bounded(exe + args, env, Path(root), timeout)
