@@ -51,9 +51,12 @@ FAKE_KEY = "sk-fake-test-key"
 # The default conversation: (prompt, scripted replies). Two turns run a real shell tool.
 DEFAULT_CONVERSATION: list[tuple[str, list[Turn]]] = [
     ("Please run echo hello", [tool_turn("echo hello"), text_turn("It printed hello.")]),
-    ("What is two plus two?", [text_turn("Two plus two is four.")]),
+    ("What is two plus two?", [text_turn("Two plus two is four.", reasoning="2 + 2 = 4.")]),
     ("Now run echo world", [tool_turn("echo world"), text_turn("It printed world.")]),
-    ("Thanks, one more question: what is the capital of France?", [text_turn("Paris.")]),
+    (
+        "Merci ! Une dernière question : quelle est la capitale de la France ? (首都)",
+        [text_turn("Paris — 巴黎.", reasoning="La capitale de la France est Paris.")],
+    ),
 ]
 
 

@@ -19,7 +19,10 @@ from tests.agents.harness import KimiCli, kimi_cli_compact_md, run_ours
 
 pytestmark = pytest.mark.agents
 
-SUMMARY = "FAKE SUMMARY: the user ran echo hello and echo world and asked two questions."
+SUMMARY = (
+    "FAKE SUMMARY: the user ran echo hello and echo world and asked two questions "
+    '(deux questions — 两个问题) ✓\n\n<current_focus>\n"quoted" \\ back\n</current_focus>'
+)
 RESUME_PROMPT = "Where were we?"
 COMPACTED_PREFIX = (
     "<system>Previous context has been compacted. Here is the compaction output:</system>"
@@ -61,7 +64,11 @@ def original(kimi_cli_session_template, tmp_path_factory, model):
     template, sid = kimi_cli_session_template
     cli = template.clone(tmp_path_factory.mktemp("original") / "cli", model)
     context = cli.context_file(sid).read_bytes()
-    return sid, context, cli.resume(sid, RESUME_PROMPT)
+    body = cli.resume(sid, RESUME_PROMPT)
+    # kimi-cli really ran its shell tool: both outputs are in the history it sends
+    outputs = [json.dumps(m["content"]) for m in body["messages"] if m["role"] == "tool"]
+    assert len(outputs) == 2 and "hello\\n" in outputs[0] and "world\\n" in outputs[1]
+    return sid, context, body
 
 
 @pytest.fixture(scope="module")
@@ -96,7 +103,7 @@ def test_kimi_cli_resumes_our_write_as_its_own(pair, original):
     # and it is a real compaction: the summary is sent, the shell outputs are gone
     _, _, before = original
     assert after_ours["messages"][0] == before["messages"][0]  # kimi-cli's system prompt
-    assert SUMMARY in json.dumps(after_ours["messages"][1])
+    assert {"type": "text", "text": SUMMARY} in after_ours["messages"][1]["content"]
     assert len(after_ours["messages"]) < len(before["messages"])
     assert not [m for m in after_ours["messages"] if m["role"] == "tool"]
 
@@ -161,6 +168,27 @@ def test_with_kimi_clis_prompt_our_request_equals_kimi_clis_compaction_request(
     assert message_text({"content": _user_parts(default_request)[-1:]}) != message_text(
         {"content": _user_parts(their_request)[-1:]}
     )
+
+
+def test_custom_instructions_reach_the_request_as_kimi_clis_own_do(
+    kimi_cli_session_template, tmp_path, model
+):
+    """``--instructions TEXT`` and kimi-cli's ``/compact TEXT`` send the same user parts."""
+    compact_md = kimi_cli_compact_md()
+    assert compact_md is not None
+    template, sid = kimi_cli_session_template
+    focus = "Keep the shell outputs — 保留输出."
+    theirs = template.clone(tmp_path / "theirs", model)
+    run = theirs.run(f"/compact {focus}", sid).check()
+    their_requests = run.compaction_bodies()
+    ours = template.clone(tmp_path / "ours", model)
+    start = len(model.requests)
+    _our_compact(ours, sid, "--instructions", focus, env={"KIMI_CLI_COMPACT_MD": str(compact_md)})
+    our_requests = [r.json for r in model.requests[start:] if r.kind == "compaction"]
+    assert len(their_requests) == 1 and len(our_requests) == 1
+    assert focus in _user_parts(their_requests[0])[-1]["text"]
+    assert _user_parts(our_requests[0]) == _user_parts(their_requests[0])
+    assert ours.context_file(sid).read_bytes() == theirs.context_file(sid).read_bytes()
 
 
 def test_our_write_left_an_audit_record_and_no_key(pair):
