@@ -28,6 +28,7 @@ after ``lifetime`` seconds or ``max_requests`` requests.
 
 from __future__ import annotations
 
+import hashlib
 import json
 import threading
 import time
@@ -208,7 +209,7 @@ class FakeModel:
         return "turn", turn
 
 
-def _tool_call(turn: Turn, body: dict[str, Any], seq: int) -> dict[str, Any] | None:
+def _tool_call(turn: Turn, body: dict[str, Any]) -> dict[str, Any] | None:
     if not turn.tool_names:
         return None
     offered = [
@@ -217,8 +218,11 @@ def _tool_call(turn: Turn, body: dict[str, Any], seq: int) -> dict[str, Any] | N
         if isinstance(t, dict)
     ]
     name = next((n for n in turn.tool_names if n in offered), turn.tool_names[0])
+    # The id depends on the conversation so far, not on the order of requests, so two
+    # copies of one session that take the same turn get the same call id.
+    history = json.dumps(body.get("messages") or [], sort_keys=True).encode()
     return {
-        "id": f"call_fake_{seq}",
+        "id": f"call_fake_{hashlib.sha256(history).hexdigest()[:12]}",
         "type": "function",
         "function": {"name": name, "arguments": json.dumps(turn.tool_args)},
     }
@@ -275,7 +279,7 @@ def _make_handler(fm: FakeModel) -> type[BaseHTTPRequestHandler]:
             kind, turn = fm._next_turn(body)
             fm._record(FakeRequest("POST", self.path, self._headers(), raw, kind))
             seq = len(fm.requests)
-            call = _tool_call(turn, body, seq)
+            call = _tool_call(turn, body)
             if body.get("stream"):
                 self._stream(body, turn, call, seq)
             else:

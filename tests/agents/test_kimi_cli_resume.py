@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.agents.fake_model import FakeModel, message_text
+from tests.agents.fake_model import FakeModel, message_text, text_turn, tool_turn
 from tests.agents.harness import KimiCli, kimi_cli_compact_md, run_ours
 
 pytestmark = pytest.mark.agents
@@ -95,8 +95,10 @@ def test_our_in_place_write_equals_kimi_clis_own_compact(pair):
     ).read_bytes()
 
 
-def test_kimi_cli_resumes_our_write_as_its_own(pair, original):
+def test_kimi_cli_resumes_our_write_as_its_own(pair, original, tmp_path):
     sid, ours, theirs, _, _ = pair
+    # on copies, so the shared pair stays as compacted whatever runs first
+    ours, theirs = ours.clone(tmp_path / "ours"), theirs.clone(tmp_path / "theirs")
     after_ours = ours.resume(sid, RESUME_PROMPT)
     after_theirs = theirs.resume(sid, RESUME_PROMPT)
     assert after_ours == after_theirs
@@ -139,6 +141,27 @@ def test_after_restore_kimi_cli_resumes_the_original_history(
     assert code == 0, err
     assert cli.context_file(sid).read_bytes() == context
     assert cli.resume(sid, RESUME_PROMPT) == before
+
+
+def test_a_second_compaction_matches_kimi_clis_second_compact(
+    kimi_cli_session_template, tmp_path, model
+):
+    """Compact, talk on, compact again: ours twice and kimi-cli's own twice write the same
+    file and rotations, and kimi-cli resumes both the same way."""
+    template, sid = kimi_cli_session_template
+    ours = template.clone(tmp_path / "ours", model)
+    theirs = template.clone(tmp_path / "theirs", model)
+    _our_compact(ours, sid)
+    theirs.compact(sid)
+    for cli in (ours, theirs):
+        cli.fake.script(tool_turn("echo again"), text_turn("It printed again."))
+        cli.run("Run echo again", sid).check()
+    _our_compact(ours, sid)
+    theirs.compact(sid)
+    for name in ("context.jsonl", "context_1.jsonl", "context_2.jsonl"):
+        mine = (ours.session_dir(sid) / name).read_bytes()
+        assert mine == (theirs.session_dir(sid) / name).read_bytes(), name
+    assert ours.resume(sid, RESUME_PROMPT) == theirs.resume(sid, RESUME_PROMPT)
 
 
 def _user_parts(body: dict) -> list:
