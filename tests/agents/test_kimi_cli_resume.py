@@ -147,7 +147,7 @@ def test_a_second_compaction_matches_kimi_clis_second_compact(
     kimi_cli_session_template, tmp_path, model
 ):
     """Compact, talk on, compact again: ours twice and kimi-cli's own twice write the same
-    file and rotations, and kimi-cli resumes both the same way."""
+    file and the same rotations (kimi-cli resumes from context.jsonl alone)."""
     template, sid = kimi_cli_session_template
     ours = template.clone(tmp_path / "ours", model)
     theirs = template.clone(tmp_path / "theirs", model)
@@ -161,7 +161,6 @@ def test_a_second_compaction_matches_kimi_clis_second_compact(
     for name in ("context.jsonl", "context_1.jsonl", "context_2.jsonl"):
         mine = (ours.session_dir(sid) / name).read_bytes()
         assert mine == (theirs.session_dir(sid) / name).read_bytes(), name
-    assert ours.resume(sid, RESUME_PROMPT) == theirs.resume(sid, RESUME_PROMPT)
 
 
 def _user_parts(body: dict) -> list:
