@@ -13,23 +13,14 @@ import pytest
 
 from tests.agents.fake_model import FakeModel
 from tests.agents.harness import (
-    AGENTS_DIR,
     KimiCli,
     KimiCode,
     kimi_cli_installed,
     kimi_code_installed,
+    require_agent,
 )
 
-_CI = os.environ.get("CI", "").lower() == "true"
-
-
-def _require(installed: bool, name: str) -> None:
-    if installed:
-        return
-    reason = f"{name} is not installed under {AGENTS_DIR} (run .ci/install-agents)"
-    if _CI:
-        pytest.fail(f"CI=true: {reason}")
-    pytest.skip(reason)
+_require = require_agent
 
 
 def pytest_collection_modifyitems(items):

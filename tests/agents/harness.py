@@ -27,6 +27,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+import pytest
+
 from tests.agents.acp_client import AcpClient
 from tests.agents.fake_model import FakeModel, FakeRequest, Turn, text_turn, tool_turn
 
@@ -66,6 +68,17 @@ def kimi_cli_installed() -> bool:
 
 def kimi_code_installed() -> bool:
     return KIMI_CODE_NODE.is_file() and KIMI_CODE_MAIN.is_file()
+
+
+def require_agent(installed: bool, name: str) -> None:
+    """Skip the test when the agent is not installed, except under CI=true (CI installs
+    the agents): there a missing agent fails the test."""
+    if installed:
+        return
+    reason = f"{name} is not installed under {AGENTS_DIR} (run .ci/install-agents)"
+    if os.environ.get("CI", "").lower() == "true":
+        pytest.fail(f"CI=true: {reason}")
+    pytest.skip(reason)
 
 
 def kimi_cli_compact_md() -> Path | None:
@@ -146,6 +159,7 @@ class _Runner:
         self.workdir = Path(workdir) if workdir else self.root / "work"
         for d in (self.home, self.state, self.workdir):
             d.mkdir(parents=True, exist_ok=True)
+        self.capabilities: list[str] | None = None  # kimi-cli: the model's capabilities
 
     def env(self) -> dict[str, str]:
         """A small, fixed environment: nothing of the caller's keys or settings leaks in."""
@@ -162,6 +176,7 @@ class _Runner:
         """A new runner on a copy of this one's agent state (same work folder), so one
         agent-written session can be changed in several ways side by side."""
         other = type(self)(root, fake or self.fake, workdir=self.workdir)
+        other.capabilities = self.capabilities
         shutil.rmtree(other.state)
         _copy_state(self.state, other.state)
         return other
@@ -206,6 +221,13 @@ class KimiCli(_Runner):
         return dict(super().env(), KIMI_SHARE_DIR=str(self.state))
 
     def config_json(self) -> str:
+        model: dict[str, Any] = {
+            "provider": MODEL_ALIAS,
+            "model": self.fake.model,
+            "max_context_size": 200000,
+        }
+        if self.capabilities is not None:
+            model["capabilities"] = self.capabilities
         return json.dumps(
             {
                 "default_model": MODEL_ALIAS,
@@ -216,13 +238,7 @@ class KimiCli(_Runner):
                         "api_key": FAKE_KEY,
                     }
                 },
-                "models": {
-                    MODEL_ALIAS: {
-                        "provider": MODEL_ALIAS,
-                        "model": self.fake.model,
-                        "max_context_size": 200000,
-                    }
-                },
+                "models": {MODEL_ALIAS: model},
             }
         )
 
