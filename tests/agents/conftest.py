@@ -18,6 +18,7 @@ from tests.agents.harness import (
     kimi_cli_installed,
     kimi_code_installed,
     require_agent,
+    shared_template,
 )
 
 _require = require_agent
@@ -52,22 +53,14 @@ def kimi_code(tmp_path, fake_model):
 @pytest.fixture(scope="session")
 def kimi_cli_session_template(tmp_path_factory):
     """One kimi-cli session written by kimi-cli itself (4 turns, 2 shell tool calls),
-    made once per test process. Use ``runner.clone(...)`` to work on a copy."""
+    made once per test run. Use ``runner.clone(root, fake)`` to work on a copy."""
     _require(kimi_cli_installed(), "kimi-cli")
-    root = tmp_path_factory.mktemp("kimi-cli-template")
-    with FakeModel(lifetime=120) as fm:
-        runner = KimiCli(root, fm)
-        sid = runner.create_session()
-    return runner, sid
+    return shared_template(tmp_path_factory, "kimi-cli", KimiCli)
 
 
 @pytest.fixture(scope="session")
 def kimi_code_session_template(tmp_path_factory):
     """One kimi-code session written by kimi-code itself (4 turns, 2 shell tool calls),
-    made once per test process. Use ``runner.clone(...)`` to work on a copy."""
+    made once per test run. Use ``runner.clone(root, fake)`` to work on a copy."""
     _require(kimi_code_installed(), "kimi-code")
-    root = tmp_path_factory.mktemp("kimi-code-template")
-    with FakeModel(lifetime=120) as fm:
-        runner = KimiCode(root, fm)
-        sid = runner.create_session()
-    return runner, sid
+    return shared_template(tmp_path_factory, "kimi-code", KimiCode)

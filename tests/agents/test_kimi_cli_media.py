@@ -16,6 +16,7 @@ from tests.agents.harness import (
     kimi_cli_installed,
     require_agent,
     run_ours,
+    shared_template,
 )
 
 pytestmark = pytest.mark.agents
@@ -61,16 +62,20 @@ def _compact(cli: KimiCli, sid: str, *extra: str, env: dict | None = None) -> No
     assert code == 0, err[-2000:]
 
 
+def _put_pixel(runner: KimiCli) -> None:
+    (runner.workdir / "pixel.png").write_bytes(_png())
+
+
 @pytest.fixture(scope="module")
 def media_session(tmp_path_factory):
     require_agent(kimi_cli_installed(), "kimi-cli")
+    template, sid = shared_template(
+        tmp_path_factory, "kimi-cli-media", KimiCli, CONVERSATION, ["image_in"], _put_pixel
+    )
     with FakeModel(summary=SUMMARY, lifetime=300) as fm:
-        cli = KimiCli(tmp_path_factory.mktemp("media") / "template", fm)
-        cli.capabilities = ["image_in"]
-        (cli.workdir / "pixel.png").write_bytes(_png())
-        sid = cli.create_session(CONVERSATION)
-        original = cli.clone(cli.root.parent / "original").resume(sid, PROMPT)
-        yield cli, sid, original
+        root = tmp_path_factory.mktemp("media")
+        original = template.clone(root / "original", fm).resume(sid, PROMPT)
+        yield template, fm, sid, original
 
 
 def _has_image(message: dict) -> bool:
@@ -79,16 +84,16 @@ def _has_image(message: dict) -> bool:
 
 
 def test_compacting_a_media_tool_result_matches_kimi_clis_own_compact(media_session, tmp_path):
-    cli, sid, original = media_session
+    template, fm, sid, original = media_session
     history = original["messages"][1:-1]
     assert [m["role"] for m in history][:3] == ["user", "assistant", "tool"]
     assert _has_image(history[2]), "kimi-cli's ReadMediaFile sent no image"
     compact_md = kimi_cli_compact_md()
     assert compact_md is not None
-    ours, theirs = cli.clone(tmp_path / "ours"), cli.clone(tmp_path / "theirs")
-    start = len(cli.fake.requests)
+    ours, theirs = template.clone(tmp_path / "ours", fm), template.clone(tmp_path / "theirs", fm)
+    start = len(fm.requests)
     _compact(ours, sid, env={"KIMI_CLI_COMPACT_MD": str(compact_md)})
-    our_request = [r.json for r in cli.fake.requests[start:] if r.kind == "compaction"]
+    our_request = [r.json for r in fm.requests[start:] if r.kind == "compaction"]
     their_request = theirs.compact(sid).compaction_bodies()
     assert len(our_request) == 1 and len(their_request) == 1
     assert our_request[0]["messages"] == their_request[0]["messages"]
@@ -97,9 +102,9 @@ def test_compacting_a_media_tool_result_matches_kimi_clis_own_compact(media_sess
 
 
 def test_a_kept_media_message_is_resumed_as_it_was(media_session, tmp_path):
-    cli, sid, original = media_session
+    template, fm, sid, original = media_session
     history = original["messages"][1:-1]
-    copy = cli.clone(tmp_path / "copy")
+    copy = template.clone(tmp_path / "copy", fm)
     _compact(copy, sid, "--up-to", "1")  # the tool call and its image result are kept
     after = copy.resume(sid, PROMPT)
     assert after["messages"][2:-1] == history[1:]
