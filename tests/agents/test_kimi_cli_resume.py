@@ -163,6 +163,23 @@ def test_a_second_compaction_matches_kimi_clis_second_compact(
         assert mine == (theirs.session_dir(sid) / name).read_bytes(), name
 
 
+def test_too_short_to_compact_writes_nothing_and_resumes_as_kimi_clis_no_op(kimi_cli, tmp_path):
+    """One exchange: nothing before the preserved tail. Our compact is the spec's no-op
+    (nothing written, no request); kimi-cli's own /compact sends no request either but
+    rewrites the file (a rotation, a new _usage). kimi-cli resumes both the same way."""
+    sid = kimi_cli.create_session([("hi", [text_turn("hello")])])
+    context = kimi_cli.context_file(sid).read_bytes()
+    theirs = kimi_cli.clone(tmp_path / "theirs")
+    start = len(kimi_cli.fake.requests)
+    out, err = _our_compact(kimi_cli, sid)
+    assert "nothing to compact" in out + err
+    assert kimi_cli.fake.requests[start:] == []
+    assert kimi_cli.context_file(sid).read_bytes() == context
+    assert not (kimi_cli.session_dir(sid) / "context_1.jsonl").exists()
+    assert theirs.compact(sid).compaction_bodies() == []
+    assert kimi_cli.resume(sid, RESUME_PROMPT) == theirs.resume(sid, RESUME_PROMPT)
+
+
 def _user_parts(body: dict) -> list:
     users = [m for m in body["messages"] if m["role"] == "user"]
     assert len(users) == 1
