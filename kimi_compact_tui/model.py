@@ -137,7 +137,7 @@ class Session:
     """
 
     path: Path | None
-    format: str  # "kimi" | "openai-json" | "openai-jsonl"
+    format: str  # the name of its format plugin (formats.registry)
     messages: list[Message]
     entries: list[Message | SpecialRecord] | None = None
     system_prompt: str | None = None
@@ -146,6 +146,8 @@ class Session:
     container_is_list: bool = True
     trailing_newline: bool = True
     extra: dict[str, Any] = field(default_factory=dict)
+    # Lines the format skipped on load, each naming the file and line.
+    warnings: list[str] = field(default_factory=list)
 
     def __len__(self) -> int:
         return len(self.messages)
@@ -173,4 +175,5 @@ class Session:
             container=self.container,
             container_is_list=self.container_is_list,
             trailing_newline=self.trailing_newline,
+            extra=dict(self.extra),
         )

@@ -21,9 +21,11 @@ from kimi_compact_tui.errors import UserError
 from kimi_compact_tui.formats import dump_session, load_session
 from tests.bad_inputs import (
     CONFIG_ERRORS,
+    GOOD_LINES,
     SESSION_ERRORS,
     SESSION_NO_CRASH,
     SESSION_OK,
+    SESSION_SKIPPED,
     Case,
     build_corpus,
     snapshot,
@@ -38,6 +40,7 @@ PATH_ERRORS = [
     "fifo_folder",
     "dev_null",
 ]
+GOOD_LINES_BYTES = {line.encode() for line in GOOD_LINES}
 ERROR_CASES = [*SESSION_ERRORS, *PATH_ERRORS, *(f"config_{n}" for n in CONFIG_ERRORS)]
 ERROR_CASES.append("config_is_a_folder")
 IN_PROCESS = [n for n in ERROR_CASES if not n.startswith("fifo")]
@@ -111,6 +114,53 @@ def test_cli_bad_input_one_line_exit_2(
         # Names the config file (or the file it points to), or the provider field.
         assert str(case.config.parent) in line or "provider" in line, line
     assert snapshot(watch) == before
+
+
+@pytest.mark.parametrize("name", list(SESSION_SKIPPED))
+def test_kimi_cli_skipped_line_loads_with_a_warning(
+    name: str, corpus: dict[str, Case], capsys: pytest.CaptureFixture[str]
+) -> None:
+    """kimi-cli resumes these files, skipping the bad line with a warning:
+    so do we, naming the line, and the bytes survive a round trip."""
+    case = corpus[name]
+    data = case.session.read_bytes()
+    session = load_session(case.session)
+    assert len(session.warnings) == 1, session.warnings
+    warning = session.warnings[0]
+    bad_line = next(
+        i for i, line in enumerate(data.split(b"\n"), 1) if line not in GOOD_LINES_BYTES
+    )
+    assert warning.startswith(f"{case.session}:{bad_line}: "), warning
+    assert "\n" not in warning
+    skipped = name != "invalid_utf8"  # that line is read with U+FFFD, as kimi-cli does
+    assert ("skipped" in warning) == skipped
+    texts = [m.text() for m in session.messages]
+    assert texts[-5 if not skipped else -4 :][:4] == [
+        "Fix the parser.",
+        "Done, the parser is fixed.",
+        "Now the tests.",
+        "All tests pass.",
+    ]
+    assert dump_session(session) == data
+    before = snapshot([case.session])
+    assert cli.main(["plan", str(case.session)]) == 0
+    err = capsys.readouterr().err
+    assert err.count("warning:") == 1 and f":{bad_line}: " in err, err
+    assert snapshot([case.session]) == before
+
+
+@pytest.mark.parametrize(
+    "name,what",
+    [
+        ("kimi_cli_wire_log", "kimi-cli wire.jsonl"),
+        ("claude_code_transcript", "Claude Code transcript"),
+        ("codex_rollout", "Codex rollout"),
+    ],
+)
+def test_foreign_session_files_are_named(name: str, what: str, corpus: dict[str, Case]) -> None:
+    with pytest.raises(UserError) as info:
+        load_session(corpus[name].session)
+    assert what in str(info.value) and "not supported yet" in str(info.value)
 
 
 @pytest.mark.parametrize("name", list(SESSION_ERRORS))
@@ -203,10 +253,9 @@ def run_cli(argv: list[str]) -> subprocess.CompletedProcess[str]:
         ("fifo", "plan"),
         ("fifo", "preview"),
         ("fifo_folder", "plan"),
-        ("deep_nesting_kimi", "plan"),
         ("deep_nesting_json", "preview"),
         ("deep_nesting_object", "plan"),
-        ("truncated_last_line", "preview"),
+        ("kimi_every_line_malformed", "preview"),
         ("binary_file", "plan"),
         ("config_yaml_syntax_error", "plan"),
         ("config_provider_unknown_kind", "preview"),
@@ -254,14 +303,11 @@ def test_every_corpus_file_is_untouched_at_the_end(corpus: dict[str, Case]) -> N
 
 
 TUI_CASES = [
-    "truncated_last_line",
-    "invalid_utf8",
+    "kimi_every_line_malformed",
     "nul_bytes",
     "binary_file",
     "empty_file",
-    "role_number",
-    "usage_token_count_string",
-    "deep_nesting_kimi",
+    "codex_rollout",
     "json_top_level_string",
     "folder_without_session",
     "missing_path",
@@ -321,7 +367,7 @@ async def test_tui_shows_an_error_instead_of_crashing(name: str, corpus: dict[st
     assert snapshot(watch) == before
 
 
-@pytest.mark.parametrize("name", ["truncated_last_line", "binary_file", "fifo"])
+@pytest.mark.parametrize("name", ["kimi_every_line_malformed", "binary_file", "fifo"])
 async def test_tui_load_error_is_a_dialog(name: str, corpus: dict[str, Case]) -> None:
     create_app = _tui_app_factory()
     app = create_app(corpus[name].session)

@@ -121,7 +121,7 @@ def test_preview_noop_says_why(tmp_path: Path):
     "setup, args, expected",
     [
         (None, ["plan", "{tmp}/missing.jsonl"], "missing.jsonl: no such file"),
-        (None, ["plan", "{tmp}"], "no kimi-cli session"),
+        (None, ["plan", "{tmp}"], "folder holds no session"),
         (
             ("bad.jsonl", '{"role":"user","content":"a"}\n{oops}\n'),
             ["plan", "{file}"],

@@ -91,6 +91,7 @@ def load_and_prepare(
         fingerprint.append(fp)
     else:
         session = load_session(args.session)
+    warn_skipped(session)
     if args.up_to is not None and not 1 <= args.up_to <= len(session.messages):
         n = len(session.messages)
         raise UserError(
@@ -108,6 +109,14 @@ def load_and_prepare(
         compaction_model=getattr(args, "model", None),
     )
     return session, config, prep
+
+
+def warn_skipped(session: Session) -> None:
+    """One stderr line per line the format skipped on load (as the agent does)."""
+    from kimi_compact_tui.tui.sanitize import visible
+
+    for warning in session.warnings:
+        print(f"kimi-compact-tui: warning: {visible(warning)}", file=sys.stderr)
 
 
 def print_json(value: Any) -> None:

@@ -2,15 +2,15 @@
 
 The summary user message is ``<system>Previous context has been compacted.
 Here is the compaction output:</system>\\n<summary body>`` (no assistant
-acknowledgment). For kimi-cli sessions it takes kimi-cli's own shape: two text
-parts, the ``<system>`` line and the summary, so kimi-cli resumes the file as
-its own.
+acknowledgment). Its shape in the file is the session format's: kimi-cli
+sessions get kimi-cli's own two text parts, so kimi-cli resumes the file as
+its own. The one place that builds a compacted session is
+:func:`build_compacted_session`; the format adds its usage record.
 """
 
 from __future__ import annotations
 
 from kimi_compact_tui.compaction.plan import CompactionPlan
-from kimi_compact_tui.compaction.tokens import kimi_estimate
 from kimi_compact_tui.model import Message, Session
 
 COMPACTED_NOTICE = "Previous context has been compacted. Here is the compaction output:"
@@ -25,20 +25,23 @@ def build_compact_summary_text(summary: str) -> str:
     return f"{system(COMPACTED_NOTICE)}\n{summary}"
 
 
-def build_summary_message(summary: str, fmt: str = "openai-json") -> Message:
-    if fmt == "kimi":
-        return Message.make(
-            "user",
-            [
-                {"type": "text", "text": system(COMPACTED_NOTICE)},
-                {"type": "text", "text": summary},
-            ],
-        )
+def plain_summary_message(summary: str) -> Message:
+    """The summary message as one text: the shape most formats write."""
     return Message.make("user", build_compact_summary_text(summary))
 
 
 def is_summary_message(message: Message) -> bool:
     return message.role == "user" and message.text().startswith(system(COMPACTED_NOTICE))
+
+
+def splice(session: Session, plan: CompactionPlan, summary_message: Message) -> Session:
+    """Leading system message(s) + the summary message + the kept messages."""
+    if plan.noop:
+        raise ValueError(f"cannot compact: {plan.noop}")
+    messages = session.messages
+    kept = [messages[i] for i in plan.preserved_indices]
+    leading = [messages[i] for i in plan.leading_system_indices]
+    return session.with_messages(leading + [summary_message] + kept)
 
 
 def build_compacted_session(
@@ -48,21 +51,8 @@ def build_compacted_session(
     *,
     output_tokens: int | None = None,
 ) -> Session:
-    """Leading system message(s) + summary user message + kept messages.
+    """The session after the compaction, in ``session``'s format (its summary
+    message shape and usage record; see the format's ``compacted_session``)."""
+    from kimi_compact_tui.formats.registry import format_of
 
-    For kimi-cli sessions the recorded token count is kimi-cli's estimate: the
-    summary's output tokens when the provider reported them (else the summary
-    message's text characters // 4) plus the kept messages' characters // 4."""
-    if plan.noop:
-        raise ValueError(f"cannot compact: {plan.noop}")
-    messages = session.messages
-    summary_message = build_summary_message(summary, session.format)
-    kept = [messages[i] for i in plan.preserved_indices]
-    new_messages = [messages[i] for i in plan.leading_system_indices] + [summary_message] + kept
-    result = session.with_messages(new_messages)
-    if session.format == "kimi":
-        if output_tokens is not None:
-            result.recorded_tokens = output_tokens + kimi_estimate(new_messages[plan.leading + 1 :])
-        else:
-            result.recorded_tokens = kimi_estimate(new_messages[plan.leading :])
-    return result
+    return format_of(session).compacted_session(session, plan, summary, output_tokens)

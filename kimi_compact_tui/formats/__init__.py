@@ -1,69 +1,37 @@
-"""Session file formats: detection, loading and lossless saving.
+"""Session file formats: loading and lossless saving, through the registry.
 
-``load_session(path)`` accepts a kimi-cli ``context.jsonl``, a kimi-cli
-session folder holding one, an OpenAI-style ``.json`` (a list of messages or
-an object with ``messages``) or ``.jsonl``. ``dump_session`` gives the bytes
+``load_session(path)`` takes any file or session folder a registered format
+recognises (``formats.registry``; each format is one module implementing
+``formats.base.SessionFormat``). ``dump_session`` gives the bytes
 ``save_session`` writes (atomically).
 """
 
 from __future__ import annotations
 
 import codecs
-import re
-import stat
 from pathlib import Path
 
 from kimi_compact_tui.errors import SessionFormatError
-from kimi_compact_tui.formats import kimi, openai
-from kimi_compact_tui.fsutil import atomic_write_bytes, decode_utf8, gc_paused, read_bytes
+from kimi_compact_tui.formats import registry
+from kimi_compact_tui.formats.registry import resolve_session_path
+from kimi_compact_tui.fsutil import atomic_write_bytes, gc_paused, read_bytes
 from kimi_compact_tui.model import Session
 
-FORMATS = ("kimi", "openai-json", "openai-jsonl")
-_KIMI_NAME = re.compile(r"^context(_\d+)?\.jsonl$")
-
-
-def resolve_session_path(path: str | Path) -> Path:
-    """The session file for ``path`` (a file, or a kimi-cli session folder)."""
-    p = Path(path).expanduser()
-    try:
-        st = p.stat()
-    except FileNotFoundError:
-        raise SessionFormatError(f"{p}: no such file or folder") from None
-    except PermissionError:
-        raise SessionFormatError(f"{p}: permission denied") from None
-    except OSError as exc:
-        raise SessionFormatError(f"{p}: cannot open ({exc.strerror})") from None
-    if stat.S_ISDIR(st.st_mode):
-        candidate = p / "context.jsonl"
-        if candidate.is_file():
-            return candidate
-        raise SessionFormatError(f"{p}: folder holds no kimi-cli session (no context.jsonl)")
-    if not stat.S_ISREG(st.st_mode):
-        raise SessionFormatError(f"{p}: not a regular file")
-    return p
+__all__ = [
+    "check_bytes",
+    "detect_format",
+    "dump_session",
+    "load_session",
+    "parse_session",
+    "parse_session_bytes",
+    "resolve_session_path",
+    "save_session",
+]
 
 
 def detect_format(path: Path, text: str) -> str:
-    suffix = path.suffix.lower()
-    if suffix == ".jsonl":
-        if _KIMI_NAME.match(path.name) or kimi.looks_like_kimi(text):
-            return "kimi"
-        return "openai-jsonl"
-    if suffix == ".json":
-        return "openai-json"
-    stripped = text.lstrip()
-    if kimi.looks_like_kimi(text):
-        return "kimi"
-    if stripped.startswith("["):
-        return "openai-json"
-    if stripped.startswith("{") and "\n{" in stripped:
-        return "openai-jsonl"
-    if stripped.startswith("{"):
-        return "openai-json"
-    raise SessionFormatError(
-        f"{path}: unknown session format (expected kimi-cli context.jsonl, "
-        f"OpenAI .json or .jsonl)"
-    )
+    """The name of the format of ``path`` (``text``: its first characters)."""
+    return registry.detect(path, text.encode("utf-8")).name
 
 
 def check_bytes(data: bytes, path: Path) -> None:
@@ -91,32 +59,20 @@ def parse_session(text: str, path: Path, fmt: str | None = None) -> Session:
 
 
 def parse_session_bytes(data: bytes, path: Path, fmt: str | None = None) -> Session:
-    """Parse the bytes of a session file. Line-based formats are decoded line
-    by line and keep each line's bytes (see :mod:`formats.lines`)."""
+    """Parse the bytes of a session file with its format (detected unless
+    ``fmt`` names one)."""
     check_bytes(data, path)
-    fmt = fmt or detect_format(path, data[:65536].decode("utf-8", "ignore"))
+    plugin = registry.get(fmt) if fmt else registry.detect(path, data[: registry.HEAD_BYTES])
     # Parsing allocates one container per message and part and frees none of
     # them, so the cyclic GC would scan an ever larger heap again and again
     # for nothing (about a third of the load time of 100,000 messages).
     # Paused for the parse only; there are no cycles to collect here.
     with gc_paused():
-        if fmt == "kimi":
-            return kimi.parse(data, path)
-        if fmt == "openai-jsonl":
-            return openai.parse_jsonl(data, path)
-        if fmt == "openai-json":
-            return openai.parse_json(decode_utf8(data, path, SessionFormatError), path)
-    raise SessionFormatError(f"{path}: unknown format {fmt!r} (known: {', '.join(FORMATS)})")
+        return plugin.parse(data, path)
 
 
 def dump_session(session: Session) -> bytes:
-    if session.format == "kimi":
-        return kimi.serialize(session)
-    if session.format == "openai-json":
-        return openai.serialize_json(session)
-    if session.format == "openai-jsonl":
-        return openai.serialize_jsonl(session)
-    raise SessionFormatError(f"unknown format {session.format!r}")
+    return registry.format_of(session).dump(session)
 
 
 def save_session(session: Session, path: str | Path) -> None:

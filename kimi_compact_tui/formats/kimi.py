@@ -11,11 +11,16 @@ tool_call_id, partial``, a content of exactly one text part as a string).
 from __future__ import annotations
 
 import json
+import re
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
+from kimi_compact_tui.compaction.summary import COMPACTED_NOTICE, splice, system
+from kimi_compact_tui.compaction.tokens import kimi_estimate
 from kimi_compact_tui.errors import SessionFormatError
-from kimi_compact_tui.formats.lines import decoded_lines, raw_bytes, split_lines
+from kimi_compact_tui.formats.base import SessionInfo, WriteOp
+from kimi_compact_tui.formats.lines import raw_bytes, split_lines
 from kimi_compact_tui.formats.validate import check_message, type_name
 from kimi_compact_tui.model import Message, Session, SpecialRecord
 
@@ -41,47 +46,88 @@ def looks_like_kimi(text: str) -> bool:
     return False
 
 
+class SkippedLine(bytes):
+    """A line kimi-cli itself would skip on resume (malformed JSON, not an
+    object, no valid role, an invalid special record or message). Kept so the
+    file's bytes survive a round trip; never part of the history, and left out
+    of a rebuilt (compacted) file."""
+
+
+def _skip_reason(data: Any) -> str | None:
+    """Why kimi-cli would skip this decoded line (None: it keeps it)."""
+    if type(data) is not dict:
+        return f"not a JSON object (a {type_name(data)})"
+    role = data.get("role")
+    if type(role) is not str:
+        return "missing or invalid role"
+    rule = SPECIAL_FIELDS.get(role)
+    if rule is not None:
+        key, kind, described = rule
+        value = data.get(key)
+        if type(value) is not kind:
+            return f"{role} '{key}' must be {described}, got {type_name(value)}"
+    return None
+
+
 def parse(data: bytes, path: Path) -> Session:
+    """Parse a ``context.jsonl`` the way kimi-cli resumes it: a line kimi-cli
+    would skip (see :class:`SkippedLine`) is skipped here too, with a warning
+    naming it. A file with no valid record at all is an error."""
     lines, trailing_newline = split_lines(data)
     entries: list[Any] = []
     messages: list[Message] = []
+    warnings: list[str] = []
     system_prompt = None
     recorded = None
+    valid = 0
     loads = json.loads
-    for lineno, raw, line in decoded_lines(lines, path):
+    offset = 0
+    for lineno, raw in enumerate(lines, 1):
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:  # kimi-cli reads with errors="replace"
+            line = raw.decode("utf-8", "replace")
+            warnings.append(
+                f"{path}:{lineno}: not valid UTF-8 (byte {offset + exc.start}); read with "
+                "replacement characters, as kimi-cli does"
+            )
+        offset += len(raw) + 1
         if not line.strip():
             entries.append(BlankLine(raw))
             continue
         try:
-            data = loads(line)
+            record = loads(line, strict=False)
+            reason = _skip_reason(record)
+            if reason is None and not record["role"].startswith("_"):
+                check_message(record, f"{path}:{lineno}")
         except RecursionError:
-            raise SessionFormatError(f"{path}:{lineno}: JSON nested too deeply") from None
+            reason = "JSON nested too deeply"
         except ValueError as exc:
             msg = getattr(exc, "msg", str(exc))
             col = getattr(exc, "colno", None)
-            at = f", column {col}" if col else ""
-            raise SessionFormatError(f"{path}:{lineno}: invalid JSON ({msg}{at})") from None
-        role = data.get("role") if type(data) is dict else None
-        if type(role) is str and role.startswith("_"):
-            rule = SPECIAL_FIELDS.get(role)
-            if rule is not None:  # unknown special records are kept as they are
-                key, kind, described = rule
-                value = data.get(key)
-                if type(value) is not kind:
-                    raise SessionFormatError(
-                        f"{path}:{lineno}: {role} '{key}' must be {described}, "
-                        f"got {type_name(value)}"
-                    )
-                if role == "_system_prompt":
-                    system_prompt = value
-                elif role == "_usage":
-                    recorded = value
-            entries.append(SpecialRecord(data, raw))
+            reason = f"invalid JSON ({msg}{f', column {col}' if col else ''})"
+        except SessionFormatError as exc:
+            reason = str(exc).split(": ", 1)[-1]
+        if reason is not None:
+            warnings.append(f"{path}:{lineno}: skipped, as kimi-cli does on resume: {reason}")
+            entries.append(SkippedLine(raw))
             continue
-        check_message(data, f"{path}:{lineno}")
-        msg_obj = Message(data, raw)
-        entries.append(msg_obj)
-        messages.append(msg_obj)
+        valid += 1
+        role = record["role"]
+        if role.startswith("_"):
+            if role == "_system_prompt":
+                system_prompt = record["content"]
+            elif role == "_usage":
+                recorded = record["token_count"]
+            entries.append(SpecialRecord(record, raw))
+            continue
+        message = Message(record, raw)
+        entries.append(message)
+        messages.append(message)
+    if not valid:
+        first = warnings[0].split(": skipped, as kimi-cli does on resume: ", 1) if warnings else []
+        detail = f" ({first[0]}: {first[1]})" if len(first) == 2 else ""
+        raise SessionFormatError(f"{path}: no valid kimi-cli record in the file{detail}")
     return Session(
         path=path,
         format="kimi",
@@ -90,6 +136,7 @@ def parse(data: bytes, path: Path) -> Session:
         system_prompt=system_prompt,
         recorded_tokens=recorded,
         trailing_newline=trailing_newline,
+        warnings=warnings,
     )
 
 
@@ -118,7 +165,7 @@ def serialize(session: Session) -> bytes:
     lines: list[bytes] = []
     if session.entries is not None:
         for entry in session.entries:
-            if isinstance(entry, BlankLine):
+            if isinstance(entry, BlankLine | SkippedLine):
                 lines.append(bytes(entry))
             elif entry.raw is not None:
                 lines.append(raw_bytes(entry.raw))
@@ -142,3 +189,65 @@ def serialize(session: Session) -> bytes:
     if lines and (session.trailing_newline or session.entries is None):
         out += b"\n"
     return out
+
+
+# ----------------------------------------------------------------------------- the plugin
+
+_ROTATED = re.compile(r"^context(_\d+)?\.jsonl$")
+
+
+class KimiCliFormat:
+    """kimi-cli ``context.jsonl`` (a file, or the session folder holding it).
+    Written back the way kimi-cli's ``/compact`` writes: the file is rotated
+    to the next ``context_N.jsonl`` and a new one holds ``_system_prompt``,
+    ``_checkpoint`` 0, the summary, the kept messages and ``_usage``."""
+
+    name = "kimi"
+    label = "kimi-cli context.jsonl"
+    write_policy = "rotate"
+
+    def recognise(self, path: Path, head: bytes) -> bool:
+        if path.suffix.lower() == ".json":
+            return False
+        return bool(_ROTATED.match(path.name)) or looks_like_kimi(head.decode("utf-8", "ignore"))
+
+    def resolve_folder(self, folder: Path) -> Path | None:
+        candidate = folder / "context.jsonl"
+        return candidate if candidate.is_file() else None
+
+    def discover(self, env: Mapping[str, str], home: Path) -> list[SessionInfo]:
+        from kimi_compact_tui.formats import kimi_discover
+
+        return kimi_discover.discover(env, home)
+
+    def parse(self, data: bytes, path: Path) -> Session:
+        return parse(data, path)
+
+    def dump(self, session: Session) -> bytes:
+        return serialize(session)
+
+    def summary_message(self, summary: str) -> Message:
+        return Message.make(
+            "user",
+            [
+                {"type": "text", "text": system(COMPACTED_NOTICE)},
+                {"type": "text", "text": summary},
+            ],
+        )
+
+    def compacted_session(
+        self, session: Session, plan: Any, summary: str, output_tokens: int | None
+    ) -> Session:
+        """kimi-cli's ``_usage`` after ``/compact``: the summary's output tokens
+        when the provider reported them (else the summary message's characters
+        // 4) plus the kept messages' characters // 4."""
+        result = splice(session, plan, self.summary_message(summary))
+        after = result.messages[plan.leading :]
+        if output_tokens is not None:
+            result.recorded_tokens = output_tokens + kimi_estimate(after[1:])
+        else:
+            result.recorded_tokens = kimi_estimate(after)
+        return result
+
+    def write_op(self, session: Session, compacted: Session, context: Mapping[str, Any]) -> WriteOp:
+        return WriteOp("rotate", serialize(compacted))

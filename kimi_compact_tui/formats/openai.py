@@ -4,9 +4,13 @@ and ``.jsonl`` (one message per line)."""
 from __future__ import annotations
 
 import json
+from collections.abc import Mapping
 from pathlib import Path
+from typing import Any
 
+from kimi_compact_tui.compaction.summary import plain_summary_message, splice
 from kimi_compact_tui.errors import SessionFormatError
+from kimi_compact_tui.formats.base import SessionInfo, WriteOp
 from kimi_compact_tui.formats.lines import decoded_lines, raw_bytes, split_lines
 from kimi_compact_tui.formats.validate import check_message, type_name
 from kimi_compact_tui.model import Message, Session
@@ -99,3 +103,68 @@ def serialize_jsonl(session: Session) -> bytes:
     if lines:
         out += b"\n"
     return out
+
+
+# ----------------------------------------------------------------------------- the plugins
+
+
+class _OpenAIFormat:
+    """Shared by the two OpenAI layouts: no discovery, a plain summary
+    message, no usage record, a timestamped backup before the replace."""
+
+    write_policy = "backup"
+    fallback = True  # recognised only when no specific format (or foreign file) matches
+
+    def resolve_folder(self, folder: Path) -> Path | None:
+        return None
+
+    def discover(self, env: Mapping[str, str], home: Path) -> list[SessionInfo]:
+        return []
+
+    def summary_message(self, summary: str) -> Message:
+        return plain_summary_message(summary)
+
+    def compacted_session(
+        self, session: Session, plan: Any, summary: str, output_tokens: int | None
+    ) -> Session:
+        return splice(session, plan, self.summary_message(summary))
+
+    def write_op(self, session: Session, compacted: Session, context: Mapping[str, Any]) -> WriteOp:
+        return WriteOp("backup", self.dump(compacted))
+
+
+class OpenAIJsonlFormat(_OpenAIFormat):
+    name = "openai-jsonl"
+    label = "OpenAI messages .jsonl"
+
+    def recognise(self, path: Path, head: bytes) -> bool:
+        suffix = path.suffix.lower()
+        if suffix == ".jsonl":
+            return True
+        stripped = head.lstrip()
+        return suffix != ".json" and stripped.startswith(b"{") and b"\n{" in stripped
+
+    def parse(self, data: bytes, path: Path) -> Session:
+        return parse_jsonl(data, path)
+
+    def dump(self, session: Session) -> bytes:
+        return serialize_jsonl(session)
+
+
+class OpenAIJsonFormat(_OpenAIFormat):
+    name = "openai-json"
+    label = "OpenAI messages .json"
+
+    def recognise(self, path: Path, head: bytes) -> bool:
+        suffix = path.suffix.lower()
+        if suffix == ".json":
+            return True
+        return suffix != ".jsonl" and head.lstrip()[:1] in (b"[", b"{")
+
+    def parse(self, data: bytes, path: Path) -> Session:
+        from kimi_compact_tui.fsutil import decode_utf8
+
+        return parse_json(decode_utf8(data, path, SessionFormatError), path)
+
+    def dump(self, session: Session) -> bytes:
+        return serialize_json(session)

@@ -34,7 +34,9 @@ DEEP = 100_000
 class Case:
     name: str
     session: Path
-    expect: str = "error"  # "error" | "ok" | "either" (ok or one error line; no crash)
+    # "error" | "ok" | "skipped" (loads, warning of a skipped line) |
+    # "either" (ok or one error line; no crash)
+    expect: str = "error"
     config: Path | None = None
     special: str | None = None  # "fifo", "big", "deep": worth a real subprocess
 
@@ -58,9 +60,7 @@ def _special(record: dict) -> bytes:
 
 # name -> (file name, bytes); every one must fail with a clear error.
 SESSION_ERRORS: dict[str, tuple[str, bytes]] = {
-    "truncated_last_line": ("context.jsonl", GOOD_KIMI + b'{"role":"user","content":"hel'),
     "truncated_json_file": ("chat.json", b'[{"role": "user", "content": "hi"}, {"role": "ass'),
-    "invalid_utf8": ("context.jsonl", GOOD_KIMI + b'{"role":"user","content":"\xff\xfe"}\n'),
     "invalid_utf8_json": ("chat.json", b'[{"role": "user", "content": "caf\xe9"}]'),
     "nul_bytes": ("context.jsonl", GOOD_KIMI + b"\x00\x00\x00\n"),
     "nul_inside_string": ("context.jsonl", GOOD_KIMI + b'{"role":"user","content":"a\x00b"}\n'),
@@ -70,6 +70,39 @@ SESSION_ERRORS: dict[str, tuple[str, bytes]] = {
     "empty_file": ("context.jsonl", b""),
     "whitespace_only": ("chat.json", b"  \n\n\t \n"),
     "not_json_text": ("notes.txt", b"just some notes, not a session\n"),
+    "message_is_number": ("chat.jsonl", b'{"role": "user", "content": "hi"}\n42\n'),
+    "json_top_level_string": ("chat.json", b'"hello"\n'),
+    "json_object_without_messages": ("chat.json", b'{"model": "gpt", "items": []}\n'),
+    "json_messages_not_list": ("chat.json", b'{"messages": {"role": "user"}}\n'),
+    "json_trailing_comma": ("chat.json", b'[{"role": "user", "content": "hi"},]\n'),
+    "json_message_wrong_type": ("chat.json", b'[{"role": "user", "content": "hi"}, "oops"]\n'),
+    "jsonl_invalid_line": ("chat.jsonl", b'{"role": "user", "content": "hi"}\n{nope}\n'),
+    "deep_nesting_json": ("chat.json", b"[" * DEEP + b"]" * DEEP),
+    "deep_nesting_object": (
+        "chat.json",
+        b'[{"role":"user","content":"x","meta":' + b'{"a":' * DEEP + b"1" + b"}" * DEEP + b"}]",
+    ),
+    "kimi_every_line_malformed": ("context.jsonl", b'{"role": "user", "cont\n[1, 2]\n'),
+    "kimi_cli_wire_log": (
+        "wire.jsonl",
+        b'{"timestamp": 1764470000.0, "message": {"type": "TurnBegin", "payload": {}}}\n',
+    ),
+    "claude_code_transcript": (
+        "0b1c.jsonl",
+        b'{"parentUuid": null, "sessionId": "0b1c", "type": "user", "uuid": "u1",'
+        b' "message": {"role": "user", "content": "hi"}}\n',
+    ),
+    "codex_rollout": (
+        "rollout-2026-01-01.jsonl",
+        b'{"timestamp": "2026-01-01T00:00:00Z", "type": "session_meta", "payload": {"id": "x"}}\n',
+    ),
+}
+
+# kimi-cli files with a line kimi-cli itself skips on resume (with a warning):
+# they load, with one warning naming the line; the line's bytes are kept.
+SESSION_SKIPPED: dict[str, tuple[str, bytes]] = {
+    "truncated_last_line": ("context.jsonl", GOOD_KIMI + b'{"role":"user","content":"hel'),
+    "invalid_utf8": ("context.jsonl", GOOD_KIMI + b'{"role":"user","content":"\xff\xfe"}\n'),
     "role_number": ("context.jsonl", _msg(role=7, content="x")),
     "role_missing": ("context.jsonl", _msg(content="x")),
     "role_null": ("context.jsonl", _msg(role=None, content="x")),
@@ -92,7 +125,6 @@ SESSION_ERRORS: dict[str, tuple[str, bytes]] = {
     "name_list": ("context.jsonl", _msg(role="user", content="x", name=["a"])),
     "partial_string": ("context.jsonl", _msg(role="assistant", content="x", partial="yes")),
     "message_is_list": ("context.jsonl", GOOD_KIMI + b"[1, 2, 3]\n"),
-    "message_is_number": ("chat.jsonl", b'{"role": "user", "content": "hi"}\n42\n'),
     "usage_token_count_string": (
         "context.jsonl",
         _special({"role": "_usage", "token_count": "many"}),
@@ -103,20 +135,9 @@ SESSION_ERRORS: dict[str, tuple[str, bytes]] = {
         "context.jsonl",
         _special({"role": "_system_prompt", "content": ["a"]}),
     ),
-    "json_top_level_string": ("chat.json", b'"hello"\n'),
-    "json_object_without_messages": ("chat.json", b'{"model": "gpt", "items": []}\n'),
-    "json_messages_not_list": ("chat.json", b'{"messages": {"role": "user"}}\n'),
-    "json_trailing_comma": ("chat.json", b'[{"role": "user", "content": "hi"},]\n'),
-    "json_message_wrong_type": ("chat.json", b'[{"role": "user", "content": "hi"}, "oops"]\n'),
-    "jsonl_invalid_line": ("chat.jsonl", b'{"role": "user", "content": "hi"}\n{nope}\n'),
     "deep_nesting_kimi": (
         "context.jsonl",
         GOOD_KIMI + b'{"role":"user","content":' + b"[" * DEEP + b"]" * DEEP + b"}\n",
-    ),
-    "deep_nesting_json": ("chat.json", b"[" * DEEP + b"]" * DEEP),
-    "deep_nesting_object": (
-        "chat.json",
-        b'[{"role":"user","content":"x","meta":' + b'{"a":' * DEEP + b"1" + b"}" * DEEP + b"}]",
     ),
 }
 
@@ -245,6 +266,9 @@ def build_corpus(root: Path, *, big: bool = True) -> list[Case]:
     for name, (fname, data) in SESSION_ERRORS.items():
         special = "deep" if name.startswith("deep_nesting") else None
         cases.append(Case(name, _write(root / name / fname, data), special=special))
+    for name, (fname, data) in SESSION_SKIPPED.items():
+        special = "deep" if name.startswith("deep_nesting") else None
+        cases.append(Case(name, _write(root / name / fname, data), "skipped", special=special))
     for name, (fname, data) in SESSION_OK.items():
         cases.append(Case(name, _write(root / name / fname, data), expect="ok"))
     for name, (fname, data) in SESSION_NO_CRASH.items():
