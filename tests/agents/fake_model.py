@@ -1,0 +1,343 @@
+"""A fake OpenAI-compatible model on 127.0.0.1 for the real agents (kimi-cli, kimi-code).
+
+Usage::
+
+    with FakeModel(summary="SUMMARY") as fm:
+        fm.script(tool_turn("echo hello"), text_turn("done"), text_turn("second answer"))
+        # point an agent at fm.base_url ("http://127.0.0.1:PORT/v1")
+        ...
+        fm.requests          # every request, in order (path, headers, json body, kind)
+        fm.turn_requests()   # the chat requests that were not compaction requests
+
+Endpoints: ``POST .../chat/completions`` (streaming SSE when the body says
+``"stream": true``, else one JSON completion) and ``GET .../models``. Anything
+else gets a 404 (and is recorded).
+
+Each chat request that is not a compaction request takes the next scripted turn
+(first in, first out); with nothing left it gets :data:`DEFAULT_TEXT`. A
+compaction request (see :func:`is_compaction_request`) is answered with the
+given summary and does not take a scripted turn.
+
+A tool-call turn names candidate tool names; the first one the request offers
+in its ``tools`` list is called (kimi-cli calls its shell tool ``Shell``,
+kimi-code ``Bash``), so the agent runs its real shell tool.
+
+Bounded: the server stops when the ``with`` block ends and, whatever happens,
+after ``lifetime`` seconds or ``max_requests`` requests.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+__all__ = [
+    "DEFAULT_TEXT",
+    "FakeModel",
+    "FakeRequest",
+    "Turn",
+    "is_compaction_request",
+    "message_text",
+    "text_turn",
+    "tool_turn",
+]
+
+DEFAULT_TEXT = "(fake model: no scripted turn left)"
+SHELL_TOOL_NAMES = ("Shell", "Bash", "shell", "bash", "run_shell_command")
+
+# What the agents send when they compact (facts read from their source):
+# kimi-cli's system prompt for its compaction call, and kimi-code's instruction,
+# the last user message of its compaction call.
+COMPACTION_MARKERS = (
+    "compacts conversation context",
+    "You are about to run out of context",
+)
+
+
+@dataclass
+class Turn:
+    """One scripted assistant reply: text, and optionally one tool call."""
+
+    text: str = ""
+    tool_names: tuple[str, ...] = ()
+    tool_args: dict[str, Any] = field(default_factory=dict)
+    reasoning: str = ""
+
+
+def text_turn(text: str, reasoning: str = "") -> Turn:
+    return Turn(text=text, reasoning=reasoning)
+
+
+def tool_turn(command: str, text: str = "", names: tuple[str, ...] = SHELL_TOOL_NAMES) -> Turn:
+    """A turn that calls the agent's shell tool with ``command``."""
+    return Turn(text=text, tool_names=names, tool_args={"command": command})
+
+
+def message_text(message: dict[str, Any]) -> str:
+    """The text of one OpenAI-style message (string content or a list of parts)."""
+    content = message.get("content")
+    if isinstance(content, str):
+        return content
+    if isinstance(content, list):
+        return "".join(part.get("text", "") for part in content if isinstance(part, dict))
+    return ""
+
+
+def is_compaction_request(body: dict[str, Any]) -> bool:
+    """True when a chat body is an agent's compaction call: a system message or
+    the last user message carries one of :data:`COMPACTION_MARKERS`."""
+    messages = body.get("messages") or []
+    texts = [message_text(m) for m in messages if m.get("role") == "system"]
+    users = [m for m in messages if m.get("role") == "user"]
+    if users:
+        texts.append(message_text(users[-1]))
+    return any(marker in text for text in texts for marker in COMPACTION_MARKERS)
+
+
+@dataclass
+class FakeRequest:
+    method: str
+    path: str
+    headers: dict[str, str]
+    body: bytes
+    kind: str  # "turn", "compaction", "models" or "other"
+
+    @property
+    def json(self) -> Any:
+        try:
+            return json.loads(self.body.decode("utf-8"))
+        except ValueError:
+            return None
+
+
+class FakeModel:
+    def __init__(
+        self,
+        summary: str = "FAKE SUMMARY",
+        model: str = "fake-model",
+        lifetime: float = 120.0,
+        max_requests: int = 200,
+    ) -> None:
+        self.summary = summary
+        self.model = model
+        self.lifetime = lifetime
+        self.max_requests = max_requests
+        self.requests: list[FakeRequest] = []
+        self._turns: list[Turn] = []
+        self._lock = threading.Lock()
+        self._server: ThreadingHTTPServer | None = None
+        self._thread: threading.Thread | None = None
+        self._timer: threading.Timer | None = None
+        self._calls = 0
+
+    # --- script and records -----------------------------------------------------------------
+    def script(self, *turns: Turn) -> None:
+        with self._lock:
+            self._turns.extend(turns)
+
+    def pending(self) -> int:
+        with self._lock:
+            return len(self._turns)
+
+    def chat_requests(self) -> list[FakeRequest]:
+        return [r for r in self.requests if r.kind in ("turn", "compaction")]
+
+    def turn_requests(self) -> list[FakeRequest]:
+        return [r for r in self.requests if r.kind == "turn"]
+
+    def compaction_requests(self) -> list[FakeRequest]:
+        return [r for r in self.requests if r.kind == "compaction"]
+
+    def clear(self) -> None:
+        with self._lock:
+            self.requests.clear()
+
+    @property
+    def base_url(self) -> str:
+        assert self._server is not None, "FakeModel is not started"
+        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
+
+    # --- lifecycle --------------------------------------------------------------------------
+    def __enter__(self) -> FakeModel:
+        self.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def start(self) -> None:
+        handler = _make_handler(self)
+        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
+        self._server.daemon_threads = True
+        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
+        self._thread.start()
+        self._timer = threading.Timer(self.lifetime, self.stop)
+        self._timer.daemon = True
+        self._timer.start()
+
+    def stop(self) -> None:
+        with self._lock:
+            server = self._server
+            if getattr(self, "_stopped", False):
+                return
+            self._stopped = True
+        if self._timer is not None and self._timer is not threading.current_thread():
+            self._timer.cancel()
+        if server is not None:
+            server.shutdown()
+            server.server_close()
+
+    # --- answering --------------------------------------------------------------------------
+    def _record(self, req: FakeRequest) -> None:
+        with self._lock:
+            self.requests.append(req)
+            self._calls += 1
+            over = self._calls >= self.max_requests
+        if over:
+            threading.Thread(target=self.stop, daemon=True).start()
+
+    def _next_turn(self, body: dict[str, Any]) -> tuple[str, Turn]:
+        if is_compaction_request(body):
+            return "compaction", Turn(text=self.summary)
+        with self._lock:
+            turn = self._turns.pop(0) if self._turns else Turn(text=DEFAULT_TEXT)
+        return "turn", turn
+
+
+def _tool_call(turn: Turn, body: dict[str, Any], seq: int) -> dict[str, Any] | None:
+    if not turn.tool_names:
+        return None
+    offered = [
+        (t.get("function") or {}).get("name") or t.get("name")
+        for t in body.get("tools") or []
+        if isinstance(t, dict)
+    ]
+    name = next((n for n in turn.tool_names if n in offered), turn.tool_names[0])
+    return {
+        "id": f"call_fake_{seq}",
+        "type": "function",
+        "function": {"name": name, "arguments": json.dumps(turn.tool_args)},
+    }
+
+
+def _usage(body: dict[str, Any]) -> dict[str, int]:
+    prompt = len(json.dumps(body.get("messages") or [])) // 4
+    return {"prompt_tokens": prompt, "completion_tokens": 10, "total_tokens": prompt + 10}
+
+
+def _make_handler(fm: FakeModel) -> type[BaseHTTPRequestHandler]:
+    class Handler(BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+        timeout = 30
+
+        def log_message(self, *args: object) -> None:  # quiet
+            return
+
+        def _headers(self) -> dict[str, str]:
+            return {k.lower(): v for k, v in self.headers.items()}
+
+        def _send_json(self, status: int, obj: Any) -> None:
+            data = json.dumps(obj).encode()
+            self.send_response(status)
+            self.send_header("Content-Type", "application/json")
+            self.send_header("Content-Length", str(len(data)))
+            self.end_headers()
+            self.wfile.write(data)
+
+        def do_GET(self) -> None:  # noqa: N802
+            if self.path.rstrip("/").endswith("/models"):
+                fm._record(FakeRequest("GET", self.path, self._headers(), b"", "models"))
+                self._send_json(
+                    200,
+                    {"object": "list", "data": [{"id": fm.model, "object": "model"}]},
+                )
+                return
+            fm._record(FakeRequest("GET", self.path, self._headers(), b"", "other"))
+            self._send_json(404, {"error": {"message": "not found"}})
+
+        def do_POST(self) -> None:  # noqa: N802
+            length = int(self.headers.get("Content-Length") or 0)
+            raw = self.rfile.read(length) if length else b""
+            if not self.path.split("?")[0].rstrip("/").endswith("/chat/completions"):
+                fm._record(FakeRequest("POST", self.path, self._headers(), raw, "other"))
+                self._send_json(404, {"error": {"message": "not found"}})
+                return
+            try:
+                body = json.loads(raw.decode("utf-8"))
+            except ValueError:
+                fm._record(FakeRequest("POST", self.path, self._headers(), raw, "other"))
+                self._send_json(400, {"error": {"message": "body is not JSON"}})
+                return
+            kind, turn = fm._next_turn(body)
+            fm._record(FakeRequest("POST", self.path, self._headers(), raw, kind))
+            seq = len(fm.requests)
+            call = _tool_call(turn, body, seq)
+            if body.get("stream"):
+                self._stream(body, turn, call, seq)
+            else:
+                self._complete(body, turn, call, seq)
+
+        def _complete(self, body: dict, turn: Turn, call: dict | None, seq: int) -> None:
+            message: dict[str, Any] = {"role": "assistant", "content": turn.text}
+            if turn.reasoning:
+                message["reasoning_content"] = turn.reasoning
+            if call:
+                message["tool_calls"] = [call]
+            self._send_json(
+                200,
+                {
+                    "id": f"chatcmpl-fake-{seq}",
+                    "object": "chat.completion",
+                    "created": int(time.time()),
+                    "model": body.get("model") or fm.model,
+                    "choices": [
+                        {
+                            "index": 0,
+                            "message": message,
+                            "finish_reason": "tool_calls" if call else "stop",
+                        }
+                    ],
+                    "usage": _usage(body),
+                },
+            )
+
+        def _stream(self, body: dict, turn: Turn, call: dict | None, seq: int) -> None:
+            self.send_response(200)
+            self.send_header("Content-Type", "text/event-stream")
+            self.send_header("Cache-Control", "no-cache")
+            self.send_header("Connection", "close")
+            self.end_headers()
+            self.close_connection = True
+            base = {
+                "id": f"chatcmpl-fake-{seq}",
+                "object": "chat.completion.chunk",
+                "created": int(time.time()),
+                "model": body.get("model") or fm.model,
+            }
+
+            def chunk(delta: dict, finish: str | None = None, **extra: Any) -> None:
+                obj = dict(base, choices=[{"index": 0, "delta": delta, "finish_reason": finish}])
+                obj.update(extra)
+                self.wfile.write(b"data: " + json.dumps(obj).encode() + b"\n\n")
+
+            chunk({"role": "assistant", "content": ""})
+            if turn.reasoning:
+                chunk({"reasoning_content": turn.reasoning})
+            if turn.text:
+                half = len(turn.text) // 2
+                for piece in (turn.text[:half], turn.text[half:]):
+                    if piece:
+                        chunk({"content": piece})
+            if call:
+                chunk({"tool_calls": [dict(call, index=0)]})
+            chunk({}, "tool_calls" if call else "stop")
+            usage_chunk = dict(base, choices=[], usage=_usage(body))
+            self.wfile.write(b"data: " + json.dumps(usage_chunk).encode() + b"\n\n")
+            self.wfile.write(b"data: [DONE]\n\n")
+            self.wfile.flush()
+
+    return Handler
