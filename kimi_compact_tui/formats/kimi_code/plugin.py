@@ -10,6 +10,7 @@ change. ``Session.extra`` holds ``journal`` (the bytes read), ``journal_length``
 
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -108,11 +109,27 @@ class KimiCodeFormat:
     write_policy = "append"
 
     def recognise(self, path: Path, head: bytes) -> bool:
-        return path.name == WIRE_NAME or head.startswith(METADATA_HEAD)
+        """The first record is kimi-code's ``metadata`` record (kimi-code
+        writes ``created_at``; kimi-cli's own wire.jsonl is another file)."""
+        first = head.split(b"\n", 1)[0].rstrip(b"\r")
+        if not first.startswith(METADATA_HEAD):
+            return False
+        try:
+            record = json.loads(first.decode("utf-8"))
+        except (ValueError, RecursionError):
+            return False
+        return type(record) is dict and "created_at" in record
 
     def resolve_folder(self, folder: Path) -> Path | None:
+        """A kimi-code session folder's main journal, or an agent folder's
+        (a kimi-cli session folder also holds a wire.jsonl: not this one)."""
         for candidate in (folder / "agents" / "main" / WIRE_NAME, folder / WIRE_NAME):
-            if candidate.is_file():
+            try:
+                with open(candidate, "rb") as fh:
+                    head = fh.read(4096)
+            except OSError:
+                continue
+            if self.recognise(candidate, head):
                 return candidate
         return None
 
