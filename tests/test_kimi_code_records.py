@@ -1,0 +1,162 @@
+"""The records a compaction appends to a kimi-code journal, and the append
+and undo checks."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from kimi_compact_tui.compaction.plan import make_plan
+from kimi_compact_tui.compaction.summary import build_compact_summary_text
+from kimi_compact_tui.errors import ApplyError
+from kimi_compact_tui.formats.kimi_code import CLOSE_NOTE, append_allowed, undo_allowed
+from tests.test_kimi_code_format import FMT, Journal, conversation, parse, summary
+
+NOW = 1796116006899
+
+
+def compact(data: bytes, up_to: int | None = None, output_tokens: int | None = 7):
+    session = parse(data)
+    plan = make_plan(session.messages, up_to=up_to)
+    compacted = FMT.compacted_session(session, plan, "OUR SUMMARY", output_tokens, time_ms=NOW)
+    return session, plan, compacted, FMT.write_op(session, compacted, {})
+
+
+def test_four_records_in_kimi_codes_shape():
+    session, plan, compacted, op = compact(conversation().bytes(), up_to=5)
+    assert op.policy == "append" and CLOSE_NOTE in op.notes
+    assert "must not be running" in CLOSE_NOTE
+    lines = op.data.split(b"\n")
+    assert lines[-1] == b"" and len(lines) == 5
+    records = [json.loads(line) for line in lines[:-1]]
+    assert [list(r) for r in records] == [
+        ["type", "source", "agentId", "time"],
+        [
+            "type",
+            "agentId",
+            "summary",
+            "contextSummary",
+            "compactedCount",
+            "tokensBefore",
+            "tokensAfter",
+            "summaryOutputTokens",
+            "legacyTail",
+            "time",
+        ],
+        ["type", "agentId", "length", "tokens", "measured", "time"],
+        ["type", "agentId", "time"],
+    ]
+    begin, apply, rebased, complete = records
+    assert begin == {
+        "type": "full_compaction.begin",
+        "source": "manual",
+        "agentId": "main",
+        "time": NOW,
+    }
+    assert apply["summary"] == "OUR SUMMARY"
+    assert apply["contextSummary"] == build_compact_summary_text("OUR SUMMARY")
+    assert apply["compactedCount"] == 5 == plan.boundary
+    assert apply["legacyTail"] is True and "keptUserMessageCount" not in apply
+    assert apply["summaryOutputTokens"] == 7 and apply["tokensBefore"] == session.recorded_tokens
+    assert rebased == {
+        "type": "token_counting.rebased",
+        "agentId": "main",
+        "length": 3,  # the summary and the two kept messages
+        "tokens": apply["tokensAfter"],
+        "measured": False,
+        "time": NOW,
+    }
+    assert complete["type"] == "full_compaction.complete"
+    # kimi-code's JSON.stringify: compact, non-ASCII as it is
+    assert lines[1].startswith(b'{"type":"context.apply_compaction","agentId":"main",')
+
+
+def test_the_journal_after_our_records_folds_to_summary_and_kept_messages():
+    data = conversation().bytes()
+    session, plan, compacted, op = compact(data, up_to=5)
+    after = parse(data + op.data)
+    assert summary(after) == [
+        ("user", build_compact_summary_text("OUR SUMMARY")),
+        ("user", "second prompt"),
+        ("assistant", "answer two"),
+    ]
+    assert after.messages == compacted.messages
+    assert FMT.dump(compacted) == data + op.data
+    assert after.messages[0] == FMT.summary_message("OUR SUMMARY")
+
+
+def test_default_tail_counts_tool_results_and_reminders_as_context_messages():
+    j = conversation()
+    j.prompt("third")
+    j.tool_turn("call_2", "echo world", "world\n")
+    j.answer("printed world")
+    data = j.bytes()
+    session, plan, compacted, op = compact(data)
+    apply = json.loads(op.data.split(b"\n")[1])
+    # the preserved tail: the last two user/assistant messages and what follows them
+    assert apply["compactedCount"] == plan.boundary == len(session.messages) - 3
+    kept = [m.role for m in parse(data + op.data).messages[1:]]
+    assert kept == ["assistant", "tool", "assistant"]
+
+
+def test_without_output_tokens_no_summary_output_field_and_an_estimate():
+    _, _, compacted, op = compact(conversation().bytes(), up_to=3, output_tokens=None)
+    apply = json.loads(op.data.split(b"\n")[1])
+    assert "summaryOutputTokens" not in apply and apply["tokensAfter"] > 0
+
+
+def test_an_unterminated_last_record_gets_its_newline_first():
+    data = conversation().bytes().rstrip(b"\n")
+    _, _, _, op = compact(data, up_to=5)
+    assert op.data.startswith(b"\n{")
+    assert len(parse(data + op.data).messages) == 3
+
+
+def test_writing_is_refused_mid_turn_and_after_a_torn_line():
+    j = conversation()
+    step = j.begin()
+    j.call(step, "c9", "sleep 9")
+    with pytest.raises(ApplyError, match="mid-turn"):
+        compact(j.bytes(), up_to=3)
+    with pytest.raises(ApplyError, match="partial record"):
+        compact(conversation().bytes() + b'{"type":"conte', up_to=3)
+
+
+def test_a_sub_agent_journal_writes_its_own_agent_id(tmp_path):
+    j = Journal(agent="agent-0")
+    j.prompt("sub task")
+    j.answer("sub answer")
+    j.prompt("more")
+    j.answer("done")
+    path = tmp_path / "agents" / "agent-0" / "wire.jsonl"
+    session = FMT.parse(j.bytes(), path)
+    assert len(session.messages) == 4
+    plan = make_plan(session.messages, up_to=2)
+    compacted = FMT.compacted_session(session, plan, "S", None, time_ms=NOW)
+    op = FMT.write_op(session, compacted, {})
+    assert all(json.loads(x)["agentId"] == "agent-0" for x in op.data.split(b"\n")[:-1])
+
+
+def test_append_allowed():
+    loaded = conversation().bytes()
+    assert append_allowed(loaded, loaded) is None
+    assert "grew by 5 bytes" in append_allowed(loaded + b"{...}", loaded)
+    assert "kimi-code is writing" in append_allowed(loaded + b"x", loaded)
+    assert "shrank" in append_allowed(loaded[:-10], loaded)
+    changed = loaded.replace(b"first prompt", b"FIRST prompt")
+    assert "earlier bytes changed" in append_allowed(changed, loaded)
+
+
+def test_undo_allowed_only_when_the_file_ends_with_exactly_our_bytes():
+    original = conversation().bytes()
+    _, _, _, op = compact(original, up_to=5)
+    ours = original + op.data
+    n = len(original)
+    assert undo_allowed(ours, op.data, n) is None
+    assert "appended after our compaction" in undo_allowed(ours + b'{"type":"x"}\n', op.data, n)
+    assert "shorter" in undo_allowed(ours[:-3], op.data, n)
+    assert "no longer holds" in undo_allowed(ours[:-3] + b"XYZ", op.data, n)
+    assert undo_allowed(ours, op.data, n - 1) is not None
+    # truncating to the original length gives back the original history
+    assert parse(ours[:n]).messages == parse(original).messages
