@@ -19,6 +19,7 @@ import pytest
 
 from kimi_compact_tui.compaction.summary import build_compact_summary_text
 from kimi_compact_tui.formats.kimi_code import KimiCodeFormat
+from kimi_compact_tui.formats.kimi_code.convert import blob_file, media_urls
 from kimi_compact_tui.model import Message
 from tests.agents.fake_model import FakeModel, Turn
 from tests.agents.harness import KimiCode, run_ours
@@ -205,3 +206,202 @@ def test_a_journal_appended_to_while_we_stream_is_refused(
     grown = wire.read_bytes()
     assert grown.startswith(journal) and grown.count(b"\n") == journal.count(b"\n") + 1
     assert b"context.apply_compaction" not in grown[len(journal) :]
+
+
+# --- journals kimi-code folds differently from a plain list -----------------------------
+
+SYNTHETIC = "(stands for kimi-code's own text)"
+
+
+def _comparable(session) -> list[tuple]:
+    """Our messages as kimi-code sends them: one we stand in for (an interrupted call's
+    result, a compaction note) compares by role and tool call only; adjacent prompts
+    of the user are sent as one message (their texts joined by a blank line)."""
+    out: list[tuple] = []
+    merging = False
+    for m in session.messages:
+        meta = m.data.get("kimi_code") or {}
+        prompt = m.role == "user" and (meta.get("origin") or {}).get("kind") == "user"
+        if prompt and merging:
+            out[-1] = ("user", out[-1][1] + "\n\n" + m.text(), [], None)
+        elif meta.get("synthetic"):
+            out.append((m.role, SYNTHETIC, [], m.tool_call_id))
+        else:
+            out.append(ours(m))
+        merging = prompt
+    return out
+
+
+def _check_resume(code: KimiCode, sid: str) -> list[tuple]:
+    """Resume; assert kimi-code sent exactly our history; return it."""
+    session = _load(code, sid)
+    expected = _comparable(session)
+    _, history, _ = history_of(code.resume(sid, RESUME_PROMPT))
+    got = [sent(m) for m in history]
+    for i, e in enumerate(expected):
+        if e[1] == SYNTHETIC and i < len(got):
+            assert got[i][1], f"kimi-code sent an empty message {i}"
+            got[i] = (got[i][0], SYNTHETIC, [], got[i][3])
+    assert got == expected
+    return expected
+
+
+def _record_lines(data: bytes) -> int:
+    return sum(1 for line in data.split(b"\n") if line.rstrip(b"\r"))
+
+
+def _append(wire: Path, *records: dict[str, Any]) -> None:
+    with open(wire, "ab") as fh:
+        for r in records:
+            fh.write(json.dumps(r, ensure_ascii=False, separators=(",", ":")).encode() + b"\n")
+
+
+def _undo_one_turn(wire: Path) -> None:
+    """kimi-code's undo of the last turn, as its ``switchBranch`` writes it."""
+    data = wire.read_bytes()
+    lines = [json.loads(x) for x in data.split(b"\n") if x.strip()]
+    prompt_line = max(
+        i
+        for i, r in enumerate(lines, 1)
+        if r["type"] == "context.append_message"
+        and (r["message"].get("origin") or {}).get("kind") == "user"
+    )
+    edge = _record_lines(data) + 1
+    t = lines[-1]["time"] + 1
+    _append(
+        wire,
+        {
+            "type": "agent.switched",
+            "agentId": "main",
+            "branch": "b1",
+            "reason": "undo",
+            "base": {"branch": "main", "line": prompt_line - 1},
+            "turns": 1,
+            "legacyUndoLine": edge + 1,
+            "time": t,
+        },
+        {"type": "context.undo", "agentId": "main", "count": 1, "time": t},
+        {"type": "context.undone", "agentId": "main", "turns": 1, "fromTurnId": 3, "time": t},
+    )
+
+
+def _interrupted_call(wire: Path) -> None:
+    """A turn whose shell call was interrupted before its result was recorded."""
+    t = json.loads(wire.read_bytes().rstrip(b"\n").rsplit(b"\n", 1)[1])["time"] + 1
+
+    def loop(event: dict) -> dict:
+        return {"type": "context.append_loop_event", "agentId": "main", "event": event, "time": t}
+
+    _append(
+        wire,
+        {
+            "type": "context.append_message",
+            "agentId": "main",
+            "message": {
+                "role": "user",
+                "content": [{"type": "text", "text": "Run the slow one"}],
+                "id": "msg_slow",
+                "toolCalls": [],
+                "origin": {"kind": "user"},
+            },
+            "time": t,
+        },
+        loop({"type": "step.begin", "uuid": "s-slow", "turnId": "4", "step": 1}),
+        loop(
+            {
+                "type": "tool.call",
+                "uuid": "c-slow",
+                "turnId": "4",
+                "step": 1,
+                "stepUuid": "s-slow",
+                "toolCallId": "call_slow",
+                "name": "Bash",
+                "args": {"command": "sleep 60"},
+            }
+        ),
+        loop(
+            {
+                "type": "step.end",
+                "uuid": "s-slow",
+                "turnId": "4",
+                "step": 1,
+                "finishReason": "interrupted",
+            }
+        ),
+    )
+
+
+@pytest.mark.parametrize("change", ["undo", "clear", "interrupted"])
+def test_kimi_code_resumes_undo_clear_and_interrupted_calls_as_we_read_them(
+    change, kimi_code_session_template, original, tmp_path, model
+):
+    template, sid = kimi_code_session_template
+    _, session, _, _ = original
+    code = template.clone(tmp_path / "code", model)
+    wire = code.wire_file(sid)
+    if change == "undo":
+        _undo_one_turn(wire)
+    elif change == "clear":
+        _append(wire, {"type": "context.clear", "agentId": "main", "time": 1})
+    else:
+        _interrupted_call(wire)
+    history = _check_resume(code, sid)
+    if change == "undo":
+        assert len(history) < len(session.messages)
+        assert ("assistant", "Paris.", [], None) not in history
+    elif change == "clear":
+        assert history == []
+    else:
+        assert history[-2][2][0][0] == "call_slow" and history[-1][3] == "call_slow"
+
+
+def test_kimi_codes_own_compaction_then_ours(kimi_code_session_template, tmp_path, model):
+    template, sid = kimi_code_session_template
+    code = template.clone(tmp_path / "code", model)
+    code.compact(sid)  # kimi-code's /compact: user messages kept, then its summary
+    theirs = _check_resume(code, sid)
+    # the four prompts (sent as one message), its summary, its continuation note
+    assert len(theirs) == 3 and "echo world" in theirs[0][1] and SUMMARY in theirs[1][1]
+    status, _, err = _our_compact(code, sid, "--up-to", "3")
+    assert status == 0, err[-2000:]
+    after = _check_resume(code, sid)
+    assert after[0] == ("user", build_compact_summary_text(SUMMARY), [], None)
+
+
+def test_an_image_is_kept_as_a_blob_reference(kimi_code_session_template, tmp_path, model):
+    import base64
+    import hashlib
+    import struct
+    import zlib
+
+    from tests.agents.acp_client import AcpClient
+
+    def chunk(kind: bytes, body: bytes) -> bytes:
+        crc = zlib.crc32(kind + body) & 0xFFFFFFFF
+        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", crc)
+
+    rows = b"".join(b"\x00" + bytes((x * 7 + y) % 256 for x in range(96)) for y in range(64))
+    png = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 32, 64, 8, 2, 0, 0, 0))
+    png += chunk(b"IDAT", zlib.compress(rows, 0)) + chunk(b"IEND", b"")
+    payload = base64.b64encode(png).decode()
+    template, sid = kimi_code_session_template
+    code = template.clone(tmp_path / "code", model)
+    code.write_config()
+    with AcpClient(code._args("acp"), code.env(), code.workdir) as acp:
+        acp.call("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
+        acp.call("session/load", {"sessionId": sid, "cwd": str(code.workdir), "mcpServers": []})
+        image = {"type": "image", "mimeType": "image/png", "data": payload}
+        acp.call(
+            "session/prompt",
+            {
+                "sessionId": sid,
+                "prompt": [image, {"type": "text", "text": "What is in this picture?"}],
+            },
+        )
+    session = _load(code, sid)
+    (user,) = [m for m in session.messages if m.media_types()]
+    (url,) = media_urls(user)
+    digest = hashlib.sha256(payload.encode()).hexdigest()
+    assert url == f"blobref:image/png;{digest}"  # the reference, never the bytes
+    assert blob_file(code.wire_file(sid), url).read_bytes() == png
+    _check_resume(code, sid)

@@ -14,6 +14,7 @@ compaction note).
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from kimi_compact_tui.model import Message
@@ -99,3 +100,13 @@ def parse_blobref(url: str) -> tuple[str, str] | None:
     if not sep or not digest:
         return None
     return mime, digest
+
+
+def blob_file(wire_path: Path, url: str) -> Path | None:
+    """Where kimi-code keeps the bytes of a ``blobref:`` URL of the agent whose
+    journal is ``wire_path`` (``agents/<id>/blobs/<sha256>``), for display; None
+    for any other URL."""
+    ref = parse_blobref(url)
+    if ref is None or "/" in ref[1] or ref[1] in ("", ".", ".."):
+        return None
+    return wire_path.parent / "blobs" / ref[1]
