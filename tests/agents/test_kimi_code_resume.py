@@ -10,8 +10,12 @@ request it sends the fake model is compared with our reading of the journal.
 
 from __future__ import annotations
 
+import base64
+import hashlib
 import json
 import re
+import struct
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -167,7 +171,6 @@ def test_kimi_code_resumes_our_write_as_summary_then_the_kept_messages(
     assert history[0] == {"role": "user", "content": build_compact_summary_text(SUMMARY)}
     assert [sent(m) for m in history[1:]] == as_sent(kept)
     assert new_turn[0] == {"role": "user", "content": RESUME_PROMPT}
-    # what we read back is what kimi-code resumed
     assert as_sent(_load(code, sid).messages[: 1 + len(kept)]) == [sent(m) for m in history]
 
 
@@ -246,10 +249,6 @@ def _check_resume(code: KimiCode, sid: str) -> list[tuple]:
     return expected
 
 
-def _record_lines(data: bytes) -> int:
-    return sum(1 for line in data.split(b"\n") if line.rstrip(b"\r"))
-
-
 def _append(wire: Path, *records: dict[str, Any]) -> None:
     with open(wire, "ab") as fh:
         for r in records:
@@ -266,7 +265,7 @@ def _undo_one_turn(wire: Path) -> None:
         if r["type"] == "context.append_message"
         and (r["message"].get("origin") or {}).get("kind") == "user"
     )
-    edge = _record_lines(data) + 1
+    edge = len(lines) + 1  # the line the switch record gets
     t = lines[-1]["time"] + 1
     _append(
         wire,
@@ -369,39 +368,29 @@ def test_kimi_codes_own_compaction_then_ours(kimi_code_session_template, tmp_pat
 
 
 def test_an_image_is_kept_as_a_blob_reference(kimi_code_session_template, tmp_path, model):
-    import base64
-    import hashlib
-    import struct
-    import zlib
-
     from tests.agents.acp_client import AcpClient
 
-    def chunk(kind: bytes, body: bytes) -> bytes:
-        crc = zlib.crc32(kind + body) & 0xFFFFFFFF
-        return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", crc)
-
     rows = b"".join(b"\x00" + bytes((x * 7 + y) % 256 for x in range(96)) for y in range(64))
-    png = b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 32, 64, 8, 2, 0, 0, 0))
-    png += chunk(b"IDAT", zlib.compress(rows, 0)) + chunk(b"IEND", b"")
+    png = b"\x89PNG\r\n\x1a\n" + _png_chunk(b"IHDR", struct.pack(">IIBBBBB", 32, 64, 8, 2, 0, 0, 0))
+    png += _png_chunk(b"IDAT", zlib.compress(rows, 0)) + _png_chunk(b"IEND", b"")
     payload = base64.b64encode(png).decode()
     template, sid = kimi_code_session_template
     code = template.clone(tmp_path / "code", model)
     code.write_config()
+    image = {"type": "image", "mimeType": "image/png", "data": payload}
     with AcpClient(code._args("acp"), code.env(), code.workdir) as acp:
         acp.call("initialize", {"protocolVersion": 1, "clientCapabilities": {}})
         acp.call("session/load", {"sessionId": sid, "cwd": str(code.workdir), "mcpServers": []})
-        image = {"type": "image", "mimeType": "image/png", "data": payload}
-        acp.call(
-            "session/prompt",
-            {
-                "sessionId": sid,
-                "prompt": [image, {"type": "text", "text": "What is in this picture?"}],
-            },
-        )
-    session = _load(code, sid)
-    (user,) = [m for m in session.messages if m.media_types()]
+        prompt = [image, {"type": "text", "text": "What is in this picture?"}]
+        acp.call("session/prompt", {"sessionId": sid, "prompt": prompt})
+    (user,) = [m for m in _load(code, sid).messages if m.media_types()]
     (url,) = media_urls(user)
     digest = hashlib.sha256(payload.encode()).hexdigest()
     assert url == f"blobref:image/png;{digest}"  # the reference, never the bytes
     assert blob_file(code.wire_file(sid), url).read_bytes() == png
     _check_resume(code, sid)
+
+
+def _png_chunk(kind: bytes, body: bytes) -> bytes:
+    crc = zlib.crc32(kind + body) & 0xFFFFFFFF
+    return struct.pack(">I", len(body)) + kind + body + struct.pack(">I", crc)
