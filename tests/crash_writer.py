@@ -26,9 +26,10 @@ ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from kimi_compact_tui import apply as apply_mod  # noqa: E402
+from kimi_compact_tui import store as apply_mod  # noqa: E402
 from kimi_compact_tui.compaction import build_compacted_session, make_plan  # noqa: E402
 from kimi_compact_tui.formats import load_session  # noqa: E402
+from kimi_compact_tui.store import durable as durable_mod  # noqa: E402
 
 WRAPPED = (
     "open",
@@ -95,7 +96,7 @@ def main() -> int:
             if step == args.exit_at_step:
                 os._exit(CRASH_CODE)
 
-        apply_mod._step_hook = hook
+        durable_mod._step_hook = hook
     sys.stdout.write("ready\n")
     sys.stdout.flush()
     counter = install_call_counter(args.exit_at_call)

@@ -19,22 +19,25 @@ from pathlib import Path
 
 import pytest
 
-from kimi_compact_tui import apply as apply_mod
-from kimi_compact_tui.apply import (
+from kimi_compact_tui import store as apply_mod
+from kimi_compact_tui.commands.compact import CompactionRun, write_in_place
+from kimi_compact_tui.compaction import build_compacted_session, make_plan
+from kimi_compact_tui.compaction.job import CompactionJob
+from kimi_compact_tui.config import AppConfig
+from kimi_compact_tui.errors import ApplyError, UserError
+from kimi_compact_tui.formats import dump_session, load_session
+from kimi_compact_tui.formats.kimi import dump_message, dump_special
+from kimi_compact_tui.providers.base import ProviderConfig, StreamResult
+from kimi_compact_tui.store import (
     ApplyResult,
     apply_compaction,
-    apply_from_cli,
     audit_path,
     fingerprint,
     read_audit,
     restore,
     restore_points,
 )
-from kimi_compact_tui.compaction import build_compacted_session, make_plan
-from kimi_compact_tui.errors import ApplyError, UserError
-from kimi_compact_tui.formats import dump_session, load_session
-from kimi_compact_tui.formats.kimi import dump_message, dump_special
-from kimi_compact_tui.providers.base import ProviderConfig, StreamResult
+from kimi_compact_tui.store import durable as durable_mod
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_sessions"
@@ -365,7 +368,8 @@ def test_audit_record_contents_and_no_key(tmp_path, monkeypatch):
         "sha256": "ab" * 32,
         "upstream_exact": None,
     }
-    assert "llm.example" in rec["provider"] and rec["model"] == "gpt-x"
+    assert rec["provider"] == "openai" and "llm.example" in rec["provider_detail"]
+    assert rec["model"] == "gpt-x"
     assert rec["usage"] == {"prompt_tokens": 100, "completion_tokens": 20}
     assert rec["summary_sha256"] == hashlib.sha256(b"SUM").hexdigest()
     assert rec["before"]["sha256"] == sha(result.backup_path)
@@ -403,21 +407,29 @@ def test_restore_after_apply_and_apply_after_restore(tmp_path):
     assert original in versions and compacted in versions
 
 
-def test_restore_twice_redoes(tmp_path):
+def test_a_second_undo_does_not_redo_and_picking_redoes_without_new_copies(tmp_path):
     path = write_openai(tmp_path / "c.json")
     original = path.read_bytes()
     do_apply(path)
     compacted = path.read_bytes()
     restore(path, now=datetime(2026, 11, 30, 4, 0, tzinfo=UTC))
     assert path.read_bytes() == original
-    restore(path, now=datetime(2026, 11, 30, 4, 1, tzinfo=UTC))
+    copies = sorted(p.name for p in tmp_path.glob("c.json.bak-*"))
+    # A second undo would re-apply the compaction just undone: refused, nothing changes.
+    with pytest.raises(ApplyError, match="nothing to undo: the last change here was a restore"):
+        restore(path, now=datetime(2026, 11, 30, 4, 1, tzinfo=UTC))
+    assert path.read_bytes() == original
+    assert sorted(p.name for p in tmp_path.glob("c.json.bak-*")) == copies
+    # Redo is explicit: pick the copy holding the compacted version.
+    (redo,) = [p for p in restore_points(path) if p.path.read_bytes() == compacted]
+    restore(path, redo, now=datetime(2026, 11, 30, 4, 2, tzinfo=UTC))
     assert path.read_bytes() == compacted
-    names = [p.path.name for p in restore_points(path)]
-    assert names == [
-        "c.json.bak-20261130T040100Z",
-        "c.json.bak-20261130T040000Z",
-        "c.json.bak-20261130T031700Z",
-    ]
+    # Back and forth again: every version already has a copy, so no new one piles up.
+    (back,) = [p for p in restore_points(path) if p.path.read_bytes() == original]
+    restore(path, back, now=datetime(2026, 11, 30, 4, 3, tzinfo=UTC))
+    restore(path, redo, now=datetime(2026, 11, 30, 4, 4, tzinfo=UTC))
+    assert path.read_bytes() == compacted
+    assert sorted(p.name for p in tmp_path.glob("c.json.bak-*")) == copies
 
 
 def test_restore_named_point_and_errors(tmp_path):
@@ -435,7 +447,7 @@ def test_restore_named_point_and_errors(tmp_path):
     (path.parent / "context_9.jsonl").write_text("{not json\n")
     before = path.read_bytes()
     with pytest.raises(ApplyError, match="not a valid session"):
-        restore(path)
+        restore(path, "context_9.jsonl")
     assert path.read_bytes() == before
 
 
@@ -541,7 +553,7 @@ def test_read_only_folder_real(tmp_path):
         assert sha(path) == digest and listing(path.parent) == names
 
 
-# ----------------------------------------------------------------------------- apply_from_cli
+# ----------------------------------------------------------------------------- the job, in place
 
 
 class FakeStdin(io.StringIO):
@@ -555,55 +567,46 @@ class FakeStdin(io.StringIO):
 
 def cli_setup(tmp_path: Path):
     path = write_kimi(tmp_path / "s", 8)
-    fp = fingerprint(path)
-    session = load_session(path)
-    plan = make_plan(session.messages)
-    return path, fp, session, plan
+    job = CompactionJob.load(path, AppConfig())
+    return path, job, job.prepare()
 
 
 def stream(status: str = "complete", summary: str = "STREAMED", **kw) -> StreamResult:
     return StreamResult(status=status, summary=summary, provider="offline", **kw)
 
 
-def test_apply_from_cli_needs_complete_summary(tmp_path):
-    path, fp, session, plan = cli_setup(tmp_path)
+def in_place(job, prep, result, **kw):
+    run = CompactionRun(job.session, job.config, prep, "offline", result, None, job)
+    run.draft = job.draft(prep, result, kw.pop("summary", None))
+    return write_in_place(Namespace(allow_split=False, **kw.pop("args", {})), run, **kw)
+
+
+def test_job_draft_needs_complete_summary(tmp_path):
+    path, job, prep = cli_setup(tmp_path)
     before = sha(path)
     for status in ("truncated", "failed", "cancelled"):
-        with pytest.raises(ApplyError, match=status):
-            apply_from_cli(
-                Namespace(yes=True), session, fp, plan, None, stream(status, error="cut")
-            )
-    with pytest.raises(ApplyError, match="empty"):
-        apply_from_cli(Namespace(yes=True), session, fp, plan, None, stream(summary=" "))
+        with pytest.raises(UserError, match=status):
+            job.draft(prep, stream(status, error="cut"))
+    with pytest.raises(UserError, match="empty"):
+        job.draft(prep, stream(summary=" "))
+    with pytest.raises(UserError, match="empty"):
+        job.draft(prep, stream(), "  ")
     assert sha(path) == before and not (path.parent / "context_1.jsonl").exists()
 
 
-def test_apply_from_cli_confirmation(tmp_path):
-    path, fp, session, plan = cli_setup(tmp_path)
+def test_in_place_confirmation(tmp_path):
+    path, job, prep = cli_setup(tmp_path)
     before = sha(path)
     out = io.StringIO()
     with pytest.raises(UserError, match="--yes"):
-        apply_from_cli(
-            Namespace(yes=False), session, fp, plan, None, stream(), stdin=FakeStdin("y\n", False)
-        )
-    got = apply_from_cli(
-        Namespace(yes=False),
-        session,
-        fp,
-        plan,
-        None,
-        stream(),
-        stdin=FakeStdin("n\n", True),
-        out=out,
-    )
+        in_place(job, prep, stream(), args={"yes": False}, stdin=FakeStdin("y\n", False))
+    got = in_place(job, prep, stream(), args={"yes": False}, stdin=FakeStdin("n\n", True), out=out)
     assert got is None and "Not written" in out.getvalue() and sha(path) == before
-    got = apply_from_cli(
-        Namespace(yes=False),
-        session,
-        fp,
-        plan,
-        None,
+    got = in_place(
+        job,
+        prep,
         stream(usage={"completion_tokens": 50}),
+        args={"yes": False},
         stdin=FakeStdin("yes\n", True),
         out=out,
     )
@@ -614,25 +617,26 @@ def test_apply_from_cli_confirmation(tmp_path):
     assert "Wrote" in out.getvalue()
 
 
-def test_apply_from_cli_yes_uses_edited_summary(tmp_path):
-    path, fp, session, plan = cli_setup(tmp_path)
-    result = apply_from_cli(
-        Namespace(yes=True),
-        session,
-        fp,
-        plan,
-        None,
-        stream(),
+def test_in_place_yes_uses_edited_summary(tmp_path):
+    path, job, prep = cli_setup(tmp_path)
+    result = in_place(
+        job,
+        prep,
+        stream(usage={"completion_tokens": 50}),
         summary="EDITED BY USER",
+        args={"yes": True},
         stdin=FakeStdin("", False),
         out=io.StringIO(),
     )
     assert result is not None
-    assert load_session(path).messages[0].text().endswith("EDITED BY USER")
+    written = load_session(path)
+    assert written.messages[0].text().endswith("EDITED BY USER")
+    # The provider's 50 output tokens described the unedited text: estimated instead.
+    assert written.recorded_tokens == sum(len(m.text()) for m in written.messages) // 4
 
 
 def test_step_hook_is_off_by_default():
-    assert apply_mod._step_hook is None
+    assert durable_mod._step_hook is None
 
 
 def test_load_fingerprinted_matches_separate_calls(tmp_path):

@@ -7,10 +7,10 @@ import subprocess
 import sys
 from pathlib import Path
 
-from kimi_compact_tui.apply import apply_compaction, fingerprint, read_audit
 from kimi_compact_tui.compaction import build_compacted_session, make_plan
 from kimi_compact_tui.formats import load_session
 from kimi_compact_tui.formats.kimi import dump_message, dump_special
+from kimi_compact_tui.store import apply_compaction, fingerprint, read_audit
 
 ROOT = Path(__file__).resolve().parents[1]
 PY = str(ROOT / ".venv" / "bin" / "python")

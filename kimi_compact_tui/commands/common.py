@@ -7,7 +7,6 @@ import json
 import sys
 from typing import Any
 
-from kimi_compact_tui.compaction import Preparation, prepare_compaction
 from kimi_compact_tui.config import AppConfig, load_config
 from kimi_compact_tui.errors import UserError
 from kimi_compact_tui.formats import load_session
@@ -78,19 +77,21 @@ def base_model(config: AppConfig, args: argparse.Namespace) -> str | None:
 
 
 def load_and_prepare(
-    args: argparse.Namespace, *, fingerprint: list | None = None
-) -> tuple[Session, AppConfig, Preparation]:
-    """Load the config and the session and prepare the compaction. When a
-    ``fingerprint`` list is given, the session's on-disk fingerprint (taken
-    from the same bytes that were parsed) is appended to it."""
-    config = load_config(args.config)
-    if fingerprint is not None:
-        from kimi_compact_tui.apply import load_fingerprinted
+    args: argparse.Namespace, *, job: bool = False, fingerprint: bool = False
+) -> Any:
+    """Load the config and the session and prepare the compaction: returns
+    ``(session, config, preparation)``, or with ``job=True`` ``(job,
+    preparation)``; with ``fingerprint`` the job holds the loaded file's
+    fingerprint (taken from the same bytes that were parsed) for a write."""
+    from kimi_compact_tui.compaction.job import CompactionJob
 
-        session, fp = load_fingerprinted(args.session)
-        fingerprint.append(fp)
+    config = load_config(args.config)
+    options = {"prompt_file": args.prompt_file, "base_model": base_model(config, args)}
+    if fingerprint:
+        the_job = CompactionJob.load(args.session, config, **options)
     else:
-        session = load_session(args.session)
+        the_job = CompactionJob(load_session(args.session), config, None, **options)
+    session = the_job.session
     warn_skipped(session)
     if args.up_to is not None and not 1 <= args.up_to <= len(session.messages):
         n = len(session.messages)
@@ -98,16 +99,14 @@ def load_and_prepare(
             f"{session.path}: --up-to {args.up_to} is out of range "
             f"(the session has {n} message{'' if n == 1 else 's'}, numbered 1 to {n})"
         )
-    prep = prepare_compaction(
-        session,
-        config,
+    prep = the_job.prepare(
         up_to=args.up_to,
         custom_instruction=getattr(args, "instructions", "") or "",
-        prompt_file=args.prompt_file,
-        base_model=base_model(config, args),
         # An explicit --model is the request model, over any configured compaction_model.
         compaction_model=getattr(args, "model", None),
     )
+    if job:
+        return the_job, prep
     return session, config, prep
 
 

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kimi_compact_tui.apply import apply_from_cli, output_tokens
 from kimi_compact_tui.commands.common import (
     add_provider_args,
     add_session_args,
@@ -30,7 +29,8 @@ from kimi_compact_tui.commands.common import (
     print_json,
     provider_config,
 )
-from kimi_compact_tui.compaction import Preparation, build_compacted_session
+from kimi_compact_tui.compaction import Preparation
+from kimi_compact_tui.compaction.job import CompactionJob, Draft
 from kimi_compact_tui.compaction.plan import CompactionPlan
 from kimi_compact_tui.config import AppConfig
 from kimi_compact_tui.errors import ApplyError, ProviderFailure, UserError
@@ -41,7 +41,6 @@ from kimi_compact_tui.providers import (
     ProviderConfig,
     StreamEvent,
     StreamResult,
-    stream_summary,
 )
 from kimi_compact_tui.tui.sanitize import visible
 
@@ -78,6 +77,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         "asks for confirmation on a terminal)",
     )
     p.add_argument("--yes", "-y", action="store_true", help="with --in-place: do not ask")
+    p.add_argument(
+        "--allow-split",
+        action="store_true",
+        help="with --in-place: write even when the boundary splits a tool call from its result",
+    )
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     p.add_argument(
         "--allow-truncated",
@@ -95,8 +99,12 @@ class CompactionRun:
     preparation: Preparation
     provider: ProviderConfig
     result: StreamResult | None
-    compacted: Session | None  # set only when the summary may be written
-    fingerprint: Any = None  # apply.Fingerprint of the bytes loaded (when asked for)
+    draft: Draft | None  # set only when the summary may be written
+    job: CompactionJob | None = None
+
+    @property
+    def compacted(self) -> Session | None:
+        return self.draft.compacted if self.draft is not None else None
 
     @property
     def plan(self) -> CompactionPlan:
@@ -125,27 +133,30 @@ def run_compaction(
     ``allow_truncated``. Raises :class:`UserError` for bad input; provider
     trouble is reported in the returned result, never raised.
     """
-    fingerprints: list = []
-    session, config, prep = load_and_prepare(
-        args, fingerprint=fingerprints if getattr(args, "in_place", False) else None
-    )
-    fp = fingerprints[0] if fingerprints else None
+    in_place = bool(getattr(args, "in_place", False))
+    job, prep = load_and_prepare(args, job=True, fingerprint=in_place)
+    session, config = job.session, job.config
     pcfg = provider_config(config, args)
     if prep.plan.noop or prep.request is None:
-        return CompactionRun(session, config, prep, pcfg, None, None, fp)
+        return CompactionRun(session, config, prep, pcfg, None, None, job)
     if not prep.enabled:
         raise UserError(f"compaction is not enabled: {prep.disabled_reason}")
+    if in_place and not getattr(args, "allow_split", False):
+        from kimi_compact_tui.compaction.job import split_refusal
+        from kimi_compact_tui.compaction.pairs import find_splits
+
+        splits = find_splits(session.messages, prep.plan)
+        if splits:  # refused before any request is made
+            raise UserError(split_refusal(session.path, splits, session, prep.plan))
     if on_start is not None:
         on_start(prep, pcfg)
-    result = asyncio.run(stream_summary(pcfg, prep.request.body, on_event, cancel))
+    result = asyncio.run(job.summarize(prep, pcfg, on_event, cancel))
     if allow_truncated is None:
         allow_truncated = bool(getattr(args, "allow_truncated", False))
-    compacted = None
+    draft = None
     if result.writable(allow_truncated=allow_truncated):
-        compacted = build_compacted_session(
-            session, prep.plan, result.summary, output_tokens=output_tokens(result.usage)
-        )
-    return CompactionRun(session, config, prep, pcfg, result, compacted, fp)
+        draft = job.draft(prep, result, allow_truncated=allow_truncated)
+    return CompactionRun(session, config, prep, pcfg, result, draft, job)
 
 
 class _Printer:
@@ -285,18 +296,10 @@ def run(args: argparse.Namespace) -> int:
     if printer is not None:
         printer.finish()
     written: Path | None = None
-    if run_.compacted is not None and args.in_place and result is not None:
+    if run_.draft is not None and args.in_place and result is not None:
         if result.status == "complete":
-            applied = apply_from_cli(
-                args,
-                run_.session,
-                run_.fingerprint,
-                run_.plan,
-                run_.preparation,
-                result,
-                run_.compacted,
-            )
-            if applied is not None:  # apply_from_cli has said what it wrote
+            applied = write_in_place(args, run_)
+            if applied is not None:  # write_in_place has said what it wrote
                 written = applied.path
     elif run_.compacted is not None and args.output:
         written = Path(args.output).expanduser()
@@ -344,6 +347,56 @@ def run(args: argparse.Namespace) -> int:
         print("cancelled; nothing written", file=err)
         return EXIT_CANCELLED
     raise ProviderFailure(f"{result.error or 'the provider failed'}; nothing written")
+
+
+def write_in_place(
+    args: argparse.Namespace,
+    run_: CompactionRun,
+    *,
+    stdin: Any = None,
+    out: Any = None,
+) -> Any:
+    """``--in-place``: refuse a split history (unless ``--allow-split``), ask
+    on the terminal (unless ``--yes``), then commit the draft through the job.
+    Returns the store's ApplyResult, or None when the answer is no."""
+    from kimi_compact_tui.compaction.job import split_refusal
+    from kimi_compact_tui.formats.registry import format_of
+
+    stdin = stdin if stdin is not None else sys.stdin
+    out = out if out is not None else sys.stderr
+    draft, job = run_.draft, run_.job
+    assert draft is not None and job is not None
+    allow_split = bool(getattr(args, "allow_split", False))
+    if draft.splits and not allow_split:
+        raise UserError(split_refusal(run_.session.path, draft.splits, run_.session, run_.plan))
+    if not getattr(args, "yes", False):
+        isatty = getattr(stdin, "isatty", None)
+        if not (callable(isatty) and isatty()):
+            raise UserError(
+                f"{run_.session.path}: not written: --in-place asks for confirmation on a "
+                "terminal and there is none; pass --yes to write without asking"
+            )
+        fmt = format_of(run_.session)
+        how = {
+            "rotate": "kept as the next rotation",
+            "backup": "copied to a timestamped .bak- file",
+            "append": "copied to a timestamped .bak- file, then the compaction is appended",
+        }[fmt.write_policy]
+        notes = getattr(fmt, "write_notes", ())
+        out.write(
+            f"Write the compacted session over {run_.session.path}?\n"
+            f"  {len(run_.session.messages)} → {len(draft.compacted.messages)} messages; "
+            f"the current file is {how} first.\n"
+            + "".join(f"  {visible(note)}\n" for note in notes)
+            + "Write it? [y/N] "
+        )
+        out.flush()
+        if stdin.readline().strip().lower() not in ("y", "yes"):
+            out.write("Not written.\n")
+            return None
+    result = job.commit(draft, run_.provider, allow_split=allow_split)
+    out.write(result.describe() + "\n")
+    return result
 
 
 def _exit_code(run_: CompactionRun) -> int:

@@ -1,8 +1,12 @@
-"""`restore SESSION`: undo the last apply (put back the newest rotation or backup).
+"""`restore SESSION`: undo the last compaction this tool wrote, or put back a
+restore point picked by name.
 
-The version being replaced is kept as a new rotation/backup first, so nothing
-is lost and running ``restore`` again redoes the apply. ``--list`` shows the
-restore points, newest first; ``--point NAME`` picks another one.
+The rules are the store's (:mod:`kimi_compact_tui.store.restore`): the default
+undoes only what this tool wrote, as its audit log records it; an undo is
+not repeated (that would re-apply the compaction); a file changed since the
+write is refused unless ``--force``, which keeps it as a restore point first;
+a rotation this tool did not make is restored only with ``--point``.
+``--list`` shows every restore point and where it came from.
 """
 
 from __future__ import annotations
@@ -11,29 +15,32 @@ import argparse
 import json
 import sys
 
-from kimi_compact_tui.apply import restore, restore_points
-from kimi_compact_tui.errors import UserError
+from kimi_compact_tui.errors import ApplyError, UserError
+from kimi_compact_tui.store import restore, restore_points, undo_plan
 
 
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "restore",
-        help="put back the session as it was before the last apply",
+        help="undo the last compaction written by this tool, or restore a picked version",
         description=(
-            "Put back the state before the last apply, from the rotated context_N.jsonl "
-            "(kimi-cli sessions) or the .bak- copy (other formats). The current version is "
-            "kept as a backup in turn."
+            "Undo the last compaction this tool wrote (as its audit log records it), or put "
+            "back a restore point picked with --point. The current version is kept as a "
+            "restore point first, unless one with the same bytes exists."
         ),
     )
-    p.add_argument(
-        "session", metavar="SESSION", help="context.jsonl, its folder, or a .json/.jsonl"
-    )
+    p.add_argument("session", metavar="SESSION", help="a session file or folder")
     p.add_argument("--list", action="store_true", help="list the restore points and exit")
     p.add_argument(
         "--point",
         metavar="NAME",
         default=None,
-        help="restore this point (a file name from --list) instead of the newest",
+        help="restore this point (a file name from --list) instead of undoing the last write",
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="undo even though the file changed since the write (it is kept first)",
     )
     p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
     p.add_argument("--json", action="store_true", help="with --list: print JSON")
@@ -42,30 +49,48 @@ def register(sub: argparse._SubParsersAction) -> None:
 def run(args: argparse.Namespace) -> int:
     points = restore_points(args.session)
     if args.list:
+        default = None
+        try:
+            default = undo_plan(args.session).source
+        except ApplyError:
+            pass
         if args.json:
-            json.dump([p.to_json() for p in points], sys.stdout, ensure_ascii=False)
+            data = [dict(p.to_json(), default=p.path == default) for p in points]
+            json.dump(data, sys.stdout, ensure_ascii=False)
             sys.stdout.write("\n")
             return 0
         if not points:
             sys.stdout.write(f"{args.session}: no restore points\n")
             return 0
-        for i, p in enumerate(points):
-            mark = "*" if i == 0 else " "
+        for p in points:
+            mark = "*" if p.path == default else " "
             sys.stdout.write(f"{mark} {p.describe()}\n")
-        sys.stdout.write("(* = restored by default)\n")
+        if default is not None:
+            sys.stdout.write("(* = what restore without --point undoes to)\n")
+        else:
+            sys.stdout.write("(nothing to undo: pick a point with --point)\n")
         return 0
+    if args.point is None:
+        plan = undo_plan(args.session)  # ApplyError: nothing to undo, said in one line
+        if plan.changed_since and not args.force:
+            raise ApplyError(
+                f"{plan.changed_since}; restoring would drop those changes, so nothing was "
+                "changed — pass --force to keep the current file as a restore point first"
+            )
+        question = plan.describe()
+    else:
+        question = f"{args.point} becomes the live session; the current file is kept first"
     if not args.yes:
         if not sys.stdin.isatty():
             raise UserError(
                 f"{args.session}: not restored: restore asks for confirmation on a terminal "
                 "and there is none; pass --yes"
             )
-        chosen = points[0].path.name if (points and args.point is None) else args.point
-        sys.stderr.write(f"Restore {args.session} from {chosen}? [y/N] ")
+        sys.stderr.write(f"{question}. Restore? [y/N] ")
         sys.stderr.flush()
         if sys.stdin.readline().strip().lower() not in ("y", "yes"):
             sys.stderr.write("Not restored.\n")
             return 1
-    result = restore(args.session, args.point)
+    result = restore(args.session, args.point, force=args.force)
     sys.stdout.write(result.describe() + "\n")
     return 0

@@ -57,9 +57,11 @@ class WriteOp:
 
 
 class SessionFormat(Protocol):
-    name: str  # registry key and Session.format, e.g. "kimi-cli"
+    name: str  # registry key and Session.format, e.g. "kimi"
     label: str  # for people, e.g. "kimi-cli context.jsonl"
     write_policy: WritePolicy
+    # Lines a person must read before a write (e.g. "close the agent first").
+    write_notes: tuple[str, ...]
 
     def recognise(self, path: Path, head: bytes) -> bool:
         """True when ``path`` (its first 64 KiB in ``head``) is this format."""
@@ -92,6 +94,3 @@ class SessionFormat(Protocol):
 
     def write_op(self, session: Session, compacted: Session, context: Mapping[str, Any]) -> WriteOp:
         """What to write for ``compacted`` over the loaded ``session``."""
-
-    def rotation_name(self, path: Path, number: int) -> Path:
-        """The name of rotation ``number`` of ``path`` ("rotate" policy)."""

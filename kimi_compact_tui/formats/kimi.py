@@ -205,6 +205,7 @@ class KimiCliFormat:
     name = "kimi"
     label = "kimi-cli context.jsonl"
     write_policy = "rotate"
+    write_notes = ()
 
     def recognise(self, path: Path, head: bytes) -> bool:
         if path.suffix.lower() == ".json":

@@ -113,6 +113,7 @@ class _OpenAIFormat:
     message, no usage record, a timestamped backup before the replace."""
 
     write_policy = "backup"
+    write_notes = ()
     fallback = True  # recognised only when no specific format (or foreign file) matches
 
     def resolve_folder(self, folder: Path) -> Path | None:

@@ -16,13 +16,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kimi_compact_tui import apply
+from kimi_compact_tui import store
 from kimi_compact_tui.compaction import (
     Preparation,
     PromptSource,
-    build_compacted_session,
     prepare_compaction,
 )
+from kimi_compact_tui.compaction.job import CompactionJob
 from kimi_compact_tui.compaction.prompts import resolve_prompt
 from kimi_compact_tui.compaction.tokens import message_tokens
 from kimi_compact_tui.config import AppConfig, _get_compaction_config, load_config
@@ -37,7 +37,7 @@ def _fingerprint(path: Path) -> Any:
     """The apply module's fingerprint of ``path`` (None if it cannot be read:
     the write then refuses, as it cannot check for a conflict)."""
     try:
-        return apply.fingerprint(path)
+        return store.fingerprint(path)
     except UserError:
         return None
 
@@ -90,7 +90,7 @@ class ReviewState:
         resolved = resolve_session_path(path)
         # The fingerprint comes from the very bytes parsed: any later change shows
         # as a conflict at write time instead of being overwritten.
-        session, fingerprint = apply.load_fingerprinted(resolved)
+        session, fingerprint = store.load_fingerprinted(resolved)
         self.set_session(session, resolved, fingerprint)
         # The loaded messages live as long as the session and hold no cycles: keep
         # them out of every later garbage-collector pass (100k messages are
@@ -195,7 +195,18 @@ class ReviewState:
         self.summary_edited = True
 
     # --- writing (the safe apply module) -------------------------------------------
-    def write(self) -> str:
+    def job(self) -> CompactionJob:
+        """The compaction job for the loaded session (the same steps as the CLI)."""
+        assert self.session is not None
+        return CompactionJob(
+            self.session,
+            self.config,
+            self.fingerprint,
+            prompt_file=self.prompt_file,
+            base_model=self.base_model,
+        )
+
+    def write(self, *, allow_split: bool = False) -> str:
         """Write the reviewed summary into the session file via the apply module
         (checks the file is still the one loaded); return its one-line report.
         Raises UserError with the CLI's text."""
@@ -203,31 +214,16 @@ class ReviewState:
             raise UserError("nothing to write: compact first (c) and let the summary complete")
         if self.fingerprint is None:
             raise UserError(f"{self.session_path}: not written: the loaded file has no fingerprint")
-        prep, result, summary = self.preparation, self.stream_result, self.summary
-        assert summary is not None
-        usage = result.usage
-        # kimi-cli's _usage takes the provider's output tokens; they no longer
-        # describe an edited summary, whose size is then estimated like kimi-cli does.
-        output = None if self.summary_edited else apply.output_tokens(usage)
-        compacted = build_compacted_session(self.session, prep.plan, summary, output_tokens=output)
-        done = apply.apply_compaction(
-            self.session,
-            compacted,
-            loaded_fingerprint=self.fingerprint,
-            summary=summary,
-            plan=prep.plan,
-            prompt=prep.prompt,
-            provider=self.provider,
-            model=result.model or prep.compaction_model or self.base_model,
-            usage=usage,
-        )
+        job = self.job()
+        draft = job.draft(self.preparation, self.stream_result, self.summary)
+        done = job.commit(draft, self.provider, allow_split=allow_split)
         return done.describe()
 
     def undo(self) -> str:
         """Restore the state before the last write; return the apply module's report."""
         if self.session_path is None:
             raise UserError("no session loaded")
-        return apply.restore(self.session_path).describe()
+        return store.restore(self.session_path).describe()
 
     # --- derived ------------------------------------------------------------------
     @property

@@ -19,23 +19,23 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
-from kimi_compact_tui.apply import BACKUP_MARK, next_rotation
+from kimi_compact_tui.store import keep_description
 from kimi_compact_tui.tui.sanitize import visible
 
 
-def backup_description(path: Path | None, fmt: str) -> str:
+def backup_description(path: Path | None, session: Any) -> str:
     """One line saying what copy of the old file the write keeps."""
-    if path is None:
-        return "the session has no file: nothing can be written"
-    if fmt == "kimi":
-        rotated = next_rotation(path)
-        return (
-            f"{path.name} → {rotated.name} (kimi-cli rotation, next free N), then a new {path.name}"
-        )
-    return (
-        f"a timestamped backup beside it: {path.name}{BACKUP_MARK}<UTC time>, "
-        f"then {path.name} is replaced"
-    )
+    from kimi_compact_tui.formats.registry import format_of
+
+    return keep_description(path, format_of(session).write_policy)
+
+
+def _format_notes(session: Any) -> list[str]:
+    """What the format says a person must know before writing (e.g. close the agent)."""
+    from kimi_compact_tui.formats.registry import format_of
+
+    fmt = format_of(session)
+    return list(getattr(fmt, "write_notes", ()))
 
 
 def write_counts(state: Any) -> dict[str, int]:
@@ -103,8 +103,15 @@ class ConfirmWriteScreen(ModalScreen[bool]):
         text.append(visible(str(path)) if path is not None else "(none)")
         text.append(f"  ({fmt})\n")
         text.append("keeps    ", style="bold")
-        text.append(visible(backup_description(Path(path) if path else None, fmt)))
-        text.append("\n")
+        session = getattr(state, "session", None)
+        if session is not None:
+            text.append(visible(backup_description(Path(path) if path else None, session)))
+            text.append("\n")
+            for note in _format_notes(session):
+                text.append("note     ", style="bold")
+                text.append(visible(note) + "\n", style="yellow")
+        else:
+            text.append("(no session)\n")
         if getattr(state, "preparation", None) is not None:
             c = write_counts(state)
             text.append("messages ", style="bold")

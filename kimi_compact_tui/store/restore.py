@@ -1,0 +1,325 @@
+"""Undo and restore: never a surprise.
+
+- **Undo** (``restore`` with no point; the TUI's ``u``) puts back only what
+  this tool itself wrote, as its audit log records it: the state before the
+  last compaction written here. A copy nobody recorded (for example the
+  agent's own rotation) is never the default; it is restored only when
+  picked by name.
+- A compaction that was already undone is not undone "again" (which would
+  re-apply it): the undo says so, and another version must be picked.
+- When the live file changed since the write (the agent appended turns),
+  the undo refuses; with ``force`` the current file is first kept as a
+  restore point, so those turns are never lost.
+- Before any restore the current file is kept as a restore point, unless a
+  restore point with the very same bytes already exists (no pile of copies).
+- "append" writes are undone by cutting the journal back to its length
+  before our records, only while it still ends with exactly those records.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from kimi_compact_tui.errors import ApplyError, SessionFormatError
+from kimi_compact_tui.formats import parse_session_bytes, registry
+from kimi_compact_tui.store import audit
+from kimi_compact_tui.store.durable import atomic_write_bytes, os_error_line, truncate_durable
+from kimi_compact_tui.store.fingerprint import read_fingerprinted
+from kimi_compact_tui.store.keep import BACKUP_MARK, backups, keep_copy, rotations, sha256_file
+from kimi_compact_tui.store.write import now_utc
+
+
+@dataclass(frozen=True)
+class RestorePoint:
+    path: Path
+    kind: str  # "rotation" | "backup"
+    size: int
+    mtime_ns: int
+    origin: str  # where it came from, for people
+    ours: bool  # recorded in this tool's audit log
+
+    def describe(self) -> str:
+        when = datetime.fromtimestamp(self.mtime_ns / 1e9, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+        return f"{self.path.name}  {self.size} bytes  modified {when}  {self.origin}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": str(self.path),
+            "kind": self.kind,
+            "size": self.size,
+            "mtime_ns": self.mtime_ns,
+            "origin": self.origin,
+            "ours": self.ours,
+        }
+
+
+@dataclass
+class RestoreResult:
+    path: Path
+    restored_from: Path
+    replaced_backup: Path | None  # where the replaced version is kept (None: nothing kept)
+    changed: bool
+    messages_before: int | None
+    messages_after: int | None
+    audit_path: Path | None = None
+    audit_error: str | None = None
+    truncated_to: int | None = None  # an "append" write undone by cutting the journal
+
+    def describe(self) -> str:
+        if not self.changed:
+            return (
+                f"{self.path} already holds the content of {self.restored_from.name}; "
+                "nothing was changed"
+            )
+        counts = ""
+        if self.messages_before is not None and self.messages_after is not None:
+            counts = f" ({self.messages_before} → {self.messages_after} messages)"
+        if self.truncated_to is not None:
+            how = f"Undid the compaction appended to {self.path}{counts}: cut back to "
+            line = how + f"{self.truncated_to} bytes, as before it"
+        else:
+            kept = (
+                f"the version it replaced is kept as {self.replaced_backup}"
+                if self.replaced_backup is not None
+                else "there was no current file to keep"
+            )
+            line = f"Restored {self.path} from {self.restored_from.name}{counts}; {kept}"
+        if self.audit_error:
+            line += f"\nwarning: {self.audit_error}"
+        return line
+
+
+def target_of(path: str | Path) -> Path:
+    """The session file for ``path`` (a file or a session folder)."""
+    p = Path(path).expanduser()
+    if p.is_dir():
+        try:
+            return registry.resolve_session_path(p)
+        except SessionFormatError as exc:
+            # The session file may be gone: the audit log beside it still names it.
+            logs = sorted(p.glob("*" + audit.AUDIT_SUFFIX))
+            if len(logs) == 1:
+                return logs[0].with_name(logs[0].name[: -len(audit.AUDIT_SUFFIX)])
+            raise ApplyError(str(exc)) from None
+    if not p.parent.is_dir():
+        raise ApplyError(f"{p.parent}: no such folder")
+    return p
+
+
+def _policy(target: Path) -> str:
+    """The write policy of the file's format (from its first bytes)."""
+    with contextlib.suppress(OSError, SessionFormatError):
+        with open(target, "rb") as fh:
+            head = fh.read(registry.HEAD_BYTES)
+        return registry.detect(target, head).write_policy
+    return "backup"
+
+
+def _records(target: Path) -> list[dict[str, Any]]:
+    return [r for r in audit.read_audit(target) if r.get("action") in ("apply", "restore")]
+
+
+def restore_points(path: str | Path) -> list[RestorePoint]:
+    """The restore points of a session, newest first, each labelled with where
+    it came from."""
+    target = target_of(path)
+    origins: dict[str, str] = {}
+    for rec in _records(target):
+        backup = rec.get("backup")
+        if isinstance(backup, str):
+            what = "before the compaction written" if rec["action"] == "apply" else "replaced"
+            origins[backup] = f"made by kimi-compact-tui: the version {what} at {rec.get('time')}"
+    found = [("backup", p) for _, p in backups(target)]
+    if _policy(target) == "rotate":
+        found = [("rotation", p) for _, p in rotations(target)] + found
+    points = []
+    for kind, p in found:
+        try:
+            st = p.stat()
+        except OSError:
+            continue
+        origin = origins.get(str(p))
+        label = origin or "not made by kimi-compact-tui (not in its audit log: the agent's own?)"
+        points.append(RestorePoint(p, kind, st.st_size, st.st_mtime_ns, label, origin is not None))
+    return points
+
+
+def _pick(target: Path, points: list[RestorePoint], point: Any) -> RestorePoint:
+    if isinstance(point, RestorePoint):
+        return point
+    wanted = Path(str(point)).expanduser()
+    for p in points:
+        if wanted.parent == Path(".") and p.path.name == wanted.name:
+            return p
+        if p.path.resolve() == wanted.resolve():
+            return p
+    names = ", ".join(p.path.name for p in points) or "none"
+    raise ApplyError(f"{target}: {point} is not a restore point of this session (have: {names})")
+
+
+@dataclass
+class UndoPlan:
+    """What an undo would do; ``describe`` is what the confirm dialog says."""
+
+    target: Path
+    record: dict[str, Any]
+    source: Path  # the restore point that becomes live (for "append": the same bytes)
+    truncate_to: int | None  # "append" undone by cutting the journal back
+    changed_since: str | None  # why the live file is not what we wrote, if it is not
+
+    def describe(self) -> str:
+        if self.truncate_to is not None:
+            return (
+                f"{self.target} is cut back to {self.truncate_to} bytes, as it was before the "
+                f"compaction written at {self.record.get('time')}"
+            )
+        return (
+            f"{self.source.name} becomes the live {self.target.name} again (the state before "
+            f"the compaction written at {self.record.get('time')}); the current "
+            f"{self.target.name} is kept as a restore point"
+        )
+
+
+def undo_plan(path: str | Path) -> UndoPlan:
+    """The undo of the last compaction this tool wrote, or an ApplyError saying
+    why there is nothing to undo."""
+    target = target_of(path)
+    records = _records(target)
+    if not records:
+        if not restore_points(target):
+            raise ApplyError(
+                f"{target}: no restore points (no rotation or {target.name}{BACKUP_MARK}* "
+                "file beside it)"
+            )
+        raise ApplyError(
+            f"{target}: nothing to undo: kimi-compact-tui wrote no compaction here; a "
+            "restore point it did not make can be picked by name (see --list)"
+        )
+    last = records[-1]
+    if last["action"] == "restore":
+        raise ApplyError(
+            f"{target}: nothing to undo: the last change here was a restore at "
+            f"{last.get('time')} (undoing it would re-apply a compaction); pick a version "
+            "by name to go back to it (see --list)"
+        )
+    after = last.get("after") or {}
+    current = sha256_file(target)
+    changed = None
+    if current is not None and current != after.get("sha256"):  # a missing file loses nothing
+        changed = (
+            f"{target} changed since the compaction was written at {last.get('time')} "
+            "(the agent may have added turns)"
+        )
+    appended = last.get("appended")
+    truncate_to = appended.get("offset") if isinstance(appended, dict) and not changed else None
+    return UndoPlan(target, last, Path(str(last.get("backup"))), truncate_to, changed)
+
+
+def restore(
+    path: str | Path,
+    point: RestorePoint | str | Path | None = None,
+    *,
+    force: bool = False,
+    now: datetime | None = None,
+) -> RestoreResult:
+    """Undo the last compaction written here (``point`` None), or put back the
+    restore point ``point``. See the module docstring for the rules."""
+    target = target_of(path)
+    undo = undo_plan(target) if point is None else None
+    if undo is not None and undo.changed_since and not force:
+        raise ApplyError(
+            f"{undo.changed_since}; restoring would drop those changes, so nothing was "
+            "changed — force it to keep the current file as a restore point first"
+        )
+    points = restore_points(target)
+    source = undo.source if undo is not None else _pick(target, points, point).path
+    when = now_utc(now)
+    try:
+        data, src_fp, src_mode = read_fingerprinted(source)
+    except OSError as exc:
+        raise ApplyError(os_error_line(source, exc, "read the restore point")) from None
+    try:
+        messages_after = len(parse_session_bytes(data, target).messages)
+    except SessionFormatError as exc:
+        raise ApplyError(f"{source}: not restored: it is not a valid session ({exc})") from None
+    try:
+        current_bytes, current, mode = read_fingerprinted(target)
+    except FileNotFoundError:
+        current_bytes, current, mode = None, None, src_mode
+    except OSError as exc:
+        raise ApplyError(os_error_line(target, exc, "read the session")) from None
+    if current_bytes == data:
+        return RestoreResult(target, source, None, False, messages_after, messages_after)
+    messages_before = None
+    if current_bytes is not None:
+        with contextlib.suppress(SessionFormatError):
+            messages_before = len(parse_session_bytes(current_bytes, target).messages)
+
+    kept: Path | None = None
+    made: Path | None = None
+    truncated = None
+    try:
+        if undo is not None and undo.truncate_to is not None and current_bytes is not None:
+            if not current_bytes.startswith(data) or len(data) != undo.truncate_to:
+                raise ApplyError(
+                    f"{target}: not restored: the journal no longer starts with the bytes "
+                    "it had before the compaction; nothing was changed"
+                )
+            truncate_durable(target, undo.truncate_to)
+            truncated = undo.truncate_to
+        else:
+            if current_bytes is not None and current is not None:
+                kept = None if force else _same_bytes(points, current.size, current.sha256)
+                if kept is None:
+                    made = keep_copy(
+                        target, _policy(target), current_bytes, mode, current.mtime_ns, when
+                    )
+                    kept = made
+            atomic_write_bytes(target, data, mode=mode)
+    except OSError as exc:
+        if made is not None and current is not None:
+            from kimi_compact_tui.store.keep import drop_copy
+
+            drop_copy(target, current.sha256, made)
+        raise ApplyError(os_error_line(target, exc, "restore the session")) from None
+
+    record = {
+        "time": when.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "action": "restore",
+        "tool": audit.tool_name(),
+        "source": str(target),
+        "restored_from": str(source),
+        "undo": undo is not None,
+        "force": force,
+        "backup": str(made) if made else None,
+        "before": (
+            {"size": current.size, "sha256": current.sha256, "messages": messages_before}
+            if current is not None
+            else None
+        ),
+        "after": {"size": src_fp.size, "sha256": src_fp.sha256, "messages": messages_after},
+    }
+    log, audit_error = audit.append_audit(target, record, mode)
+    return RestoreResult(
+        target,
+        source,
+        kept,
+        True,
+        messages_before,
+        messages_after,
+        None if audit_error else log,
+        audit_error,
+        truncated,
+    )
+
+
+def _same_bytes(points: list[RestorePoint], size: int, sha: str) -> Path | None:
+    """An existing restore point holding exactly these bytes, if any."""
+    for p in points:
+        if p.size == size and sha256_file(p.path) == sha:
+            return p.path
+    return None

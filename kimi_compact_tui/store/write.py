@@ -1,0 +1,214 @@
+"""Writing a compacted session back, as its format's write policy says.
+
+The rules, in the order they run:
+
+1. **Conflict check.** The file is read again; its fingerprint must be the
+   one taken when it was loaded, else nothing is written.
+2. **Keep a copy first** (:mod:`store.keep`): the current file becomes the
+   next rotation ("rotate", what kimi-cli's ``/compact`` leaves behind) or a
+   timestamped backup ("backup", and "append" too). The copy is whole before
+   anything else happens; the file's size and mtime are checked once more.
+3. **Write.** "rotate" and "backup": an atomic replace keeping the mode.
+   "append": the format's records are appended and fsynced; earlier bytes
+   never change. A crash at any moment leaves the old file or the new one,
+   whole, and the copy is there.
+4. **Failure.** Any ``OSError`` becomes one ``ApplyError`` line naming the
+   file; the copy made by this call is removed again while the session still
+   holds the old bytes.
+5. **Audit** (:mod:`store.audit`).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from kimi_compact_tui.errors import ApplyError
+from kimi_compact_tui.formats.registry import format_of
+from kimi_compact_tui.model import Session
+from kimi_compact_tui.store import audit
+from kimi_compact_tui.store.durable import (
+    append_durable,
+    atomic_write_bytes,
+    os_error_line,
+    step,
+)
+from kimi_compact_tui.store.fingerprint import Fingerprint, conflict_message, read_fingerprinted
+from kimi_compact_tui.store.keep import drop_copy, keep_copy
+
+
+def now_utc(now: datetime | None = None) -> datetime:
+    if now is None:
+        return datetime.now(UTC)
+    return now if now.tzinfo else now.replace(tzinfo=UTC)
+
+
+@dataclass
+class ApplyResult:
+    path: Path  # the session file written
+    backup_path: Path  # the rotation or backup holding the previous version
+    format: str
+    policy: str
+    messages_before: int
+    messages_after: int
+    compacted: int  # messages replaced by the summary
+    kept: int  # messages kept verbatim (leading system + tail)
+    before: Fingerprint
+    after_sha256: str
+    after_size: int
+    audit_path: Path | None = None
+    audit_error: str | None = None
+    written: list[Path] = field(default_factory=list)
+
+    def describe(self) -> str:
+        how = "appended to" if self.policy == "append" else "wrote"
+        line = (
+            f"{how.capitalize()} {self.path} ({self.messages_before} → {self.messages_after} "
+            f"messages: {self.compacted} compacted into the summary, {self.kept} kept); "
+            f"the previous version is {self.backup_path}"
+        )
+        if self.audit_error:
+            line += f"\nwarning: {self.audit_error}"
+        return line
+
+
+def _check(source: Session, compacted: Session, summary: str, plan: Any) -> Path:
+    if source.path is None:
+        raise ApplyError("the session has no file to write to")
+    path = Path(source.path)
+    if compacted.format != source.format:
+        raise ApplyError(
+            f"{path}: the compacted session is {compacted.format}, the file is {source.format}"
+        )
+    if getattr(plan, "noop", None):
+        raise ApplyError(f"{path}: nothing to write: {plan.noop}")
+    if not summary or not summary.strip():
+        raise ApplyError(f"{path}: nothing written: the summary is empty")
+    leading = getattr(plan, "leading", 0)
+    if not (
+        len(compacted.messages) > leading and compacted.messages[leading].text().endswith(summary)
+    ):
+        raise ApplyError(
+            f"{path}: nothing written: the compacted session does not hold the reviewed summary"
+        )
+    return path
+
+
+def apply_compaction(
+    source_session: Session,
+    compacted_session: Session,
+    *,
+    loaded_fingerprint: Fingerprint,
+    summary: str,
+    plan: Any,
+    prompt: Any,
+    provider: Any,
+    model: str | None,
+    usage: dict[str, Any] | None,
+    now: datetime | None = None,
+) -> ApplyResult:
+    """Write ``compacted_session`` for ``source_session`` (see the module docstring)."""
+    path = _check(source_session, compacted_session, summary, plan)
+    fmt = format_of(source_session)
+    context = {"summary": summary, "usage": usage, "plan": plan, "model": model}
+    op = fmt.write_op(source_session, compacted_session, context)
+    when = now_utc(now)
+    try:
+        old_bytes, current, mode = read_fingerprinted(path)
+    except OSError as exc:
+        raise ApplyError(os_error_line(path, exc, "read the session")) from None
+    if current != loaded_fingerprint:
+        raise ApplyError(conflict_message(path, loaded_fingerprint, current))
+    step("checked")
+
+    backup: Path | None = None
+    try:
+        backup = keep_copy(path, op.policy, old_bytes, mode, current.mtime_ns, when)
+        step("backup-done")
+        st = os.stat(path)
+        if st.st_size != current.size or st.st_mtime_ns != current.mtime_ns:
+            drop_copy(path, current.sha256, backup)
+            backup = None
+            changed = Fingerprint(st.st_size, st.st_mtime_ns, "(changed)")
+            raise ApplyError(conflict_message(path, current, changed))
+        if op.policy == "append":
+            append_durable(path, op.data, current.size)
+            new_size = current.size + len(op.data)
+            after_sha = hashlib.sha256(old_bytes + op.data).hexdigest()
+        else:
+            atomic_write_bytes(path, op.data, mode=mode)
+            new_size = len(op.data)
+            after_sha = hashlib.sha256(op.data).hexdigest()
+        step("replaced")
+    except FileExistsError:
+        drop_copy(path, current.sha256, backup)
+        raise ApplyError(conflict_message(path, current, Fingerprint(-1, 0, "(grew)"))) from None
+    except OSError as exc:
+        drop_copy(path, current.sha256, backup)
+        raise ApplyError(os_error_line(path, exc, "write the compacted session")) from None
+
+    n = len(source_session.messages)
+    leading = getattr(plan, "leading", 0)
+    boundary = getattr(plan, "boundary", leading)
+    record = {
+        "time": when.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        "action": "apply",
+        "tool": audit.tool_name(),
+        "source": str(path),
+        "format": source_session.format,
+        "policy": op.policy,
+        "backup": str(backup),
+        "before": {"size": current.size, "sha256": current.sha256, "messages": n},
+        "after": {
+            "size": new_size,
+            "sha256": after_sha,
+            "messages": len(compacted_session.messages),
+        },
+        "indices": {
+            "base": 0,
+            "ranges": "half-open [start, stop) in the source session",
+            "leading_system": [0, leading],
+            "compacted": [leading, boundary],
+            "kept": [boundary, n],
+        },
+        "plan": {
+            "mode": getattr(plan, "mode", None),
+            "up_to": getattr(plan, "up_to", None),
+            "max_preserved_messages": getattr(plan, "max_preserved_messages", None),
+        },
+        "prompt": audit.prompt_json(prompt),
+        "provider": audit.provider_kind(provider),
+        "provider_detail": audit.provider_text(provider),
+        "model": audit.scrub_text(model) if model else None,
+        "usage": audit.numbers_only(usage) if isinstance(usage, dict) else None,
+        "summary_sha256": hashlib.sha256(summary.encode("utf-8", "surrogatepass")).hexdigest(),
+        "summary_chars": len(summary),
+    }
+    if op.policy == "append":
+        record["appended"] = {
+            "offset": current.size,
+            "size": len(op.data),
+            "sha256": hashlib.sha256(op.data).hexdigest(),
+        }
+    log, audit_error = audit.append_audit(path, record, mode)
+    step("audited")
+    return ApplyResult(
+        path=path,
+        backup_path=backup,  # type: ignore[arg-type]
+        format=source_session.format,
+        policy=op.policy,
+        messages_before=n,
+        messages_after=len(compacted_session.messages),
+        compacted=boundary - leading,
+        kept=leading + (n - boundary),
+        before=current,
+        after_sha256=after_sha,
+        after_size=new_size,
+        audit_path=None if audit_error else log,
+        audit_error=audit_error,
+        written=[backup, path] + ([] if audit_error else [log]),  # type: ignore[list-item]
+    )
