@@ -429,6 +429,10 @@ def test_a_bad_line_in_the_middle_is_one_error_naming_file_and_line():
         parse(b"\n".join(data))
     assert str(err.value).startswith("/s/agents/main/wire.jsonl:7: invalid JSON")
     assert "\n" not in str(err.value)
+    # JSON.parse has no NaN: kimi-code cuts the journal there too
+    data[6] = b'{"type":"usage.record","agentId":"main","usage":NaN,"time":1}'
+    with pytest.raises(SessionFormatError, match="wire.jsonl:7: invalid JSON"):
+        parse(b"\n".join(data))
 
 
 def test_a_truncated_last_line_is_ignored_with_a_warning_and_blocks_writing():

@@ -107,6 +107,7 @@ class KimiCodeFormat:
     name = FORMAT
     label = "kimi-code wire.jsonl"
     write_policy = "append"
+    write_notes = (CLOSE_NOTE,)  # shown by the confirm dialog
 
     def recognise(self, path: Path, head: bytes) -> bool:
         """The first record is kimi-code's ``metadata`` record (kimi-code
