@@ -214,6 +214,11 @@ def test_registry_detects_and_resolves_a_session_folder(tmp_path):
     s = load_session(folder)
     assert s.format == "kimi-code" and s.path == wire and len(s.messages) == 7
     assert registry.detect(tmp_path / "x.jsonl", wire.read_bytes()[:100]).name == "kimi-code"
+    spaced = b'{"type": "metadata", "created_at": 1, "protocol_version": "1.5"}\n'
+    assert FMT.recognise(tmp_path / "x.jsonl", spaced)
+    assert not FMT.recognise(
+        tmp_path / "wire.jsonl", b'{"type": "metadata", "protocol_version": "1"}'
+    )
     # a kimi-cli session folder's wire.jsonl is not taken for a kimi-code journal
     cli = tmp_path / "cli"
     cli.mkdir()
@@ -493,6 +498,7 @@ def test_discover_lists_sessions_from_the_index_and_state_json(tmp_path):
         (folder / "agents" / "main" / "wire.jsonl").write_bytes(conversation().bytes())
         (folder / "state.json").write_text(json.dumps({"id": folder.name, **state}))
     index = [
+        {"sessionId": "session_gone", "sessionDir": str(root / "nowhere"), "workDir": "/w"},
         {"sessionId": "session_a", "sessionDir": str(keep), "workDir": "/w"},
         {"sessionId": "session_b", "sessionDir": str(gone), "workDir": "/w"},
         {"sessionId": "session_b", "deleted": True},

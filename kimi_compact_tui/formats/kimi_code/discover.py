@@ -117,6 +117,8 @@ def discover(
 ) -> list[SessionInfo]:
     infos: list[SessionInfo] = []
     for sid, (folder, index_work) in session_folders(env, home).items():
+        if not folder.is_dir():  # an index line for a folder that is gone
+            continue
         state = _read_json(folder / "state.json")
         state = state if type(state) is dict else {}
         if state.get("archived") is True:

@@ -30,7 +30,6 @@ if TYPE_CHECKING:
 
 FORMAT = "kimi-code"
 WIRE_NAME = "wire.jsonl"
-METADATA_HEAD = b'{"type":"metadata","protocol_version"'
 CLOSE_NOTE = (
     "kimi-code must not be running on this session: it keeps its own copy of the "
     "history in memory and would not see this compaction (close it first)"
@@ -113,13 +112,18 @@ class KimiCodeFormat:
         """The first record is kimi-code's ``metadata`` record (kimi-code
         writes ``created_at``; kimi-cli's own wire.jsonl is another file)."""
         first = head.split(b"\n", 1)[0].rstrip(b"\r")
-        if not first.startswith(METADATA_HEAD):
+        if b'"metadata"' not in first:
             return False
         try:
             record = json.loads(first.decode("utf-8"))
         except (ValueError, RecursionError):
             return False
-        return type(record) is dict and "created_at" in record
+        return (
+            type(record) is dict
+            and record.get("type") == "metadata"
+            and type(record.get("protocol_version")) is str
+            and type(record.get("created_at")) in (int, float)
+        )
 
     def resolve_folder(self, folder: Path) -> Path | None:
         """A kimi-code session folder's main journal, or an agent folder's
