@@ -160,3 +160,45 @@ def test_undo_allowed_only_when_the_file_ends_with_exactly_our_bytes():
     assert undo_allowed(ours, op.data, n - 1) is not None
     # truncating to the original length gives back the original history
     assert parse(ours[:n]).messages == parse(original).messages
+
+
+async def test_the_tui_appends_our_records_and_undo_cuts_them_off(tmp_path):
+    from kimi_compact_tui.config import AppConfig
+    from kimi_compact_tui.providers import ProviderConfig
+    from kimi_compact_tui.tui.app import ReviewApp
+    from kimi_compact_tui.tui.screens.confirm import ConfirmWriteScreen
+    from kimi_compact_tui.tui.state import ReviewState
+
+    folder = tmp_path / "sessions" / "wd_work_d7a539110fa4" / "session_1"
+    wire = folder / "agents" / "main" / "wire.jsonl"
+    wire.parent.mkdir(parents=True)
+    original = conversation().bytes()
+    wire.write_bytes(original)
+    app = ReviewApp(
+        ReviewState(config=AppConfig(), provider=ProviderConfig(kind="offline")), folder
+    )
+
+    async def settle(pilot) -> None:
+        for _ in range(3):
+            await pilot.pause()
+            await pilot.app.workers.wait_for_complete()
+
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        assert app.state.session.format == "kimi-code"
+        await pilot.press("c")
+        await settle(pilot)
+        await pilot.press("escape")
+        await pilot.press("w")
+        await pilot.pause()
+        assert isinstance(app.screen, ConfirmWriteScreen)
+        await pilot.press("y")
+        await settle(pilot)
+        data = wire.read_bytes()
+        assert data.startswith(original) and data != original
+        types = [json.loads(x)["type"] for x in data[len(original) :].split(b"\n") if x]
+        assert types[1] == "context.apply_compaction" and len(types) == 4
+        assert parse(data).messages[0].text().startswith(build_compact_summary_text(""))
+        await pilot.press("u")
+        await settle(pilot)
+        assert wire.read_bytes() == original
