@@ -267,6 +267,15 @@ def test_default_tail_counts_tool_results_and_reminders_as_context_messages():
     assert kept == ["assistant", "tool", "assistant"]
 
 
+def test_a_lone_surrogate_in_the_summary_is_written_as_javascript_escapes_it():
+    session = parse(conversation().bytes())
+    plan = make_plan(session.messages, up_to=3)
+    compacted = FMT.compacted_session(session, plan, "half \ud83d pair é", None, time_ms=NOW)
+    data = FMT.write_op(session, compacted, {}).data
+    assert b'"summary":"half \\ud83d pair \xc3\xa9"' in data
+    assert parse(conversation().bytes() + data).messages[0].text().endswith("half \ud83d pair é")
+
+
 def test_without_output_tokens_no_summary_output_field_and_an_estimate():
     _, _, compacted, op = compact(conversation().bytes(), up_to=3, output_tokens=None)
     apply = json.loads(op.data.split(b"\n")[1])

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import json
 import math
+import re
 from typing import Any
 
 _MAX_SAFE = 2**53
@@ -47,6 +48,16 @@ def js_number(value: float) -> str:
     return sign + out
 
 
+_LONE_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def js_string(text: str) -> str:
+    """A JSON string as JavaScript writes it: UTF-8 kept, a lone surrogate (which
+    UTF-8 cannot hold) as its ``\\uXXXX`` escape."""
+    out = json.dumps(text, ensure_ascii=False)
+    return _LONE_SURROGATE.sub(lambda m: f"\\u{ord(m.group()):04x}", out)
+
+
 def _is_index(key: str) -> bool:
     return key.isdigit() and key.isascii() and str(int(key)) == key and int(key) <= _MAX_INDEX
 
@@ -63,20 +74,14 @@ def js_stringify(value: Any) -> str:
     if isinstance(value, float):
         return js_number(value)
     if isinstance(value, str):
-        return json.dumps(value, ensure_ascii=False)
+        return js_string(value)
     if isinstance(value, list):
         return "[" + ",".join(js_stringify(v) for v in value) + "]"
     if isinstance(value, dict):
         keys = list(value)
         index_keys = sorted((k for k in keys if _is_index(k)), key=int)
         ordered = index_keys + [k for k in keys if not _is_index(k)]
-        return (
-            "{"
-            + ",".join(
-                json.dumps(k, ensure_ascii=False) + ":" + js_stringify(value[k]) for k in ordered
-            )
-            + "}"
-        )
+        return "{" + ",".join(js_string(k) + ":" + js_stringify(value[k]) for k in ordered) + "}"
     raise TypeError(f"not a JSON value: {type(value).__name__}")
 
 

@@ -20,9 +20,10 @@ compaction (``1 + kept``).
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any
+
+from kimi_compact_tui.formats.kimi_code.jsvalue import js_stringify
 
 
 def compaction_records(
@@ -68,10 +69,7 @@ def compaction_records(
 
 def encode_records(records: list[dict[str, Any]]) -> bytes:
     """Records as kimi-code writes them: ``JSON.stringify(record) + "\\n"``."""
-    return b"".join(
-        json.dumps(r, ensure_ascii=False, separators=(",", ":")).encode("utf-8") + b"\n"
-        for r in records
-    )
+    return b"".join(js_stringify(r).encode("utf-8") + b"\n" for r in records)
 
 
 def append_allowed(current: bytes, loaded: bytes) -> str | None:
