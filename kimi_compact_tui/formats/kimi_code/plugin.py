@@ -1,0 +1,239 @@
+"""The kimi-code format: Kimi Code CLI 2.1 sessions (``agents/<id>/wire.jsonl``).
+
+Read: the journal is folded into the history exactly as kimi-code resumes it
+(:mod:`.wire`, :mod:`.fold`); each message is one kimi-code context message.
+Write: four records are appended (:mod:`.records`); earlier bytes never
+change. ``Session.extra`` holds ``journal`` (the bytes read), ``journal_length``,
+``agent_id``, ``context`` (kimi-code's context messages), ``warnings``,
+``open_turn`` and ``tail`` (see :data:`.wire.TAIL_NEWLINE`).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from kimi_compact_tui.compaction.summary import build_compact_summary_text
+from kimi_compact_tui.errors import ApplyError, SessionFormatError
+from kimi_compact_tui.formats.base import SessionInfo, WriteOp
+from kimi_compact_tui.formats.kimi_code import discover as discovery
+from kimi_compact_tui.formats.kimi_code import handoff, records, wire
+from kimi_compact_tui.formats.kimi_code.convert import to_message
+from kimi_compact_tui.formats.kimi_code.fold import fold
+from kimi_compact_tui.fsutil import gc_paused
+from kimi_compact_tui.model import Message, Session
+
+if TYPE_CHECKING:
+    from kimi_compact_tui.compaction.plan import CompactionPlan
+
+FORMAT = "kimi-code"
+WIRE_NAME = "wire.jsonl"
+CLOSE_NOTE = (
+    "kimi-code must not be running on this session: it keeps its own copy of the "
+    "history in memory and would not see this compaction (close it first)"
+)
+TOKEN_RECORDS = (
+    "token_counting.measured",
+    "token_counting.turn_recorded",
+    "token_counting.rebased",
+    "token_counting.truncated",
+)
+
+
+def agent_id_of(path: Path) -> str:
+    """``agents/<id>/wire.jsonl`` names its agent; anything else is ``main``."""
+    if path.name == WIRE_NAME and path.parent.parent.name == "agents":
+        return path.parent.name
+    return "main"
+
+
+def parse_journal(data: bytes, path: Path) -> Session:
+    journal = wire.read_journal(data, path)
+    agent_id = agent_id_of(path)
+    chain = wire.restorable_chain(journal, path)
+    result = fold(chain, agent_id, path)
+    system_prompt = None
+    recorded = None
+    for entry in journal.entries:
+        record = entry.record
+        if record.get("agentId", agent_id) != agent_id:
+            continue
+        kind = record["type"]
+        if kind == "profile.bind" and type(record.get("systemPrompt")) is str:
+            system_prompt = record["systemPrompt"]
+        elif kind in TOKEN_RECORDS and type(record.get("tokens")) in (int, float):
+            recorded = int(record["tokens"])
+    return Session(
+        path=path,
+        format=FORMAT,
+        messages=[to_message(cm) for cm in result.history],
+        entries=None,
+        system_prompt=system_prompt,
+        recorded_tokens=recorded,
+        extra={
+            "journal": data,
+            "journal_length": len(data),
+            "agent_id": agent_id,
+            "context": result.history,
+            "warnings": journal.warnings + result.warnings,
+            "open_turn": result.open_turn,
+            "tail": journal.tail,
+        },
+    )
+
+
+def write_refusal(session: Session) -> str | None:
+    """Why a compaction cannot be appended to this loaded session, or None."""
+    if session.format != FORMAT or not isinstance(session.extra.get("journal"), bytes):
+        return "not a loaded kimi-code session"
+    if session.extra.get("tail") == wire.TAIL_TORN:
+        return (
+            "the journal ends with a partial record (kimi-code stopped while writing it); "
+            "open the session once in kimi-code, which repairs the journal, then compact"
+        )
+    open_turn = session.extra.get("open_turn")
+    if open_turn:
+        return (
+            f"the session ends mid-turn ({open_turn}); run one more turn in kimi-code, "
+            "then compact"
+        )
+    return None
+
+
+class KimiCodeFormat:
+    name = FORMAT
+    label = "kimi-code wire.jsonl"
+    write_policy = "append"
+    write_notes = (CLOSE_NOTE,)  # shown by the confirm dialog
+
+    def recognise(self, path: Path, head: bytes) -> bool:
+        """The first record is kimi-code's ``metadata`` record (kimi-code
+        writes ``created_at``; kimi-cli's own wire.jsonl is another file)."""
+        first = head.split(b"\n", 1)[0].rstrip(b"\r")
+        if b'"metadata"' not in first:
+            return False
+        try:
+            record = json.loads(first.decode("utf-8"))
+        except (ValueError, RecursionError):
+            return False
+        return (
+            type(record) is dict
+            and record.get("type") == "metadata"
+            and type(record.get("protocol_version")) is str
+            and type(record.get("created_at")) in (int, float)
+        )
+
+    def resolve_folder(self, folder: Path) -> Path | None:
+        """A kimi-code session folder's main journal, or an agent folder's
+        (a kimi-cli session folder also holds a wire.jsonl: not this one)."""
+        for candidate in (folder / "agents" / "main" / WIRE_NAME, folder / WIRE_NAME):
+            try:
+                with open(candidate, "rb") as fh:
+                    head = fh.read(4096)
+            except OSError:
+                continue
+            if self.recognise(candidate, head):
+                return candidate
+        return None
+
+    def discover(self, env: Mapping[str, str], home: Path) -> list[SessionInfo]:
+        return discovery.discover(env, home, self.name, parse_journal)
+
+    def find_session(self, session_id: str, env: Mapping[str, str], home: Path) -> Path | None:
+        """The folder of the kimi-code session with this id, or None."""
+        return discovery.find_session(session_id, env, home)
+
+    def parse(self, data: bytes, path: Path) -> Session:
+        with gc_paused():
+            return parse_journal(data, path)
+
+    def dump(self, session: Session) -> bytes:
+        journal = session.extra.get("journal")
+        if not isinstance(journal, bytes):
+            raise SessionFormatError(
+                f"{session.path}: a kimi-code session is written by appending records to "
+                "the journal it was read from"
+            )
+        return journal + session.extra.get("appended", b"")
+
+    def summary_message(self, summary: str) -> Message:
+        return to_message(handoff.summary_message(build_compact_summary_text(summary)))
+
+    def compacted_session(
+        self,
+        session: Session,
+        plan: CompactionPlan,
+        summary: str,
+        output_tokens: int | None,
+        *,
+        time_ms: int | None = None,
+    ) -> Session:
+        if plan.noop:
+            raise ValueError(f"cannot compact: {plan.noop}")
+        if plan.leading:
+            raise ApplyError(
+                f"{session.path}: the history starts with {plan.leading} system message(s), "
+                "which kimi-code's compaction cannot keep"
+            )
+        context = session.extra["context"]
+        text = build_compact_summary_text(summary)
+        kept = context[plan.boundary :]
+        summary_cm = handoff.summary_message(text)
+        before = session.recorded_tokens
+        if before is None:
+            before = sum(handoff.estimate_message(cm) for cm in context)
+        kept_tokens = sum(handoff.estimate_message(cm) for cm in kept)
+        if output_tokens is not None:
+            after = output_tokens + kept_tokens
+        else:
+            after = handoff.estimate_message(summary_cm) + kept_tokens
+        new = records.compaction_records(
+            agent_id=session.extra["agent_id"],
+            summary=summary,
+            context_summary=text,
+            compacted_count=plan.boundary,
+            tokens_before=before,
+            tokens_after=after,
+            summary_output_tokens=output_tokens,
+            length=1 + len(kept),
+            time_ms=time_ms,
+        )
+        appended = records.encode_records(new)
+        if session.extra.get("tail") == wire.TAIL_UNTERMINATED:
+            appended = b"\n" + appended
+        messages = [to_message(summary_cm)] + list(session.messages[plan.boundary :])
+        extra = dict(session.extra)
+        extra.update(
+            context=[summary_cm, *kept],
+            appended=appended,
+            compaction=new[1],
+            recorded_tokens=after,
+        )
+        return Session(
+            path=session.path,
+            format=FORMAT,
+            messages=messages,
+            system_prompt=session.system_prompt,
+            recorded_tokens=after,
+            extra=extra,
+        )
+
+    def write_op(self, session: Session, compacted: Session, context: Mapping[str, Any]) -> WriteOp:
+        refusal = write_refusal(session)
+        if refusal:
+            raise ApplyError(f"{session.path}: {refusal}")
+        appended = compacted.extra.get("appended")
+        if not isinstance(appended, bytes) or compacted.extra.get(
+            "journal"
+        ) is not session.extra.get("journal"):
+            raise ApplyError(f"{session.path}: the compacted session was not built from this one")
+        return WriteOp("append", appended, [CLOSE_NOTE])
+
+    def rotation_name(self, path: Path, number: int) -> Path:
+        raise NotImplementedError("kimi-code journals are appended to, never rotated")
+
+
+append_allowed = records.append_allowed
+undo_allowed = records.undo_allowed
