@@ -149,6 +149,8 @@ def run_compaction(
     if prep.plan.noop or prep.request is None:
         return CompactionRun(session, config, prep, pcfg, None, None, job)
     job.check_ready(prep, pcfg)
+    if in_place and job.write_refusal() is not None:  # refused before any request is made
+        raise UserError(f"{session.path}: not written: {job.write_refusal()}")
     if in_place and not getattr(args, "allow_split", False):
         from kimi_compact_tui.compaction.job import split_refusal
         from kimi_compact_tui.compaction.pairs import find_splits

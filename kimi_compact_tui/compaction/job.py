@@ -177,10 +177,20 @@ class CompactionJob:
         splits = find_splits(self.session.messages, prep.plan)
         return Draft(text, compacted, prep, result, edited, tokens, splits)
 
+    def write_refusal(self) -> str | None:
+        """Why this session cannot be written back at all (its format says), or None."""
+        from kimi_compact_tui.formats.registry import format_of
+
+        refuse = getattr(format_of(self.session), "write_refusal", None)
+        return refuse(self.session) if refuse is not None else None
+
     def commit(self, draft: Draft, provider: Any, *, allow_split: bool = False) -> Any:
         """Write ``draft`` through the store; returns its ApplyResult."""
         from kimi_compact_tui.store import apply_compaction
 
+        why = self.write_refusal()
+        if why is not None:
+            raise ApplyError(f"{self.session.path}: not written: {why}")
         if self.fingerprint is None:
             raise ApplyError(
                 f"{self.session.path}: not written: the loaded file has no fingerprint"

@@ -47,11 +47,26 @@ def format_of(session: Session) -> SessionFormat:
     return get(session.format)
 
 
+def find_by_id(text: str) -> Path | None:
+    """The session folder a format knows by this id (e.g. kimi-code's), or None."""
+    if not text or "/" in text or text.startswith("."):
+        return None
+    for fmt in FORMATS:
+        find = getattr(fmt, "find_session", None)
+        if find is not None:
+            found = find(text, os.environ, Path.home())
+            if found is not None:
+                return Path(found)
+    return None
+
+
 def _stat(p: Path) -> os.stat_result:
     try:
         return p.stat()
     except FileNotFoundError:
-        raise SessionFormatError(f"{p}: no such file or folder") from None
+        raise SessionFormatError(
+            f"{p}: no such file or folder (nor a session id any format knows)"
+        ) from None
     except PermissionError:
         raise SessionFormatError(f"{p}: permission denied") from None
     except OSError as exc:
@@ -62,6 +77,8 @@ def resolve_session_path(path: str | Path) -> Path:
     """The session file for ``path`` (a file, or a session folder any format
     recognises)."""
     p = Path(path).expanduser()
+    if not p.exists():
+        p = find_by_id(str(path)) or p
     st = _stat(p)
     if stat.S_ISDIR(st.st_mode):
         for fmt in FORMATS:
@@ -143,6 +160,7 @@ def discovery_note(
             parts.append(f"{n:,} {agent} session{'s' if n != 1 else ''} under {where}")
         else:
             nowhere.append(f"{agent} sessions found under {where}")
-    if not parts:
-        return "No " + "; no ".join(nowhere) if nowhere else "No sessions found"
-    return "; ".join(parts)
+    if not parts and not nowhere:
+        return "No sessions found"
+    missing = [("no " if parts or i else "No ") + what for i, what in enumerate(nowhere)]
+    return "; ".join(parts + missing)

@@ -105,8 +105,16 @@ def write_refusal(session: Session) -> str | None:
 class KimiCodeFormat:
     name = FORMAT
     label = "kimi-code wire.jsonl"
+    agent = "kimi-code"
     write_policy = "append"
     write_notes = (CLOSE_NOTE,)  # shown by the confirm dialog
+
+    def discovery_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
+        return [discovery.root_of(env, home) / "sessions"]
+
+    def write_refusal(self, session: Session) -> str | None:
+        """Why a compaction cannot be written to this session (None: it can)."""
+        return write_refusal(session)
 
     def recognise(self, path: Path, head: bytes) -> bool:
         """The first record is kimi-code's ``metadata`` record (kimi-code

@@ -1,0 +1,96 @@
+"""A kimi-code session opens by its id everywhere; one that cannot be written
+is refused before any request; the picker lists it."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.test_kimi_code_records import conversation
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def make_home(tmp_path: Path, journal: bytes) -> tuple[Path, Path]:
+    root = tmp_path / "kch"
+    folder = root / "sessions" / "wd_work_d7a539110fa4" / "session_x1"
+    (folder / "agents" / "main").mkdir(parents=True)
+    (folder / "agents" / "main" / "wire.jsonl").write_bytes(journal)
+    (folder / "state.json").write_text(json.dumps({"cwd": "/w", "updatedAt": 1796115608034}))
+    index = {"sessionId": "session_x1", "sessionDir": str(folder), "workDir": "/w"}
+    (root / "session_index.jsonl").write_text(json.dumps(index) + "\n")
+    return root, folder
+
+
+def cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    env = {"PATH": "/usr/bin:/bin", "HOME": str(root.parent), "KIMI_CODE_HOME": str(root)}
+    return subprocess.run(
+        [sys.executable, "-m", "kimi_compact_tui", *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=ROOT,
+        env=env,
+        stdin=subprocess.DEVNULL,
+    )
+
+
+def test_plan_takes_a_kimi_code_session_id(tmp_path):
+    root, folder = make_home(tmp_path, conversation().bytes())
+    res = cli(root, "plan", "session_x1", "--json")
+    assert res.returncode == 0, res.stderr
+    plan = json.loads(res.stdout)
+    assert plan["format"] == "kimi-code" and plan["messages"] == 7
+    assert plan["session"] == str(folder / "agents" / "main" / "wire.jsonl")
+    missing = cli(root, "plan", "session_nope")
+    assert missing.returncode == 2 and "nor a session id" in missing.stderr
+
+
+def test_a_journal_ending_mid_turn_is_refused_before_any_request(tmp_path):
+    j = conversation()
+    step = j.begin()
+    j.call(step, "c9", "sleep 9")
+    root, folder = make_home(tmp_path, j.bytes())
+    before = sorted(p.name for p in (folder / "agents" / "main").iterdir())
+    # Against a provider nobody listens on: refused before it is ever asked.
+    res = cli(
+        root, "compact", "session_x1", "--in-place", "--yes", "--up-to", "3",
+        "--provider", "openai", "--base-url", "http://127.0.0.1:9/v1", "--model", "m",
+    )  # fmt: skip
+    assert res.returncode == 2, res.stderr
+    assert "mid-turn" in res.stderr and "compacting" not in res.stderr
+    assert sorted(p.name for p in (folder / "agents" / "main").iterdir()) == before
+
+
+async def test_the_tui_opens_a_kimi_code_session_by_id(tmp_path, monkeypatch):
+    from kimi_compact_tui.tui.app import create_app
+
+    root, folder = make_home(tmp_path, conversation().bytes())
+    monkeypatch.setenv("KIMI_CODE_HOME", str(root))
+    app = create_app("session_x1", provider="offline")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.state.session is not None
+        assert app.state.session.format == "kimi-code"
+        assert app.state.session_path == folder / "agents" / "main" / "wire.jsonl"
+
+
+async def test_the_picker_lists_kimi_code_sessions_beside_kimi_clis(tmp_path, monkeypatch):
+    from kimi_compact_tui.tui.app import create_app
+    from tests.test_tui_picker import screen_text, settle
+
+    root, _folder = make_home(tmp_path, conversation().bytes())
+    monkeypatch.setenv("KIMI_CODE_HOME", str(root))
+    monkeypatch.setenv("KIMI_SHARE_DIR", str(tmp_path / "no-kimi-cli"))
+    app = create_app(None, provider="offline")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        text = screen_text(app)
+        assert "first prompt" in text and "/w" in text and "7 messages" in text
+        note = str(app.screen.query_one("#picker-note").render())
+        assert note.startswith(f"1 kimi-code session under {root / 'sessions'}"), note
+        assert "no kimi-cli sessions found under" in note.lower(), note
