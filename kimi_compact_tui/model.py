@@ -112,25 +112,13 @@ class Message:
 
 
 @dataclass
-class SpecialRecord:
-    """A kimi-cli ``context.jsonl`` record that is not a message
-    (``_system_prompt``, ``_checkpoint``, ``_usage``)."""
-
-    data: dict[str, Any]
-    raw: bytes | str | None = None
-
-    @property
-    def role(self) -> str:
-        return self.data["role"]
-
-
-@dataclass
 class Session:
     """A loaded session.
 
-    ``messages`` is the compactable history. For kimi-cli files ``entries``
-    holds every record in file order (messages and special records), so the
-    file can be written back unchanged; ``system_prompt`` is the content of the
+    ``messages`` is the compactable history. For line-based formats that keep
+    more than messages, ``entries`` holds every line in file order (messages,
+    and the format's other lines as bytes), so the file can be written back
+    unchanged; ``system_prompt`` is the content of the
     ``_system_prompt`` record (metadata, not history) and ``recorded_tokens``
     the last ``_usage`` token count. For OpenAI JSON objects, ``container``
     keeps the other top-level keys.
@@ -139,7 +127,7 @@ class Session:
     path: Path | None
     format: str  # the name of its format plugin (formats.registry)
     messages: list[Message]
-    entries: list[Message | SpecialRecord] | None = None
+    entries: list[Message | bytes] | None = None
     system_prompt: str | None = None
     recorded_tokens: int | None = None
     container: dict[str, Any] | None = None

@@ -22,7 +22,7 @@ from kimi_compact_tui.errors import SessionFormatError
 from kimi_compact_tui.formats.base import SessionInfo, WriteOp
 from kimi_compact_tui.formats.lines import Lines, raw_bytes
 from kimi_compact_tui.formats.validate import check_message, type_name
-from kimi_compact_tui.model import Message, Session, SpecialRecord
+from kimi_compact_tui.model import Message, Session
 
 SPECIAL_ROLES = ("_system_prompt", "_checkpoint", "_usage")
 # role -> (field, exact type, how the error names it)
@@ -36,6 +36,17 @@ KEY_ORDER = ("role", "name", "content", "tool_calls", "tool_call_id", "partial")
 
 class BlankLine(bytes):
     """A blank line in the file, kept so the bytes survive a round trip."""
+
+    __slots__ = ()
+
+
+class SpecialLine(bytes):
+    """A special record's line (``_system_prompt``, ``_checkpoint``, ``_usage``,
+    or one unknown), kept as its bytes: what the session needs of it (the
+    system prompt, the recorded tokens) is read out at load, and the line is
+    written back as it was."""
+
+    __slots__ = ()
 
 
 def looks_like_kimi(text: str) -> bool:
@@ -56,6 +67,8 @@ class SkippedLine(bytes):
     object, no valid role, an invalid special record or message). Kept so the
     file's bytes survive a round trip; never part of the history, and left out
     of a rebuilt (compacted) file."""
+
+    __slots__ = ()
 
 
 def _skip_reason(data: Any) -> str | None:
@@ -126,7 +139,7 @@ def parse_lines(lines: Lines, path: Path) -> Session:
                 system_prompt = record["content"]
             elif role == "_usage":
                 recorded = record["token_count"]
-            entries.append(SpecialRecord(record, raw))
+            entries.append(SpecialLine(raw))
             continue
         message = Message(record, keep(raw, offset))
         entries.append(message)
@@ -172,12 +185,10 @@ def serialize(session: Session) -> bytes:
     lines: list[bytes] = []
     if session.entries is not None:
         for entry in session.entries:
-            if isinstance(entry, BlankLine | SkippedLine):
+            if isinstance(entry, bytes):  # blank, skipped and special lines
                 lines.append(bytes(entry))
             elif entry.raw is not None:
                 lines.append(raw_bytes(entry.raw))
-            elif isinstance(entry, SpecialRecord):
-                lines.append(dump_special(entry.data).encode("utf-8"))
             else:
                 lines.append(dump_message(entry.data).encode("utf-8"))
     else:

@@ -30,15 +30,26 @@ CHUNK = 1 << 20
 
 
 class RawRef:
-    """A source line that stays in its file: read back on demand."""
+    """A source line that stays in its file: read back on demand. Offset,
+    length and CRC are packed into one integer (one object per line, not three)."""
 
-    __slots__ = ("path", "offset", "length", "crc")
+    __slots__ = ("path", "_packed")
 
     def __init__(self, path: Path, offset: int, length: int, crc: int) -> None:
         self.path = path
-        self.offset = offset
-        self.length = length
-        self.crc = crc
+        self._packed = (offset << 64) | (length << 32) | crc
+
+    @property
+    def offset(self) -> int:
+        return self._packed >> 64
+
+    @property
+    def length(self) -> int:
+        return (self._packed >> 32) & 0xFFFFFFFF
+
+    @property
+    def crc(self) -> int:
+        return self._packed & 0xFFFFFFFF
 
     def read(self) -> bytes:
         try:
@@ -58,7 +69,7 @@ class RawRef:
 
     def __eq__(self, other: object) -> bool:
         if isinstance(other, RawRef):
-            return self.length == other.length and self.crc == other.crc
+            return self._packed & 0xFFFFFFFFFFFFFFFF == other._packed & 0xFFFFFFFFFFFFFFFF
         if isinstance(other, bytes):
             return self.length == len(other) and self.crc == zlib.crc32(other)
         return NotImplemented
