@@ -15,6 +15,7 @@ from kimi_compact_tui.tui.app import ReviewApp
 from kimi_compact_tui.tui.screens.confirm import ConfirmWriteScreen
 from kimi_compact_tui.tui.screens.diff import DiffScreen
 from kimi_compact_tui.tui.screens.edit import EditSummaryScreen
+from kimi_compact_tui.tui.screens.restore import RestoreConfirmScreen
 from kimi_compact_tui.tui.screens.stream import StreamScreen
 from kimi_compact_tui.tui.state import ReviewState
 from tests.loopback_server import openai_sse
@@ -88,6 +89,10 @@ async def test_offline_flow_write_and_undo(tmp_path: Path) -> None:
         ]
 
         await pilot.press("u")
+        await pilot.pause()
+        assert isinstance(app.screen, RestoreConfirmScreen)  # u asks first
+        assert path.read_bytes() != original
+        await pilot.press("y")
         await settle(pilot)
         assert path.read_bytes() == original
 

@@ -23,7 +23,9 @@ from kimi_compact_tui.compaction import (
     build_compacted_session,
     prepare_compaction,
 )
+from kimi_compact_tui.compaction.pairs import ToolSplit, find_splits, nearest_safe_up_to
 from kimi_compact_tui.compaction.prompts import resolve_prompt
+from kimi_compact_tui.compaction.summary import build_summary_message
 from kimi_compact_tui.compaction.tokens import message_tokens
 from kimi_compact_tui.config import AppConfig, _get_compaction_config, load_config
 from kimi_compact_tui.errors import UserError
@@ -31,6 +33,8 @@ from kimi_compact_tui.formats import resolve_session_path
 from kimi_compact_tui.fsutil import gc_paused
 from kimi_compact_tui.model import Session
 from kimi_compact_tui.providers import ProviderConfig, StreamResult, provider_config_from
+from kimi_compact_tui.tui import undo as undo_rules
+from kimi_compact_tui.tui.undo import RestoreOffer
 
 
 def _fingerprint(path: Path) -> Any:
@@ -46,6 +50,29 @@ def default_provider(raw: dict | None = None, **overrides: Any) -> ProviderConfi
     """The provider config from the config's ``provider:`` block and flags
     (offline when nothing is configured)."""
     return provider_config_from(raw, **overrides)
+
+
+@dataclass(frozen=True)
+class LoadedSession:
+    """A session read (in a worker thread) and ready to be adopted by the state
+    on the UI thread: the parsed session, its fingerprint and token estimates."""
+
+    session: Session
+    path: Path
+    fingerprint: Any
+    tokens: list[int]
+
+
+def read_session(path: str | Path) -> LoadedSession:
+    """Resolve, parse and fingerprint ``path`` (no state is touched: safe in a
+    worker thread). Raises :class:`UserError` with the CLI's one-line text."""
+    resolved = resolve_session_path(path)
+    # The fingerprint comes from the very bytes parsed: any later change shows
+    # as a conflict at write time instead of being overwritten.
+    session, fingerprint = apply.load_fingerprinted(resolved)
+    with gc_paused():
+        tokens = [message_tokens(m) for m in session.messages]
+    return LoadedSession(session, resolved, fingerprint, tokens)
 
 
 @dataclass
@@ -87,25 +114,41 @@ class ReviewState:
     def load(self, path: str | Path) -> Session:
         """Load ``path`` (a file or kimi-cli session folder), reset choices and plan.
         Raises :class:`UserError` with the CLI's one-line text."""
-        resolved = resolve_session_path(path)
-        # The fingerprint comes from the very bytes parsed: any later change shows
-        # as a conflict at write time instead of being overwritten.
-        session, fingerprint = apply.load_fingerprinted(resolved)
-        self.set_session(session, resolved, fingerprint)
-        # The loaded messages live as long as the session and hold no cycles: keep
-        # them out of every later garbage-collector pass (100k messages are
-        # ~700k objects, 0.3 s per full pass otherwise). Objects frozen by an
-        # earlier load go back to the collector first, so nothing stays frozen
-        # that has become garbage since; the app unfreezes everything on exit.
-        gc.unfreeze()
-        gc.freeze()
+        session = self.adopt(read_session(path))
+        self.freeze_loaded()
         return session
 
-    def set_session(self, session: Session, path: Path | None, fingerprint: Any = None) -> None:
+    def adopt(self, loaded: LoadedSession, *, up_to: int | None = None) -> Session:
+        """Make ``loaded`` the session under review (UI thread); ``up_to`` is an
+        explicit 1-based boundary (a bad one raises UserError, the session stays)."""
+        self.set_session(loaded.session, loaded.path, loaded.fingerprint, loaded.tokens)
+        if up_to is not None:
+            self.set_boundary(up_to - 1)
+        return loaded.session
+
+    @staticmethod
+    def freeze_loaded() -> None:
+        """The loaded messages live as long as the session and hold no cycles: keep
+        them out of every later garbage-collector pass (100k messages are
+        ~700k objects, 0.3 s per full pass otherwise). Objects frozen by an
+        earlier load go back to the collector first, so nothing stays frozen
+        that has become garbage since; the app unfreezes everything on exit."""
+        gc.unfreeze()
+        gc.freeze()
+
+    def set_session(
+        self,
+        session: Session,
+        path: Path | None,
+        fingerprint: Any = None,
+        tokens: list[int] | None = None,
+    ) -> None:
         self.session = session
         self.session_path = path
-        with gc_paused():
-            self.message_tokens = [message_tokens(m) for m in session.messages]
+        if tokens is None:
+            with gc_paused():
+                tokens = [message_tokens(m) for m in session.messages]
+        self.message_tokens = tokens
         if fingerprint is None and path is not None:
             fingerprint = _fingerprint(path)
         self.fingerprint = fingerprint
@@ -185,9 +228,16 @@ class ReviewState:
         self.summary_edited = False
 
     def set_result(self, result: Any) -> None:
-        """Store a provider StreamResult; its summary becomes the one to write."""
+        """Store a provider StreamResult; only a complete, non-empty summary
+        becomes the one to write (truncated, failed and cancelled runs leave None)."""
         self.stream_result = result
-        self.summary = result.summary if result is not None else None
+        complete = (
+            result is not None
+            and result.status == "complete"
+            and bool(result.summary.strip())
+            and result.writable()
+        )
+        self.summary = result.summary if complete else None
         self.summary_edited = False
 
     def set_summary(self, text: str) -> None:
@@ -195,12 +245,19 @@ class ReviewState:
         self.summary_edited = True
 
     # --- writing (the safe apply module) -------------------------------------------
-    def write(self) -> str:
+    def write(self, *, allow_split: bool = False) -> str:
         """Write the reviewed summary into the session file via the apply module
         (checks the file is still the one loaded); return its one-line report.
-        Raises UserError with the CLI's text."""
+        A history that splits a tool exchange is written only with
+        ``allow_split``. Raises UserError with the CLI's text."""
         if not self.writable or self.session is None or self.preparation is None:
             raise UserError("nothing to write: compact first (c) and let the summary complete")
+        splits = self.splits
+        if splits and not allow_split:
+            raise UserError(
+                f"{self.session_path}: not written: the boundary splits a tool exchange: "
+                + "; ".join(s.describe() for s in splits)
+            )
         if self.fingerprint is None:
             raise UserError(f"{self.session_path}: not written: the loaded file has no fingerprint")
         prep, result, summary = self.preparation, self.stream_result, self.summary
@@ -223,11 +280,35 @@ class ReviewState:
         )
         return done.describe()
 
-    def undo(self) -> str:
-        """Restore the state before the last write; return the apply module's report."""
+    # --- undo and restore points (the only calls into the store's restore) -------
+    def undo_offer(self) -> RestoreOffer:
+        """What ``u`` offers: the copy kept by this tool's newest write, or why
+        there is nothing of ours to undo (see :mod:`kimi_compact_tui.tui.undo`)."""
         if self.session_path is None:
             raise UserError("no session loaded")
-        return apply.restore(self.session_path).describe()
+        return undo_rules.undo_offer(self.session_path)
+
+    def restore_points(self) -> list[Any]:
+        """Every restore point beside the session, newest first, each labelled
+        with its origin (this tool's audit log, or kimi-cli's own rotation)."""
+        if self.session_path is None:
+            raise UserError("no session loaded")
+        return apply.restore_points(self.session_path)
+
+    def restore_offer(self, point: Any) -> RestoreOffer:
+        """The offer for a restore point picked from :meth:`restore_points`."""
+        if self.session_path is None:
+            raise UserError("no session loaded")
+        return undo_rules.point_offer(self.session_path, point)
+
+    def restore(self, offer: RestoreOffer, *, force: bool = False) -> str:
+        """Carry out a confirmed offer (refused when the live file changed since
+        this tool wrote it, unless ``force``); return the one-line report."""
+        return undo_rules.run_restore(offer, force=force)
+
+    def undo(self, *, force: bool = False) -> str:
+        """Undo this tool's newest write (the offer of :meth:`undo_offer`)."""
+        return self.restore(self.undo_offer(), force=force)
 
     # --- derived ------------------------------------------------------------------
     @property
@@ -253,6 +334,53 @@ class ReviewState:
         if not self.can_compact or result is None or self.summary is None:
             return False
         return bool(result.writable() and self.summary.strip())
+
+    @property
+    def has_work(self) -> bool:
+        """A summary (streamed or edited) exists that a replan would discard."""
+        return self.summary is not None or self.summary_edited
+
+    @property
+    def splits(self) -> list[ToolSplit]:
+        """The tool exchanges the current plan would split (none when nothing compacts)."""
+        if not self.can_compact or self.session is None or self.preparation is None:
+            return []
+        return find_splits(self.session.messages, self.preparation.plan)
+
+    def safe_up_to(self) -> int | None:
+        """The nearest explicit boundary (1-based) that splits no tool exchange."""
+        prep = self.preparation
+        if self.session is None or prep is None or prep.plan.noop:
+            return None
+        return nearest_safe_up_to(self.session.messages, prep.plan.boundary, prep.plan.leading)
+
+    def move_to_safe_boundary(self) -> int:
+        """Move the boundary to :meth:`safe_up_to`; return it (UserError when none)."""
+        up_to = self.safe_up_to()
+        if up_to is None:
+            raise UserError("no boundary nearby keeps every tool call with its results")
+        self.set_boundary(up_to - 1)
+        return up_to
+
+    @property
+    def tokens_before(self) -> int:
+        return sum(self.message_tokens)
+
+    def tokens_after(self) -> int:
+        """The estimated tokens of the session that would be written: the one
+        figure the status line, the diff and the confirm dialog show. With a
+        summary it is the kept messages plus the summary message as written
+        (``message_tokens`` of the format's own summary message, as the diff
+        counts it); before one, the engine's typical-summary estimate."""
+        prep = self.preparation
+        if prep is None:
+            return self.tokens_before
+        if self.summary is None or prep.plan.noop or self.session is None:
+            return prep.tokens_after(None)
+        plan, tokens = prep.plan, self.message_tokens
+        kept = sum(tokens[i] for i in plan.leading_system_indices)
+        kept += sum(tokens[i] for i in plan.preserved_indices)
+        return kept + message_tokens(build_summary_message(self.summary, self.session.format))
 
     @property
     def offline(self) -> bool:

@@ -57,16 +57,7 @@ def provider_of(state: Any) -> ProviderConfig:
 def store_result(state: Any, result: StreamResult | None) -> None:
     """Keep ``result`` on the state; only a complete, non-empty summary becomes
     the summary to write (truncated, failed and cancelled runs leave None)."""
-    state.stream_result = result
-    writable = (
-        result is not None
-        and result.status == "complete"
-        and bool(result.summary.strip())
-        and (result.writable() if hasattr(result, "writable") else True)
-    )
-    state.summary = result.summary if writable else None
-    if hasattr(state, "summary_edited"):
-        state.summary_edited = False
+    state.set_result(result)
 
 
 def approx_tokens(chars: int) -> int:
