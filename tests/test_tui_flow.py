@@ -332,7 +332,7 @@ async def test_diff_shows_both_sessions(kimi_path: Path) -> None:
         assert len(added) == 1 and SUMMARY in added[0].message.text()
         head = str(screen.query_one("#diff-head", Static).render())
         assert f"{diff.tokens_before:,} tokens" in head and f"{diff.tokens_after:,} tokens" in head
-        assert screen.query_one("#diff-summary", Markdown).source == display_markdown(SUMMARY)
+        assert screen.query_one("#diff-summary-md", Markdown).source == display_markdown(SUMMARY)
         line = screen.query_one("#before", DiffView).row_text(0, 100)
         assert isinstance(line, Text) and "Fix the failing test" in line.plain
 
@@ -394,6 +394,8 @@ async def test_edit_escape_changes_nothing(kimi_path: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         await pilot.press("x", "y", "escape")
+        await pilot.pause()
+        await pilot.press("y")  # yes, discard the unsaved change
         await pilot.pause()
     assert app.results == [None]
     assert state.summary == SUMMARY

@@ -261,12 +261,10 @@ class ReviewState:
         if self.fingerprint is None:
             raise UserError(f"{self.session_path}: not written: the loaded file has no fingerprint")
         prep, result, summary = self.preparation, self.stream_result, self.summary
-        assert summary is not None
+        assert summary is not None and result is not None
         usage = result.usage
-        # kimi-cli's _usage takes the provider's output tokens; they no longer
-        # describe an edited summary, whose size is then estimated like kimi-cli does.
-        output = None if self.summary_edited else apply.output_tokens(usage)
-        compacted = build_compacted_session(self.session, prep.plan, summary, output_tokens=output)
+        compacted = self.compacted_session()
+        assert compacted is not None
         done = apply.apply_compaction(
             self.session,
             compacted,
@@ -281,6 +279,18 @@ class ReviewState:
         return done.describe()
 
     # --- undo and restore points (the only calls into the store's restore) -------
+    def compacted_session(self) -> Session | None:
+        """The session a write would produce (None without a summary or with
+        nothing to compact): the one build the diff and the write both use.
+        kimi-cli's ``_usage`` takes the provider's output tokens; they no longer
+        describe an edited summary, whose size is then estimated like kimi-cli does."""
+        prep, summary = self.preparation, self.summary
+        if self.session is None or prep is None or summary is None or prep.plan.noop:
+            return None
+        usage = self.stream_result.usage if self.stream_result is not None else None
+        output = None if self.summary_edited else apply.output_tokens(usage)
+        return build_compacted_session(self.session, prep.plan, summary, output_tokens=output)
+
     def undo_offer(self) -> RestoreOffer:
         """What ``u`` offers: the copy kept by this tool's newest write, or why
         there is nothing of ours to undo (see :mod:`kimi_compact_tui.tui.undo`)."""

@@ -245,6 +245,8 @@ class MainScreen(Screen[None]):
         self.refresh_view()
         if result == "write":
             self.action_write()
+        elif result == "rerun":
+            self.app.push_screen(StreamScreen(self.state, run=True), self._after_flow)
 
     def action_compact(self) -> None:
         self.app.push_screen(StreamScreen(self.state), self._after_flow)

@@ -7,6 +7,12 @@ screen once it has ended). A run that is not complete (truncated, failed,
 cancelled) says so and leaves nothing to write: ``state.summary`` stays None.
 A complete summary is checked against the six-section contract; missing or
 empty sections are a warning, not a block.
+
+Leaving the screen keeps the finished summary: opened again, the screen shows
+it instead of running again; ``r`` runs again (asking first, as the new run
+replaces it). ``w`` asks the app to write once the run is complete (the
+dismiss value ``"write"``); ``m`` switches the finished summary between the
+raw text as written and rendered Markdown.
 """
 
 from __future__ import annotations
@@ -106,6 +112,9 @@ class StreamScreen(Screen[StreamResult | None]):
     BINDINGS = [
         Binding("escape", "cancel_or_close", "Cancel / close"),
         Binding("enter", "close", "Close", show=False),
+        Binding("w", "write", "Write"),
+        Binding("m", "toggle_markdown", "Raw / Markdown"),
+        Binding("r", "rerun", "Run again"),
     ]
 
     DEFAULT_CSS = """
@@ -148,11 +157,14 @@ class StreamScreen(Screen[StreamResult | None]):
         stream_fn: StreamFn | None = None,
         clock: Callable[[], float] | None = time.monotonic,
         show_timing: bool = True,
+        run: bool | None = None,
         name: str | None = None,
         id: str | None = None,
     ) -> None:
         super().__init__(name=name, id=id)
         self.state = state
+        # Run unless a finished summary is kept (then it is shown: r runs again).
+        self.run_now = state.summary is None if run is None else run
         self.provider = provider_of(state)
         self._stream_fn: StreamFn = stream_fn or stream_summary
         self._clock = clock
@@ -208,6 +220,9 @@ class StreamScreen(Screen[StreamResult | None]):
         if reason is not None:
             self._set_status(Text(f"nothing to compact: {reason}", style="bold yellow"))
             self._show_outcome([("press escape to go back", "")])
+            return
+        if not self.run_now and self.state.stream_result is not None:
+            self._show_kept(self.state.stream_result)
             return
         self.running = True
         self._started = self._now()
@@ -270,6 +285,22 @@ class StreamScreen(Screen[StreamResult | None]):
         lines.append(("escape or enter: back", "dim"))
         self._show_outcome(lines)
 
+    def _show_kept(self, result: StreamResult) -> None:
+        """Show the summary kept from an earlier run (or the user's edit)."""
+        self.result = result
+        summary = self.state.summary or result.summary
+        self.view.push_text(summary)
+        self.view.finish(summary)
+        if result.offline or self.provider.offline:
+            self.add_class("offline")
+        self._update_status()
+        lines = outcome_lines(StreamResult(status="complete", summary=summary))
+        if self.state.summary_edited:
+            lines.append(("the summary shown is your edit", "yellow"))
+        lines.append(("kept from the last run · r: run again (replaces it) · w: write", "bold"))
+        lines.append(("escape or enter: back", "dim"))
+        self._show_outcome(lines)
+
     # --- display ------------------------------------------------------------------
     def _now(self) -> float | None:
         return self._clock() if self._clock is not None else None
@@ -327,3 +358,33 @@ class StreamScreen(Screen[StreamResult | None]):
     def action_close(self) -> None:
         if not self.running:
             self.dismiss(self.result)
+
+    def action_write(self) -> None:
+        if self.running:
+            self.notify("still streaming: w works once the summary is complete", markup=False)
+        elif not self.state.writable:
+            self.notify("nothing to write: the run did not complete (r: run again)", markup=False)
+        else:
+            self.dismiss("write")  # type: ignore[arg-type]
+
+    def action_toggle_markdown(self) -> None:
+        if not self.view.toggle_markdown():
+            self.notify("no finished summary to render yet", markup=False, timeout=3)
+
+    def action_rerun(self) -> None:
+        if self.running:
+            self.notify("already running: escape cancels", markup=False, timeout=3)
+            return
+        if not self.state.has_work:
+            self.dismiss("rerun")  # type: ignore[arg-type]
+            return
+        from kimi_compact_tui.tui.screens.confirm import AskScreen
+
+        edited = " and your edit" if self.state.summary_edited else ""
+        ask = AskScreen("Run again?", f"A new run replaces the summary{edited}.", yes="Run (y)")
+
+        def done(ok: bool | None) -> None:
+            if ok:
+                self.dismiss("rerun")  # type: ignore[arg-type]
+
+        self.app.push_screen(ask, done)

@@ -38,16 +38,24 @@ def status_text(state: ReviewState) -> Text:
     if session.recorded_tokens is not None:
         out.append(f" · recorded {session.recorded_tokens:,} tokens")
     if prep is not None:
-        before = prep.tokens_before
+        before = state.tokens_before
         out.append(f" · est. {before:,}")
         if prep.plan.noop or not prep.enabled:
             out.append(" (unchanged)", style="dim")
         else:
-            after = prep.tokens_after(state.summary)
+            after = state.tokens_after()
             approx = "" if state.summary is not None else "~"
             out.append(f" → {approx}{after:,} tokens", style="bold")
         if prep.plan.mode == "explicit" and prep.plan.up_to is not None:
             out.append(f" · up to message {prep.plan.up_to}", style="bold magenta")
+    splits = state.splits
+    if splits:
+        out.append("\n")
+        out.append(" ⚠ split tool exchange ", style="bold reverse red")
+        out.append(" " + visible(splits[0].describe()))
+        if len(splits) > 1:
+            out.append(f" (+{len(splits) - 1} more)")
+        out.append(" · s: nearest safe boundary", style="bold")
     out.append("\n")
     model = (prep.compaction_model if prep else None) or state.base_model
     out.append("model ")
@@ -81,7 +89,7 @@ def status_text(state: ReviewState) -> Text:
 
 class StatusLine(Static):
     DEFAULT_CSS = """
-    StatusLine { height: auto; max-height: 3; padding: 0 1; background: $panel; }
+    StatusLine { height: auto; max-height: 4; padding: 0 1; background: $panel; }
     """
 
     def update_from(self, state: ReviewState) -> None:

@@ -3,8 +3,11 @@
 Chunks are only collected by :meth:`StreamView.push_text` and
 :meth:`StreamView.push_reasoning`; the screen calls :meth:`flush` on a timer
 (about every 50 ms), so thousands of tiny chunks become a few appends to a
-plain-text widget. The summary is rendered as Markdown once, by
-:meth:`finish`, never per chunk. Everything shown passes through
+plain-text widget. Once finished, the pane titled "summary as it will be
+written" shows exactly the raw text (tags and backticks included); rendered
+Markdown is an optional view (:meth:`StreamView.toggle_markdown`), built
+once by :meth:`finish`, never per chunk. :class:`SummaryPane` is the same
+raw/rendered pair for the diff screen. Everything shown passes through
 :func:`visible` (controls and bidi overrides made visible) and is never
 parsed as markup.
 """
@@ -67,6 +70,55 @@ class SummaryMarkdown(Markdown):
         )
 
 
+WRITTEN_TITLE = "summary as it will be written"
+RENDERED_TITLE = "summary rendered as Markdown (display only; m: raw text)"
+
+
+def raw_area(text: str, **kwargs) -> TextArea:
+    """A read-only plain-text view of ``text`` (controls made visible)."""
+    area = TextArea(
+        visible(text, tabs=None),
+        read_only=True,
+        soft_wrap=True,
+        show_line_numbers=False,
+        show_cursor=False,
+        **kwargs,
+    )
+    area.cursor_blink = False
+    return area
+
+
+class SummaryPane(Vertical):
+    """The summary as it will be written (raw text), or rendered (``toggle``)."""
+
+    DEFAULT_CSS = """
+    SummaryPane { border: round $success; }
+    SummaryPane > TextArea { height: 1fr; border: none; }
+    SummaryPane > VerticalScroll { height: 1fr; display: none; }
+    SummaryPane.rendered > TextArea { display: none; }
+    SummaryPane.rendered > VerticalScroll { display: block; }
+    """
+
+    def __init__(self, summary: str, *, prefix: str = "summary", **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.summary = summary
+        self.prefix = prefix
+        self.border_title = WRITTEN_TITLE
+
+    def compose(self) -> ComposeResult:
+        yield raw_area(self.summary, id=f"{self.prefix}-raw")
+        with VerticalScroll():
+            yield SummaryMarkdown(self.summary, id=f"{self.prefix}-md")
+
+    @property
+    def rendered(self) -> bool:
+        return self.has_class("rendered")
+
+    def toggle(self) -> None:
+        self.toggle_class("rendered")
+        self.border_title = RENDERED_TITLE if self.rendered else WRITTEN_TITLE
+
+
 class StreamView(Vertical):
     """Reasoning (dimmed, separate) and the summary as it streams."""
 
@@ -98,9 +150,12 @@ class StreamView(Vertical):
         display: none;
     }
     StreamView.finished #summary-live {
+        border: round $success;
+    }
+    StreamView.rendered #summary-live {
         display: none;
     }
-    StreamView.finished #summary-box {
+    StreamView.rendered #summary-box {
         display: block;
     }
     """
@@ -132,7 +187,7 @@ class StreamView(Vertical):
         live.border_title = "summary"
         yield live
         with VerticalScroll(id="summary-box") as box:
-            box.border_title = "summary"
+            box.border_title = RENDERED_TITLE
             yield SummaryMarkdown("", id="summary-md")
 
     # --- collecting ---------------------------------------------------------------
@@ -209,6 +264,19 @@ class StreamView(Vertical):
         self._show_reasoning(final=True)
         text = self.text if summary is None else summary
         if render and text.strip():
+            live = self.query_one("#summary-live", TextArea)
+            shown = visible(text, tabs=None)
+            if live.text != shown:
+                live.load_text(shown)
+            live.border_title = WRITTEN_TITLE
             self.query_one("#summary-md", SummaryMarkdown).update(display_markdown(text))
             self.add_class("finished")
         self.finished = True
+
+    def toggle_markdown(self) -> bool:
+        """Switch a finished summary between raw text and rendered Markdown;
+        False when there is no finished summary to render."""
+        if not self.has_class("finished"):
+            return False
+        self.toggle_class("rendered")
+        return True
