@@ -632,7 +632,7 @@ async def test_second_escape_stops_waiting(kimi_path: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause(0.1)
         await pilot.press("escape")
-        assert screen.running and screen.cancel_event.is_set()
+        assert screen.running and screen.cancelling
         await pilot.press("escape")
         await settle(pilot, app)
         assert screen.result.status == "cancelled"

@@ -1,8 +1,11 @@
 """The compaction stream: the summary arrives live, then is checked.
 
-The provider runs in an async worker; its events are only collected, and a
-timer shows them every ~50 ms (:class:`StreamView`), so 10,000 tiny chunks
-never freeze the screen. ``escape`` cancels a running stream (and closes the
+The request is built and the provider runs in a thread worker with its own
+event loop (the offline summary and a 100k-message request take about a
+second of CPU: never on the UI's loop). Its events are only collected (thread-
+safe queues), and a timer on the UI thread shows them every ~50 ms
+(:class:`StreamView`), so 10,000 tiny chunks never freeze the screen. The
+worker returns the StreamResult; the UI thread stores it on the state. ``escape`` cancels a running stream (and closes the
 screen once it has ended). A run that is not complete (truncated, failed,
 cancelled) says so and leaves nothing to write: ``state.summary`` stays None.
 A complete summary is checked against the six-section contract; missing or
@@ -30,6 +33,7 @@ from textual.containers import Vertical
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Static
+from textual.worker import Worker, WorkerState
 
 from kimi_compact_tui.providers import (
     OFFLINE_NOTICE,
@@ -40,6 +44,7 @@ from kimi_compact_tui.providers import (
 )
 from kimi_compact_tui.tui.sanitize import one_line, visible
 from kimi_compact_tui.tui.sections import check_sections
+from kimi_compact_tui.tui.state import ReviewState
 from kimi_compact_tui.tui.widgets.stream_view import StreamView
 
 FLUSH_INTERVAL = 0.05
@@ -51,16 +56,12 @@ StreamFn = Callable[
 ]
 
 
-def provider_of(state: Any) -> ProviderConfig:
+def provider_of(state: ReviewState) -> ProviderConfig:
     """The provider config held by ``state`` (offline when none is set)."""
-    for name in ("provider", "provider_config"):
-        value = getattr(state, name, None)
-        if value is not None:
-            return value
-    return ProviderConfig()
+    return state.provider if state.provider is not None else ProviderConfig()
 
 
-def store_result(state: Any, result: StreamResult | None) -> None:
+def store_result(state: ReviewState, result: StreamResult | None) -> None:
     """Keep ``result`` on the state; only a complete, non-empty summary becomes
     the summary to write (truncated, failed and cancelled runs leave None)."""
     state.set_result(result)
@@ -152,7 +153,7 @@ class StreamScreen(Screen[StreamResult | None]):
 
     def __init__(
         self,
-        state: Any,
+        state: ReviewState,
         *,
         stream_fn: StreamFn | None = None,
         clock: Callable[[], float] | None = time.monotonic,
@@ -169,7 +170,10 @@ class StreamScreen(Screen[StreamResult | None]):
         self._stream_fn: StreamFn = stream_fn or stream_summary
         self._clock = clock
         self.show_timing = show_timing and clock is not None
-        self.cancel_event = asyncio.Event()
+        self.cancel_event = asyncio.Event()  # waited on by the provider, in the worker's loop
+        self.cancelling = False
+        self._worker_loop: asyncio.AbstractEventLoop | None = None
+        self._worker_task: asyncio.Task | None = None
         self.result: StreamResult | None = None
         self.running = False
         self._started: float | None = None
@@ -189,12 +193,12 @@ class StreamScreen(Screen[StreamResult | None]):
         yield Footer()
 
     def _title(self) -> Text:
-        prep = getattr(self.state, "preparation", None)
+        prep = self.state.preparation
         text = Text("Compacting ", style="bold")
-        if prep is not None and prep.request is not None:
+        if prep is not None and not prep.plan.noop:
             n = len(prep.plan.compact_indices)
             text.append(f"{n:,} message{'' if n == 1 else 's'}")
-            model = prep.request.model or self.provider.model
+            model = prep.compaction_model or self.provider.model
             if model:
                 text.append(" with ")
                 text.append(one_line(str(model), 80), style="bold cyan")
@@ -207,15 +211,16 @@ class StreamScreen(Screen[StreamResult | None]):
         return self.query_one(StreamView)
 
     def on_mount(self) -> None:
+        self._view = self.query_one(StreamView)
         if self.provider.offline:
             self.add_class("offline")
-        prep = getattr(self.state, "preparation", None)
+        prep = self.state.preparation
         reason = None
         if prep is None:
             reason = "no session is loaded"
         elif not prep.enabled:
             reason = prep.disabled_reason or "compaction is disabled"
-        elif prep.request is None:
+        elif prep.plan.noop or prep.build_request is None:
             reason = prep.plan.noop or "nothing to compact"
         if reason is not None:
             self._set_status(Text(f"nothing to compact: {reason}", style="bold yellow"))
@@ -227,16 +232,16 @@ class StreamScreen(Screen[StreamResult | None]):
         self.running = True
         self._started = self._now()
         self._timer = self.set_interval(FLUSH_INTERVAL, self._tick)
-        self._run(prep.request.body)
+        self._run(prep)
 
     # --- the worker ---------------------------------------------------------------
     def _on_event(self, event: StreamEvent) -> None:
-        """Provider callback: collect only; the timer shows it."""
+        """Provider callback (in the worker thread): collect only; the timer shows it."""
         if event.kind == "text":
-            self.view.push_text(event.text)
+            self._view.push_text(event.text)
             self._note = ""  # progress notes ("waiting for the first token") are stale now
         elif event.kind == "reasoning":
-            self.view.push_reasoning(event.text)
+            self._view.push_reasoning(event.text)
             self._note = ""
         elif event.kind == "retry":
             delay = f" in {event.delay:.1f} s" if event.delay is not None else ""
@@ -244,25 +249,59 @@ class StreamScreen(Screen[StreamResult | None]):
         else:
             self._note = event.text
 
-    @work(exclusive=True, group="compaction-stream")
-    async def _run(self, body: Mapping[str, Any]) -> None:
+    @work(thread=True, exclusive=True, group="compaction-stream", name="stream")
+    async def _run(self, prep: Any) -> StreamResult:
+        """Build the request and stream it, in this thread's own event loop.
+        A cancellation (the second escape, or the app closing) propagates."""
+        self._worker_loop = asyncio.get_running_loop()
+        self._worker_task = asyncio.current_task()
+        if self.cancelling:
+            self.cancel_event.set()
         try:
-            result = await self._stream_fn(self.provider, body, self._on_event, self.cancel_event)
-        except asyncio.CancelledError:
-            try:
-                text = self.view.text
-                self._done(StreamResult(status="cancelled", summary=text, error="cancelled"))
-            except Exception:  # the screen may already be gone (app closing)
-                pass
-            raise
+            body = prep.request.body
+            return await self._stream_fn(self.provider, body, self._on_event, self.cancel_event)
         except Exception as exc:  # a provider must not take the app down
-            result = StreamResult(
+            return StreamResult(
                 status="failed",
-                summary=self.view.text,
+                summary=self._view.text,
                 error=f"{type(exc).__name__}: {exc}",
                 provider=self.provider.kind,
             )
-        self._done(result)
+
+    def _in_worker_loop(self, callback: Callable[[], Any]) -> None:
+        """Run ``callback`` in the worker's event loop (asyncio objects there are
+        not thread-safe); nothing when the worker has not started or has ended."""
+        loop = self._worker_loop
+        if loop is not None and not loop.is_closed():
+            try:
+                loop.call_soon_threadsafe(callback)
+            except RuntimeError:  # the loop closed meanwhile
+                pass
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.name != "stream":
+            return
+        if event.state == WorkerState.SUCCESS:
+            self._done(event.worker.result)
+        elif event.state in (WorkerState.CANCELLED, WorkerState.ERROR):
+            error = event.worker.error
+            failed = error is not None and not isinstance(error, asyncio.CancelledError)
+            self._done(
+                StreamResult(
+                    status="failed" if failed else "cancelled",
+                    summary=self._view.text,
+                    error=f"{type(error).__name__}: {error}" if failed else "cancelled",
+                    provider=self.provider.kind,
+                )
+            )
+
+    def on_unmount(self) -> None:
+        """Leaving (or the app closing) stops a run still going in its thread."""
+        self.cancelling = True
+        self._in_worker_loop(self.cancel_event.set)
+        task = self._worker_task
+        if task is not None:
+            self._in_worker_loop(task.cancel)
 
     def _done(self, result: StreamResult) -> None:
         if self.result is not None:
@@ -324,7 +363,7 @@ class StreamScreen(Screen[StreamResult | None]):
         view = self.view
         chars = view.text_chars
         if self.result is None:
-            label = "cancelling…" if self.cancel_event.is_set() else "streaming…"
+            label = "cancelling…" if self.cancelling else "streaming…"
         else:
             label = self.result.status
         text = Text(f"{label} {chars:,} characters (~{approx_tokens(chars):,} tokens)")
@@ -346,14 +385,17 @@ class StreamScreen(Screen[StreamResult | None]):
         if not self.running:
             self.dismiss(self.result)
             return
-        if not self.cancel_event.is_set():
-            self.cancel_event.set()
+        if not self.cancelling:
+            self.cancelling = True
+            self._in_worker_loop(self.cancel_event.set)
             self._note = "cancelling…"
             self._update_status()
             return
         # A second escape: stop waiting for the provider.
-        self.workers.cancel_group(self, "compaction-stream")
-        self._done(StreamResult(status="cancelled", summary=self.view.text, error="cancelled"))
+        task = self._worker_task
+        if task is not None:
+            self._in_worker_loop(task.cancel)
+        self._done(StreamResult(status="cancelled", summary=self._view.text, error="cancelled"))
 
     def action_close(self) -> None:
         if not self.running:

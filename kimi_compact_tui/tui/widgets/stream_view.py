@@ -15,6 +15,7 @@ parsed as markup.
 from __future__ import annotations
 
 import re
+from collections import deque
 
 from markdown_it import MarkdownIt
 from rich.text import Text
@@ -162,8 +163,10 @@ class StreamView(Vertical):
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
-        self._pending_text: list[str] = []
-        self._pending_reasoning: list[str] = []
+        # Filled by the provider's thread, drained by the UI thread: deque's
+        # append and popleft are atomic, so no chunk is lost between the two.
+        self._pending_text: deque[str] = deque()
+        self._pending_reasoning: deque[str] = deque()
         self._text_parts: list[str] = []
         self._reasoning_parts: list[str] = []
         self._reasoning_len = 0
@@ -202,34 +205,39 @@ class StreamView(Vertical):
     @property
     def text(self) -> str:
         """All summary text received so far (flushed or not)."""
-        return "".join(self._text_parts) + "".join(self._pending_text)
+        return "".join(self._text_parts) + "".join(list(self._pending_text))
 
     @property
     def reasoning(self) -> str:
-        return "".join(self._reasoning_parts) + "".join(self._pending_reasoning)
+        return "".join(self._reasoning_parts) + "".join(list(self._pending_reasoning))
 
     @property
     def text_chars(self) -> int:
-        return self._text_len + sum(len(c) for c in self._pending_text)
+        return self._text_len + sum(len(c) for c in list(self._pending_text))
 
     @property
     def reasoning_chars(self) -> int:
-        return self._reasoning_len + sum(len(c) for c in self._pending_reasoning)
+        return self._reasoning_len + sum(len(c) for c in list(self._pending_reasoning))
+
+    @staticmethod
+    def _drain(pending: deque[str]) -> str:
+        out = []
+        while pending:
+            out.append(pending.popleft())
+        return "".join(out)
 
     # --- showing ------------------------------------------------------------------
     def flush(self) -> bool:
         """Show what arrived since the last flush. True when anything changed."""
         changed = False
         if self._pending_reasoning:
-            chunk = "".join(self._pending_reasoning)
-            self._pending_reasoning.clear()
+            chunk = self._drain(self._pending_reasoning)
             self._reasoning_parts.append(chunk)
             self._reasoning_len += len(chunk)
             self._show_reasoning(final=False)
             changed = True
         if self._pending_text:
-            chunk = "".join(self._pending_text)
-            self._pending_text.clear()
+            chunk = self._drain(self._pending_text)
             self._text_parts.append(chunk)
             self._text_len += len(chunk)
             live = self.query_one("#summary-live", TextArea)
