@@ -91,3 +91,28 @@ async def test_the_default_screen_is_the_main_screen(tmp_path: Path) -> None:
         assert isinstance(app.screen, MainScreen) and app.screen_stack[0] is app.screen
         assert app.screen.state is app.state
         assert app.message_list.message_count == len(app.state.session.messages)
+
+
+async def test_p_builds_the_request_off_the_ui_thread(tmp_path: Path) -> None:
+    from kimi_compact_tui.tui.screens.preview import PreviewScreen
+
+    app = create_app(write_kimi_session(tmp_path / "s"))
+    async with app.run_test(size=SIZE) as pilot:
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        prep = app.state.preparation
+        build = prep.build_request
+        threads: list[str] = []
+
+        def recording_build():
+            threads.append(threading.current_thread().name)
+            return build()
+
+        prep.build_request = recording_build
+        await pilot.press("p")
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert isinstance(app.screen, PreviewScreen)
+        assert threads and threading.current_thread().name not in threads
+        assert app.screen.request is not None
+        assert "request ~" in str(app.screen.query_one("#tokens").render())

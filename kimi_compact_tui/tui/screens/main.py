@@ -13,12 +13,13 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from rich.text import Text
-from textual import events
+from textual import events, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
+from textual.worker import Worker, WorkerState
 
 from kimi_compact_tui.compaction.plan import REGION_KEPT
 from kimi_compact_tui.errors import UserError
@@ -223,7 +224,24 @@ class MainScreen(Screen[None]):
         self._replan("Moving the boundary", move)
 
     def action_preview(self) -> None:
-        self.app.push_screen(PreviewScreen(self.state))
+        prep = self.state.preparation
+        if prep is None or prep.build_request is None:
+            self.app.push_screen(PreviewScreen(self.state))
+            return
+        self._build_request(prep.build_request)
+
+    @work(thread=True, exclusive=True, group="request", name="request", exit_on_error=False)
+    def _build_request(self, build: Callable[[], Any]) -> Any:
+        """The exact request, built off the UI thread (0.6 s at 100,000 messages)."""
+        return build()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.name != "request":
+            return
+        if event.state == WorkerState.SUCCESS:
+            self.app.push_screen(PreviewScreen(self.state, event.worker.result))
+        elif event.state == WorkerState.ERROR:
+            self.review.show_error(f"cannot build the request: {event.worker.error}")
 
     def action_instructions(self) -> None:
         def done(text: str | None) -> None:

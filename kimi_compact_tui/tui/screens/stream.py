@@ -258,7 +258,7 @@ class StreamScreen(Screen[StreamResult | None]):
         if self.cancelling:
             self.cancel_event.set()
         try:
-            body = prep.request.body
+            body = prep.build_request().body  # built here, never on the UI thread
             return await self._stream_fn(self.provider, body, self._on_event, self.cancel_event)
         except Exception as exc:  # a provider must not take the app down
             return StreamResult(

@@ -244,7 +244,7 @@ class StreamView(Vertical):
             follow = live.scroll_y >= live.max_scroll_y - 1
             live.insert(visible(chunk, tabs=None), live.document.end)
             if follow:
-                live.scroll_end(animate=False, immediate=False)
+                self.call_after_refresh(self._follow)
             changed = True
         if changed:
             self.flushes += 1
@@ -273,13 +273,17 @@ class StreamView(Vertical):
         text = self.text if summary is None else summary
         if render and text.strip():
             live = self.query_one("#summary-live", TextArea)
-            shown = visible(text, tabs=None)
-            if live.text != shown:
-                live.load_text(shown)
+            live.load_text(visible(text, tabs=None))  # exactly the text as written
             live.border_title = WRITTEN_TITLE
+            live.scroll_home(animate=False, immediate=True)  # reviewed from its start
             self.query_one("#summary-md", SummaryMarkdown).update(display_markdown(text))
             self.add_class("finished")
         self.finished = True
+
+    def _follow(self) -> None:
+        """Keep the end of a streaming summary in view (not once it is finished)."""
+        if not self.finished:
+            self.query_one("#summary-live", TextArea).scroll_end(animate=False)
 
     def toggle_markdown(self) -> bool:
         """Switch a finished summary between raw text and rendered Markdown;
