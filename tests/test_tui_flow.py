@@ -3,6 +3,7 @@ the small dialogs, each pushed on a tiny host app with a real ReviewState."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -34,6 +35,7 @@ from tests.loopback_server import openai_sse
 from tests.test_tui_flow_support import (
     SUMMARY,
     FlowHost,
+    first_text_gate,
     make_state,
     screen_text,
     write_kimi_session,
@@ -208,12 +210,12 @@ async def test_stream_truncated_cannot_be_written(kimi_path, loopback, provider_
 async def test_stream_cancel_with_escape(kimi_path, loopback, provider_config) -> None:
     loopback.script([openai_sse(["first ", "second"], stall=20.0, stall_after=2)])
     state = make_state(kimi_path, provider=provider_config("openai"))
-    screen, app = await run_stream(state)
+    stream_fn, first = first_text_gate()
+    screen, app = await run_stream(state, stream_fn=stream_fn)
     async with app.run_test(size=SIZE) as pilot:
-        for _ in range(200):
-            await pilot.pause(0.02)
-            if "first" in screen.query_one(StreamView).text:
-                break
+        assert await asyncio.to_thread(first.wait, 10)
+        await pilot.pause()
+        assert "first" in screen.query_one(StreamView).text
         assert screen.running
         await pilot.press("escape")
         await settle(pilot, app)
@@ -607,12 +609,11 @@ async def test_stream_retry_then_complete(kimi_path, loopback, provider_config) 
 async def test_closing_the_app_mid_stream_is_clean(kimi_path, loopback, provider_config) -> None:
     loopback.script([openai_sse(["first ", "second"], stall=20.0, stall_after=2)])
     state = make_state(kimi_path, provider=provider_config("openai"))
-    screen, app = await run_stream(state)
+    stream_fn, first = first_text_gate()
+    screen, app = await run_stream(state, stream_fn=stream_fn)
     async with app.run_test(size=SIZE) as pilot:
-        for _ in range(200):
-            await pilot.pause(0.02)
-            if screen.query_one(StreamView).text:
-                break
+        assert await asyncio.to_thread(first.wait, 10)
+        await pilot.pause()
         assert screen.running
         app.exit()
         await pilot.pause()
