@@ -29,11 +29,11 @@ from kimi_compact_tui.compaction.summary import build_summary_message
 from kimi_compact_tui.compaction.tokens import message_tokens
 from kimi_compact_tui.config import AppConfig, _get_compaction_config, load_config
 from kimi_compact_tui.errors import UserError
-from kimi_compact_tui.formats import resolve_session_path
 from kimi_compact_tui.fsutil import gc_paused
 from kimi_compact_tui.model import Session
 from kimi_compact_tui.providers import ProviderConfig, StreamResult, provider_config_from
 from kimi_compact_tui.tui import undo as undo_rules
+from kimi_compact_tui.tui.loading import LoadedSession, read_session
 from kimi_compact_tui.tui.undo import RestoreOffer
 
 
@@ -50,29 +50,6 @@ def default_provider(raw: dict | None = None, **overrides: Any) -> ProviderConfi
     """The provider config from the config's ``provider:`` block and flags
     (offline when nothing is configured)."""
     return provider_config_from(raw, **overrides)
-
-
-@dataclass(frozen=True)
-class LoadedSession:
-    """A session read (in a worker thread) and ready to be adopted by the state
-    on the UI thread: the parsed session, its fingerprint and token estimates."""
-
-    session: Session
-    path: Path
-    fingerprint: Any
-    tokens: list[int]
-
-
-def read_session(path: str | Path) -> LoadedSession:
-    """Resolve, parse and fingerprint ``path`` (no state is touched: safe in a
-    worker thread). Raises :class:`UserError` with the CLI's one-line text."""
-    resolved = resolve_session_path(path)
-    # The fingerprint comes from the very bytes parsed: any later change shows
-    # as a conflict at write time instead of being overwritten.
-    session, fingerprint = apply.load_fingerprinted(resolved)
-    with gc_paused():
-        tokens = [message_tokens(m) for m in session.messages]
-    return LoadedSession(session, resolved, fingerprint, tokens)
 
 
 @dataclass

@@ -14,7 +14,6 @@ separate "write the split history" button (``!``) does.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -43,7 +42,7 @@ def backup_description(path: Path | None, fmt: str) -> str:
     )
 
 
-def write_counts(state: Any) -> dict[str, int]:
+def write_counts(state: ReviewState) -> dict[str, int]:
     """before → after message counts, and how many are compacted and kept."""
     prep = state.preparation
     plan = prep.plan
@@ -146,10 +145,9 @@ class ConfirmWriteScreen(ModalScreen[bool]):
 
     def body_text(self) -> Text:
         state = self.state
-        path = getattr(state, "session_path", None)
-        if path is None and getattr(state, "session", None) is not None:
-            path = state.session.path
-        fmt = state.session.format if getattr(state, "session", None) is not None else "?"
+        session = state.session
+        path = state.session_path or (session.path if session is not None else None)
+        fmt = session.format if session is not None else "?"
         text = Text()
         text.append("file     ", style="bold")
         text.append(visible(str(path)) if path is not None else "(none)")
@@ -157,17 +155,16 @@ class ConfirmWriteScreen(ModalScreen[bool]):
         text.append("keeps    ", style="bold")
         text.append(visible(backup_description(Path(path) if path else None, fmt)))
         text.append("\n")
-        if getattr(state, "preparation", None) is not None:
+        if state.preparation is not None:
             c = write_counts(state)
             text.append("messages ", style="bold")
             text.append(f"{c['before']:,} → {c['after']:,}")
             text.append(f"  ({c['compacted']:,} compacted into 1 summary, {c['kept']:,} kept)\n")
             text.append("tokens   ", style="bold")
             text.append(f"~{c['tokens_before']:,} → ~{c['tokens_after']:,}")
-        if getattr(state, "summary_edited", False):
+        if state.summary_edited:
             text.append("\nthe summary was edited: the edited text is written", style="yellow")
-        result = getattr(state, "stream_result", None)
-        if result is not None and getattr(result, "offline", False):
+        if state.stream_result is not None and state.stream_result.offline:
             text.append("\noffline — no model wrote this summary", style="bold yellow")
         if self.splits:
             text.append("\n\nthe boundary splits a tool exchange", style="bold red")

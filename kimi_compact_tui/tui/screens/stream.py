@@ -43,9 +43,8 @@ from kimi_compact_tui.providers import (
     stream_summary,
 )
 from kimi_compact_tui.tui.sanitize import one_line, visible
-from kimi_compact_tui.tui.sections import check_sections
 from kimi_compact_tui.tui.state import ReviewState
-from kimi_compact_tui.tui.widgets.stream_view import StreamView
+from kimi_compact_tui.tui.widgets.stream_view import StreamView, approx_tokens, outcome_lines
 
 FLUSH_INTERVAL = 0.05
 OFFLINE_BANNER = "offline — no model wrote this summary"
@@ -65,46 +64,6 @@ def store_result(state: ReviewState, result: StreamResult | None) -> None:
     """Keep ``result`` on the state; only a complete, non-empty summary becomes
     the summary to write (truncated, failed and cancelled runs leave None)."""
     state.set_result(result)
-
-
-def approx_tokens(chars: int) -> int:
-    return (chars + 3) // 4
-
-
-def outcome_lines(result: StreamResult) -> list[tuple[str, str]]:
-    """(text, style) lines saying plainly how the run ended."""
-    out: list[tuple[str, str]] = []
-    if result.status == "complete":
-        chars = len(result.summary)
-        usage = result.usage or {}
-        tokens = usage.get("completion_tokens") or usage.get("output_tokens")
-        size = (
-            f"{tokens:,} tokens" if isinstance(tokens, int) else f"~{approx_tokens(chars):,} tokens"
-        )
-        if not result.summary.strip():
-            out.append(("complete, but the summary is empty: nothing can be written", "bold red"))
-        else:
-            out.append((f"complete — {chars:,} characters, {size}", "bold green"))
-            check = check_sections(result.summary)
-            if check.ok:
-                out.append((f"✓ {check.describe()}", "green"))
-            for warning in check.warnings():
-                out.append((f"⚠ {warning} (a warning: the summary can still be written)", "yellow"))
-    elif result.status == "truncated":
-        reason = f" (finish reason: {result.finish_reason})" if result.finish_reason else ""
-        out.append(
-            (
-                f"truncated — the model stopped before the summary was finished{reason}; "
-                "it cannot be written",
-                "bold red",
-            )
-        )
-    elif result.status == "cancelled":
-        out.append(("cancelled — the stream was stopped; nothing can be written", "bold yellow"))
-    else:
-        error = one_line(result.error or "unknown error", 300)
-        out.append((f"failed — {error}; nothing can be written", "bold red"))
-    return out
 
 
 class StreamScreen(Screen[StreamResult | None]):

@@ -75,12 +75,12 @@ def status_text(state: ReviewState) -> Text:
     if state.offline:
         out.append(" offline — no model ", style="bold reverse yellow")
     else:
-        kind = getattr(state.provider, "kind", "?")
+        kind = state.provider.kind if state.provider is not None else "?"
         out.append(visible(str(kind)), style="bold")
     if state.custom_instruction:
         out.append(" · custom instructions set", style="italic")
     if state.stream_result is not None:
-        status = getattr(state.stream_result, "status", "?")
+        status = state.stream_result.status
         out.append(f" · summary: {status}", style="bold" if status == "complete" else "bold red")
         if state.summary_edited:
             out.append(" (edited)", style="italic")

@@ -23,8 +23,9 @@ from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Markdown, Static, TextArea
 
-from kimi_compact_tui.tui.sanitize import visible
-from kimi_compact_tui.tui.sections import SECTIONS
+from kimi_compact_tui.providers import StreamResult
+from kimi_compact_tui.tui.sanitize import one_line, visible
+from kimi_compact_tui.tui.sections import SECTIONS, check_sections
 
 #: While streaming, only the end of a long reasoning text is shown.
 REASONING_TAIL = 6000
@@ -57,6 +58,46 @@ def display_markdown(summary: str) -> str:
         else:
             lines += ["", f"### <{m.group(2).lower()}>", ""]
     return "\n".join(lines).strip("\n")
+
+
+def approx_tokens(chars: int) -> int:
+    return (chars + 3) // 4
+
+
+def outcome_lines(result: StreamResult) -> list[tuple[str, str]]:
+    """(text, style) lines saying plainly how the run ended."""
+    out: list[tuple[str, str]] = []
+    if result.status == "complete":
+        chars = len(result.summary)
+        usage = result.usage or {}
+        tokens = usage.get("completion_tokens") or usage.get("output_tokens")
+        size = (
+            f"{tokens:,} tokens" if isinstance(tokens, int) else f"~{approx_tokens(chars):,} tokens"
+        )
+        if not result.summary.strip():
+            out.append(("complete, but the summary is empty: nothing can be written", "bold red"))
+        else:
+            out.append((f"complete — {chars:,} characters, {size}", "bold green"))
+            check = check_sections(result.summary)
+            if check.ok:
+                out.append((f"✓ {check.describe()}", "green"))
+            for warning in check.warnings():
+                out.append((f"⚠ {warning} (a warning: the summary can still be written)", "yellow"))
+    elif result.status == "truncated":
+        reason = f" (finish reason: {result.finish_reason})" if result.finish_reason else ""
+        out.append(
+            (
+                f"truncated — the model stopped before the summary was finished{reason}; "
+                "it cannot be written",
+                "bold red",
+            )
+        )
+    elif result.status == "cancelled":
+        out.append(("cancelled — the stream was stopped; nothing can be written", "bold yellow"))
+    else:
+        error = one_line(result.error or "unknown error", 300)
+        out.append((f"failed — {error}; nothing can be written", "bold red"))
+    return out
 
 
 class SummaryMarkdown(Markdown):
