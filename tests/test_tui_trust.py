@@ -20,7 +20,7 @@ from kimi_compact_tui.tui.screens.diff import DiffScreen
 from kimi_compact_tui.tui.screens.stream import StreamScreen
 from kimi_compact_tui.tui.widgets.status import StatusLine
 from tests.test_tui_flow_support import KIMI_LINES, write_kimi_session
-from tests.test_tui_main_helpers import regions_messages, write_openai
+from tests.test_tui_main_helpers import regions_messages, screen_lines, write_openai
 
 SIZE = (120, 40)
 
@@ -197,7 +197,7 @@ async def split_boundary(pilot) -> None:
     for _ in range(3):
         await pilot.press("j")
     await pilot.press("b")
-    await pilot.pause()
+    await settle(pilot)  # the split check runs in a worker
     assert pilot.app.state.up_to == 4
 
 
@@ -214,8 +214,9 @@ async def test_status_flags_a_split_and_s_moves_to_the_nearest_safe_boundary(tmp
         assert "s: nearest safe boundary" in status
         state = app.state
         safe = nearest_safe_up_to(state.session.messages, state.preparation.plan.boundary, 2)
+        assert "Safe boundary" in screen_lines(app)[-1]  # the key, in the footer
         await pilot.press("s")
-        await pilot.pause()
+        await settle(pilot)
         assert state.up_to == safe == 5
         assert not state.splits
         assert "split" not in text_of(app.screen, "#status")

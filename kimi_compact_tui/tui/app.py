@@ -118,14 +118,25 @@ class ReviewApp(App):
         self.message_list.show_loading(f"Loading {loading_label(Path(path))}…")
         self._load_worker(Path(path), up_to)
 
-    @work(thread=True, exclusive=True, group="load", name="load", exit_on_error=False)
+    @work(
+        thread=True,
+        exclusive=True,
+        group="load",
+        name="load",
+        description="load",
+        exit_on_error=False,
+    )
     def _load_worker(self, path: Path, up_to: int | None) -> Outcome:
         # While a session loads the screen only shows a still line: let the loading
         # thread hold the GIL longer before the event loop takes it back.
         switch = sys.getswitchinterval()
         sys.setswitchinterval(LOAD_SWITCH_INTERVAL)
         try:
-            return Outcome(loaded=read_session(path), up_to=up_to)
+            loaded = read_session(path)
+            # Process-wide, no state: freeze before the UI thread allocates again,
+            # so no full collection pass walks the new messages.
+            ReviewState.freeze_loaded()
+            return Outcome(loaded=loaded, up_to=up_to)
         except Exception as exc:
             return Outcome(error=_error_line(exc, path))
         finally:
@@ -139,7 +150,6 @@ class ReviewApp(App):
             self.state.adopt(outcome.loaded, up_to=outcome.up_to)
         except UserError as exc:  # a bad --up-to: the session stays, the error is shown
             return str(exc)
-        self.state.freeze_loaded()
         return outcome.error
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
@@ -218,7 +228,14 @@ class ReviewApp(App):
         self.message_list.loading = True
         self._run_file_op(op, self.state.session_path)
 
-    @work(thread=True, exclusive=True, group="file", name="file", exit_on_error=False)
+    @work(
+        thread=True,
+        exclusive=True,
+        group="file",
+        name="file",
+        description="file",
+        exit_on_error=False,
+    )
     def _run_file_op(self, op: Callable[[], str], path: Path | None) -> Outcome:
         """Write or restore, then read the file back; the UI thread adopts it."""
         try:
@@ -227,6 +244,7 @@ class ReviewApp(App):
             return Outcome(error=_error_line(exc))
         try:
             loaded = read_session(path) if path is not None else None
+            ReviewState.freeze_loaded()
         except Exception as exc:
             return Outcome(message=message, error=_error_line(exc, path))
         return Outcome(message=message, loaded=loaded)

@@ -57,7 +57,7 @@ def availability(state: Any, action: str) -> bool | None:
     if action == "reset_boundary":
         return True if state.up_to is not None else None
     if action == "safe_boundary":  # shown only when the boundary splits a tool exchange
-        return True if state.splits else False
+        return True if state.known_splits else False
     return True
 
 

@@ -69,6 +69,10 @@ class ReviewState:
     summary: str | None = None  # the summary to write (edited or as streamed)
     summary_edited: bool = False
     _prompt: PromptSource | None = None
+    # safe_boundaries() of the session (tool_exchanges is ~0.5 s at 100k messages):
+    # computed off the UI thread after a load, None until then.
+    safe: list[bool] | None = None
+    _splits: tuple[Any, int, list[ToolSplit]] | None = None
 
     # --- construction -------------------------------------------------------------
     @classmethod
@@ -126,6 +130,8 @@ class ReviewState:
             with gc_paused():
                 tokens = [message_tokens(m) for m in session.messages]
         self.message_tokens = tokens
+        self.safe = None
+        self._splits = None
         if fingerprint is None and path is not None:
             fingerprint = _fingerprint(path)
         self.fingerprint = fingerprint
@@ -329,10 +335,31 @@ class ReviewState:
 
     @property
     def splits(self) -> list[ToolSplit]:
-        """The tool exchanges the current plan would split (none when nothing compacts)."""
+        """The tool exchanges the current plan would split (none when nothing
+        compacts). Uses :attr:`safe` when known, so an unsplit boundary costs
+        nothing; a split one is described once per boundary."""
         if not self.can_compact or self.session is None or self.preparation is None:
             return []
-        return find_splits(self.session.messages, self.preparation.plan)
+        plan = self.preparation.plan
+        if self.safe is not None and len(self.safe) > plan.boundary and self.safe[plan.boundary]:
+            return []
+        cached = self._splits
+        if cached is not None and cached[0] is self.session and cached[1] == plan.boundary:
+            return cached[2]
+        found = find_splits(self.session.messages, plan)
+        self._splits = (self.session, plan.boundary, found)
+        return found
+
+    @property
+    def known_splits(self) -> list[ToolSplit]:
+        """:attr:`splits`, but empty while :attr:`safe` is not known yet (for the
+        status line and the keys, which must not stall the UI thread)."""
+        return self.splits if self.safe is not None else []
+
+    def set_safe(self, session: Session, safe: list[bool]) -> None:
+        """Adopt ``safe_boundaries(session.messages)`` computed in a worker."""
+        if session is self.session:
+            self.safe = safe
 
     def safe_up_to(self) -> int | None:
         """The nearest explicit boundary (1-based) that splits no tool exchange."""

@@ -158,6 +158,12 @@ def run_restore(offer: RestoreOffer, *, force: bool) -> str:
 
     if offer.point is None:
         raise UserError(offer.reason or "nothing to restore")
-    if offer.changed and not force:
-        raise UserError(f"{offer.live}: not restored: {offer.changed}")
+    # Checked again now: the agent may have written since the dialog opened.
+    fresh = undo_offer(offer.live) if offer.ours else point_offer(offer.live, offer.point)
+    if fresh.point is None or fresh.point.path != offer.point.path:
+        raise UserError(
+            f"{offer.live}: not restored: {fresh.reason or 'the restore points changed'}"
+        )
+    if fresh.changed and not force:
+        raise UserError(f"{offer.live}: not restored: {fresh.changed}")
     return apply.restore(offer.live, offer.point).describe()

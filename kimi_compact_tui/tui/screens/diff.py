@@ -150,7 +150,14 @@ class DiffScreen(Screen[str | None]):
             self.query_one("#diff-columns").loading = True
             self._compute()
 
-    @work(thread=True, exclusive=True, group="diff", name="diff", exit_on_error=False)
+    @work(
+        thread=True,
+        exclusive=True,
+        group="diff",
+        name="diff",
+        description="diff",
+        exit_on_error=False,
+    )
     def _compute(self) -> tuple[SessionDiff, list[DiffRow], list[DiffRow]] | str:
         """The diff and its two columns, or the error line (reads the state only)."""
         try:

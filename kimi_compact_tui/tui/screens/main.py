@@ -21,6 +21,7 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Static
 from textual.worker import Worker, WorkerState
 
+from kimi_compact_tui.compaction.pairs import safe_boundaries
 from kimi_compact_tui.compaction.plan import REGION_KEPT
 from kimi_compact_tui.errors import UserError
 from kimi_compact_tui.tui.commands import HELP_KEYS, MAIN_ACTIONS, availability, why_unavailable
@@ -74,6 +75,7 @@ class MainScreen(Screen[None]):
         super().__init__(id="main-screen")
         self.state = state
         self.last_search = ""
+        self._safe_for: Any = None  # the session whose safe boundaries are being found
 
     @property
     def review(self) -> ReviewApp:
@@ -115,6 +117,18 @@ class MainScreen(Screen[None]):
         self.message_list.focus()
         self.refresh_view()
 
+    @work(
+        thread=True,
+        exclusive=True,
+        group="safe",
+        name="safe",
+        description="safe",
+        exit_on_error=False,
+    )
+    def _find_safe_boundaries(self, session: Any) -> tuple[Any, list[bool]]:
+        """Which boundaries keep every tool call with its results (off the UI thread)."""
+        return session, safe_boundaries(session.messages)
+
     def _region_of(self) -> Callable[[int], str] | None:
         prep = self.state.preparation
         if prep is None:
@@ -137,6 +151,13 @@ class MainScreen(Screen[None]):
         self.query_one(StatusLine).update_from(self.state)
         self._show_detail(ml.cursor)
         self.refresh_bindings()
+        state = self.state
+        # An explicit boundary may split a tool exchange (the default tail never
+        # should): find the safe boundaries once per session, off the UI thread.
+        if state.safe is None and state.up_to is not None and state.session is not None:
+            if self._safe_for is not state.session:
+                self._safe_for = state.session
+                self._find_safe_boundaries(state.session)
 
     def on_message_list_highlighted(self, event: MessageList.Highlighted) -> None:
         self._show_detail(event.index)
@@ -230,12 +251,22 @@ class MainScreen(Screen[None]):
             return
         self._build_request(prep.build_request)
 
-    @work(thread=True, exclusive=True, group="request", name="request", exit_on_error=False)
+    @work(
+        thread=True,
+        exclusive=True,
+        group="request",
+        name="request",
+        description="request",
+        exit_on_error=False,
+    )
     def _build_request(self, build: Callable[[], Any]) -> Any:
         """The exact request, built off the UI thread (0.6 s at 100,000 messages)."""
         return build()
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.name == "safe" and event.state == WorkerState.SUCCESS:
+            self.state.set_safe(*event.worker.result)
+            self.refresh_view()
         if event.worker.name != "request":
             return
         if event.state == WorkerState.SUCCESS:

@@ -243,7 +243,14 @@ class PreviewScreen(Screen[None]):
         if self.request is not None and self._reason() is None:
             self._build_body()
 
-    @work(thread=True, exclusive=True, group="preview-body", name="body", exit_on_error=False)
+    @work(
+        thread=True,
+        exclusive=True,
+        group="preview-body",
+        name="body",
+        description="body",
+        exit_on_error=False,
+    )
     def _build_body(self) -> str:
         """Build the JSON text off the UI thread (seconds for 100,000 messages)."""
         return body_json(self.request.body) if self.request is not None else ""

@@ -208,7 +208,9 @@ class StreamScreen(Screen[StreamResult | None]):
         else:
             self._note = event.text
 
-    @work(thread=True, exclusive=True, group="compaction-stream", name="stream")
+    @work(
+        thread=True, exclusive=True, group="compaction-stream", name="stream", description="stream"
+    )
     async def _run(self, prep: Any) -> StreamResult:
         """Build the request and stream it, in this thread's own event loop.
         A cancellation (the second escape, or the app closing) propagates."""

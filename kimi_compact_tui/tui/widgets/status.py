@@ -48,7 +48,7 @@ def status_text(state: ReviewState) -> Text:
             out.append(f" → {approx}{after:,} tokens", style="bold")
         if prep.plan.mode == "explicit" and prep.plan.up_to is not None:
             out.append(f" · up to message {prep.plan.up_to}", style="bold magenta")
-    splits = state.splits
+    splits = state.known_splits
     if splits:
         out.append("\n")
         out.append(" ⚠ split tool exchange ", style="bold reverse red")
