@@ -266,6 +266,27 @@ async def test_leaving_the_stream_screen_keeps_the_summary_and_c_shows_it(tmp_pa
         assert app.state.summary == summary
 
 
+async def test_r_runs_again_only_after_asking(tmp_path):
+    path = write_openai(tmp_path / "s.json", regions_messages())
+    app = create_app(path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await compact(pilot)
+        first = app.state.stream_result
+        await pilot.press("c")  # the kept summary
+        await settle(pilot)
+        await pilot.press("r")
+        await pilot.pause()
+        assert on(app, "AskScreen")
+        await pilot.press("n")  # no: the kept summary stays
+        await settle(pilot)
+        assert app.state.stream_result is first
+        await pilot.press("r", "y")
+        await settle(pilot)
+        assert isinstance(app.screen, StreamScreen)
+        assert app.state.stream_result is not first and app.state.writable
+
+
 async def test_moving_the_boundary_or_escape_with_a_summary_asks_first(tmp_path):
     path = write_openai(tmp_path / "s.json", regions_messages())
     app = create_app(path)
