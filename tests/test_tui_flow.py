@@ -150,6 +150,9 @@ async def test_stream_complete_against_loopback(kimi_path, loopback, provider_co
         assert state.stream_result is screen.result
         view = screen.query_one(StreamView)
         assert view.finished and view.has_class("finished")
+        assert screen.query_one("#summary-live", TextArea).text == SUMMARY  # as written
+        await pilot.press("m")  # rendered Markdown: a toggle
+        await pilot.pause()
         assert screen.query_one("#summary-md", Markdown).source == display_markdown(SUMMARY)
         reasoning = str(screen.query_one("#reasoning", Static).render())
         assert reasoning == "Let me think about the [red]session[/]."
@@ -241,6 +244,8 @@ async def test_ten_thousand_tiny_chunks(kimi_path, loopback, provider_config) ->
         view = screen.query_one(StreamView)
         assert view.text == expected
         assert screen.query_one("#summary-live", TextArea).text == expected
+        await pilot.press("m")
+        await pilot.pause()
         assert screen.query_one("#summary-md", Markdown).source == expected
         # Batched: far fewer screen updates than chunks.
         assert 1 <= view.flushes < 1000
@@ -307,6 +312,8 @@ async def test_stream_markup_and_escapes_shown_as_text(kimi_path: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot, app)
         assert state.summary == evil  # what is written is never altered
+        await pilot.press("m")
+        await pilot.pause()
         md = screen.query_one("#summary-md", Markdown)
         assert "\x1b" not in md.source and "\u202e" not in md.source
         assert "[bold red]x[/]" in md.source
@@ -334,6 +341,8 @@ async def test_diff_shows_both_sessions(kimi_path: Path) -> None:
         assert len(added) == 1 and SUMMARY in added[0].message.text()
         head = str(screen.query_one("#diff-head", Static).render())
         assert f"{diff.tokens_before:,} tokens" in head and f"{diff.tokens_after:,} tokens" in head
+        await pilot.press("m")
+        await pilot.pause()
         assert screen.query_one("#diff-summary-md", Markdown).source == display_markdown(SUMMARY)
         line = screen.query_one("#before", DiffView).row_text(0, 100)
         assert isinstance(line, Text) and "Fix the failing test" in line.plain

@@ -150,13 +150,18 @@ class SummaryPane(Vertical):
     def compose(self) -> ComposeResult:
         yield raw_area(self.summary, id=f"{self.prefix}-raw")
         with VerticalScroll():
-            yield SummaryMarkdown(self.summary, id=f"{self.prefix}-md")
+            yield SummaryMarkdown("", id=f"{self.prefix}-md")  # rendered on the first toggle
 
     @property
     def rendered(self) -> bool:
         return self.has_class("rendered")
 
     def toggle(self) -> None:
+        if not self.rendered:
+            markdown = self.query_one(SummaryMarkdown)
+            shown = display_markdown(self.summary)
+            if markdown.source != shown:
+                markdown.update(shown)
         self.toggle_class("rendered")
         self.border_title = RENDERED_TITLE if self.rendered else WRITTEN_TITLE
 
@@ -214,6 +219,7 @@ class StreamView(Vertical):
         self._text_len = 0
         self.flushes = 0
         self.finished = False
+        self._markdown_source: str | None = None
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="reasoning-box") as box:
@@ -317,7 +323,7 @@ class StreamView(Vertical):
             live.load_text(visible(text, tabs=None))  # exactly the text as written
             live.border_title = WRITTEN_TITLE
             live.scroll_home(animate=False, immediate=True)  # reviewed from its start
-            self.query_one("#summary-md", SummaryMarkdown).update(display_markdown(text))
+            self._markdown_source = text  # rendered on the first toggle
             self.add_class("finished")
         self.finished = True
 
@@ -331,5 +337,9 @@ class StreamView(Vertical):
         False when there is no finished summary to render."""
         if not self.has_class("finished"):
             return False
+        source = self._markdown_source
+        if source is not None:
+            self.query_one("#summary-md", SummaryMarkdown).update(display_markdown(source))
+            self._markdown_source = None
         self.toggle_class("rendered")
         return True
