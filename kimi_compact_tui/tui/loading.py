@@ -13,6 +13,7 @@ from typing import Any
 
 from kimi_compact_tui import apply
 from kimi_compact_tui.compaction.tokens import message_tokens
+from kimi_compact_tui.errors import UserError
 from kimi_compact_tui.formats import resolve_session_path
 from kimi_compact_tui.fsutil import gc_paused
 from kimi_compact_tui.model import Session
@@ -39,3 +40,12 @@ def read_session(path: str | Path) -> LoadedSession:
     with gc_paused():
         tokens = [message_tokens(m) for m in session.messages]
     return LoadedSession(session, resolved, fingerprint, tokens)
+
+
+def file_fingerprint(path: Path) -> Any:
+    """The apply module's fingerprint of ``path`` (None if it cannot be read:
+    the write then refuses, as it cannot check for a conflict)."""
+    try:
+        return apply.fingerprint(path)
+    except UserError:
+        return None

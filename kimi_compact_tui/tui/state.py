@@ -1,12 +1,10 @@
 """The review state shared by every TUI screen (plain Python, no Textual).
 
-A :class:`ReviewState` holds the session being reviewed, the config, the
-provider, the user's choices (explicit boundary, custom instructions,
-compaction model override) and the current :class:`Preparation` from the
-engine, plus the last stream result and the summary text (possibly edited).
-The TUI never builds a request itself: :meth:`ReviewState.replan` calls
-:func:`prepare_compaction`. Per-message token estimates are computed once
-per load, so replanning a 100,000-message session is cheap.
+A :class:`ReviewState` holds the session, config, provider, the user's choices
+and the engine's :class:`Preparation`, plus the last stream result and the
+summary (possibly edited). Screens change it only through its methods; the
+store calls (write, undo, restore points) go through it alone. Per-message
+token estimates are computed once per load, so replanning stays cheap.
 """
 
 from __future__ import annotations
@@ -33,23 +31,8 @@ from kimi_compact_tui.fsutil import gc_paused
 from kimi_compact_tui.model import Session
 from kimi_compact_tui.providers import ProviderConfig, StreamResult, provider_config_from
 from kimi_compact_tui.tui import undo as undo_rules
-from kimi_compact_tui.tui.loading import LoadedSession, read_session
+from kimi_compact_tui.tui.loading import LoadedSession, file_fingerprint, read_session
 from kimi_compact_tui.tui.undo import RestoreOffer
-
-
-def _fingerprint(path: Path) -> Any:
-    """The apply module's fingerprint of ``path`` (None if it cannot be read:
-    the write then refuses, as it cannot check for a conflict)."""
-    try:
-        return apply.fingerprint(path)
-    except UserError:
-        return None
-
-
-def default_provider(raw: dict | None = None, **overrides: Any) -> ProviderConfig:
-    """The provider config from the config's ``provider:`` block and flags
-    (offline when nothing is configured)."""
-    return provider_config_from(raw, **overrides)
 
 
 @dataclass
@@ -87,7 +70,9 @@ class ReviewState:
     ) -> ReviewState:
         """Load the config and provider (raises UserError with one line)."""
         config = load_config(config_path)
-        prov = default_provider(config.provider, provider=provider, model=model, base_url=base_url)
+        prov = provider_config_from(
+            config.provider, provider=provider, model=model, base_url=base_url
+        )
         # An explicit --model is the request model, over any configured compaction_model.
         return cls(config=config, provider=prov, prompt_file=prompt_file, compaction_model=model)
 
@@ -133,7 +118,7 @@ class ReviewState:
         self.safe = None
         self._splits = None
         if fingerprint is None and path is not None:
-            fingerprint = _fingerprint(path)
+            fingerprint = file_fingerprint(path)
         self.fingerprint = fingerprint
         self.up_to = None
         self.clear_result()
