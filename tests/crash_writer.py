@@ -10,9 +10,9 @@ apply starts, ``done`` when it returned. ``--exit-at-call K`` makes the
 process ``os._exit(99)`` right before its K-th file-system call during the
 apply (``os.open``, ``os.write``, ``os.fsync``, ``os.link``, ``os.rename``,
 ``os.replace``, ``os.unlink``, ``os.chmod``, ``os.utime``, ``os.close``);
-``--exit-at-step`` exits at a named step of :mod:`kimi_compact_tui.apply`.
+``--exit-at-step`` exits at a named step of :mod:`kimi_compact_tui.store.durable`.
 The number of calls made is printed after ``done`` as ``calls N``. With
-``--restore`` it runs :func:`kimi_compact_tui.apply.restore` instead.
+``--restore`` it runs :func:`kimi_compact_tui.store.restore` instead.
 """
 
 from __future__ import annotations

@@ -416,7 +416,10 @@ def test_a_second_undo_does_not_redo_and_picking_redoes_without_new_copies(tmp_p
     assert path.read_bytes() == original
     copies = sorted(p.name for p in tmp_path.glob("c.json.bak-*"))
     # A second undo would re-apply the compaction just undone: refused, nothing changes.
-    with pytest.raises(ApplyError, match="nothing to undo: the last change here was a restore"):
+    with pytest.raises(
+        ApplyError,
+        match="nothing of ours to undo: the last compaction written here was already undone",
+    ):
         restore(path, now=datetime(2026, 11, 30, 4, 1, tzinfo=UTC))
     assert path.read_bytes() == original
     assert sorted(p.name for p in tmp_path.glob("c.json.bak-*")) == copies

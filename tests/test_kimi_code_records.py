@@ -375,7 +375,9 @@ async def test_the_tui_appends_our_records_and_undo_cuts_them_off(tmp_path):
         types = [json.loads(x)["type"] for x in data[len(original) :].split(b"\n") if x]
         assert types[1] == "context.apply_compaction" and len(types) == 4
         assert parse(data).messages[0].text().startswith(build_compact_summary_text(""))
-        await pilot.press("u")
+        await pilot.press("u")  # asks first, naming what happens
+        await settle(pilot)
+        await pilot.press("y")
         await settle(pilot)
         assert wire.read_bytes() == original
 

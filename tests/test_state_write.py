@@ -48,3 +48,32 @@ def test_edited_summary_is_written_and_estimated(tmp_path: Path):
     count, messages = written_usage(tmp_path, edit=edited)
     assert messages[0].data["content"][1]["text"] == edited
     assert count == kimi_estimate(messages)  # characters // 4, like kimi-cli without usage
+
+
+def test_restore_checks_the_live_file_again_when_confirmed(tmp_path: Path):
+    """The offer was shown before the agent appended a turn: the confirmed
+    restore still refuses, and force keeps the appended file first."""
+    import pytest
+
+    from kimi_compact_tui.errors import UserError
+
+    folder = tmp_path / "s"
+    shutil.copytree(SAMPLES / "kimi-debugging-session", folder)
+    live = folder / "context.jsonl"
+    original = live.read_bytes()
+    state = ReviewState.create()
+    state.load(folder)
+    state.set_result(StreamResult(status="complete", summary=SUMMARY, finish_reason="stop"))
+    state.write()
+    offer = state.undo_offer()
+    assert offer.ours and offer.changed is None  # shown as a plain restore
+    with live.open("ab") as fh:
+        fh.write(b'{"role": "user", "content": "appended after the dialog opened"}\n')
+    appended = live.read_bytes()
+    with pytest.raises(UserError, match="changed since this tool wrote it"):
+        state.restore(offer)
+    assert live.read_bytes() == appended
+    state.restore(offer, force=True)
+    assert live.read_bytes() == original
+    kept = [p for p in folder.glob("context_*.jsonl") if p.read_bytes() == appended]
+    assert len(kept) == 1

@@ -76,11 +76,13 @@ def test_a_rotation_the_tool_did_not_make_is_never_the_default(tmp_path):
     agent_rotation = path.with_name("context_1.jsonl")  # kimi-cli's own /compact
     agent_rotation.write_text("\n".join(kimi_lines(9)) + "\n")
     live = path.read_bytes()
-    with pytest.raises(ApplyError, match="nothing to undo: kimi-compact-tui wrote no compaction"):
+    with pytest.raises(
+        ApplyError, match="nothing of ours to undo: kimi-compact-tui wrote no compaction"
+    ):
         restore(path.parent)
     assert path.read_bytes() == live
     (point,) = restore_points(path)
-    assert not point.ours and "not made by kimi-compact-tui" in point.origin
+    assert not point.ours and "kimi-cli's own rotation" in point.origin
     # Picked by name it can be restored, and the live file is kept first.
     result = restore(path.parent, "context_1.jsonl")
     assert path.read_bytes() == agent_rotation.read_bytes()
@@ -94,7 +96,7 @@ def test_undo_after_the_agent_appended_refuses_and_force_keeps_the_new_turns(tmp
     with path.open("a") as fh:  # the agent resumed and added a turn
         fh.write(line({"role": "user", "content": "a new turn"}) + "\n")
     grown = path.read_bytes()
-    with pytest.raises(ApplyError, match="changed since the compaction was written"):
+    with pytest.raises(ApplyError, match="changed since this tool wrote it"):
         restore(path.parent)
     assert path.read_bytes() == grown
     plan = undo_plan(path.parent)
@@ -121,7 +123,7 @@ def test_cli_restore_follows_the_same_rules(tmp_path):
     assert done.returncode == 0, done.stderr
     assert path.read_bytes() == original
     again = cli("restore", str(path.parent), "--yes")
-    assert again.returncode == 2 and "nothing to undo" in again.stderr
+    assert again.returncode == 2 and "nothing of ours to undo" in again.stderr
     assert path.read_bytes() == original
 
 

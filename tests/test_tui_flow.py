@@ -3,6 +3,7 @@ the small dialogs, each pushed on a tiny host app with a real ReviewState."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -35,6 +36,7 @@ from tests.loopback_server import openai_sse
 from tests.test_tui_flow_support import (
     SUMMARY,
     FlowHost,
+    first_text_gate,
     make_state,
     screen_text,
     write_kimi_session,
@@ -149,6 +151,9 @@ async def test_stream_complete_against_loopback(kimi_path, loopback, provider_co
         assert state.stream_result is screen.result
         view = screen.query_one(StreamView)
         assert view.finished and view.has_class("finished")
+        assert screen.query_one("#summary-live", TextArea).text == SUMMARY  # as written
+        await pilot.press("m")  # rendered Markdown: a toggle
+        await pilot.pause()
         assert screen.query_one("#summary-md", Markdown).source == display_markdown(SUMMARY)
         reasoning = str(screen.query_one("#reasoning", Static).render())
         assert reasoning == "Let me think about the [red]session[/]."
@@ -209,12 +214,12 @@ async def test_stream_truncated_cannot_be_written(kimi_path, loopback, provider_
 async def test_stream_cancel_with_escape(kimi_path, loopback, provider_config) -> None:
     loopback.script([openai_sse(["first ", "second"], stall=20.0, stall_after=2)])
     state = make_state(kimi_path, provider=provider_config("openai"))
-    screen, app = await run_stream(state)
+    stream_fn, first = first_text_gate()
+    screen, app = await run_stream(state, stream_fn=stream_fn)
     async with app.run_test(size=SIZE) as pilot:
-        for _ in range(200):
-            await pilot.pause(0.02)
-            if "first" in screen.query_one(StreamView).text:
-                break
+        assert await asyncio.to_thread(first.wait, 10)
+        await pilot.pause()
+        assert "first" in screen.query_one(StreamView).text
         assert screen.running
         await pilot.press("escape")
         await settle(pilot, app)
@@ -240,6 +245,8 @@ async def test_ten_thousand_tiny_chunks(kimi_path, loopback, provider_config) ->
         view = screen.query_one(StreamView)
         assert view.text == expected
         assert screen.query_one("#summary-live", TextArea).text == expected
+        await pilot.press("m")
+        await pilot.pause()
         assert screen.query_one("#summary-md", Markdown).source == expected
         # Batched: far fewer screen updates than chunks.
         assert 1 <= view.flushes < 1000
@@ -306,6 +313,8 @@ async def test_stream_markup_and_escapes_shown_as_text(kimi_path: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot, app)
         assert state.summary == evil  # what is written is never altered
+        await pilot.press("m")
+        await pilot.pause()
         md = screen.query_one("#summary-md", Markdown)
         assert "\x1b" not in md.source and "\u202e" not in md.source
         assert "[bold red]x[/]" in md.source
@@ -333,7 +342,9 @@ async def test_diff_shows_both_sessions(kimi_path: Path) -> None:
         assert len(added) == 1 and SUMMARY in added[0].message.text()
         head = str(screen.query_one("#diff-head", Static).render())
         assert f"{diff.tokens_before:,} tokens" in head and f"{diff.tokens_after:,} tokens" in head
-        assert screen.query_one("#diff-summary", Markdown).source == display_markdown(SUMMARY)
+        await pilot.press("m")
+        await pilot.pause()
+        assert screen.query_one("#diff-summary-md", Markdown).source == display_markdown(SUMMARY)
         line = screen.query_one("#before", DiffView).row_text(0, 100)
         assert isinstance(line, Text) and "Fix the failing test" in line.plain
 
@@ -395,6 +406,8 @@ async def test_edit_escape_changes_nothing(kimi_path: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         await pilot.press("x", "y", "escape")
+        await pilot.pause()
+        await pilot.press("y")  # yes, discard the unsaved change
         await pilot.pause()
     assert app.results == [None]
     assert state.summary == SUMMARY
@@ -606,12 +619,11 @@ async def test_stream_retry_then_complete(kimi_path, loopback, provider_config) 
 async def test_closing_the_app_mid_stream_is_clean(kimi_path, loopback, provider_config) -> None:
     loopback.script([openai_sse(["first ", "second"], stall=20.0, stall_after=2)])
     state = make_state(kimi_path, provider=provider_config("openai"))
-    screen, app = await run_stream(state)
+    stream_fn, first = first_text_gate()
+    screen, app = await run_stream(state, stream_fn=stream_fn)
     async with app.run_test(size=SIZE) as pilot:
-        for _ in range(200):
-            await pilot.pause(0.02)
-            if screen.query_one(StreamView).text:
-                break
+        assert await asyncio.to_thread(first.wait, 10)
+        await pilot.pause()
         assert screen.running
         app.exit()
         await pilot.pause()
@@ -631,7 +643,7 @@ async def test_second_escape_stops_waiting(kimi_path: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause(0.1)
         await pilot.press("escape")
-        assert screen.running and screen.cancel_event.is_set()
+        assert screen.running and screen.cancelling
         await pilot.press("escape")
         await settle(pilot, app)
         assert screen.result.status == "cancelled"

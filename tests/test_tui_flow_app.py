@@ -4,6 +4,7 @@ failure leaving nothing to write."""
 
 from __future__ import annotations
 
+import asyncio
 import json
 from pathlib import Path
 
@@ -15,10 +16,11 @@ from kimi_compact_tui.tui.app import ReviewApp
 from kimi_compact_tui.tui.screens.confirm import ConfirmWriteScreen
 from kimi_compact_tui.tui.screens.diff import DiffScreen
 from kimi_compact_tui.tui.screens.edit import EditSummaryScreen
+from kimi_compact_tui.tui.screens.restore import RestoreConfirmScreen
 from kimi_compact_tui.tui.screens.stream import StreamScreen
 from kimi_compact_tui.tui.state import ReviewState
 from tests.loopback_server import openai_sse
-from tests.test_tui_flow_support import SUMMARY, write_kimi_session
+from tests.test_tui_flow_support import SUMMARY, first_text_gate, write_kimi_session
 
 SIZE = (120, 40)
 
@@ -88,6 +90,10 @@ async def test_offline_flow_write_and_undo(tmp_path: Path) -> None:
         ]
 
         await pilot.press("u")
+        await pilot.pause()
+        assert isinstance(app.screen, RestoreConfirmScreen)  # u asks first
+        assert path.read_bytes() != original
+        await pilot.press("y")
         await settle(pilot)
         assert path.read_bytes() == original
 
@@ -124,8 +130,12 @@ async def test_loopback_flow_edit_then_write(tmp_path, loopback, provider_config
 
 
 async def test_failed_and_cancelled_runs_cannot_be_written(
-    tmp_path, loopback, provider_config
+    tmp_path, loopback, provider_config, monkeypatch
 ) -> None:
+    from kimi_compact_tui.tui.screens import stream as stream_screen
+
+    gated, first = first_text_gate()
+    monkeypatch.setattr(stream_screen, "stream_summary", gated)
     loopback.script(
         [
             openai_sse(["half a summ"], chunked=True, cut=True, cut_after=2),
@@ -143,14 +153,14 @@ async def test_failed_and_cancelled_runs_cannot_be_written(
         await pilot.press("escape")
         await pilot.pause()
 
+        first.clear()  # the failed run's text set it
         await pilot.press("c")
         await pilot.pause()
         stream = app.screen
         assert isinstance(stream, StreamScreen)
-        for _ in range(200):
-            await pilot.pause(0.02)
-            if stream.view.text:
-                break
+        assert await asyncio.to_thread(first.wait, 10)
+        await pilot.pause()
+        assert stream.view.text
         await pilot.press("escape")
         await settle(pilot)
         assert stream.result.status == "cancelled"

@@ -8,6 +8,7 @@ written into a temporary folder.
 from __future__ import annotations
 
 import json
+import threading
 from pathlib import Path
 from typing import Any
 
@@ -114,3 +115,24 @@ def screen_text(screen: Screen) -> str:
     for widget in screen.query(Static):
         out.append(str(widget.render()))
     return "\n".join(out)
+
+
+def first_text_gate(fn: Any = None) -> tuple[Any, threading.Event]:
+    """A stream function (``fn`` or the real ``stream_summary``) that sets the
+    returned event when the first summary text arrives, so a test can wait for
+    it (``await asyncio.to_thread(event.wait, 10)``) instead of polling."""
+    from kimi_compact_tui.providers import stream_summary
+
+    first = threading.Event()
+    inner = fn or stream_summary
+
+    async def stream(cfg, body, on_event, cancel):
+        def seen(event):
+            if event.kind == "text":
+                first.set()
+            if on_event is not None:
+                on_event(event)
+
+        return await inner(cfg, body, seen, cancel)
+
+    return stream, first

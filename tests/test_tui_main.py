@@ -154,7 +154,7 @@ async def test_b_sets_explicit_boundary_and_escape_resets(tmp_path):
         ]
         assert "up to message 5" in plain(app.query_one(StatusLine))
         assert "after boundary" in plain(app.query_one(Legend))
-        assert app.check_action("reset_boundary", ()) is True
+        assert app.main_screen.check_action("reset_boundary", ()) is True
         await pilot.press("escape")
         await pilot.pause()
         assert state.up_to is None
@@ -176,7 +176,7 @@ async def test_boundary_on_leading_system_is_a_noop_with_reason(tmp_path):
         legend = plain(app.query_one(Legend))
         assert "nothing to compact" in legend
         assert "compactable" not in legend
-        assert app.check_action("compact", ()) is None  # shown, not available
+        assert app.main_screen.check_action("compact", ()) is None  # shown, not available
 
 
 async def test_up_to_option_starts_with_boundary(tmp_path):
@@ -298,8 +298,8 @@ async def test_disabled_config_hides_compaction_keys_and_shows_reason(tmp_path):
         await opened(app, pilot)
         assert app.message_list.message_count == 9  # the session is still shown
         for action in ("boundary", "preview", "compact", "diff", "edit", "write", "model"):
-            assert app.check_action(action, ()) is False, action
-        assert app.check_action("search", ()) is True
+            assert app.main_screen.check_action(action, ()) is False, action
+        assert app.main_screen.check_action("search", ()) is True
         # Nothing will be compacted: no regions that would mislead, nothing "sent".
         ml = app.message_list
         assert {ml.region_at(i) for i in range(9)} == {REGION_KEPT}
@@ -326,9 +326,9 @@ async def test_enabled_footer_shows_compaction_keys(tmp_path):
         assert app.query_one(Footer)
         footer = screen_lines(app)[-1]
         assert "Up to here" in footer and "Compact" in footer
-        assert app.check_action("compact", ()) is True
-        assert app.check_action("write", ()) is None  # nothing to write yet
-        assert app.check_action("diff", ()) is None
+        assert app.main_screen.check_action("compact", ()) is True
+        assert app.main_screen.check_action("write", ()) is None  # nothing to write yet
+        assert app.main_screen.check_action("diff", ()) is None
 
 
 def test_availability_table():
@@ -518,7 +518,7 @@ async def test_search_jumps_to_matches(tmp_path):
         assert ml.cursor == 7  # wraps
         await pilot.press("N")
         assert ml.cursor == 8
-        app.last_search = "make import"  # tool-call arguments are searched too
+        app.main_screen.last_search = "make import"  # tool-call arguments are searched too
         await pilot.press("n")
         assert ml.cursor == 3
 
@@ -541,8 +541,9 @@ async def test_instruction_and_model_choices_replan(tmp_path):
     app = create_app(path)
     async with app.run_test(size=SIZE) as pilot:
         await opened(app, pilot)
-        app._apply(app.state.set_custom_instruction, "keep the amounts")
-        app._apply(app.state.set_compaction_model, "kimi-k2-turbo")
+        app.state.set_custom_instruction("keep the amounts")
+        app.state.set_compaction_model("kimi-k2-turbo")
+        app.refresh_view()
         await pilot.pause()
         body = app.state.preparation.request.body
         assert body["model"] == "kimi-k2-turbo"
@@ -636,7 +637,7 @@ async def test_write_refuses_when_file_changed_since_loading(tmp_path):
         await pilot.press("escape")
         await pilot.pause()
         assert app.state.writable
-        assert app.check_action("write", ()) is True
+        assert app.main_screen.check_action("write", ()) is True
         with path.open("a", encoding="utf-8") as fh:  # kimi-cli appended meanwhile
             fh.write('{"role":"user","content":"one more"}\n')
         changed = path.read_bytes()
@@ -653,8 +654,8 @@ async def test_write_refuses_when_file_changed_since_loading(tmp_path):
         assert not isinstance(app.screen, ErrorDialog)
 
 
-async def test_undo_without_a_write_is_a_clear_error(tmp_path):
-    from kimi_compact_tui.tui.screens.error import ErrorDialog
+async def test_undo_without_a_write_says_nothing_of_ours(tmp_path):
+    from kimi_compact_tui.tui.screens.restore import RestoreConfirmScreen
 
     path = write_openai(tmp_path / "s.json", regions_messages())
     before = path.read_bytes()
@@ -663,8 +664,12 @@ async def test_undo_without_a_write_is_a_clear_error(tmp_path):
         await settle(pilot)
         await pilot.press("u")
         await settle(pilot)
-        assert isinstance(app.screen, ErrorDialog)
-        assert app.last_error and str(path.name) in app.last_error
+        assert isinstance(app.screen, RestoreConfirmScreen)
+        body = plain(app.screen.query_one("#restore-body"))
+        assert "nothing of ours to undo" in body and path.name in body
+        assert not app.screen.query("#restore-yes")  # nothing to confirm
+        await pilot.press("y")
+        await settle(pilot)
         assert path.read_bytes() == before
         assert app.state.session is not None
 
@@ -684,9 +689,9 @@ async def test_write_then_undo_reloads_session(tmp_path):
         assert app.last_error is None
         # Reloaded: leading system (2) + summary + tail (2).
         assert app.message_list.message_count == 5
-        assert app.state.summary is None and app.check_action("write", ()) is None
+        assert app.state.summary is None and app.main_screen.check_action("write", ()) is None
         assert path.read_bytes() != before
-        await pilot.press("u")
+        await pilot.press("u", "y")
         await settle(pilot)
         assert app.last_error is None
         assert path.read_bytes() == before
@@ -731,7 +736,7 @@ async def test_missing_prompt_file_shows_session_and_error(tmp_path):
         assert type(app.screen).__name__ == "ErrorDialog"
         await pilot.press("escape")
         await pilot.pause()
-        assert app.check_action("compact", ()) is None
+        assert app.main_screen.check_action("compact", ()) is None
         await pilot.press("b")  # the same error again, not a crash
         await pilot.pause()
         assert app.state.up_to is None

@@ -2,22 +2,41 @@
 
 from __future__ import annotations
 
+import html
 import json
+import re
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLES = REPO / "sample_sessions"
 
+CELL = 12.2  # SVG units per terminal cell in Textual's screenshots
 MARKUP_TEXT = "[bold]x[/bold] [/foo] [link=x]"
 ESCAPE_TEXT = "\x1b[31m \x1b]0;title\x07 \u202e"
 
 
+_SVG_TEXT = re.compile(
+    r'<text class="terminal-[\w-]*r\d+" x="([\d.]+)" y="[\d.]+" textLength="([\d.]+)" '
+    r'clip-path="url\(#terminal-[\w-]*line-(\d+)\)">([^<]*)</text>'
+)
+
+
 def screen_lines(app) -> list[str]:
-    """The current screen as plain text lines (what reaches the terminal, minus styles)."""
-    return [
-        "".join(segment.text for segment in strip)
-        for strip in app.screen._compositor.render_strips()
-    ]
+    """The current screen as plain text lines (what reaches the terminal, minus
+    styles), read from Textual's public SVG screenshot: each text run placed at
+    its cell column (12.2 units per cell), gaps filled with spaces."""
+    runs: dict[int, list[tuple[float, float, str]]] = {}
+    for x, length, line, text in _SVG_TEXT.findall(app.export_screenshot()):
+        runs.setdefault(int(line), []).append((float(x), float(length), html.unescape(text)))
+    out = []
+    for line in range(app.size.height):
+        row, cells = "", 0
+        for x, length, text in sorted(runs.get(line, [])):
+            column = round(x / CELL)
+            row += " " * max(0, column - cells) + text.replace("\xa0", " ")
+            cells = column + round(length / CELL)
+        out.append(row)
+    return out
 
 
 def screen_text(app) -> str:

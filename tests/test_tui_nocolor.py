@@ -133,7 +133,7 @@ async def test_session_renders_under_filter(tmp_path, case):
     strict = use_filters(app, FILTER_CASES[case]())
     async with app.run_test(size=SIZE) as pilot:
         seen = await walk_session(pilot)
-    assert seen[:3] == ["Screen", "StreamScreen", "DiffScreen"]
+    assert seen[:3] == ["MainScreen", "StreamScreen", "DiffScreen"]
     assert "ConfirmWriteScreen" in seen
     assert strict.unstyled == []
     assert (session / "context.jsonl").read_bytes() == (SAMPLE / "context.jsonl").read_bytes()

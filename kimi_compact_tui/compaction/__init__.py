@@ -22,7 +22,7 @@ from kimi_compact_tui.compaction.summary import (
     build_compact_summary_text,
     build_compacted_session,
 )
-from kimi_compact_tui.compaction.tokens import estimate_tokens, message_token_parts
+from kimi_compact_tui.compaction.tokens import message_token_parts, message_tokens
 from kimi_compact_tui.config import (
     AppConfig,
     _get_compaction_config,
@@ -81,8 +81,12 @@ class Preparation:
             return self.tokens_before
         kept = sum(self.message_tokens[i] for i in self.plan.leading_system_indices)
         kept += sum(self.message_tokens[i] for i in self.plan.preserved_indices)
-        if summary is not None:
-            summary_tokens = estimate_tokens(build_compact_summary_text(summary)) + 4
+        if (
+            summary is not None
+        ):  # the summary message as the format writes it, counted as the diff does
+            from kimi_compact_tui.formats.registry import format_of
+
+            summary_tokens = message_tokens(format_of(self.session).summary_message(summary))
         else:  # before a summary exists: a typical size, never more than a third of the input
             compacted = sum(self.message_tokens[i] for i in self.plan.compact_indices)
             summary_tokens = min(EXPECTED_SUMMARY_TOKENS, max(64, compacted // 3))

@@ -29,7 +29,14 @@ from kimi_compact_tui.formats import parse_session_bytes, registry
 from kimi_compact_tui.store import audit
 from kimi_compact_tui.store.durable import atomic_write_bytes, os_error_line, truncate_durable
 from kimi_compact_tui.store.fingerprint import read_fingerprinted
-from kimi_compact_tui.store.keep import BACKUP_MARK, backups, keep_copy, rotations, sha256_file
+from kimi_compact_tui.store.keep import (
+    BACKUP_MARK,
+    backups,
+    keep_copy,
+    next_rotation,
+    rotations,
+    sha256_file,
+)
 from kimi_compact_tui.store.write import now_utc
 
 
@@ -110,13 +117,19 @@ def target_of(path: str | Path) -> Path:
     return p
 
 
-def _policy(target: Path) -> str:
-    """The write policy of the file's format (from its first bytes)."""
+def _format(target: Path) -> Any:
+    """The file's format (from its first bytes), or None."""
     with contextlib.suppress(OSError, SessionFormatError):
         with open(target, "rb") as fh:
             head = fh.read(registry.HEAD_BYTES)
-        return registry.detect(target, head).write_policy
-    return "backup"
+        return registry.detect(target, head)
+    return None
+
+
+def _policy(target: Path) -> str:
+    """The write policy of the file's format."""
+    fmt = _format(target)
+    return fmt.write_policy if fmt is not None else "backup"
 
 
 def _records(target: Path) -> list[dict[str, Any]]:
@@ -134,8 +147,10 @@ def restore_points(path: str | Path) -> list[RestorePoint]:
             what = "before the compaction written" if rec["action"] == "apply" else "replaced"
             origins[backup] = f"made by kimi-compact-tui: the version {what} at {rec.get('time')}"
     found = [("backup", p) for _, p in backups(target)]
-    if _policy(target) == "rotate":
+    fmt = _format(target)
+    if fmt is not None and fmt.write_policy == "rotate":
         found = [("rotation", p) for _, p in rotations(target)] + found
+    agent = getattr(fmt, "agent", "the agent")
     points = []
     for kind, p in found:
         try:
@@ -143,7 +158,11 @@ def restore_points(path: str | Path) -> list[RestorePoint]:
         except OSError:
             continue
         origin = origins.get(str(p))
-        label = origin or "not made by kimi-compact-tui (not in its audit log: the agent's own?)"
+        label = origin or (
+            f"{agent}'s own rotation (not in kimi-compact-tui's audit log)"
+            if kind == "rotation"
+            else "not made by kimi-compact-tui (not in its audit log)"
+        )
         points.append(RestorePoint(p, kind, st.st_size, st.st_mtime_ns, label, origin is not None))
     return points
 
@@ -192,26 +211,27 @@ def undo_plan(path: str | Path) -> UndoPlan:
     if not records:
         if not restore_points(target):
             raise ApplyError(
-                f"{target}: no restore points (no rotation or {target.name}{BACKUP_MARK}* "
-                "file beside it)"
+                f"{target}: nothing of ours to undo: kimi-compact-tui has written no compaction "
+                f"here, and there are no restore points (no rotation or {target.name}"
+                f"{BACKUP_MARK}* file beside it)"
             )
         raise ApplyError(
-            f"{target}: nothing to undo: kimi-compact-tui wrote no compaction here; a "
+            f"{target}: nothing of ours to undo: kimi-compact-tui wrote no compaction here; a "
             "restore point it did not make can be picked by name (see --list)"
         )
     last = records[-1]
     if last["action"] == "restore":
         raise ApplyError(
-            f"{target}: nothing to undo: the last change here was a restore at "
-            f"{last.get('time')} (undoing it would re-apply a compaction); pick a version "
-            "by name to go back to it (see --list)"
+            f"{target}: nothing of ours to undo: the last compaction written here was already "
+            f"undone (a restore at {last.get('time')}; undoing that would re-apply it); pick a "
+            "version by name to go back to it (see --list)"
         )
     after = last.get("after") or {}
     current = sha256_file(target)
     changed = None
     if current is not None and current != after.get("sha256"):  # a missing file loses nothing
         changed = (
-            f"{target} changed since the compaction was written at {last.get('time')} "
+            f"{target} changed since this tool wrote it at {last.get('time')} "
             "(the agent may have added turns)"
         )
     appended = last.get("appended")
@@ -315,6 +335,22 @@ def restore(
         audit_error,
         truncated,
     )
+
+
+def keeps_current_as(path: str | Path) -> str:
+    """Where a restore would keep the current file: a new rotation or backup,
+    or the restore point that already holds the very same bytes."""
+    target = target_of(path)
+    try:
+        size = target.stat().st_size
+    except OSError:
+        return "(no current file to keep)"
+    same = _same_bytes(restore_points(target), size, sha256_file(target) or "")
+    if same is not None:
+        return f"{same.name} (it already holds the same bytes)"
+    if _policy(target) == "rotate":
+        return next_rotation(target).name
+    return f"{target.name}{BACKUP_MARK}<UTC time>"
 
 
 def _same_bytes(points: list[RestorePoint], size: int, sha: str) -> Path | None:

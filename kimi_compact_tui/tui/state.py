@@ -1,12 +1,10 @@
 """The review state shared by every TUI screen (plain Python, no Textual).
 
-A :class:`ReviewState` holds the session being reviewed, the config, the
-provider, the user's choices (explicit boundary, custom instructions,
-compaction model override) and the current :class:`Preparation` from the
-engine, plus the last stream result and the summary text (possibly edited).
-The TUI never builds a request itself: :meth:`ReviewState.replan` calls
-:func:`prepare_compaction`. Per-message token estimates are computed once
-per load, so replanning a 100,000-message session is cheap.
+A :class:`ReviewState` holds the session, config, provider, the user's choices
+and the engine's :class:`Preparation`, plus the last stream result and the
+summary (possibly edited). Screens change it only through its methods; the
+store calls (write, undo, restore points) go through it alone. Per-message
+token estimates are computed once per load, so replanning stays cheap.
 """
 
 from __future__ import annotations
@@ -22,30 +20,18 @@ from kimi_compact_tui.compaction import (
     PromptSource,
     prepare_compaction,
 )
-from kimi_compact_tui.compaction.job import CompactionJob
+from kimi_compact_tui.compaction.job import CompactionJob, Draft
+from kimi_compact_tui.compaction.pairs import ToolSplit, find_splits, nearest_safe_up_to
 from kimi_compact_tui.compaction.prompts import resolve_prompt
 from kimi_compact_tui.compaction.tokens import message_tokens
 from kimi_compact_tui.config import AppConfig, _get_compaction_config, load_config
 from kimi_compact_tui.errors import UserError
-from kimi_compact_tui.formats import resolve_session_path
 from kimi_compact_tui.fsutil import gc_paused
 from kimi_compact_tui.model import Session
 from kimi_compact_tui.providers import ProviderConfig, StreamResult, provider_config_from
-
-
-def _fingerprint(path: Path) -> Any:
-    """The apply module's fingerprint of ``path`` (None if it cannot be read:
-    the write then refuses, as it cannot check for a conflict)."""
-    try:
-        return store.fingerprint(path)
-    except UserError:
-        return None
-
-
-def default_provider(raw: dict | None = None, **overrides: Any) -> ProviderConfig:
-    """The provider config from the config's ``provider:`` block and flags
-    (offline when nothing is configured)."""
-    return provider_config_from(raw, **overrides)
+from kimi_compact_tui.tui import undo as undo_rules
+from kimi_compact_tui.tui.loading import LoadedSession, file_fingerprint, read_session
+from kimi_compact_tui.tui.undo import RestoreOffer
 
 
 @dataclass
@@ -65,6 +51,10 @@ class ReviewState:
     summary: str | None = None  # the summary to write (edited or as streamed)
     summary_edited: bool = False
     _prompt: PromptSource | None = None
+    # safe_boundaries() of the session (tool_exchanges is ~0.5 s at 100k messages):
+    # computed off the UI thread after a load, None until then.
+    safe: list[bool] | None = None
+    _splits: tuple[Any, int, list[ToolSplit]] | None = None
 
     # --- construction -------------------------------------------------------------
     @classmethod
@@ -79,7 +69,9 @@ class ReviewState:
     ) -> ReviewState:
         """Load the config and provider (raises UserError with one line)."""
         config = load_config(config_path)
-        prov = default_provider(config.provider, provider=provider, model=model, base_url=base_url)
+        prov = provider_config_from(
+            config.provider, provider=provider, model=model, base_url=base_url
+        )
         # An explicit --model is the request model, over any configured compaction_model.
         return cls(config=config, provider=prov, prompt_file=prompt_file, compaction_model=model)
 
@@ -87,27 +79,45 @@ class ReviewState:
     def load(self, path: str | Path) -> Session:
         """Load ``path`` (a file or kimi-cli session folder), reset choices and plan.
         Raises :class:`UserError` with the CLI's one-line text."""
-        resolved = resolve_session_path(path)
-        # The fingerprint comes from the very bytes parsed: any later change shows
-        # as a conflict at write time instead of being overwritten.
-        session, fingerprint = store.load_fingerprinted(resolved)
-        self.set_session(session, resolved, fingerprint)
-        # The loaded messages live as long as the session and hold no cycles: keep
-        # them out of every later garbage-collector pass (100k messages are
-        # ~700k objects, 0.3 s per full pass otherwise). Objects frozen by an
-        # earlier load go back to the collector first, so nothing stays frozen
-        # that has become garbage since; the app unfreezes everything on exit.
-        gc.unfreeze()
-        gc.freeze()
+        session = self.adopt(read_session(path))
+        self.freeze_loaded()
         return session
 
-    def set_session(self, session: Session, path: Path | None, fingerprint: Any = None) -> None:
+    def adopt(self, loaded: LoadedSession, *, up_to: int | None = None) -> Session:
+        """Make ``loaded`` the session under review (UI thread); ``up_to`` is an
+        explicit 1-based boundary (a bad one raises UserError, the session stays)."""
+        self.set_session(loaded.session, loaded.path, loaded.fingerprint, loaded.tokens)
+        if up_to is not None:
+            self.set_boundary(up_to - 1)
+        return loaded.session
+
+    @staticmethod
+    def freeze_loaded() -> None:
+        """The loaded messages live as long as the session and hold no cycles: keep
+        them out of every later garbage-collector pass (100k messages are
+        ~700k objects, 0.3 s per full pass otherwise). Objects frozen by an
+        earlier load go back to the collector first, so nothing stays frozen
+        that has become garbage since; the app unfreezes everything on exit."""
+        gc.unfreeze()
+        gc.freeze()
+
+    def set_session(
+        self,
+        session: Session,
+        path: Path | None,
+        fingerprint: Any = None,
+        tokens: list[int] | None = None,
+    ) -> None:
         self.session = session
         self.session_path = path
-        with gc_paused():
-            self.message_tokens = [message_tokens(m) for m in session.messages]
+        if tokens is None:
+            with gc_paused():
+                tokens = [message_tokens(m) for m in session.messages]
+        self.message_tokens = tokens
+        self.safe = None
+        self._splits = None
         if fingerprint is None and path is not None:
-            fingerprint = _fingerprint(path)
+            fingerprint = file_fingerprint(path)
         self.fingerprint = fingerprint
         self.up_to = None
         self.clear_result()
@@ -185,16 +195,23 @@ class ReviewState:
         self.summary_edited = False
 
     def set_result(self, result: Any) -> None:
-        """Store a provider StreamResult; its summary becomes the one to write."""
+        """Store a provider StreamResult; only a complete, non-empty summary
+        becomes the one to write (truncated, failed and cancelled runs leave None)."""
         self.stream_result = result
-        self.summary = result.summary if result is not None else None
+        complete = (
+            result is not None
+            and result.status == "complete"
+            and bool(result.summary.strip())
+            and result.writable()
+        )
+        self.summary = result.summary if complete else None
         self.summary_edited = False
 
     def set_summary(self, text: str) -> None:
         self.summary = text
         self.summary_edited = True
 
-    # --- writing (the safe apply module) -------------------------------------------
+    # --- writing (the compaction job, as the CLI) -----------------------------------
     def job(self) -> CompactionJob:
         """The compaction job for the loaded session (the same steps as the CLI)."""
         assert self.session is not None
@@ -206,24 +223,62 @@ class ReviewState:
             base_model=self.base_model,
         )
 
+    def draft(self) -> Draft | None:
+        """The job's draft of the reviewed summary (None when there is nothing
+        writable): the one build the diff, the confirm dialog and the write use."""
+        prep, summary = self.preparation, self.summary
+        if self.session is None or prep is None or summary is None or prep.plan.noop:
+            return None
+        try:
+            return self.job().draft(prep, self.stream_result, summary)
+        except UserError:
+            return None
+
+    def compacted_session(self) -> Session | None:
+        """The session a write would produce (None without a writable summary)."""
+        draft = self.draft()
+        return draft.compacted if draft is not None else None
+
     def write(self, *, allow_split: bool = False) -> str:
-        """Write the reviewed summary into the session file via the apply module
-        (checks the file is still the one loaded); return its one-line report.
+        """Write the reviewed summary through the compaction job (the file must
+        still be the one loaded; a history that splits a tool exchange is
+        written only with ``allow_split``); return the one-line report.
         Raises UserError with the CLI's text."""
         if not self.writable or self.session is None or self.preparation is None:
             raise UserError("nothing to write: compact first (c) and let the summary complete")
-        if self.fingerprint is None:
-            raise UserError(f"{self.session_path}: not written: the loaded file has no fingerprint")
         job = self.job()
         draft = job.draft(self.preparation, self.stream_result, self.summary)
-        done = job.commit(draft, self.provider, allow_split=allow_split)
-        return done.describe()
+        return job.commit(draft, self.provider, allow_split=allow_split).describe()
 
-    def undo(self) -> str:
-        """Restore the state before the last write; return the apply module's report."""
+    # --- undo and restore points (the only calls into the store's restore) -------
+    def undo_offer(self) -> RestoreOffer:
+        """What ``u`` offers: the copy kept by this tool's newest write, or why
+        there is nothing of ours to undo (see :mod:`kimi_compact_tui.tui.undo`)."""
         if self.session_path is None:
             raise UserError("no session loaded")
-        return store.restore(self.session_path).describe()
+        return undo_rules.undo_offer(self.session_path)
+
+    def restore_points(self) -> list[Any]:
+        """Every restore point beside the session, newest first, each labelled
+        with its origin (this tool's audit log, or kimi-cli's own rotation)."""
+        if self.session_path is None:
+            raise UserError("no session loaded")
+        return store.restore_points(self.session_path)
+
+    def restore_offer(self, point: Any) -> RestoreOffer:
+        """The offer for a restore point picked from :meth:`restore_points`."""
+        if self.session_path is None:
+            raise UserError("no session loaded")
+        return undo_rules.point_offer(self.session_path, point)
+
+    def restore(self, offer: RestoreOffer, *, force: bool = False) -> str:
+        """Carry out a confirmed offer (refused when the live file changed since
+        this tool wrote it, unless ``force``); return the one-line report."""
+        return undo_rules.run_restore(offer, force=force)
+
+    def undo(self, *, force: bool = False) -> str:
+        """Undo this tool's newest write (the offer of :meth:`undo_offer`)."""
+        return self.restore(self.undo_offer(), force=force)
 
     # --- derived ------------------------------------------------------------------
     @property
@@ -249,6 +304,69 @@ class ReviewState:
         if not self.can_compact or result is None or self.summary is None:
             return False
         return bool(result.writable() and self.summary.strip())
+
+    @property
+    def has_work(self) -> bool:
+        """A summary (streamed or edited) exists that a replan would discard."""
+        return self.summary is not None or self.summary_edited
+
+    @property
+    def splits(self) -> list[ToolSplit]:
+        """The tool exchanges the current plan would split (none when nothing
+        compacts). Uses :attr:`safe` when known, so an unsplit boundary costs
+        nothing; a split one is described once per boundary."""
+        if not self.can_compact or self.session is None or self.preparation is None:
+            return []
+        plan = self.preparation.plan
+        if self.safe is not None and len(self.safe) > plan.boundary and self.safe[plan.boundary]:
+            return []
+        cached = self._splits
+        if cached is not None and cached[0] is self.session and cached[1] == plan.boundary:
+            return cached[2]
+        found = find_splits(self.session.messages, plan)
+        self._splits = (self.session, plan.boundary, found)
+        return found
+
+    @property
+    def known_splits(self) -> list[ToolSplit]:
+        """:attr:`splits`, but empty while :attr:`safe` is not known yet (for the
+        status line and the keys, which must not stall the UI thread)."""
+        return self.splits if self.safe is not None else []
+
+    def set_safe(self, session: Session, safe: list[bool]) -> None:
+        """Adopt ``safe_boundaries(session.messages)`` computed in a worker."""
+        if session is self.session:
+            self.safe = safe
+
+    def safe_up_to(self) -> int | None:
+        """The nearest explicit boundary (1-based) that splits no tool exchange."""
+        prep = self.preparation
+        if self.session is None or prep is None or prep.plan.noop:
+            return None
+        return nearest_safe_up_to(self.session.messages, prep.plan.boundary, prep.plan.leading)
+
+    def move_to_safe_boundary(self) -> int:
+        """Move the boundary to :meth:`safe_up_to`; return it (UserError when none)."""
+        up_to = self.safe_up_to()
+        if up_to is None:
+            raise UserError("no boundary nearby keeps every tool call with its results")
+        self.set_boundary(up_to - 1)
+        return up_to
+
+    @property
+    def tokens_before(self) -> int:
+        return sum(self.message_tokens)
+
+    def tokens_after(self) -> int:
+        """The estimated tokens of the session that would be written: the one
+        figure the status line, the diff and the confirm dialog show. With a
+        summary it is the kept messages plus the summary message as written
+        (``message_tokens`` of the format's own summary message, as the diff
+        counts it); before one, the engine's typical-summary estimate."""
+        prep = self.preparation
+        if prep is None:
+            return self.tokens_before
+        return prep.tokens_after(self.summary)
 
     @property
     def offline(self) -> bool:

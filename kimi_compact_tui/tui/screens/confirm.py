@@ -4,13 +4,16 @@ how many messages go and stay.
 kimi-cli sessions are rotated the way kimi-cli does it (``context.jsonl →
 context_N.jsonl``, N one past the highest existing); other files get a
 timestamped backup beside them. ``y``/``enter`` confirm, ``n``/``escape``
-cancel; the screen dismisses with a bool.
+cancel; the screen dismisses with a bool. When the boundary splits a tool
+exchange the dialog names the messages, ``y`` does not write, and only the
+separate "write the split history" button (``!``) does.
+
+:class:`AskScreen` is the small yes/no question used before discarding work.
 """
 
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -19,18 +22,20 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
+from kimi_compact_tui.model import Session
 from kimi_compact_tui.store import keep_description
 from kimi_compact_tui.tui.sanitize import visible
+from kimi_compact_tui.tui.state import ReviewState
 
 
-def backup_description(path: Path | None, session: Any) -> str:
+def backup_description(path: Path | None, session: Session) -> str:
     """One line saying what copy of the old file the write keeps."""
     from kimi_compact_tui.formats.registry import format_of
 
     return keep_description(path, format_of(session).write_policy)
 
 
-def _format_notes(session: Any) -> list[str]:
+def _format_notes(session: Session) -> list[str]:
     """What the format says a person must know before writing (e.g. close the agent)."""
     from kimi_compact_tui.formats.registry import format_of
 
@@ -38,7 +43,7 @@ def _format_notes(session: Any) -> list[str]:
     return list(getattr(fmt, "write_notes", ()))
 
 
-def write_counts(state: Any) -> dict[str, int]:
+def write_counts(state: ReviewState) -> dict[str, int]:
     """before → after message counts, and how many are compacted and kept."""
     prep = state.preparation
     plan = prep.plan
@@ -50,15 +55,61 @@ def write_counts(state: Any) -> dict[str, int]:
         "after": kept + 1,
         "compacted": compacted,
         "kept": kept,
-        "tokens_before": prep.tokens_before,
-        "tokens_after": prep.tokens_after(getattr(state, "summary", None)),
+        "tokens_before": state.tokens_before,
+        "tokens_after": state.tokens_after(),
     }
+
+
+def _dialog_css(name: str, colour: str) -> str:
+    return f"""
+    {name} {{ align: center middle; }}
+    {name} > Vertical {{
+        width: 90%; max-width: 110; height: auto;
+        border: thick {colour}; background: $panel; padding: 1 2;
+    }}
+    {name} .dialog-title {{ text-style: bold; }}
+    {name} .dialog-body {{ margin: 1 0; }}
+    {name} Horizontal {{ height: auto; }}
+    {name} Button {{ margin-right: 2; }}
+    """
+
+
+class AskScreen(ModalScreen[bool]):
+    """A yes/no question (``y``/``n``/``escape``); dismisses with a bool."""
+
+    AUTO_FOCUS = None
+    BINDINGS = [Binding("y", "answer(True)", "Yes"), Binding("n,escape", "answer(False)", "No")]
+    DEFAULT_CSS = _dialog_css("AskScreen", "$warning")
+
+    def __init__(self, title: str, body: str, *, yes: str = "Yes (y)", no: str = "No (n)") -> None:
+        super().__init__()
+        self.title_text, self.body, self.yes, self.no = title, body, yes, no
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            yield Static(Text(visible(self.title_text)), classes="dialog-title", id="ask-title")
+            yield Static(Text(visible(self.body)), classes="dialog-body", id="ask-body")
+            with Horizontal():
+                yield Button(self.yes, id="ask-yes", variant="warning")
+                yield Button(self.no, id="ask-no")
+
+    def on_mount(self) -> None:
+        for button in self.query(Button):
+            button.can_focus = False
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.dismiss(event.button.id == "ask-yes")
+
+    def action_answer(self, yes: bool) -> None:
+        self.dismiss(yes)
 
 
 class ConfirmWriteScreen(ModalScreen[bool]):
     AUTO_FOCUS = None
     BINDINGS = [
         Binding("y,enter", "confirm", "Write"),
+        Binding("exclamation_mark", "confirm_split", "Write the split history", show=False),
         Binding("n,escape", "cancel", "Cancel"),
     ]
 
@@ -88,22 +139,22 @@ class ConfirmWriteScreen(ModalScreen[bool]):
     }
     """
 
-    def __init__(self, state: Any) -> None:
+    def __init__(self, state: ReviewState) -> None:
         super().__init__()
         self.state = state
+        self.splits = state.splits
 
     def body_text(self) -> Text:
         state = self.state
-        path = getattr(state, "session_path", None)
-        if path is None and getattr(state, "session", None) is not None:
-            path = state.session.path
-        fmt = state.session.format if getattr(state, "session", None) is not None else "?"
+        session = state.session
+        path = state.session_path or (session.path if session is not None else None)
+        fmt = session.format if session is not None else "?"
         text = Text()
         text.append("file     ", style="bold")
         text.append(visible(str(path)) if path is not None else "(none)")
         text.append(f"  ({fmt})\n")
         text.append("keeps    ", style="bold")
-        session = getattr(state, "session", None)
+        session = state.session
         if session is not None:
             text.append(visible(backup_description(Path(path) if path else None, session)))
             text.append("\n")
@@ -112,18 +163,27 @@ class ConfirmWriteScreen(ModalScreen[bool]):
                 text.append(visible(note) + "\n", style="yellow")
         else:
             text.append("(no session)\n")
-        if getattr(state, "preparation", None) is not None:
+        if state.preparation is not None:
             c = write_counts(state)
             text.append("messages ", style="bold")
             text.append(f"{c['before']:,} → {c['after']:,}")
             text.append(f"  ({c['compacted']:,} compacted into 1 summary, {c['kept']:,} kept)\n")
             text.append("tokens   ", style="bold")
             text.append(f"~{c['tokens_before']:,} → ~{c['tokens_after']:,}")
-        if getattr(state, "summary_edited", False):
+        if state.summary_edited:
             text.append("\nthe summary was edited: the edited text is written", style="yellow")
-        result = getattr(state, "stream_result", None)
-        if result is not None and getattr(result, "offline", False):
+        if state.stream_result is not None and state.stream_result.offline:
             text.append("\noffline — no model wrote this summary", style="bold yellow")
+        if self.splits:
+            text.append("\n\nthe boundary splits a tool exchange", style="bold red")
+            text.append(" (OpenAI-compatible APIs reject such a history):", style="red")
+            for split in self.splits:
+                text.append("\n  • " + visible(split.describe()))
+            text.append(
+                "\ny does not write it: press s on the main screen for a safe boundary, "
+                "or ! to write the split history anyway",
+                style="yellow",
+            )
         return text
 
     def compose(self) -> ComposeResult:
@@ -131,7 +191,10 @@ class ConfirmWriteScreen(ModalScreen[bool]):
             yield Static(Text("Write the compacted session?"), id="confirm-title")
             yield Static(self.body_text(), id="confirm-body")
             with Horizontal():
-                yield Button("Write (y)", id="confirm-yes", variant="warning")
+                if self.splits:
+                    yield Button("Write the split history (!)", id="confirm-split", variant="error")
+                else:
+                    yield Button("Write (y)", id="confirm-yes", variant="warning")
                 yield Button("Cancel (n)", id="confirm-no")
 
     def on_mount(self) -> None:
@@ -142,10 +205,21 @@ class ConfirmWriteScreen(ModalScreen[bool]):
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()
-        self.dismiss(event.button.id == "confirm-yes")
+        self.dismiss(event.button.id in ("confirm-yes", "confirm-split"))
 
     def action_confirm(self) -> None:
+        if self.splits:
+            self.notify(
+                "the boundary splits a tool exchange: press ! to write it anyway, or n",
+                severity="warning",
+                markup=False,
+            )
+            return
         self.dismiss(True)
+
+    def action_confirm_split(self) -> None:
+        if self.splits:
+            self.dismiss(True)
 
     def action_cancel(self) -> None:
         self.dismiss(False)

@@ -3,63 +3,45 @@
 Left, every message of the current session (removed ones marked ``-``);
 right, the compacted session (the summary message marked ``+``). Both are
 line-based :class:`DiffView` lists, so 100,000 messages stay fast; the diff
-itself (``kimi_compact_tui.diff.diff_sessions``) runs in a worker thread.
-Below, the summary that will be written, rendered as Markdown once.
+itself (``kimi_compact_tui.diff.diff_sessions``) runs in a thread worker
+that returns it; the UI thread shows it. Below, the summary exactly as it
+will be written (raw text; ``m`` shows it rendered as Markdown). ``w``
+writes from here (the app asks to confirm first).
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Static
+from textual.worker import Worker, WorkerState
 
-from kimi_compact_tui.compaction import build_compacted_session
 from kimi_compact_tui.diff import ADDED, KEPT, REMOVED, SessionDiff, diff_sessions
 from kimi_compact_tui.model import Session
+from kimi_compact_tui.tui.state import ReviewState
 from kimi_compact_tui.tui.widgets.diff_view import DiffRow, DiffView
-from kimi_compact_tui.tui.widgets.stream_view import SummaryMarkdown
+from kimi_compact_tui.tui.widgets.stream_view import SummaryPane
 
 
-def output_tokens_of(state: Any) -> int | None:
-    """The provider's output token count for the summary (None when edited or unknown)."""
-    if getattr(state, "summary_edited", False):
-        return None
-    result = getattr(state, "stream_result", None)
-    usage = getattr(result, "usage", None) or {}
-    value = usage.get("completion_tokens") or usage.get("output_tokens")
-    return value if isinstance(value, int) else None
-
-
-def compacted_session_of(state: Any) -> Session | None:
+def compacted_session_of(state: ReviewState) -> Session | None:
     """The session that would be written for ``state`` (None without a summary
-    or with nothing to compact)."""
-    maker = getattr(state, "compacted_session", None)
-    if callable(maker):
-        return maker()
-    prep = getattr(state, "preparation", None)
-    summary = getattr(state, "summary", None)
-    if prep is None or summary is None or prep.plan.noop:
-        return None
-    return build_compacted_session(
-        prep.session, prep.plan, summary, output_tokens=output_tokens_of(state)
-    )
+    or with nothing to compact): the state's own build, the one the write uses."""
+    return state.compacted_session()
 
 
-def why_no_diff(state: Any) -> str | None:
-    prep = getattr(state, "preparation", None)
-    if getattr(state, "session", None) is None or prep is None:
+def why_no_diff(state: ReviewState) -> str | None:
+    prep = state.preparation
+    if state.session is None or prep is None:
         return "no session is loaded"
     if prep.plan.noop:
         return f"nothing to compact: {prep.plan.noop}"
-    if getattr(state, "summary", None) is None:
-        result = getattr(state, "stream_result", None)
-        if result is not None and getattr(result, "status", "") != "complete":
+    if state.summary is None:
+        result = state.stream_result
+        if result is not None and result.status != "complete":
             return f"the last run was {result.status}: there is no summary to write (press c)"
         return "no summary yet: press c to compact first"
     return None
@@ -98,12 +80,15 @@ def diff_header(diff: SessionDiff, *, edited: bool = False) -> Text:
     return text
 
 
-class DiffScreen(Screen[None]):
-    """Old session beside the compacted one; the summary below as Markdown."""
+class DiffScreen(Screen[str | None]):
+    """Old session beside the compacted one; the summary below as written.
+    Dismisses with ``"write"`` when ``w`` asks for the write, else None."""
 
     BINDINGS = [
         Binding("escape,q", "close", "Back"),
+        Binding("w", "write", "Write"),
         Binding("s", "toggle_summary", "Summary pane"),
+        Binding("m", "toggle_markdown", "Raw / Markdown"),
     ]
 
     DEFAULT_CSS = """
@@ -129,19 +114,20 @@ class DiffScreen(Screen[None]):
     }
     DiffScreen #summary-pane {
         height: 40%;
-        border: round $success;
     }
     DiffScreen.no-summary-pane #summary-pane {
         display: none;
     }
     """
 
-    def __init__(self, state: Any, *, name: str | None = None, id: str | None = None) -> None:
+    def __init__(
+        self, state: ReviewState, *, name: str | None = None, id: str | None = None
+    ) -> None:
         super().__init__(name=name, id=id)
         self.state = state
         self.reason = why_no_diff(state)
         self.diff: SessionDiff | None = None
-        self.summary: str | None = getattr(state, "summary", None)
+        self.summary: str | None = state.summary
 
     def compose(self) -> ComposeResult:
         yield Static(Text("Diff", style="bold"), id="diff-head")
@@ -156,9 +142,7 @@ class DiffScreen(Screen[None]):
             with Vertical():
                 yield Static(Text("after the write"), classes="column-title", id="after-title")
                 yield DiffView(id="after")
-        with VerticalScroll(id="summary-pane") as pane:
-            pane.border_title = "summary as it will be written"
-            yield SummaryMarkdown(self.summary or "", id="diff-summary")
+        yield SummaryPane(self.summary or "", prefix="diff-summary", id="summary-pane")
         yield Footer()
 
     def on_mount(self) -> None:
@@ -166,22 +150,37 @@ class DiffScreen(Screen[None]):
             self.query_one("#diff-columns").loading = True
             self._compute()
 
-    @work(thread=True, exclusive=True, group="diff", exit_on_error=False)
-    def _compute(self) -> None:
+    @work(
+        thread=True,
+        exclusive=True,
+        group="diff",
+        name="diff",
+        description="diff",
+        exit_on_error=False,
+    )
+    def _compute(self) -> tuple[SessionDiff, list[DiffRow], list[DiffRow]] | str:
+        """The diff and its two columns, or the error line (reads the state only)."""
         try:
             before = self.state.session
             after = compacted_session_of(self.state)
-            if after is None:
+            if before is None or after is None:
                 raise ValueError("no compacted session to compare")
-            known = getattr(self.state, "message_tokens", None)
+            known = self.state.message_tokens
             if not known or len(known) != len(before.messages):
                 known = None
             diff = diff_sessions(before, after, before_tokens=known)
-            columns = split_rows(diff)
+            return (diff, *split_rows(diff))
         except Exception as exc:  # shown, never a traceback
-            self.app.call_from_thread(self._failed, f"{type(exc).__name__}: {exc}")
+            return f"{type(exc).__name__}: {exc}"
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.name != "diff" or event.state != WorkerState.SUCCESS:
             return
-        self.app.call_from_thread(self._show, diff, *columns)
+        result = event.worker.result
+        if isinstance(result, str):
+            self._failed(result)
+        else:
+            self._show(*result)
 
     def _failed(self, message: str) -> None:
         self.query_one("#diff-columns").loading = False
@@ -190,7 +189,7 @@ class DiffScreen(Screen[None]):
     def _show(self, diff: SessionDiff, before: list[DiffRow], after: list[DiffRow]) -> None:
         self.diff = diff
         self.query_one("#diff-columns").loading = False
-        edited = bool(getattr(self.state, "summary_edited", False))
+        edited = self.state.summary_edited
         self.query_one("#diff-head", Static).update(diff_header(diff, edited=edited))
         self.query_one("#before", DiffView).set_rows(before)
         self.query_one("#after", DiffView).set_rows(after)
@@ -207,3 +206,14 @@ class DiffScreen(Screen[None]):
 
     def action_toggle_summary(self) -> None:
         self.toggle_class("no-summary-pane")
+
+    def action_toggle_markdown(self) -> None:
+        if self.reason is None:
+            self.query_one(SummaryPane).toggle()
+
+    def action_write(self) -> None:
+        if self.reason is not None or not self.state.writable:
+            why = self.reason or "nothing to write: the summary is not complete"
+            self.notify(why, markup=False, timeout=4)
+            return
+        self.dismiss("write")

@@ -2,14 +2,13 @@
 
 The summary sits in a ``TextArea``; ``ctrl+s`` saves (the edited text becomes
 ``state.summary``, so the diff and the write use it) and dismisses with it,
-``escape`` dismisses with None and changes nothing. Control characters in a
+``escape`` dismisses with None and changes nothing (with unsaved changes it
+asks first). Control characters in a
 model's text are shown as visible symbols here, and saving keeps what is
 shown; the screen says so when that happens.
 """
 
 from __future__ import annotations
-
-from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -19,6 +18,7 @@ from textual.widgets import Footer, Static, TextArea
 
 from kimi_compact_tui.tui.sanitize import visible
 from kimi_compact_tui.tui.sections import check_sections
+from kimi_compact_tui.tui.state import ReviewState
 
 
 class EditSummaryScreen(Screen[str | None]):
@@ -41,13 +41,15 @@ class EditSummaryScreen(Screen[str | None]):
     }
     """
 
-    def __init__(self, state: Any, *, name: str | None = None, id: str | None = None) -> None:
+    def __init__(
+        self, state: ReviewState, *, name: str | None = None, id: str | None = None
+    ) -> None:
         super().__init__(name=name, id=id)
         self.state = state
-        original = getattr(state, "summary", None)
+        original = state.summary
         if original is None:
-            result = getattr(state, "stream_result", None)
-            original = getattr(result, "summary", None) or ""
+            result = state.stream_result
+            original = result.summary if result is not None else ""
         self.original = original
         self.shown = visible(original, tabs=None)
         self.altered = self.shown != original
@@ -90,12 +92,23 @@ class EditSummaryScreen(Screen[str | None]):
             return
         if text == self.shown and not self.altered:
             text = self.original
-        setter = getattr(self.state, "set_summary", None)
-        if callable(setter):
-            setter(text)
-        else:
-            self.state.summary = text
+        self.state.set_summary(text)
         self.dismiss(text)
 
     def action_cancel(self) -> None:
-        self.dismiss(None)
+        if self.text == self.shown:
+            self.dismiss(None)
+            return
+        from kimi_compact_tui.tui.screens.confirm import AskScreen
+
+        def done(discard: bool | None) -> None:
+            if discard:
+                self.dismiss(None)
+
+        ask = AskScreen(
+            "Discard your changes?",
+            "The edited summary is not saved (ctrl+s saves it).",
+            yes="Discard (y)",
+            no="Keep editing (n)",
+        )
+        self.app.push_screen(ask, done)

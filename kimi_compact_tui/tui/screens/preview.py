@@ -27,9 +27,11 @@ from textual.widgets import (
     TabPane,
     TextArea,
 )
+from textual.worker import Worker, WorkerState
 
 from kimi_compact_tui.compaction.request import CUSTOM_INSTRUCTION_HEADER
 from kimi_compact_tui.tui.sanitize import one_line, visible
+from kimi_compact_tui.tui.state import ReviewState
 from kimi_compact_tui.tui.widgets.text_lines import TextLines
 
 EXACT_BADGE = "exact kimi-cli prompt"
@@ -89,15 +91,16 @@ def read_only_area(text: str, *, id: str, soft_wrap: bool = True) -> TextArea | 
     return area
 
 
-def token_line(preparation: Any, summary: str | None = None) -> Text:
-    figures = preparation.token_figures(summary)
+def token_line(state: ReviewState, request: Any = None) -> Text:
+    """The token figures: the state's one before/after estimate (as on the
+    status line, the diff and the confirm dialog) and the request's size."""
     text = Text("tokens: ", style="bold")
-    recorded = figures.get("recorded")
+    recorded = state.session.recorded_tokens if state.session is not None else None
     if recorded is not None:
         text.append(f"recorded {recorded:,} · ")
-    text.append(f"estimated {figures['estimated_before']:,} → ~{figures['estimated_after']:,}")
-    if figures.get("request_estimated"):
-        text.append(f" · request ~{figures['request_estimated']:,}")
+    text.append(f"estimated {state.tokens_before:,} → ~{state.tokens_after():,}")
+    if request is not None and request.estimated_input_tokens():
+        text.append(f" · request ~{request.estimated_input_tokens():,}")
     return text
 
 
@@ -147,11 +150,21 @@ class PreviewScreen(Screen[None]):
     }
     """
 
-    def __init__(self, state: Any, *, name: str | None = None, id: str | None = None) -> None:
+    def __init__(
+        self,
+        state: ReviewState,
+        request: Any = None,
+        *,
+        name: str | None = None,
+        id: str | None = None,
+    ) -> None:
+        """``request`` is the built request (the main screen builds it in a
+        thread worker); without it, the preparation builds it here."""
         super().__init__(name=name, id=id)
         self.state = state
-        self.preparation = getattr(state, "preparation", None)
-        request = self.preparation.request if self.preparation is not None else None
+        self.preparation = state.preparation
+        if request is None and self.preparation is not None and not self.preparation.plan.noop:
+            request = self.preparation.request
         self.request = request
         self._body_text: str | None = None
         self.transcript = request.transcript if request is not None else ""
@@ -171,7 +184,7 @@ class PreviewScreen(Screen[None]):
             return f"compaction is disabled: {prep.disabled_reason}"
         if prep.plan.noop:
             return f"nothing to compact: {prep.plan.noop}"
-        if prep.request is None:
+        if self.request is None:
             return "nothing to compact"
         return None
 
@@ -199,7 +212,7 @@ class PreviewScreen(Screen[None]):
         with Vertical(id="preview-head"):
             yield Static(self._title(), id="preview-title")
             if prep is not None:
-                yield Static(token_line(prep, getattr(self.state, "summary", None)), id="tokens")
+                yield Static(token_line(self.state, self.request), id="tokens")
                 yield Static(prompt_line(prep.prompt), id="prompt-source")
         if reason is not None:
             yield Static(Text(visible(reason)), id="preview-noop")
@@ -227,14 +240,25 @@ class PreviewScreen(Screen[None]):
         yield Footer()
 
     def on_mount(self) -> None:
-        if self.request is not None:
+        if self.request is not None and self._reason() is None:
             self._build_body()
 
-    @work(thread=True, exclusive=True, group="preview-body", exit_on_error=False)
-    def _build_body(self) -> None:
+    @work(
+        thread=True,
+        exclusive=True,
+        group="preview-body",
+        name="body",
+        description="body",
+        exit_on_error=False,
+    )
+    def _build_body(self) -> str:
         """Build the JSON text off the UI thread (seconds for 100,000 messages)."""
-        text = self.body_text
-        self.app.call_from_thread(self._show_body, text)
+        return body_json(self.request.body) if self.request is not None else ""
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.name == "body" and event.state == WorkerState.SUCCESS:
+            self._body_text = event.worker.result
+            self._show_body(self._body_text)
 
     def _show_body(self, text: str) -> None:
         pane = self.query_one("#tab-body", TabPane)

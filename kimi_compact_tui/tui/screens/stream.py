@@ -1,12 +1,21 @@
 """The compaction stream: the summary arrives live, then is checked.
 
-The provider runs in an async worker; its events are only collected, and a
-timer shows them every ~50 ms (:class:`StreamView`), so 10,000 tiny chunks
-never freeze the screen. ``escape`` cancels a running stream (and closes the
+The request is built and the provider runs in a thread worker with its own
+event loop (the offline summary and a 100k-message request take about a
+second of CPU: never on the UI's loop). Its events are only collected (thread-
+safe queues), and a timer on the UI thread shows them every ~50 ms
+(:class:`StreamView`), so 10,000 tiny chunks never freeze the screen. The
+worker returns the StreamResult; the UI thread stores it on the state. ``escape`` cancels a running stream (and closes the
 screen once it has ended). A run that is not complete (truncated, failed,
 cancelled) says so and leaves nothing to write: ``state.summary`` stays None.
 A complete summary is checked against the six-section contract; missing or
 empty sections are a warning, not a block.
+
+Leaving the screen keeps the finished summary: opened again, the screen shows
+it instead of running again; ``r`` runs again (asking first, as the new run
+replaces it). ``w`` asks the app to write once the run is complete (the
+dismiss value ``"write"``); ``m`` switches the finished summary between the
+raw text as written and rendered Markdown.
 """
 
 from __future__ import annotations
@@ -24,6 +33,7 @@ from textual.containers import Vertical
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Static
+from textual.worker import Worker, WorkerState
 
 from kimi_compact_tui.providers import (
     OFFLINE_NOTICE,
@@ -33,8 +43,8 @@ from kimi_compact_tui.providers import (
     stream_summary,
 )
 from kimi_compact_tui.tui.sanitize import one_line, visible
-from kimi_compact_tui.tui.sections import check_sections
-from kimi_compact_tui.tui.widgets.stream_view import StreamView
+from kimi_compact_tui.tui.state import ReviewState
+from kimi_compact_tui.tui.widgets.stream_view import StreamView, approx_tokens, outcome_lines
 
 FLUSH_INTERVAL = 0.05
 OFFLINE_BANNER = "offline — no model wrote this summary"
@@ -45,68 +55,15 @@ StreamFn = Callable[
 ]
 
 
-def provider_of(state: Any) -> ProviderConfig:
+def provider_of(state: ReviewState) -> ProviderConfig:
     """The provider config held by ``state`` (offline when none is set)."""
-    for name in ("provider", "provider_config"):
-        value = getattr(state, name, None)
-        if value is not None:
-            return value
-    return ProviderConfig()
+    return state.provider if state.provider is not None else ProviderConfig()
 
 
-def store_result(state: Any, result: StreamResult | None) -> None:
+def store_result(state: ReviewState, result: StreamResult | None) -> None:
     """Keep ``result`` on the state; only a complete, non-empty summary becomes
     the summary to write (truncated, failed and cancelled runs leave None)."""
-    state.stream_result = result
-    writable = (
-        result is not None
-        and result.status == "complete"
-        and bool(result.summary.strip())
-        and (result.writable() if hasattr(result, "writable") else True)
-    )
-    state.summary = result.summary if writable else None
-    if hasattr(state, "summary_edited"):
-        state.summary_edited = False
-
-
-def approx_tokens(chars: int) -> int:
-    return (chars + 3) // 4
-
-
-def outcome_lines(result: StreamResult) -> list[tuple[str, str]]:
-    """(text, style) lines saying plainly how the run ended."""
-    out: list[tuple[str, str]] = []
-    if result.status == "complete":
-        chars = len(result.summary)
-        usage = result.usage or {}
-        tokens = usage.get("completion_tokens") or usage.get("output_tokens")
-        size = (
-            f"{tokens:,} tokens" if isinstance(tokens, int) else f"~{approx_tokens(chars):,} tokens"
-        )
-        if not result.summary.strip():
-            out.append(("complete, but the summary is empty: nothing can be written", "bold red"))
-        else:
-            out.append((f"complete — {chars:,} characters, {size}", "bold green"))
-            check = check_sections(result.summary)
-            if check.ok:
-                out.append((f"✓ {check.describe()}", "green"))
-            for warning in check.warnings():
-                out.append((f"⚠ {warning} (a warning: the summary can still be written)", "yellow"))
-    elif result.status == "truncated":
-        reason = f" (finish reason: {result.finish_reason})" if result.finish_reason else ""
-        out.append(
-            (
-                f"truncated — the model stopped before the summary was finished{reason}; "
-                "it cannot be written",
-                "bold red",
-            )
-        )
-    elif result.status == "cancelled":
-        out.append(("cancelled — the stream was stopped; nothing can be written", "bold yellow"))
-    else:
-        error = one_line(result.error or "unknown error", 300)
-        out.append((f"failed — {error}; nothing can be written", "bold red"))
-    return out
+    state.set_result(result)
 
 
 class StreamScreen(Screen[StreamResult | None]):
@@ -115,6 +72,9 @@ class StreamScreen(Screen[StreamResult | None]):
     BINDINGS = [
         Binding("escape", "cancel_or_close", "Cancel / close"),
         Binding("enter", "close", "Close", show=False),
+        Binding("w", "write", "Write"),
+        Binding("m", "toggle_markdown", "Raw / Markdown"),
+        Binding("r", "rerun", "Run again"),
     ]
 
     DEFAULT_CSS = """
@@ -152,21 +112,27 @@ class StreamScreen(Screen[StreamResult | None]):
 
     def __init__(
         self,
-        state: Any,
+        state: ReviewState,
         *,
         stream_fn: StreamFn | None = None,
         clock: Callable[[], float] | None = time.monotonic,
         show_timing: bool = True,
+        run: bool | None = None,
         name: str | None = None,
         id: str | None = None,
     ) -> None:
         super().__init__(name=name, id=id)
         self.state = state
+        # Run unless a finished summary is kept (then it is shown: r runs again).
+        self.run_now = state.summary is None if run is None else run
         self.provider = provider_of(state)
         self._stream_fn: StreamFn = stream_fn or stream_summary
         self._clock = clock
         self.show_timing = show_timing and clock is not None
-        self.cancel_event = asyncio.Event()
+        self.cancel_event = asyncio.Event()  # waited on by the provider, in the worker's loop
+        self.cancelling = False
+        self._worker_loop: asyncio.AbstractEventLoop | None = None
+        self._worker_task: asyncio.Task | None = None
         self.result: StreamResult | None = None
         self.running = False
         self._started: float | None = None
@@ -186,12 +152,12 @@ class StreamScreen(Screen[StreamResult | None]):
         yield Footer()
 
     def _title(self) -> Text:
-        prep = getattr(self.state, "preparation", None)
+        prep = self.state.preparation
         text = Text("Compacting ", style="bold")
-        if prep is not None and prep.request is not None:
+        if prep is not None and not prep.plan.noop:
             n = len(prep.plan.compact_indices)
             text.append(f"{n:,} message{'' if n == 1 else 's'}")
-            model = prep.request.model or self.provider.model
+            model = prep.compaction_model or self.provider.model
             if model:
                 text.append(" with ")
                 text.append(one_line(str(model), 80), style="bold cyan")
@@ -204,33 +170,37 @@ class StreamScreen(Screen[StreamResult | None]):
         return self.query_one(StreamView)
 
     def on_mount(self) -> None:
+        self._view = self.query_one(StreamView)
         if self.provider.offline:
             self.add_class("offline")
-        prep = getattr(self.state, "preparation", None)
+        prep = self.state.preparation
         reason = None
         if prep is None:
             reason = "no session is loaded"
         elif not prep.enabled:
             reason = prep.disabled_reason or "compaction is disabled"
-        elif prep.request is None:
+        elif prep.plan.noop or prep.build_request is None:
             reason = prep.plan.noop or "nothing to compact"
         if reason is not None:
             self._set_status(Text(f"nothing to compact: {reason}", style="bold yellow"))
             self._show_outcome([("press escape to go back", "")])
             return
+        if not self.run_now and self.state.stream_result is not None:
+            self._show_kept(self.state.stream_result)
+            return
         self.running = True
         self._started = self._now()
         self._timer = self.set_interval(FLUSH_INTERVAL, self._tick)
-        self._run(prep.request.body)
+        self._run(prep)
 
     # --- the worker ---------------------------------------------------------------
     def _on_event(self, event: StreamEvent) -> None:
-        """Provider callback: collect only; the timer shows it."""
+        """Provider callback (in the worker thread): collect only; the timer shows it."""
         if event.kind == "text":
-            self.view.push_text(event.text)
+            self._view.push_text(event.text)
             self._note = ""  # progress notes ("waiting for the first token") are stale now
         elif event.kind == "reasoning":
-            self.view.push_reasoning(event.text)
+            self._view.push_reasoning(event.text)
             self._note = ""
         elif event.kind == "retry":
             delay = f" in {event.delay:.1f} s" if event.delay is not None else ""
@@ -238,25 +208,61 @@ class StreamScreen(Screen[StreamResult | None]):
         else:
             self._note = event.text
 
-    @work(exclusive=True, group="compaction-stream")
-    async def _run(self, body: Mapping[str, Any]) -> None:
+    @work(
+        thread=True, exclusive=True, group="compaction-stream", name="stream", description="stream"
+    )
+    async def _run(self, prep: Any) -> StreamResult:
+        """Build the request and stream it, in this thread's own event loop.
+        A cancellation (the second escape, or the app closing) propagates."""
+        self._worker_loop = asyncio.get_running_loop()
+        self._worker_task = asyncio.current_task()
+        if self.cancelling:
+            self.cancel_event.set()
         try:
-            result = await self._stream_fn(self.provider, body, self._on_event, self.cancel_event)
-        except asyncio.CancelledError:
-            try:
-                text = self.view.text
-                self._done(StreamResult(status="cancelled", summary=text, error="cancelled"))
-            except Exception:  # the screen may already be gone (app closing)
-                pass
-            raise
+            body = prep.build_request().body  # built here, never on the UI thread
+            return await self._stream_fn(self.provider, body, self._on_event, self.cancel_event)
         except Exception as exc:  # a provider must not take the app down
-            result = StreamResult(
+            return StreamResult(
                 status="failed",
-                summary=self.view.text,
+                summary=self._view.text,
                 error=f"{type(exc).__name__}: {exc}",
                 provider=self.provider.kind,
             )
-        self._done(result)
+
+    def _in_worker_loop(self, callback: Callable[[], Any]) -> None:
+        """Run ``callback`` in the worker's event loop (asyncio objects there are
+        not thread-safe); nothing when the worker has not started or has ended."""
+        loop = self._worker_loop
+        if loop is not None and not loop.is_closed():
+            try:
+                loop.call_soon_threadsafe(callback)
+            except RuntimeError:  # the loop closed meanwhile
+                pass
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.name != "stream":
+            return
+        if event.state == WorkerState.SUCCESS:
+            self._done(event.worker.result)
+        elif event.state in (WorkerState.CANCELLED, WorkerState.ERROR):
+            error = event.worker.error
+            failed = error is not None and not isinstance(error, asyncio.CancelledError)
+            self._done(
+                StreamResult(
+                    status="failed" if failed else "cancelled",
+                    summary=self._view.text,
+                    error=f"{type(error).__name__}: {error}" if failed else "cancelled",
+                    provider=self.provider.kind,
+                )
+            )
+
+    def on_unmount(self) -> None:
+        """Leaving (or the app closing) stops a run still going in its thread."""
+        self.cancelling = True
+        self._in_worker_loop(self.cancel_event.set)
+        task = self._worker_task
+        if task is not None:
+            self._in_worker_loop(task.cancel)
 
     def _done(self, result: StreamResult) -> None:
         if self.result is not None:
@@ -276,6 +282,22 @@ class StreamScreen(Screen[StreamResult | None]):
         lines = outcome_lines(result)
         if result.offline:
             lines.append((OFFLINE_NOTICE, "italic"))
+        lines.append(("escape or enter: back", "dim"))
+        self._show_outcome(lines)
+
+    def _show_kept(self, result: StreamResult) -> None:
+        """Show the summary kept from an earlier run (or the user's edit)."""
+        self.result = result
+        summary = self.state.summary or result.summary
+        self.view.push_text(summary)
+        self.view.finish(summary)
+        if result.offline or self.provider.offline:
+            self.add_class("offline")
+        self._update_status()
+        lines = outcome_lines(StreamResult(status="complete", summary=summary))
+        if self.state.summary_edited:
+            lines.append(("the summary shown is your edit", "yellow"))
+        lines.append(("kept from the last run · r: run again (replaces it) · w: write", "bold"))
         lines.append(("escape or enter: back", "dim"))
         self._show_outcome(lines)
 
@@ -302,7 +324,7 @@ class StreamScreen(Screen[StreamResult | None]):
         view = self.view
         chars = view.text_chars
         if self.result is None:
-            label = "cancelling…" if self.cancel_event.is_set() else "streaming…"
+            label = "cancelling…" if self.cancelling else "streaming…"
         else:
             label = self.result.status
         text = Text(f"{label} {chars:,} characters (~{approx_tokens(chars):,} tokens)")
@@ -324,15 +346,48 @@ class StreamScreen(Screen[StreamResult | None]):
         if not self.running:
             self.dismiss(self.result)
             return
-        if not self.cancel_event.is_set():
-            self.cancel_event.set()
+        if not self.cancelling:
+            self.cancelling = True
+            self._in_worker_loop(self.cancel_event.set)
             self._note = "cancelling…"
             self._update_status()
             return
         # A second escape: stop waiting for the provider.
-        self.workers.cancel_group(self, "compaction-stream")
-        self._done(StreamResult(status="cancelled", summary=self.view.text, error="cancelled"))
+        task = self._worker_task
+        if task is not None:
+            self._in_worker_loop(task.cancel)
+        self._done(StreamResult(status="cancelled", summary=self._view.text, error="cancelled"))
 
     def action_close(self) -> None:
         if not self.running:
             self.dismiss(self.result)
+
+    def action_write(self) -> None:
+        if self.running:
+            self.notify("still streaming: w works once the summary is complete", markup=False)
+        elif not self.state.writable:
+            self.notify("nothing to write: the run did not complete (r: run again)", markup=False)
+        else:
+            self.dismiss("write")  # type: ignore[arg-type]
+
+    def action_toggle_markdown(self) -> None:
+        if not self.view.toggle_markdown():
+            self.notify("no finished summary to render yet", markup=False, timeout=3)
+
+    def action_rerun(self) -> None:
+        if self.running:
+            self.notify("already running: escape cancels", markup=False, timeout=3)
+            return
+        if not self.state.has_work:
+            self.dismiss("rerun")  # type: ignore[arg-type]
+            return
+        from kimi_compact_tui.tui.screens.confirm import AskScreen
+
+        edited = " and your edit" if self.state.summary_edited else ""
+        ask = AskScreen("Run again?", f"A new run replaces the summary{edited}.", yes="Run (y)")
+
+        def done(ok: bool | None) -> None:
+            if ok:
+                self.dismiss("rerun")  # type: ignore[arg-type]
+
+        self.app.push_screen(ask, done)

@@ -38,16 +38,24 @@ def status_text(state: ReviewState) -> Text:
     if session.recorded_tokens is not None:
         out.append(f" · recorded {session.recorded_tokens:,} tokens")
     if prep is not None:
-        before = prep.tokens_before
+        before = state.tokens_before
         out.append(f" · est. {before:,}")
         if prep.plan.noop or not prep.enabled:
             out.append(" (unchanged)", style="dim")
         else:
-            after = prep.tokens_after(state.summary)
+            after = state.tokens_after()
             approx = "" if state.summary is not None else "~"
             out.append(f" → {approx}{after:,} tokens", style="bold")
         if prep.plan.mode == "explicit" and prep.plan.up_to is not None:
             out.append(f" · up to message {prep.plan.up_to}", style="bold magenta")
+    splits = state.known_splits
+    if splits:
+        out.append("\n")
+        out.append(" ⚠ split tool exchange ", style="bold reverse red")
+        out.append(" " + visible(splits[0].describe()))
+        if len(splits) > 1:
+            out.append(f" (+{len(splits) - 1} more)")
+        out.append(" · s: nearest safe boundary", style="bold")
     out.append("\n")
     model = (prep.compaction_model if prep else None) or state.base_model
     out.append("model ")
@@ -67,12 +75,12 @@ def status_text(state: ReviewState) -> Text:
     if state.offline:
         out.append(" offline — no model ", style="bold reverse yellow")
     else:
-        kind = getattr(state.provider, "kind", "?")
+        kind = state.provider.kind if state.provider is not None else "?"
         out.append(visible(str(kind)), style="bold")
     if state.custom_instruction:
         out.append(" · custom instructions set", style="italic")
     if state.stream_result is not None:
-        status = getattr(state.stream_result, "status", "?")
+        status = state.stream_result.status
         out.append(f" · summary: {status}", style="bold" if status == "complete" else "bold red")
         if state.summary_edited:
             out.append(" (edited)", style="italic")
@@ -81,7 +89,7 @@ def status_text(state: ReviewState) -> Text:
 
 class StatusLine(Static):
     DEFAULT_CSS = """
-    StatusLine { height: auto; max-height: 3; padding: 0 1; background: $panel; }
+    StatusLine { height: auto; max-height: 4; padding: 0 1; background: $panel; }
     """
 
     def update_from(self, state: ReviewState) -> None:

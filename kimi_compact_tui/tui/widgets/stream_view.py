@@ -3,8 +3,11 @@
 Chunks are only collected by :meth:`StreamView.push_text` and
 :meth:`StreamView.push_reasoning`; the screen calls :meth:`flush` on a timer
 (about every 50 ms), so thousands of tiny chunks become a few appends to a
-plain-text widget. The summary is rendered as Markdown once, by
-:meth:`finish`, never per chunk. Everything shown passes through
+plain-text widget. Once finished, the pane titled "summary as it will be
+written" shows exactly the raw text (tags and backticks included); rendered
+Markdown is an optional view (:meth:`StreamView.toggle_markdown`), built
+once by :meth:`finish`, never per chunk. :class:`SummaryPane` is the same
+raw/rendered pair for the diff screen. Everything shown passes through
 :func:`visible` (controls and bidi overrides made visible) and is never
 parsed as markup.
 """
@@ -12,6 +15,7 @@ parsed as markup.
 from __future__ import annotations
 
 import re
+from collections import deque
 
 from markdown_it import MarkdownIt
 from rich.text import Text
@@ -19,8 +23,9 @@ from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Markdown, Static, TextArea
 
-from kimi_compact_tui.tui.sanitize import visible
-from kimi_compact_tui.tui.sections import SECTIONS
+from kimi_compact_tui.providers import StreamResult
+from kimi_compact_tui.tui.sanitize import one_line, visible
+from kimi_compact_tui.tui.sections import SECTIONS, check_sections
 
 #: While streaming, only the end of a long reasoning text is shown.
 REASONING_TAIL = 6000
@@ -55,6 +60,46 @@ def display_markdown(summary: str) -> str:
     return "\n".join(lines).strip("\n")
 
 
+def approx_tokens(chars: int) -> int:
+    return (chars + 3) // 4
+
+
+def outcome_lines(result: StreamResult) -> list[tuple[str, str]]:
+    """(text, style) lines saying plainly how the run ended."""
+    out: list[tuple[str, str]] = []
+    if result.status == "complete":
+        chars = len(result.summary)
+        usage = result.usage or {}
+        tokens = usage.get("completion_tokens") or usage.get("output_tokens")
+        size = (
+            f"{tokens:,} tokens" if isinstance(tokens, int) else f"~{approx_tokens(chars):,} tokens"
+        )
+        if not result.summary.strip():
+            out.append(("complete, but the summary is empty: nothing can be written", "bold red"))
+        else:
+            out.append((f"complete — {chars:,} characters, {size}", "bold green"))
+            check = check_sections(result.summary)
+            if check.ok:
+                out.append((f"✓ {check.describe()}", "green"))
+            for warning in check.warnings():
+                out.append((f"⚠ {warning} (a warning: the summary can still be written)", "yellow"))
+    elif result.status == "truncated":
+        reason = f" (finish reason: {result.finish_reason})" if result.finish_reason else ""
+        out.append(
+            (
+                f"truncated — the model stopped before the summary was finished{reason}; "
+                "it cannot be written",
+                "bold red",
+            )
+        )
+    elif result.status == "cancelled":
+        out.append(("cancelled — the stream was stopped; nothing can be written", "bold yellow"))
+    else:
+        error = one_line(result.error or "unknown error", 300)
+        out.append((f"failed — {error}; nothing can be written", "bold red"))
+    return out
+
+
 class SummaryMarkdown(Markdown):
     """Markdown for model text: no raw HTML, no link following."""
 
@@ -65,6 +110,60 @@ class SummaryMarkdown(Markdown):
             open_links=False,
             **kwargs,
         )
+
+
+WRITTEN_TITLE = "summary as it will be written"
+RENDERED_TITLE = "summary rendered as Markdown (display only; m: raw text)"
+
+
+def raw_area(text: str, **kwargs) -> TextArea:
+    """A read-only plain-text view of ``text`` (controls made visible)."""
+    area = TextArea(
+        visible(text, tabs=None),
+        read_only=True,
+        soft_wrap=True,
+        show_line_numbers=False,
+        show_cursor=False,
+        **kwargs,
+    )
+    area.cursor_blink = False
+    return area
+
+
+class SummaryPane(Vertical):
+    """The summary as it will be written (raw text), or rendered (``toggle``)."""
+
+    DEFAULT_CSS = """
+    SummaryPane { border: round $success; }
+    SummaryPane > TextArea { height: 1fr; border: none; }
+    SummaryPane > VerticalScroll { height: 1fr; display: none; }
+    SummaryPane.rendered > TextArea { display: none; }
+    SummaryPane.rendered > VerticalScroll { display: block; }
+    """
+
+    def __init__(self, summary: str, *, prefix: str = "summary", **kwargs) -> None:
+        super().__init__(**kwargs)
+        self.summary = summary
+        self.prefix = prefix
+        self.border_title = WRITTEN_TITLE
+
+    def compose(self) -> ComposeResult:
+        yield raw_area(self.summary, id=f"{self.prefix}-raw")
+        with VerticalScroll():
+            yield SummaryMarkdown("", id=f"{self.prefix}-md")  # rendered on the first toggle
+
+    @property
+    def rendered(self) -> bool:
+        return self.has_class("rendered")
+
+    def toggle(self) -> None:
+        if not self.rendered:
+            markdown = self.query_one(SummaryMarkdown)
+            shown = display_markdown(self.summary)
+            if markdown.source != shown:
+                markdown.update(shown)
+        self.toggle_class("rendered")
+        self.border_title = RENDERED_TITLE if self.rendered else WRITTEN_TITLE
 
 
 class StreamView(Vertical):
@@ -98,23 +197,29 @@ class StreamView(Vertical):
         display: none;
     }
     StreamView.finished #summary-live {
+        border: round $success;
+    }
+    StreamView.rendered #summary-live {
         display: none;
     }
-    StreamView.finished #summary-box {
+    StreamView.rendered #summary-box {
         display: block;
     }
     """
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
-        self._pending_text: list[str] = []
-        self._pending_reasoning: list[str] = []
+        # Filled by the provider's thread, drained by the UI thread: deque's
+        # append and popleft are atomic, so no chunk is lost between the two.
+        self._pending_text: deque[str] = deque()
+        self._pending_reasoning: deque[str] = deque()
         self._text_parts: list[str] = []
         self._reasoning_parts: list[str] = []
         self._reasoning_len = 0
         self._text_len = 0
         self.flushes = 0
         self.finished = False
+        self._markdown_source: str | None = None
 
     def compose(self) -> ComposeResult:
         with VerticalScroll(id="reasoning-box") as box:
@@ -132,7 +237,7 @@ class StreamView(Vertical):
         live.border_title = "summary"
         yield live
         with VerticalScroll(id="summary-box") as box:
-            box.border_title = "summary"
+            box.border_title = RENDERED_TITLE
             yield SummaryMarkdown("", id="summary-md")
 
     # --- collecting ---------------------------------------------------------------
@@ -147,41 +252,46 @@ class StreamView(Vertical):
     @property
     def text(self) -> str:
         """All summary text received so far (flushed or not)."""
-        return "".join(self._text_parts) + "".join(self._pending_text)
+        return "".join(self._text_parts) + "".join(list(self._pending_text))
 
     @property
     def reasoning(self) -> str:
-        return "".join(self._reasoning_parts) + "".join(self._pending_reasoning)
+        return "".join(self._reasoning_parts) + "".join(list(self._pending_reasoning))
 
     @property
     def text_chars(self) -> int:
-        return self._text_len + sum(len(c) for c in self._pending_text)
+        return self._text_len + sum(len(c) for c in list(self._pending_text))
 
     @property
     def reasoning_chars(self) -> int:
-        return self._reasoning_len + sum(len(c) for c in self._pending_reasoning)
+        return self._reasoning_len + sum(len(c) for c in list(self._pending_reasoning))
+
+    @staticmethod
+    def _drain(pending: deque[str]) -> str:
+        out = []
+        while pending:
+            out.append(pending.popleft())
+        return "".join(out)
 
     # --- showing ------------------------------------------------------------------
     def flush(self) -> bool:
         """Show what arrived since the last flush. True when anything changed."""
         changed = False
         if self._pending_reasoning:
-            chunk = "".join(self._pending_reasoning)
-            self._pending_reasoning.clear()
+            chunk = self._drain(self._pending_reasoning)
             self._reasoning_parts.append(chunk)
             self._reasoning_len += len(chunk)
             self._show_reasoning(final=False)
             changed = True
         if self._pending_text:
-            chunk = "".join(self._pending_text)
-            self._pending_text.clear()
+            chunk = self._drain(self._pending_text)
             self._text_parts.append(chunk)
             self._text_len += len(chunk)
             live = self.query_one("#summary-live", TextArea)
             follow = live.scroll_y >= live.max_scroll_y - 1
             live.insert(visible(chunk, tabs=None), live.document.end)
             if follow:
-                live.scroll_end(animate=False, immediate=False)
+                self.call_after_refresh(self._follow)
             changed = True
         if changed:
             self.flushes += 1
@@ -209,6 +319,27 @@ class StreamView(Vertical):
         self._show_reasoning(final=True)
         text = self.text if summary is None else summary
         if render and text.strip():
-            self.query_one("#summary-md", SummaryMarkdown).update(display_markdown(text))
+            live = self.query_one("#summary-live", TextArea)
+            live.load_text(visible(text, tabs=None))  # exactly the text as written
+            live.border_title = WRITTEN_TITLE
+            live.scroll_home(animate=False, immediate=True)  # reviewed from its start
+            self._markdown_source = text  # rendered on the first toggle
             self.add_class("finished")
         self.finished = True
+
+    def _follow(self) -> None:
+        """Keep the end of a streaming summary in view (not once it is finished)."""
+        if not self.finished:
+            self.query_one("#summary-live", TextArea).scroll_end(animate=False)
+
+    def toggle_markdown(self) -> bool:
+        """Switch a finished summary between raw text and rendered Markdown;
+        False when there is no finished summary to render."""
+        if not self.has_class("finished"):
+            return False
+        source = self._markdown_source
+        if source is not None:
+            self.query_one("#summary-md", SummaryMarkdown).update(display_markdown(source))
+            self._markdown_source = None
+        self.toggle_class("rendered")
+        return True

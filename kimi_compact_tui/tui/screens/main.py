@@ -1,0 +1,350 @@
+"""The main screen: message list, detail, legend, status and the review keys.
+
+Returned by ``ReviewApp.get_default_screen``. It reads :class:`ReviewState`
+and changes it only through its methods. File operations (write, undo,
+restore) and loading belong to the app, which runs them in worker threads;
+this screen asks for them. A key that is shown but unavailable says why in a
+short notification instead of doing nothing.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
+
+from rich.text import Text
+from textual import events, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal
+from textual.screen import Screen
+from textual.widgets import Header, Static
+from textual.worker import Worker, WorkerState
+
+from kimi_compact_tui.compaction.pairs import safe_boundaries
+from kimi_compact_tui.compaction.plan import REGION_KEPT
+from kimi_compact_tui.errors import UserError
+from kimi_compact_tui.tui.commands import HELP_KEYS, MAIN_ACTIONS, availability, why_unavailable
+from kimi_compact_tui.tui.sanitize import one_line, visible
+from kimi_compact_tui.tui.screens.confirm import AskScreen
+from kimi_compact_tui.tui.screens.diff import DiffScreen
+from kimi_compact_tui.tui.screens.edit import EditSummaryScreen
+from kimi_compact_tui.tui.screens.help import HelpScreen
+from kimi_compact_tui.tui.screens.instructions import InstructionsScreen
+from kimi_compact_tui.tui.screens.model import ModelScreen
+from kimi_compact_tui.tui.screens.preview import PreviewScreen
+from kimi_compact_tui.tui.screens.search import SearchScreen, find_message
+from kimi_compact_tui.tui.screens.stream import StreamScreen
+from kimi_compact_tui.tui.state import ReviewState
+from kimi_compact_tui.tui.widgets.detail import DetailPane, render_detail
+from kimi_compact_tui.tui.widgets.footer import KeysFooter
+from kimi_compact_tui.tui.widgets.legend import Legend
+from kimi_compact_tui.tui.widgets.message_list import MessageList
+from kimi_compact_tui.tui.widgets.status import StatusLine, session_label
+
+if TYPE_CHECKING:
+    from kimi_compact_tui.tui.app import ReviewApp
+
+#: What a change of boundary, instructions or model discards.
+DISCARD_TITLE = "Discard the summary?"
+
+
+class MainScreen(Screen[None]):
+    BINDINGS = [
+        Binding("enter", "detail", "Detail", show=False, id="detail"),
+        Binding("b", "boundary", "Up to here", id="boundary"),
+        Binding("s", "safe_boundary", "Safe boundary", id="safe_boundary"),
+        Binding("escape", "reset_boundary", "Tail", key_display="esc", id="reset"),
+        Binding("p", "preview", "Preview", id="preview"),
+        Binding("i", "instructions", "Instruct", id="instructions"),
+        Binding("m", "model", "Model", id="model"),
+        Binding("c", "compact", "Compact", id="compact"),
+        Binding("d", "diff", "Diff", id="diff"),
+        Binding("e", "edit", "Edit", id="edit"),
+        Binding("w", "write", "Write", id="write"),
+        Binding("u", "undo", "Undo", id="undo"),
+        Binding("r", "restore_points", "Restore points", show=False, id="restore_points"),
+        Binding("slash", "search", "Search", key_display="/", id="search"),
+        Binding("n", "search_next", "Next match", show=False, id="search_next"),
+        Binding("N", "search_prev", "Previous match", show=False, id="search_prev"),
+        Binding("o", "open", "Open", show=False, id="open"),
+        Binding("question_mark", "help", "Help", key_display="?", id="help"),
+        Binding("q", "quit", "Quit", id="quit"),
+    ]
+
+    def __init__(self, state: ReviewState) -> None:
+        super().__init__(id="main-screen")
+        self.state = state
+        self.last_search = ""
+        self._safe_for: Any = None  # the session whose safe boundaries are being found
+
+    @property
+    def review(self) -> ReviewApp:
+        return self.app  # type: ignore[return-value]
+
+    # --- layout -------------------------------------------------------------------
+    def compose(self) -> ComposeResult:
+        yield Header(icon="≡")
+        yield Static(Text(""), id="system-prompt")
+        with Horizontal(id="main"):
+            yield MessageList(id="messages")
+            yield DetailPane(id="detail")
+        yield Legend(id="legend")
+        yield StatusLine(id="status")
+        yield KeysFooter(compact=True, show_command_palette=False)
+
+    @property
+    def message_list(self) -> MessageList:
+        return self.query_one("#messages", MessageList)
+
+    def on_mount(self) -> None:
+        self.query_one("#system-prompt").display = False
+        self.review.main_ready()
+
+    def show_session(self) -> None:
+        state = self.state
+        session = state.session
+        assert session is not None
+        self.sub_title = session_label(state.session_path)
+        self.app.sub_title = self.sub_title
+        pinned = self.query_one("#system-prompt", Static)
+        if session.system_prompt is not None:
+            text = Text("system prompt ", style="bold")
+            text.append("(session metadata, kept) ", style="dim")
+            text.append(one_line(session.system_prompt, 300))
+            pinned.update(text)
+        pinned.display = session.system_prompt is not None
+        self.message_list.set_messages(session.messages, state.message_tokens, self._region_of())
+        self.message_list.focus()
+        self.refresh_view()
+
+    @work(
+        thread=True,
+        exclusive=True,
+        group="safe",
+        name="safe",
+        description="safe",
+        exit_on_error=False,
+    )
+    def _find_safe_boundaries(self, session: Any) -> tuple[Any, list[bool]]:
+        """Which boundaries keep every tool call with its results (off the UI thread)."""
+        return session, safe_boundaries(session.messages)
+
+    def _region_of(self) -> Callable[[int], str] | None:
+        prep = self.state.preparation
+        if prep is None:
+            return None
+        if not prep.enabled:  # disabled: nothing will happen, so no misleading regions
+            return lambda _index: REGION_KEPT
+        return prep.plan.region_of
+
+    def refresh_view(self) -> None:
+        """Re-read the state: regions, legend, status, detail and the keys."""
+        if not self.is_attached:
+            return
+        ml = self.message_list
+        region_of = self._region_of()
+        if region_of is not None:
+            ml.set_regions(region_of)
+        self.query_one(Legend).update_from(
+            self.state, lambda r: ml.get_component_rich_style(f"message-list--{r}")
+        )
+        self.query_one(StatusLine).update_from(self.state)
+        self._show_detail(ml.cursor)
+        self.refresh_bindings()
+        state = self.state
+        # An explicit boundary may split a tool exchange (the default tail never
+        # should): find the safe boundaries once per session, off the UI thread.
+        if state.safe is None and state.up_to is not None and state.session is not None:
+            if self._safe_for is not state.session:
+                self._safe_for = state.session
+                self._find_safe_boundaries(state.session)
+
+    def on_message_list_highlighted(self, event: MessageList.Highlighted) -> None:
+        self._show_detail(event.index)
+
+    def on_message_list_selected(self, event: MessageList.Selected) -> None:
+        self.action_detail()
+
+    def _show_detail(self, index: int) -> None:
+        if not self.is_attached:  # shutting down
+            return
+        detail = self.query_one(DetailPane)
+        session, prep = self.state.session, self.state.preparation
+        if session is None or not 0 <= index < len(session.messages):
+            detail.clear("no message")
+            return
+        region = self.message_list.region_at(index)
+        in_request = (
+            self.state.can_compact and prep is not None and index in prep.plan.request_indices
+        )
+        tokens = self.state.message_tokens[index]
+        detail.show(
+            render_detail(session.messages[index], index, region, tokens, in_request=in_request)
+        )
+
+    def _apply(self, change: Callable[..., Any], *args: Any) -> None:
+        """Run a state change; a UserError becomes a notification."""
+        try:
+            change(*args)
+        except UserError as exc:
+            self.review.show_error(str(exc))
+        self.refresh_view()
+
+    def _replan(self, what: str, change: Callable[..., Any], *args: Any) -> None:
+        """A change that discards the summary (or edit): asked first when one exists."""
+        if not self.state.has_work:
+            self._apply(change, *args)
+            return
+        edited = " and your edit" if self.state.summary_edited else ""
+        body = f"{what} discards the summary{edited}: a new one must be compacted (c)."
+
+        def done(ok: bool | None) -> None:
+            if ok:
+                self._apply(change, *args)
+
+        self.app.push_screen(AskScreen(DISCARD_TITLE, body, yes="Discard (y)"), done)
+
+    # --- keys ---------------------------------------------------------------------
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action not in MAIN_ACTIONS:
+            return True
+        return availability(self.state, action)
+
+    def on_key(self, event: events.Key) -> None:
+        """A review key that is unavailable now says why (the binding does not run)."""
+        for binding in self.BINDINGS:
+            assert isinstance(binding, Binding)
+            if event.key not in binding.key.split(","):
+                continue
+            if self.check_action(binding.action, ()) is not True:
+                event.stop()
+                event.prevent_default()
+                reason = why_unavailable(self.state, binding.action)
+                self.notify(visible(reason), markup=False, timeout=4)
+            return
+
+    def action_detail(self) -> None:
+        detail = self.query_one(DetailPane)
+        if detail.has_focus_within:
+            self.message_list.focus()
+        else:
+            detail.focus()
+
+    def action_boundary(self) -> None:
+        self._replan("Moving the boundary", self.state.set_boundary, self.message_list.cursor)
+
+    def action_reset_boundary(self) -> None:
+        self._replan("Going back to the default tail", self.state.set_boundary, None)
+
+    def action_safe_boundary(self) -> None:
+        def move() -> None:
+            up_to = self.state.move_to_safe_boundary()
+            self.message_list.move_to(up_to - 1)
+            self.notify(f"boundary moved: up to message {up_to}", markup=False, timeout=4)
+
+        self._replan("Moving the boundary", move)
+
+    def action_preview(self) -> None:
+        prep = self.state.preparation
+        if prep is None or prep.build_request is None:
+            self.app.push_screen(PreviewScreen(self.state))
+            return
+        self._build_request(prep.build_request)
+
+    @work(
+        thread=True,
+        exclusive=True,
+        group="request",
+        name="request",
+        description="request",
+        exit_on_error=False,
+    )
+    def _build_request(self, build: Callable[[], Any]) -> Any:
+        """The exact request, built off the UI thread (0.6 s at 100,000 messages)."""
+        return build()
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.name == "safe" and event.state == WorkerState.SUCCESS:
+            self.state.set_safe(*event.worker.result)
+            self.refresh_view()
+        if event.worker.name != "request":
+            return
+        if event.state == WorkerState.SUCCESS:
+            self.app.push_screen(PreviewScreen(self.state, event.worker.result))
+        elif event.state == WorkerState.ERROR:
+            self.review.show_error(f"cannot build the request: {event.worker.error}")
+
+    def action_instructions(self) -> None:
+        def done(text: str | None) -> None:
+            if text is not None and text != self.state.custom_instruction:
+                self._replan("New instructions", self.state.set_custom_instruction, text)
+
+        self.app.push_screen(InstructionsScreen(self.state.custom_instruction), done)
+
+    def action_model(self) -> None:
+        def done(model: str | None) -> None:
+            if model is not None:
+                self._replan("Another model", self.state.set_compaction_model, model)
+
+        screen = ModelScreen(self.state.compaction_model, self.state.compaction_model_suggestions())
+        self.app.push_screen(screen, done)
+
+    def _after_flow(self, result: Any) -> None:
+        """Back from a flow screen: refresh, and write when it asked for it (w)."""
+        self.refresh_view()
+        if result == "write":
+            self.action_write()
+        elif result == "rerun":
+            self.app.push_screen(StreamScreen(self.state, run=True), self._after_flow)
+
+    def action_compact(self) -> None:
+        self.app.push_screen(StreamScreen(self.state), self._after_flow)
+
+    def action_diff(self) -> None:
+        self.app.push_screen(DiffScreen(self.state), self._after_flow)
+
+    def action_edit(self) -> None:
+        self.app.push_screen(EditSummaryScreen(self.state), lambda _r: self.refresh_view())
+
+    def action_write(self) -> None:
+        self.review.confirm_write()
+
+    def action_undo(self) -> None:
+        self.review.confirm_undo()
+
+    def action_restore_points(self) -> None:
+        self.review.pick_restore_point()
+
+    def action_search(self) -> None:
+        def done(query: str | None) -> None:
+            if query:
+                self.last_search = query
+                self._search(forward=True)
+
+        self.app.push_screen(SearchScreen(self.last_search), done)
+
+    def action_search_next(self) -> None:
+        self._search(forward=True)
+
+    def action_search_prev(self) -> None:
+        self._search(forward=False)
+
+    def _search(self, *, forward: bool) -> None:
+        if not self.last_search or self.state.session is None:
+            return
+        ml = self.message_list
+        found = find_message(self.state.session.messages, self.last_search, ml.cursor, forward)
+        if found is None:
+            self.notify(f"not found: {visible(self.last_search)}", markup=False, timeout=3)
+        else:
+            ml.move_to(found)
+
+    def action_help(self) -> None:
+        self.app.push_screen(HelpScreen([(k, d) for k, _a, d in HELP_KEYS]))
+
+    def action_open(self) -> None:
+        self.review.open_picker()
+
+    async def action_quit(self) -> None:
+        self.app.exit()
