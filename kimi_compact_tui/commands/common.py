@@ -8,11 +8,14 @@ import sys
 from typing import Any
 
 from kimi_compact_tui.compaction import Preparation, prepare_compaction
+from kimi_compact_tui.compaction.pairs import ToolSplit, find_splits, nearest_safe_up_to
 from kimi_compact_tui.config import AppConfig, load_config
-from kimi_compact_tui.errors import UserError
+from kimi_compact_tui.errors import ConfigError, UserError
 from kimi_compact_tui.formats import load_session
 from kimi_compact_tui.model import Session
 from kimi_compact_tui.providers import provider_config_from
+from kimi_compact_tui.providers.base import KIND_ALIASES, PROVIDER_KINDS
+from kimi_compact_tui.tui.sanitize import visible
 
 
 def positive_int(text: str) -> int:
@@ -20,6 +23,8 @@ def positive_int(text: str) -> int:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a message number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"messages are numbered from 1, got {text!r}")
     return value
 
 
@@ -52,12 +57,33 @@ def add_session_args(p: argparse.ArgumentParser, *, instructions: bool = False) 
         )
 
 
+#: The kinds the README lists first, then every other accepted spelling.
+_README_KINDS = ("openai", "moonshot", "moonshot-cn", "ollama", "offline", "kimi", "vllm")
+
+
+def provider_kinds() -> list[str]:
+    """Every value ``--provider`` accepts (the providers' kinds and their aliases)."""
+    accepted = [*PROVIDER_KINDS, *KIND_ALIASES]
+    first = [k for k in _README_KINDS if k in accepted]
+    return first + [k for k in accepted if k not in first]
+
+
+def provider_kind(text: str) -> str:
+    """``--provider``'s type: an accepted kind, else a usage error listing them all."""
+    if text.strip().lower() not in provider_kinds():
+        raise argparse.ArgumentTypeError(
+            f"unknown provider kind {text!r} (expected one of {', '.join(provider_kinds())})"
+        )
+    return text
+
+
 def add_provider_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--provider",
         metavar="KIND",
+        type=provider_kind,
         default=None,
-        help="openai, moonshot, ollama or offline (default: from config, else offline)",
+        help=f"one of {', '.join(_README_KINDS)} (default: from config, else offline)",
     )
     p.add_argument("--model", metavar="M", default=None, help="model for the compaction request")
     p.add_argument("--base-url", metavar="URL", default=None, help="provider base URL")
@@ -113,3 +139,65 @@ def load_and_prepare(
 def print_json(value: Any) -> None:
     json.dump(value, sys.stdout, ensure_ascii=False, indent=2)
     sys.stdout.write("\n")
+
+
+def require_request_model(prep: Preparation, pcfg: Any) -> None:
+    """A remote provider needs a model: a configuration error (exit 2), said
+    before any request is made."""
+    if pcfg.offline or prep.compaction_model or pcfg.model:
+        return
+    raise ConfigError(
+        f"provider.model: the {pcfg.kind} provider has no model configured; set "
+        "provider.model (or compaction_model) in the config, or pass --model"
+    )
+
+
+# ----------------------------------------------------------------------------- tool splits
+
+
+def tool_splits(prep: Preparation) -> list[ToolSplit]:
+    """The tool calls the plan's boundary would cut off from their results."""
+    return find_splits(prep.session.messages, prep.plan)
+
+
+def safe_up_to(prep: Preparation) -> int | None:
+    """The nearest ``--up-to`` that keeps every tool call with its results."""
+    return nearest_safe_up_to(prep.session.messages, prep.plan.boundary, prep.plan.leading)
+
+
+def split_advice(prep: Preparation) -> str:
+    """What to do about a split: the nearest safe ``--up-to``, if there is one."""
+    n = safe_up_to(prep)
+    if n is None:
+        return "no boundary keeps every tool call with its results"
+    return f"--up-to {n} is the nearest boundary that keeps them together"
+
+
+def split_json(prep: Preparation) -> dict[str, Any]:
+    """``tool_splits`` (0-based indices, like the plan's) and ``nearest_safe_up_to``."""
+    splits = tool_splits(prep)
+    return {
+        "tool_splits": [
+            {
+                "tool_call_id": s.tool_call_id,
+                "call_index": s.call_index,
+                "result_indices": list(s.result_indices),
+                "boundary": s.boundary,
+                "description": s.describe(),
+            }
+            for s in splits
+        ],
+        "nearest_safe_up_to": safe_up_to(prep) if splits else None,
+    }
+
+
+def write_split_lines(prep: Preparation, write: Any) -> None:
+    """``SPLIT`` lines for ``plan`` and ``preview`` (nothing when there is no split)."""
+    splits = tool_splits(prep)
+    for split in splits:
+        write(f"SPLIT    {visible(split.describe())}\n")
+    if splits:
+        write(
+            f"         a history like this is rejected by OpenAI-compatible APIs; "
+            f"{split_advice(prep)}\n"
+        )

@@ -29,6 +29,9 @@ from kimi_compact_tui.commands.common import (
     load_and_prepare,
     print_json,
     provider_config,
+    require_request_model,
+    split_advice,
+    tool_splits,
 )
 from kimi_compact_tui.compaction import Preparation, build_compacted_session
 from kimi_compact_tui.compaction.plan import CompactionPlan
@@ -79,6 +82,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--yes", "-y", action="store_true", help="with --in-place: do not ask")
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
+    p.add_argument(
+        "--allow-split",
+        action="store_true",
+        help="with --in-place: write even when the boundary cuts a tool call off from its "
+        "result (the agent's API may then reject the session)",
+    )
     p.add_argument(
         "--allow-truncated",
         action="store_true",
@@ -211,6 +220,38 @@ def _announce(prep: Preparation, pcfg: ProviderConfig) -> None:
     sys.stderr.flush()
 
 
+def _starter(args: argparse.Namespace) -> Callable[[Preparation, ProviderConfig], None]:
+    """The checks made once the plan is known and before any request: a model
+    for a remote provider, and no tool call split from its result by an
+    in-place write (unless ``--allow-split``); then the announcement."""
+
+    def start(prep: Preparation, pcfg: ProviderConfig) -> None:
+        require_request_model(prep, pcfg)
+        splits = tool_splits(prep)
+        if splits:
+            what = "; ".join(s.describe() for s in splits)
+            if args.in_place and not args.allow_split:
+                raise UserError(
+                    f"{prep.session.path}: the boundary splits a tool call from its result: "
+                    f"{what}; {split_advice(prep)} (or pass --allow-split to write it anyway)"
+                )
+            print(f"kimi-compact-tui: warning: {visible(what)}", file=sys.stderr)
+        if not args.json:
+            _announce(prep, pcfg)
+
+    return start
+
+
+def _nothing_written(args: argparse.Namespace) -> str:
+    """What a no-op left alone: the --output file, or the session."""
+    if args.output:
+        out = Path(args.output).expanduser()
+        return f"nothing written ({out} {'left unchanged' if out.exists() else 'not created'})"
+    if args.in_place:
+        return f"nothing written ({args.session} unchanged)"
+    return "nothing written"
+
+
 def _check_output(args: argparse.Namespace, session: Session | None = None) -> Path | None:
     if not args.output:
         return None
@@ -278,7 +319,7 @@ def run(args: argparse.Namespace) -> int:
         args,
         on_event=printer,
         allow_truncated=args.allow_truncated,
-        on_start=None if args.json else _announce,
+        on_start=_starter(args),
     )
     _check_output(args, run_.session)
     result = run_.result
@@ -315,11 +356,11 @@ def run(args: argparse.Namespace) -> int:
 
     err = sys.stderr
     if result is None:
-        print(f"nothing to compact: {run_.plan.noop}", file=err)
+        print(f"nothing to compact: {run_.plan.noop}; {_nothing_written(args)}", file=err)
         return EXIT_OK
-    if result.offline:
-        print("note: no model wrote this summary (offline extraction)", file=err)
-    where = f"{result.provider} {result.model or ''}".strip()
+    # An offline run said "no model wrote this summary" when it started: once is enough.
+    where = "offline extraction" if result.offline else f"{result.provider} {result.model or ''}"
+    where = where.strip()
     if result.status == "complete":
         if written is not None:
             n_before = len(run_.session.messages)
