@@ -31,8 +31,8 @@ def _isolated_environment(monkeypatch, tmp_path_factory):
 
 # --- shared session factories and the in-process CLI (tests/factories.py) --------------------
 
-from tests.factories import FORMATS  # noqa: E402
 from tests.cli_fixtures import CliResult, cli_main  # noqa: E402,F401
+from tests.factories import FORMATS  # noqa: E402
 
 
 @pytest.fixture(params=FORMATS)
