@@ -260,3 +260,16 @@ def test_the_default_preserved_tail_never_splits(datas, keep):
     messages = [Message(d) for d in datas]
     plan = make_plan(messages, max_preserved_messages=keep)
     assert find_splits(messages, plan) == []
+
+
+def test_no_option_is_a_flag_in_one_command_and_takes_a_value_in_another():
+    """Options before the command are told apart from the command by whether
+    they take a value: that must not depend on the command."""
+    from kimi_compact_tui.cli import _subparsers, build_parser
+
+    takes: dict[str, set[bool]] = {}
+    for sub in _subparsers(build_parser()).values():
+        for action in sub._actions:
+            for option in action.option_strings:
+                takes.setdefault(option, set()).add(action.nargs != 0)
+    assert {o for o, kinds in takes.items() if len(kinds) > 1} == set()
