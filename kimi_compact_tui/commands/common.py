@@ -201,3 +201,19 @@ def write_split_lines(prep: Preparation, write: Any) -> None:
             f"         a history like this is rejected by OpenAI-compatible APIs; "
             f"{split_advice(prep)}\n"
         )
+
+
+def check_splits(prep: Preparation, *, refuse: bool) -> None:
+    """Before a write: a boundary that splits a tool call from its result is
+    refused (``refuse``: an in-place write without ``--allow-split``, one line
+    naming the messages and the nearest safe ``--up-to``) or warned about."""
+    splits = tool_splits(prep)
+    if not splits:
+        return
+    what = "; ".join(s.describe() for s in splits)
+    if refuse:
+        raise UserError(
+            f"{prep.session.path}: the boundary splits a tool call from its result: "
+            f"{what}; {split_advice(prep)} (or pass --allow-split to write it anyway)"
+        )
+    print(f"kimi-compact-tui: warning: {visible(what)}", file=sys.stderr)

@@ -26,12 +26,11 @@ from kimi_compact_tui.apply import apply_from_cli, output_tokens
 from kimi_compact_tui.commands.common import (
     add_provider_args,
     add_session_args,
+    check_splits,
     load_and_prepare,
     print_json,
     provider_config,
     require_request_model,
-    split_advice,
-    tool_splits,
 )
 from kimi_compact_tui.compaction import Preparation, build_compacted_session
 from kimi_compact_tui.compaction.plan import CompactionPlan
@@ -227,15 +226,7 @@ def _starter(args: argparse.Namespace) -> Callable[[Preparation, ProviderConfig]
 
     def start(prep: Preparation, pcfg: ProviderConfig) -> None:
         require_request_model(prep, pcfg)
-        splits = tool_splits(prep)
-        if splits:
-            what = "; ".join(s.describe() for s in splits)
-            if args.in_place and not args.allow_split:
-                raise UserError(
-                    f"{prep.session.path}: the boundary splits a tool call from its result: "
-                    f"{what}; {split_advice(prep)} (or pass --allow-split to write it anyway)"
-                )
-            print(f"kimi-compact-tui: warning: {visible(what)}", file=sys.stderr)
+        check_splits(prep, refuse=args.in_place and not args.allow_split)
         if not args.json:
             _announce(prep, pcfg)
 
