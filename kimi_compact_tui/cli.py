@@ -3,13 +3,20 @@
 Each subcommand lives in ``kimi_compact_tui/commands/<name>.py`` and exposes
 ``register(subparsers)`` (adds its parser) and ``run(args) -> int``.
 ``kimi-compact-tui SESSION`` (no subcommand) opens the review TUI.
+
+Every usage error is one line on stderr and exit status 2, never a usage
+dump. Options may come before the command (``kimi-compact-tui --config X plan
+S``): they are handed to the command as if written after it.
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import importlib
+import os
 import sys
+from typing import NoReturn
 
 from kimi_compact_tui import __version__
 from kimi_compact_tui.errors import UserError
@@ -17,10 +24,33 @@ from kimi_compact_tui.tui.sanitize import visible
 
 COMMANDS = ("plan", "preview", "compact", "diff", "restore", "serve", "tui", "retention")
 PROG = "kimi-compact-tui"
+EXIT_USAGE = 2
+TOP_LEVEL_FLAGS = ("-h", "--help", "--version")
+
+
+def _shown(text: str) -> str:
+    """Paths, YAML keys and provider messages come from outside: on a terminal,
+    control characters in them are shown, not obeyed."""
+    return visible(text) if sys.stderr.isatty() else text
+
+
+def usage_error(prog: str, message: str) -> NoReturn:
+    """One line on stderr, exit 2 (raised as SystemExit, like argparse)."""
+    text = " ".join(message.split())
+    sys.stderr.write(f"{prog}: error: {_shown(text)}\n")
+    raise SystemExit(EXIT_USAGE)
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """An ArgumentParser whose errors are one line (no usage dump). Sub-parsers
+    are made with the same class."""
+
+    def error(self, message: str) -> NoReturn:
+        usage_error(self.prog, message)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = OneLineParser(
         prog=PROG,
         description="Review a conversation compaction before it is applied.",
         epilog=f"Run '{PROG} SESSION' to open the review TUI on a session.",
@@ -33,21 +63,85 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
+def value_options(parser: argparse.ArgumentParser) -> set[str]:
+    """Every option string, in any command, that takes a value (``--config X``)."""
+    out: set[str] = set()
+    for sub in _subparsers(parser).values():
+        for action in sub._actions:
+            if action.option_strings and action.nargs != 0:
+                out.update(action.option_strings)
+    return out
+
+
+def _first_positional(argv: list[str], takes_value: set[str]) -> int | None:
+    """The index of the first word that is neither an option nor an option's value."""
+    i = 0
+    while i < len(argv):
+        word = argv[i]
+        if word == "--":
+            return i + 1 if i + 1 < len(argv) else None
+        if word.startswith("-") and word != "-":
+            i += 2 if ("=" not in word and word in takes_value) else 1
+            continue
+        return i
+    return None
+
+
+def _looks_like_a_command(word: str, rest: list[str], takes_value: set[str]) -> bool:
+    """A word that is not a command: a session path (the TUI) or a typo?"""
+    if os.path.exists(os.path.expanduser(word)):
+        return False
+    if _first_positional(rest, takes_value) is not None:
+        return True  # `plna SESSION`: the TUI takes one SESSION, so `plna` meant a command
+    if difflib.get_close_matches(word, COMMANDS, n=1, cutoff=0.6):
+        return True
+    return not any(c in word for c in "/\\.~")
+
+
+def normalise_argv(argv: list[str], parser: argparse.ArgumentParser) -> list[str]:
+    """``argv`` with the command first: options given before the command move
+    after it, and no command means the TUI. A word that is neither a command
+    nor a session path is a usage error naming it."""
+    takes_value = value_options(parser)
+    index = _first_positional(argv, takes_value)
+    if index is None:
+        if argv and all(word in TOP_LEVEL_FLAGS for word in argv):
+            return argv
+        return ["tui", *argv]
+    word = argv[index]
+    before, after = argv[:index], argv[index + 1 :]
+    if word in COMMANDS:
+        if before and before[-1] == "--":
+            before = before[:-1]
+        return [word, *before, *after]
+    if _looks_like_a_command(word, after, takes_value):
+        close = difflib.get_close_matches(word, COMMANDS, n=1, cutoff=0.6)
+        hint = f"did you mean '{close[0]}'?" if close else f"commands: {', '.join(COMMANDS)}"
+        usage_error(PROG, f"unknown command {word!r} ({hint})")
+    return ["tui", *argv]
+
+
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    # `kimi-compact-tui [SESSION] [options]` means the TUI.
-    if not argv or (argv[0] not in COMMANDS and argv[0] not in ("-h", "--help", "--version")):
-        argv = ["tui", *argv]
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(normalise_argv(argv, parser))
+        if args.command is None:
+            usage_error(PROG, f"no command given (commands: {', '.join(COMMANDS)})")
+    except SystemExit as exc:  # usage errors (2), --help and --version (0)
+        return exc.code if isinstance(exc.code, int) else EXIT_USAGE
     module = importlib.import_module(f"kimi_compact_tui.commands.{args.command}")
     try:
         return int(module.run(args) or 0)
     except UserError as exc:
-        # Paths, YAML keys and provider messages come from outside: on a terminal,
-        # control characters in them are shown, not obeyed.
-        text = visible(str(exc)) if sys.stderr.isatty() else str(exc)
-        print(f"{PROG}: error: {text}", file=sys.stderr)
+        print(f"{PROG}: error: {_shown(str(exc))}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print(f"{PROG}: cancelled", file=sys.stderr)

@@ -27,3 +27,15 @@ def _isolated_environment(monkeypatch, tmp_path_factory):
         "MOONSHOT_API_KEY",
     ):
         monkeypatch.delenv(name, raising=False)
+
+
+# --- shared session factories and the in-process CLI (tests/factories.py) --------------------
+
+from tests.cli_fixtures import CliResult, cli_main  # noqa: E402,F401
+from tests.factories import FORMATS  # noqa: E402
+
+
+@pytest.fixture(params=FORMATS)
+def session_format(request) -> str:
+    """Runs the test once per session format (kimi, openai-json, openai-jsonl)."""
+    return request.param

@@ -1,4 +1,5 @@
-"""`plan` and `preview` through the real console entry point (subprocesses)."""
+"""`plan` and `preview` in process (``cli_main``), with a few smoke tests through the
+real console entry point (a subprocess)."""
 
 from __future__ import annotations
 
@@ -11,12 +12,14 @@ from pathlib import Path
 import pytest
 
 from tests.core_helpers import KIMI_REF, REPO, SAMPLES, need_reference
+from tests.factories import write_openai_json
 
 KIMI_SAMPLE = SAMPLES / "kimi-debugging-session"
 OPENAI_SAMPLE = SAMPLES / "openai-retry-refactor.json"
 
 
-def run_cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+def smoke(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
+    """The real ``python -m kimi_compact_tui`` (a subprocess): for smoke tests only."""
     full_env = dict(os.environ)
     full_env.pop("KIMI_CLI_COMPACT_MD", None)
     full_env.pop("KIMI_COMPACT_TUI_CONFIG", None)
@@ -32,7 +35,7 @@ def run_cli(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
 
 
 def test_plan_json_has_the_regions_and_figures():
-    result = run_cli("plan", str(OPENAI_SAMPLE), "--json")
+    result = smoke("plan", str(OPENAI_SAMPLE), "--json")
     assert result.returncode == 0, result.stderr
     plan = json.loads(result.stdout)
     for key in (
@@ -58,8 +61,8 @@ def test_plan_json_has_the_regions_and_figures():
     assert plan["tokens"]["estimated_after"] < plan["tokens"]["estimated_before"]
 
 
-def test_plan_up_to_is_one_based_and_explicit():
-    result = run_cli("plan", str(KIMI_SAMPLE), "--json", "--up-to", "5")
+def test_plan_up_to_is_one_based_and_explicit(cli_main):
+    result = cli_main("plan", str(KIMI_SAMPLE), "--json", "--up-to", "5")
     plan = json.loads(result.stdout)
     assert plan["mode"] == "explicit"
     assert plan["compact_indices"] == [0, 1, 2, 3, 4]
@@ -67,11 +70,10 @@ def test_plan_up_to_is_one_based_and_explicit():
     assert plan["tokens"]["recorded"] > 0
 
 
-def test_plan_reports_exact_kimi_cli_prompt_when_found():
+def test_plan_reports_exact_kimi_cli_prompt_when_found(cli_main, monkeypatch):
     compact_md = need_reference(KIMI_REF / "compact.md")
-    result = run_cli(
-        "plan", str(KIMI_SAMPLE), "--json", env={"KIMI_CLI_COMPACT_MD": str(compact_md)}
-    )
+    monkeypatch.setenv("KIMI_CLI_COMPACT_MD", str(compact_md))
+    result = cli_main("plan", str(KIMI_SAMPLE), "--json")
     prompt = json.loads(result.stdout)["prompt"]
     assert prompt == {
         "source": "kimi-cli",
@@ -83,7 +85,7 @@ def test_plan_reports_exact_kimi_cli_prompt_when_found():
 
 def test_preview_json_is_the_exact_body_without_tools_or_key():
     secret = "sk-test-SECRET-should-never-appear-123"
-    result = run_cli(
+    result = smoke(
         "preview",
         str(KIMI_SAMPLE),
         "--json",
@@ -102,18 +104,17 @@ def test_preview_json_is_the_exact_body_without_tools_or_key():
     assert secret not in result.stdout + result.stderr
 
 
-def test_preview_readable_view_shows_transcript_and_prompt_provenance():
-    result = run_cli("preview", str(OPENAI_SAMPLE))
-    assert result.returncode == 0, result.stderr
+def test_preview_readable_view_shows_transcript_and_prompt_provenance(cli_main):
+    result = cli_main("preview", str(OPENAI_SAMPLE))
+    assert result.code == 0, result.stderr
     assert "## Message 1\nRole: system\nContent:\n" in result.stdout
     assert "prompt   bundled" in result.stdout
 
 
-def test_preview_noop_says_why(tmp_path: Path):
-    path = tmp_path / "short.json"
-    path.write_text(json.dumps([{"role": "user", "content": "hi"}]), encoding="utf-8")
-    result = run_cli("preview", str(path))
-    assert result.returncode == 0
+def test_preview_noop_says_why(tmp_path: Path, cli_main):
+    path = write_openai_json(tmp_path / "short.json", [{"role": "user", "content": "hi"}])
+    result = cli_main("preview", str(path))
+    assert result.code == 0
     assert "NO-OP" in result.stdout and "only 1 user/assistant message" in result.stdout
 
 
@@ -134,7 +135,7 @@ def test_preview_noop_says_why(tmp_path: Path):
         ),
         (("x.bin", "\x01\x02garbage"), ["plan", "{file}"], "unknown session format"),
         (None, ["plan", "SAMPLE", "--up-to", "999"], "--up-to 999 is out of range"),
-        (None, ["plan", "SAMPLE", "--up-to", "0"], "--up-to 0 is out of range"),
+        (None, ["plan", "SAMPLE", "--up-to", "0"], "--up-to: messages are numbered from 1"),
         (
             ("c.yaml", "compaction: [\n"),
             ["plan", "SAMPLE", "--config", "{file}"],
@@ -159,7 +160,7 @@ def test_preview_noop_says_why(tmp_path: Path):
         (None, ["plan", "SAMPLE", "--prompt-file", "{tmp}/nope.md"], "prompt file not found"),
     ],
 )
-def test_bad_input_one_line_exit_2_nothing_written(tmp_path, setup, args, expected):
+def test_bad_input_one_line_exit_2_nothing_written(tmp_path, cli_main, setup, args, expected):
     file_path = None
     if setup:
         file_path = tmp_path / setup[0]
@@ -171,23 +172,23 @@ def test_bad_input_one_line_exit_2_nothing_written(tmp_path, setup, args, expect
         .replace("SAMPLE", str(OPENAI_SAMPLE))
         for a in args
     ]
-    result = run_cli(*argv)
-    assert result.returncode == 2, (result.stdout, result.stderr)
+    result = cli_main(*argv)
+    assert result.code == 2, (result.stdout, result.stderr)
     assert expected in result.stderr
     assert "Traceback" not in result.stderr
     assert result.stderr.count("\n") == 1
     assert {p: p.read_bytes() for p in tmp_path.iterdir() if p.is_file()} == before
 
 
-def test_disabled_config_is_reported_by_plan(tmp_path: Path):
+def test_disabled_config_is_reported_by_plan(tmp_path: Path, cli_main):
     cfg = tmp_path / "c.yaml"
     cfg.write_text("compaction:\n  enabled: false\n  type: kimi\n", encoding="utf-8")
-    result = run_cli("plan", str(OPENAI_SAMPLE), "--json", "--config", str(cfg))
+    result = cli_main("plan", str(OPENAI_SAMPLE), "--json", "--config", str(cfg))
     plan = json.loads(result.stdout)
     assert plan["enabled"] is False and "disabled" in plan["disabled_reason"]
 
 
-def test_model_precedence_on_the_wire(tmp_path: Path):
+def test_model_precedence_on_the_wire(tmp_path: Path, cli_main):
     """--model > top-level compaction_model > compaction.compaction_model > provider model."""
     cfg = tmp_path / "c.yaml"
     cfg.write_text(
@@ -197,8 +198,8 @@ def test_model_precedence_on_the_wire(tmp_path: Path):
     )
 
     def model(*extra: str) -> str:
-        result = run_cli("preview", str(OPENAI_SAMPLE), "--json", "--config", str(cfg), *extra)
-        assert result.returncode == 0, result.stderr
+        result = cli_main("preview", str(OPENAI_SAMPLE), "--json", "--config", str(cfg), *extra)
+        assert result.code == 0, result.stderr
         return json.loads(result.stdout)["model"]
 
     assert model() == "block-model"

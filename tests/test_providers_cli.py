@@ -1,10 +1,10 @@
-"""`kimi-compact-tui compact` through the real console entry (a subprocess) against the
-loopback server: what streams to stdout/stderr, the exit code, and whether a file is written."""
+"""`kimi-compact-tui compact` in process (``cli_main``; the Ctrl+C and closed-stdout
+tests run the real console entry in a subprocess) against the loopback server: what streams to stdout/stderr, the exit code, and whether a file is written.
+"""
 
 from __future__ import annotations
 
 import json
-import os
 import signal
 import subprocess
 import sys
@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 
+from tests.cli_fixtures import CliResult
+from tests.factories import write_openai_json
 from tests.loopback_server import Reply, moonshot_sse, openai_sse
 
 FAKE_KEY = "sk-cli-LEAKCHECK-0a1b2c3d4e5f"
@@ -36,13 +38,11 @@ MESSAGES = [
 
 @pytest.fixture
 def session_file(tmp_path: Path) -> Path:
-    path = tmp_path / "session.json"
-    path.write_text(json.dumps({"messages": MESSAGES}), encoding="utf-8")
-    return path
+    return write_openai_json(tmp_path / "session.json", MESSAGES, model="m")
 
 
 @pytest.fixture
-def cli(tmp_path: Path, loopback):
+def cli(tmp_path: Path, loopback, cli_main, monkeypatch):
     config = tmp_path / "config.yaml"
 
     def write_config(kind: str = "openai", **extra) -> Path:
@@ -60,22 +60,20 @@ def cli(tmp_path: Path, loopback):
         config.write_text("\n".join(lines) + "\n", encoding="utf-8")
         return config
 
-    def run(*args: str, kind: str = "openai", timeout: float = 60, **extra):
+    def run(*args: str, kind: str = "openai", **extra) -> CliResult:
         cfg = write_config(kind, **extra)
-        env = {**os.environ, "KCT_CLI_KEY": FAKE_KEY, "NO_COLOR": "1"}
-        env.pop("KIMI_COMPACT_TUI_CONFIG", None)
-        cmd = [sys.executable, "-m", "kimi_compact_tui", "compact", *args]
+        monkeypatch.setenv("KCT_CLI_KEY", FAKE_KEY)
+        monkeypatch.setenv("NO_COLOR", "1")
+        argv = ["compact", *args]
         if "--config" not in args:
-            cmd += ["--config", str(cfg)]
-        return subprocess.run(
-            cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout
-        )
+            argv += ["--config", str(cfg)]
+        return cli_main(*argv)
 
     return run
 
 
-def assert_clean_failure(proc: subprocess.CompletedProcess, code: int) -> None:
-    assert proc.returncode == code, proc.stderr
+def assert_clean_failure(proc: CliResult, code: int) -> None:
+    assert proc.code == code, proc.stderr
     assert "Traceback (most recent call last)" not in proc.stderr
     error_lines = [x for x in proc.stderr.splitlines() if "error:" in x]
     assert len(error_lines) == 1
@@ -85,7 +83,7 @@ def test_complete_stream_writes_output(cli, loopback, session_file, tmp_path):
     loopback.script([openai_sse(["<current_focus>\n", "logging\n", "</current_focus>\n"])])
     out = tmp_path / "compacted.json"
     proc = cli(str(session_file), "--output", str(out))
-    assert proc.returncode == 0, proc.stderr
+    assert proc.code == 0, proc.stderr
     assert proc.stdout == "<current_focus>\nlogging\n</current_focus>\n"
     assert out.exists()
     data = json.loads(out.read_text(encoding="utf-8"))
@@ -102,7 +100,7 @@ def test_complete_stream_writes_output(cli, loopback, session_file, tmp_path):
 def test_flags_override_config(cli, loopback, session_file):
     loopback.script([openai_sse(["ok"])])
     proc = cli(str(session_file), "--model", "flag-model", "--provider", "moonshot")
-    assert proc.returncode == 0, proc.stderr
+    assert proc.code == 0, proc.stderr
     assert loopback.requests[0].json["model"] == "flag-model"
     assert "stream_options" not in loopback.requests[0].json  # moonshot kind
 
@@ -110,7 +108,7 @@ def test_flags_override_config(cli, loopback, session_file):
 def test_reasoning_goes_to_stderr_not_stdout(cli, loopback, session_file):
     loopback.script([moonshot_sse(["SUMMARY-TEXT"], reasoning=["HIDDEN-THOUGHTS"])])
     proc = cli(str(session_file), kind="moonshot")
-    assert proc.returncode == 0, proc.stderr
+    assert proc.code == 0, proc.stderr
     assert "SUMMARY-TEXT" in proc.stdout
     assert "HIDDEN-THOUGHTS" not in proc.stdout
     assert "HIDDEN-THOUGHTS" in proc.stderr
@@ -147,7 +145,7 @@ def test_retries_then_success(cli, loopback, session_file, tmp_path):
     )
     out = tmp_path / "out.json"
     proc = cli(str(session_file), "--output", str(out))
-    assert proc.returncode == 0, proc.stderr
+    assert proc.code == 0, proc.stderr
     assert proc.stderr.count("retry:") == 2
     assert out.exists()
 
@@ -160,7 +158,7 @@ def test_truncated_needs_allow_truncated(cli, loopback, session_file, tmp_path):
     assert "--allow-truncated" in proc.stderr
     assert not out.exists()
     proc = cli(str(session_file), "--output", str(out), "--allow-truncated")
-    assert proc.returncode == 0, proc.stderr
+    assert proc.code == 0, proc.stderr
     assert out.exists()
 
 
@@ -173,7 +171,7 @@ def test_json_result_object(cli, loopback, session_file):
         ]
     )
     proc = cli(str(session_file), "--json")
-    assert proc.returncode == 0, proc.stderr
+    assert proc.code == 0, proc.stderr
     data = json.loads(proc.stdout)
     assert data["status"] == "complete"
     assert data["summary"] == "ab"
@@ -185,7 +183,7 @@ def test_json_result_object(cli, loopback, session_file):
     assert data["written"] is False
 
     proc = cli(str(session_file), "--json")
-    assert proc.returncode == 3
+    assert proc.code == 3
     data = json.loads(proc.stdout)
     assert data["status"] == "failed"
     assert "HTTP 401" in data["error"]
@@ -196,7 +194,7 @@ def test_noop_exits_0(cli, loopback, tmp_path):
     path = tmp_path / "short.json"
     path.write_text(json.dumps({"messages": MESSAGES[:1]}), encoding="utf-8")
     proc = cli(str(path), "--json")
-    assert proc.returncode == 0, proc.stderr
+    assert proc.code == 0, proc.stderr
     assert json.loads(proc.stdout)["status"] == "noop"
     assert loopback.requests == []
 
@@ -206,7 +204,7 @@ def test_offline_default_says_no_model_wrote_it(cli, session_file, tmp_path):
     config.write_text("compaction:\n  enabled: true\n  type: kimi\n", encoding="utf-8")
     out = tmp_path / "out.json"
     proc = cli(str(session_file), "--config", str(config), "--output", str(out))
-    assert proc.returncode == 0, proc.stderr
+    assert proc.code == 0, proc.stderr
     assert "No model wrote this summary" in proc.stderr
     for section in ("<current_focus>", "<code_state>", "</important_context>"):
         assert section in proc.stdout

@@ -7,11 +7,14 @@ import json
 import sys
 from typing import Any
 
+from kimi_compact_tui.compaction import Preparation
+from kimi_compact_tui.compaction.pairs import ToolSplit, find_splits, nearest_safe_up_to
 from kimi_compact_tui.config import AppConfig, load_config
 from kimi_compact_tui.errors import UserError
 from kimi_compact_tui.formats import load_session
 from kimi_compact_tui.model import Session
-from kimi_compact_tui.providers import provider_config_from
+from kimi_compact_tui.providers import PROVIDER_KINDS, provider_config_from
+from kimi_compact_tui.tui.sanitize import visible
 
 
 def positive_int(text: str) -> int:
@@ -19,6 +22,8 @@ def positive_int(text: str) -> int:
         value = int(text)
     except ValueError:
         raise argparse.ArgumentTypeError(f"expected a message number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"messages are numbered from 1, got {text!r}")
     return value
 
 
@@ -51,12 +56,27 @@ def add_session_args(p: argparse.ArgumentParser, *, instructions: bool = False) 
         )
 
 
+def provider_kinds() -> list[str]:
+    """Every value ``--provider`` accepts, in the README's order (the registry's)."""
+    return list(PROVIDER_KINDS)
+
+
+def provider_kind(text: str) -> str:
+    """``--provider``'s type: an accepted kind, else a usage error listing them all."""
+    if text.strip().lower() not in provider_kinds():
+        raise argparse.ArgumentTypeError(
+            f"unknown provider kind {text!r} (expected one of {', '.join(provider_kinds())})"
+        )
+    return text
+
+
 def add_provider_args(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--provider",
         metavar="KIND",
+        type=provider_kind,
         default=None,
-        help="openai, moonshot, ollama or offline (default: from config, else offline)",
+        help=f"one of {', '.join(PROVIDER_KINDS)} (default: from config, else offline)",
     )
     p.add_argument("--model", metavar="M", default=None, help="model for the compaction request")
     p.add_argument("--base-url", metavar="URL", default=None, help="provider base URL")
@@ -141,3 +161,70 @@ def _pretty(value: Any, pad: str) -> str:
         inner = pad + "  "
         return "[\n" + ",\n".join(inner + _pretty(x, inner) for x in value) + "\n" + pad + "]"
     return json.dumps(value, ensure_ascii=False)
+
+
+# ----------------------------------------------------------------------------- tool splits
+
+
+def tool_splits(prep: Preparation) -> list[ToolSplit]:
+    """The tool calls the plan's boundary would cut off from their results."""
+    return find_splits(prep.session.messages, prep.plan)
+
+
+def safe_up_to(prep: Preparation) -> int | None:
+    """The nearest ``--up-to`` that keeps every tool call with its results."""
+    return nearest_safe_up_to(prep.session.messages, prep.plan.boundary, prep.plan.leading)
+
+
+def split_advice(prep: Preparation) -> str:
+    """What to do about a split: the nearest safe ``--up-to``, if there is one."""
+    n = safe_up_to(prep)
+    if n is None:
+        return "no boundary keeps every tool call with its results"
+    return f"--up-to {n} is the nearest boundary that keeps them together"
+
+
+def split_json(prep: Preparation) -> dict[str, Any]:
+    """``tool_splits`` (0-based indices, like the plan's) and ``nearest_safe_up_to``."""
+    splits = tool_splits(prep)
+    return {
+        "tool_splits": [
+            {
+                "tool_call_id": s.tool_call_id,
+                "call_index": s.call_index,
+                "result_indices": list(s.result_indices),
+                "boundary": s.boundary,
+                "description": s.describe(),
+            }
+            for s in splits
+        ],
+        "nearest_safe_up_to": safe_up_to(prep) if splits else None,
+    }
+
+
+def write_split_lines(prep: Preparation, write: Any) -> None:
+    """``SPLIT`` lines for ``plan`` and ``preview`` (nothing when there is no split)."""
+    splits = tool_splits(prep)
+    for split in splits:
+        write(f"SPLIT    {visible(split.describe())}\n")
+    if splits:
+        write(
+            f"         a history like this is rejected by OpenAI-compatible APIs; "
+            f"{split_advice(prep)}\n"
+        )
+
+
+def check_splits(prep: Preparation, *, refuse: bool) -> None:
+    """Before a write: a boundary that splits a tool call from its result is
+    refused (``refuse``: an in-place write without ``--allow-split``, one line
+    naming the messages and the nearest safe ``--up-to``) or warned about."""
+    splits = tool_splits(prep)
+    if not splits:
+        return
+    what = "; ".join(s.describe() for s in splits)
+    if refuse:
+        raise UserError(
+            f"{prep.session.path}: the boundary splits a tool call from its result: "
+            f"{what}; {split_advice(prep)} (or pass --allow-split to write it anyway)"
+        )
+    print(f"kimi-compact-tui: warning: {visible(what)}", file=sys.stderr)

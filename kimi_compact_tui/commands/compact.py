@@ -25,6 +25,7 @@ from typing import Any
 from kimi_compact_tui.commands.common import (
     add_provider_args,
     add_session_args,
+    check_splits,
     load_and_prepare,
     print_json,
     provider_config,
@@ -86,12 +87,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="refuse to write (exit 4) when the summary keeps less of a category "
         "(see `retention`); repeatable",
     )
+    p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     p.add_argument(
         "--allow-split",
         action="store_true",
-        help="with --in-place: write even when the boundary splits a tool call from its result",
+        help="with --in-place: write even when the boundary cuts a tool call off from its "
+        "result (the agent's API may then reject the session)",
     )
-    p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     p.add_argument(
         "--allow-truncated",
         action="store_true",
@@ -146,19 +148,12 @@ def run_compaction(
     job, prep = load_and_prepare(args, job=True, fingerprint=in_place)
     session, config = job.session, job.config
     pcfg = provider_config(config, args)
-    if prep.plan.noop or prep.request is None:
+    if prep.plan.noop or prep.build_request is None:
         return CompactionRun(session, config, prep, pcfg, None, None, job)
-    job.check_ready(prep, pcfg)
+    job.check_ready(prep, pcfg)  # disabled, or a remote provider with no model: refused here
     if in_place and job.write_refusal() is not None:  # refused before any request is made
         raise UserError(f"{session.path}: not written: {job.write_refusal()}")
-    if in_place and not getattr(args, "allow_split", False):
-        from kimi_compact_tui.compaction.job import split_refusal
-        from kimi_compact_tui.compaction.pairs import find_splits
-
-        splits = find_splits(session.messages, prep.plan)
-        if splits:  # refused before any request is made
-            raise UserError(split_refusal(session.path, splits, session, prep.plan))
-    if on_start is not None:
+    if on_start is not None:  # the split check (refused in place) and the announcement
         on_start(prep, pcfg)
     result = asyncio.run(job.summarize(prep, pcfg, on_event, cancel))
     if allow_truncated is None:
@@ -232,6 +227,29 @@ def _announce(prep: Preparation, pcfg: ProviderConfig) -> None:
     sys.stderr.flush()
 
 
+def _starter(args: argparse.Namespace) -> Callable[[Preparation, ProviderConfig], None]:
+    """The check made once the plan is known and before any request: no tool
+    call split from its result by an in-place write (unless ``--allow-split``);
+    then the announcement."""
+
+    def start(prep: Preparation, pcfg: ProviderConfig) -> None:
+        check_splits(prep, refuse=args.in_place and not args.allow_split)
+        if not args.json:
+            _announce(prep, pcfg)
+
+    return start
+
+
+def _nothing_written(args: argparse.Namespace) -> str:
+    """What a no-op left alone: the --output file, or the session."""
+    if args.output:
+        out = Path(args.output).expanduser()
+        return f"nothing written ({out} {'left unchanged' if out.exists() else 'not created'})"
+    if args.in_place:
+        return f"nothing written ({args.session} unchanged)"
+    return "nothing written"
+
+
 def _check_output(args: argparse.Namespace, session: Session | None = None) -> Path | None:
     if not args.output:
         return None
@@ -300,7 +318,7 @@ def run(args: argparse.Namespace) -> int:
         args,
         on_event=printer,
         allow_truncated=args.allow_truncated,
-        on_start=None if args.json else _announce,
+        on_start=_starter(args),
     )
     _check_output(args, run_.session)
     result = run_.result
@@ -342,11 +360,11 @@ def run(args: argparse.Namespace) -> int:
 
     err = sys.stderr
     if result is None:
-        print(f"nothing to compact: {run_.plan.noop}", file=err)
+        print(f"nothing to compact: {run_.plan.noop}; {_nothing_written(args)}", file=err)
         return EXIT_OK
-    if result.offline:
-        print("note: no model wrote this summary (offline extraction)", file=err)
-    where = f"{result.provider} {result.model or ''}".strip()
+    # An offline run said "no model wrote this summary" when it started: once is enough.
+    where = "offline extraction" if result.offline else f"{result.provider} {result.model or ''}"
+    where = where.strip()
     if result.status == "complete":
         if written is not None:
             n_before = len(run_.session.messages)

@@ -5,7 +5,13 @@ from __future__ import annotations
 import argparse
 import sys
 
-from kimi_compact_tui.commands.common import add_session_args, load_and_prepare, print_json
+from kimi_compact_tui.commands.common import (
+    add_session_args,
+    load_and_prepare,
+    print_json,
+    split_json,
+    write_split_lines,
+)
 from kimi_compact_tui.compaction import Preparation
 from kimi_compact_tui.compaction.plan import (
     REGION_AFTER,
@@ -44,6 +50,7 @@ def plan_json(prep: Preparation) -> dict:
     out["prompt"] = prep.prompt.to_json()
     out["compaction_model"] = prep.compaction_model
     out["tokens"] = prep.token_figures()
+    out.update(split_json(prep))
     return out
 
 
@@ -72,6 +79,7 @@ def run(args: argparse.Namespace) -> int:
     w(f"mode     {mode}\n")
     if plan.noop:
         w(f"NO-OP    {plan.noop}\n")
+    write_split_lines(prep, w)
     w("\n")
     current = None
     for i, message in enumerate(session.messages):

@@ -11,7 +11,10 @@ from kimi_compact_tui.commands.common import (
     add_session_args,
     load_and_prepare,
     print_json,
+    provider_config,
+    write_split_lines,
 )
+from kimi_compact_tui.compaction import Preparation
 from kimi_compact_tui.tui.sanitize import visible
 
 
@@ -24,34 +27,67 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
 
 
+def not_enabled_line(prep: Preparation) -> str:
+    return (
+        f"NOT ENABLED  compaction is not enabled: {prep.disabled_reason}. The request "
+        "below would not be sent; compact and the TUI refuse\n"
+    )
+
+
+def model_line(model: str | None, pcfg) -> str:
+    """The request model, or why there is none (never ``None``)."""
+    if model:
+        return f"model    {model}\n"
+    if pcfg.offline:
+        return "model    none: the offline extractive summarizer writes the summary, no model\n"
+    return (
+        f"model    not configured: the {pcfg.kind} provider needs one (provider.model or "
+        "compaction_model in the config, or --model); compact refuses without it\n"
+    )
+
+
 def run(args: argparse.Namespace) -> int:
-    _session, _config, prep = load_and_prepare(args)
+    _session, config, prep = load_and_prepare(args)
+    tty = sys.stdout.isatty()
+    show = visible if tty else (lambda s: s)  # keep controls out of a terminal
+    w = sys.stdout.write
     if prep.request is None:
         if args.json:
             print_json({"noop": prep.plan.noop, "body": None})
         else:
-            sys.stdout.write(f"NO-OP: {prep.plan.noop}\nNothing would be sent.\n")
+            if not prep.enabled:
+                w(not_enabled_line(prep))
+            w(f"NO-OP: {prep.plan.noop}\nNothing would be sent.\n")
         return 0
     body = prep.request.body
     if args.json:
         print_json(body)
+        if not prep.enabled:
+            print(
+                f"kimi-compact-tui: note: compaction is not enabled: {prep.disabled_reason}; "
+                "this request would not be sent",
+                file=sys.stderr,
+            )
         return 0
-    tty = sys.stdout.isatty()
-    show = visible if tty else (lambda s: s)  # keep controls out of a terminal
-    w = sys.stdout.write
     tokens = prep.token_figures()
-    w(f"model    {body.get('model')}\n")
+    if not prep.enabled:
+        w(not_enabled_line(prep))
+    pcfg = provider_config(config, args)
+    w(model_line(body.get("model"), pcfg))
+    w(f"provider {pcfg.describe()}\n")
     w(f"prompt   {prep.prompt.describe()}\n")
     w(
         f"messages {len(prep.plan.request_indices)} sent "
         f"({len(prep.plan.compact_indices)} replaced) · request ≈ "
         f"{tokens['request_estimated']} tokens\n"
     )
+    write_split_lines(prep, w)
     if prep.request.custom_instruction:
         w(f"instructions {show(prep.request.custom_instruction)}\n")
-    w("\n===== system =====\n")
+    label = "" if prep.enabled else " (not enabled: would not be sent)"
+    w(f"\n===== system{label} =====\n")
     w(show(body["messages"][0]["content"]) + "\n")
-    w("\n===== user (synthetic transcript) =====\n")
+    w(f"\n===== user (synthetic transcript){label} =====\n")
     w(show(prep.request.transcript))
     if not prep.request.transcript.endswith("\n"):
         w("\n")

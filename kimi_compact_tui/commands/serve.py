@@ -1,18 +1,50 @@
-"""`serve` command: the same review TUI in a browser, through textual-serve."""
+"""`serve` command: the same review TUI in a browser, through textual-serve.
+
+textual-serve writes its page's own URLs (the stylesheet, the script, the
+websocket) from the host and port it was told to bind, so a page served on
+``0.0.0.0`` points the browser at ``0.0.0.0``. Here they come from the
+address the browser connected to (its ``Host`` header), or from
+``--public-url`` behind a proxy. The page loads nothing from outside:
+textual-serve's template links a Google web font, which is replaced by the
+copy of the same font textual-serve ships. A websocket opened from a page of
+another site (its ``Origin``) is refused: the app behind it can write sessions.
+"""
 
 from __future__ import annotations
 
 import argparse
 import ipaddress
+import re
 import shlex
 import sys
 from pathlib import Path
+from typing import Any
+from urllib.parse import urlsplit
 
 from kimi_compact_tui.commands.tui import add_app_args
 from kimi_compact_tui.errors import UserError
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
+TEMPLATE = "app_index.html"
+#: A Host header we are willing to write into the page: a name or address and a port.
+_HOST_HEADER = re.compile(r"(\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9.-]+)(:\d{1,5})?")
+#: textual-serve's template links the Roboto Mono web font from Google.
+_WEB_FONT_LINK = re.compile(
+    r"<link\b[^>]*\bhref=\"https://fonts\.googleapis\.com/[^\"]*\"[^>]*>", re.IGNORECASE
+)
+_LOCAL_FONT = """<style>
+      @font-face {
+        font-family: "Roboto Mono";
+        font-style: normal;
+        src: url("{{ config.static.url }}fonts/RobotoMono-VariableFont_wght.ttf");
+      }
+      @font-face {
+        font-family: "Roboto Mono";
+        font-style: italic;
+        src: url("{{ config.static.url }}fonts/RobotoMono-Italic-VariableFont_wght.ttf");
+      }
+    </style>"""
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -25,6 +57,23 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_app_args(p)
     p.add_argument("--host", default=DEFAULT_HOST, help=f"address to bind (default {DEFAULT_HOST})")
     p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")
+    p.add_argument(
+        "--public-url",
+        type=public_url,
+        metavar="URL",
+        default=None,
+        help="the address browsers use (behind a proxy, e.g. https://host/review); "
+        "default: the address each browser connected to",
+    )
+
+
+def public_url(text: str) -> str:
+    parts = urlsplit(text.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc or parts.query:
+        raise argparse.ArgumentTypeError(
+            f"expected an http(s) URL such as https://host:8000, got {text!r}"
+        )
+    return text.strip().rstrip("/")
 
 
 def is_loopback(host: str) -> bool:
@@ -59,6 +108,106 @@ def app_command(args: argparse.Namespace) -> str:
     return shlex.join(argv)
 
 
+def page_origin(scheme: str, host_header: str | None, fallback: str) -> str:
+    """``scheme://host:port`` as the browser reached us, or ``fallback`` when the
+    Host header is missing or not a plain host and port."""
+    if host_header and _HOST_HEADER.fullmatch(host_header):
+        return f"{scheme}://{host_header}"
+    return fallback
+
+
+def _origin_key(url: str) -> tuple[str, str, int | None]:
+    parts = urlsplit(url)
+    default = {"http": 80, "https": 443, "ws": 80, "wss": 443}.get(parts.scheme)
+    try:
+        port = parts.port or default
+    except ValueError:
+        port = None
+    return parts.scheme.replace("ws", "http", 1), (parts.hostname or "").lower(), port
+
+
+def same_origin(origin: str, allowed: list[str]) -> bool:
+    key = _origin_key(origin)
+    return any(key == _origin_key(url) for url in allowed)
+
+
+def offline_template(source: str) -> str:
+    """textual-serve's page with the Google web font link replaced by the bundled font."""
+    return _WEB_FONT_LINK.sub(lambda _: _LOCAL_FONT, source)
+
+
+def server_class() -> type:
+    """A textual-serve ``Server`` whose page URLs follow the browser (imported
+    only when serving: the other commands do not pay for aiohttp)."""
+    import aiohttp_jinja2
+    import jinja2
+    from aiohttp import web
+    from textual_serve.server import Server
+
+    class ReviewServer(Server):
+        fixed_url: str | None = None
+
+        def base_url(self, request: web.Request) -> str:
+            """The URL the page's own links start with, for this request."""
+            if self.fixed_url:
+                return self.fixed_url
+            return page_origin(request.scheme, request.host, self.public_url)
+
+        def host_allowed(self, request: web.Request) -> bool:
+            """On a loopback bind, the page and its websocket answer only to loopback
+            names: a site that rebinds its own name to 127.0.0.1 gets nothing."""
+            if self.fixed_url or not is_loopback(self.host):
+                return True
+            name = urlsplit(f"//{request.host}").hostname or ""
+            return name == "localhost" or is_loopback(name)
+
+        def check_host(self, request: web.Request) -> None:
+            if not self.host_allowed(request):
+                raise web.HTTPForbidden(
+                    text="kimi-compact-tui serve: unexpected Host header; on a loopback "
+                    "address the page is served to loopback names only (see --public-url)\n"
+                )
+
+        async def _make_app(self) -> web.Application:
+            app = await super()._make_app()
+            source = (Path(self.templates_path) / TEMPLATE).read_text(encoding="utf-8")
+            loader = jinja2.DictLoader({TEMPLATE: offline_template(source)})
+            aiohttp_jinja2.setup(app, loader=loader, autoescape=True)
+            return app
+
+        async def handle_index(self, request: web.Request) -> web.Response:
+            self.check_host(request)
+            base = self.base_url(request)
+            ws_base = ("wss:" if base.startswith("https:") else "ws:") + base.split(":", 1)[1]
+            router = request.app.router
+            static = str(router["static"].url_for(filename="/")).rstrip("/") + "/"
+            font_size = request.query.get("fontsize", "16")
+            context: dict[str, Any] = {
+                "font_size": int(font_size) if font_size.isdigit() else 16,
+                "app_websocket_url": f"{ws_base}{router['websocket'].url_for()}",
+                "config": {"static": {"url": f"{base}{static}"}},
+                "application": {"name": self.title},
+            }
+            return aiohttp_jinja2.render_template(TEMPLATE, request, context)
+
+        async def handle_websocket(self, request: web.Request) -> web.StreamResponse:
+            self.check_host(request)
+            origin = request.headers.get("Origin")
+            allowed = [self.base_url(request), page_origin(request.scheme, request.host, "")]
+            if origin is not None and not same_origin(origin, [u for u in allowed if u]):
+                raise web.HTTPForbidden(text="this page is served to its own origin only\n")
+            return await super().handle_websocket(request)
+
+        async def on_startup(self, app: web.Application) -> None:
+            where = self.fixed_url or self.public_url
+            if not self.fixed_url and self.host in ("0.0.0.0", "::", ""):
+                where = f"port {self.port} on every address of this machine"
+            print(f"kimi-compact-tui: serving the review TUI at {where}", file=sys.stderr)
+            print("kimi-compact-tui: press ctrl+c to stop", file=sys.stderr)
+
+    return ReviewServer
+
+
 def run(args: argparse.Namespace) -> int:
     if not 0 < args.port < 65536:
         raise UserError(f"--port {args.port}: must be between 1 and 65535")
@@ -73,8 +222,9 @@ def run(args: argparse.Namespace) -> int:
             f"port {args.port} can read and change your sessions",
             file=sys.stderr,
         )
-    from textual_serve.server import Server
-
-    server = Server(app_command(args), host=args.host, port=args.port, title="kimi-compact-tui")
+    server = server_class()(
+        app_command(args), host=args.host, port=args.port, title="kimi-compact-tui"
+    )
+    server.fixed_url = getattr(args, "public_url", None)
     server.serve()
     return 0
