@@ -20,7 +20,7 @@ from typing import NoReturn
 
 from kimi_compact_tui import __version__
 from kimi_compact_tui.errors import UserError
-from kimi_compact_tui.tui.sanitize import visible
+from kimi_compact_tui.sanitize import visible
 
 COMMANDS = ("plan", "preview", "compact", "diff", "restore", "serve", "tui", "retention")
 PROG = "kimi-compact-tui"

@@ -27,7 +27,7 @@ from typing import Any
 from kimi_compact_tui.compaction.tokens import message_tokens
 from kimi_compact_tui.fsutil import gc_paused
 from kimi_compact_tui.model import Message, Session
-from kimi_compact_tui.tui.sanitize import one_line
+from kimi_compact_tui.sanitize import one_line
 
 KEPT = "kept"
 REMOVED = "removed"

@@ -1,12 +1,12 @@
-"""The six-section contract checker (kimi_compact_tui.tui.sections)."""
+"""The six-section contract checker (kimi_compact_tui.compaction.contract)."""
 
 from __future__ import annotations
 
 import ast
 from pathlib import Path
 
-from kimi_compact_tui.tui import sections
-from kimi_compact_tui.tui.sections import SECTIONS, check_sections
+from kimi_compact_tui.compaction import contract as sections
+from kimi_compact_tui.compaction.contract import SECTIONS, check_sections
 
 
 def full_summary(**bodies: str) -> str:

@@ -15,8 +15,8 @@ from kimi_compact_tui.compaction.prompts import UPSTREAM_SHA256, PromptSource
 from kimi_compact_tui.compaction.request import TOOL_KEYS
 from kimi_compact_tui.config import AppConfig
 from kimi_compact_tui.providers import ProviderConfig, StreamEvent, StreamResult
+from kimi_compact_tui.sanitize import visible
 from kimi_compact_tui.store import next_rotation
-from kimi_compact_tui.tui.sanitize import visible
 from kimi_compact_tui.tui.screens.confirm import ConfirmWriteScreen
 from kimi_compact_tui.tui.screens.diff import DiffScreen, compacted_session_of
 from kimi_compact_tui.tui.screens.edit import EditSummaryScreen

@@ -14,7 +14,7 @@ from kimi_compact_tui.errors import UserError
 from kimi_compact_tui.formats import load_session
 from kimi_compact_tui.model import Session
 from kimi_compact_tui.providers import PROVIDER_KINDS, provider_config_from
-from kimi_compact_tui.tui.sanitize import visible
+from kimi_compact_tui.sanitize import visible
 
 
 def positive_int(text: str) -> int:
@@ -132,7 +132,7 @@ def load_and_prepare(
 
 def warn_skipped(session: Session) -> None:
     """One stderr line per line the format skipped on load (as the agent does)."""
-    from kimi_compact_tui.tui.sanitize import visible
+    from kimi_compact_tui.sanitize import visible
 
     for warning in session.warnings:
         print(f"kimi-compact-tui: warning: {visible(warning)}", file=sys.stderr)

@@ -44,7 +44,7 @@ from kimi_compact_tui.providers import (
     StreamResult,
 )
 from kimi_compact_tui.retention import check_min_retention, parse_min_retention, retention_report
-from kimi_compact_tui.tui.sanitize import visible
+from kimi_compact_tui.sanitize import visible
 
 EXIT_OK = 0
 EXIT_PROVIDER = 3

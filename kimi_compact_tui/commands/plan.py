@@ -20,7 +20,7 @@ from kimi_compact_tui.compaction.plan import (
     REGION_LEADING,
     REGION_TAIL,
 )
-from kimi_compact_tui.tui.sanitize import one_line
+from kimi_compact_tui.sanitize import one_line
 
 REGION_LABELS = {
     REGION_LEADING: "leading system (kept and sent)",

@@ -15,7 +15,7 @@ from kimi_compact_tui.commands.common import (
     write_split_lines,
 )
 from kimi_compact_tui.compaction import Preparation
-from kimi_compact_tui.tui.sanitize import visible
+from kimi_compact_tui.sanitize import visible
 
 
 def register(sub: argparse._SubParsersAction) -> None:

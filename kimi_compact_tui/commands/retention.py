@@ -14,7 +14,7 @@ from kimi_compact_tui.retention import (
     parse_min_retention,
     retention_report,
 )
-from kimi_compact_tui.tui.sanitize import visible
+from kimi_compact_tui.sanitize import visible
 
 SUMMARY_STDIN = "-"
 

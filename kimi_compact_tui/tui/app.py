@@ -20,8 +20,8 @@ from textual.app import App
 from textual.worker import Worker, WorkerState
 
 from kimi_compact_tui.errors import UserError
+from kimi_compact_tui.sanitize import visible
 from kimi_compact_tui.tui.commands import HELP_KEYS, ReviewCommands
-from kimi_compact_tui.tui.sanitize import visible
 from kimi_compact_tui.tui.screens.confirm import ConfirmWriteScreen
 from kimi_compact_tui.tui.screens.error import ErrorDialog
 from kimi_compact_tui.tui.screens.main import MainScreen

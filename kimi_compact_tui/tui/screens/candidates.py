@@ -23,7 +23,7 @@ from textual.widgets import Footer, OptionList, RichLog, Static
 from textual.widgets.option_list import Option
 
 from kimi_compact_tui.retention import Candidate, CandidateSet, Comparison
-from kimi_compact_tui.tui.sanitize import one_line, visible
+from kimi_compact_tui.sanitize import one_line, visible
 from kimi_compact_tui.tui.widgets.retention_pane import figures_text
 
 MAX_MISSING_SHOWN = 30

@@ -23,8 +23,8 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
 from kimi_compact_tui.model import Session
+from kimi_compact_tui.sanitize import visible
 from kimi_compact_tui.store import keep_description
-from kimi_compact_tui.tui.sanitize import visible
 from kimi_compact_tui.tui.state import ReviewState
 
 

@@ -16,8 +16,8 @@ from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Static, TextArea
 
-from kimi_compact_tui.tui.sanitize import visible
-from kimi_compact_tui.tui.sections import check_sections
+from kimi_compact_tui.compaction.contract import check_sections
+from kimi_compact_tui.sanitize import visible
 from kimi_compact_tui.tui.state import ReviewState
 
 

@@ -9,7 +9,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
-from kimi_compact_tui.tui.sanitize import visible
+from kimi_compact_tui.sanitize import visible
 
 
 class ErrorDialog(ModalScreen[None]):

@@ -16,7 +16,7 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
-from kimi_compact_tui.tui.sanitize import visible
+from kimi_compact_tui.sanitize import visible
 
 BASIC_FLOW = (
     "1. ↑ ↓ move; b compacts up to the highlighted message.",

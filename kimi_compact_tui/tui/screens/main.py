@@ -24,8 +24,8 @@ from textual.worker import Worker, WorkerState
 from kimi_compact_tui.compaction.pairs import safe_boundaries
 from kimi_compact_tui.compaction.plan import REGION_KEPT
 from kimi_compact_tui.errors import UserError
+from kimi_compact_tui.sanitize import one_line, visible
 from kimi_compact_tui.tui.commands import HELP_KEYS, MAIN_ACTIONS, availability, why_unavailable
-from kimi_compact_tui.tui.sanitize import one_line, visible
 from kimi_compact_tui.tui.screens.confirm import AskScreen
 from kimi_compact_tui.tui.screens.diff import DiffScreen
 from kimi_compact_tui.tui.screens.edit import EditSummaryScreen

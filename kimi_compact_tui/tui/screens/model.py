@@ -15,7 +15,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from kimi_compact_tui.tui.sanitize import one_line
+from kimi_compact_tui.sanitize import one_line
 
 
 class ModelScreen(ModalScreen[str | None]):

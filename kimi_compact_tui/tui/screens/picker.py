@@ -25,7 +25,7 @@ from textual.widgets.option_list import Option
 
 from kimi_compact_tui.formats.base import SessionInfo
 from kimi_compact_tui.formats.registry import describe_path, discover_all, discovery_note
-from kimi_compact_tui.tui.sanitize import one_line, visible
+from kimi_compact_tui.sanitize import one_line, visible
 
 MAX_ROWS = 2000  # newest first; older sessions can still be opened by path
 ERROR_MARK = "✗"

@@ -30,7 +30,7 @@ from textual.widgets import (
 from textual.worker import Worker, WorkerState
 
 from kimi_compact_tui.compaction.request import CUSTOM_INSTRUCTION_HEADER
-from kimi_compact_tui.tui.sanitize import one_line, visible
+from kimi_compact_tui.sanitize import one_line, visible
 from kimi_compact_tui.tui.state import ReviewState
 from kimi_compact_tui.tui.widgets.text_lines import TextLines
 

@@ -25,7 +25,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, OptionList, Static
 from textual.widgets.option_list import Option
 
-from kimi_compact_tui.tui.sanitize import visible
+from kimi_compact_tui.sanitize import visible
 from kimi_compact_tui.tui.screens.confirm import _dialog_css
 from kimi_compact_tui.tui.undo import RestoreOffer
 

@@ -42,7 +42,7 @@ from kimi_compact_tui.providers import (
     StreamResult,
     stream_summary,
 )
-from kimi_compact_tui.tui.sanitize import one_line, visible
+from kimi_compact_tui.sanitize import one_line, visible
 from kimi_compact_tui.tui.state import ReviewState
 from kimi_compact_tui.tui.widgets.stream_view import StreamView, approx_tokens, outcome_lines
 

@@ -24,7 +24,7 @@ from kimi_compact_tui.compaction.plan import (
     REGION_TAIL,
 )
 from kimi_compact_tui.model import MEDIA_PART_TYPES, Message
-from kimi_compact_tui.tui.sanitize import visible
+from kimi_compact_tui.sanitize import visible
 
 DETAIL_CAP = 20_000
 

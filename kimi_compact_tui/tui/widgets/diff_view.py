@@ -20,7 +20,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from kimi_compact_tui.model import Message
-from kimi_compact_tui.tui.sanitize import fit_cells, one_line
+from kimi_compact_tui.sanitize import fit_cells, one_line
 
 KIND_REMOVED = "removed"
 KIND_KEPT = "kept"

@@ -14,7 +14,7 @@ from kimi_compact_tui.compaction.plan import (
     REGION_LEADING,
     REGION_TAIL,
 )
-from kimi_compact_tui.tui.sanitize import visible
+from kimi_compact_tui.sanitize import visible
 from kimi_compact_tui.tui.state import ReviewState
 from kimi_compact_tui.tui.widgets.message_list import (
     MARK_CALL,

@@ -31,7 +31,7 @@ from kimi_compact_tui.compaction.plan import (
     REGION_TAIL,
 )
 from kimi_compact_tui.model import Message
-from kimi_compact_tui.tui.sanitize import fit_cells, one_line
+from kimi_compact_tui.sanitize import fit_cells, one_line
 
 REGIONS = (REGION_LEADING, REGION_COMPACT, REGION_TAIL, REGION_AFTER, REGION_KEPT)
 MARK_THINK = "θ"

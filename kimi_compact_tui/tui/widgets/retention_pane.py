@@ -37,7 +37,7 @@ from kimi_compact_tui.retention import (
     instructions_for,
     retention_report,
 )
-from kimi_compact_tui.tui.sanitize import one_line
+from kimi_compact_tui.sanitize import one_line
 
 MARK_ON = "● "
 MARK_OFF = "  "

@@ -12,7 +12,7 @@ from pathlib import Path
 from rich.text import Text
 from textual.widgets import Static
 
-from kimi_compact_tui.tui.sanitize import visible
+from kimi_compact_tui.sanitize import visible
 from kimi_compact_tui.tui.state import ReviewState
 
 

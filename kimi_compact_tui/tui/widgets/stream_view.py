@@ -23,9 +23,9 @@ from textual.app import ComposeResult
 from textual.containers import Vertical, VerticalScroll
 from textual.widgets import Markdown, Static, TextArea
 
+from kimi_compact_tui.compaction.contract import SECTIONS, check_sections
 from kimi_compact_tui.providers import StreamResult
-from kimi_compact_tui.tui.sanitize import one_line, visible
-from kimi_compact_tui.tui.sections import SECTIONS, check_sections
+from kimi_compact_tui.sanitize import one_line, visible
 
 #: While streaming, only the end of a long reasoning text is shown.
 REASONING_TAIL = 6000

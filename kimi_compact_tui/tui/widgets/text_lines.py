@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from textual.widgets import Log
 
-from kimi_compact_tui.tui.sanitize import visible
+from kimi_compact_tui.sanitize import visible
 
 
 class TextLines(Log):
