@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import asyncio
-import os
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -30,6 +29,12 @@ from kimi_compact_tui.commands.common import (
     print_json,
     provider_config,
 )
+from kimi_compact_tui.commands.compact_output import (
+    Printer,
+    announce,
+    json_result,
+    nothing_written,
+)
 from kimi_compact_tui.compaction import Preparation
 from kimi_compact_tui.compaction.job import CompactionJob, Draft
 from kimi_compact_tui.compaction.plan import CompactionPlan
@@ -37,10 +42,8 @@ from kimi_compact_tui.config import AppConfig
 from kimi_compact_tui.errors import ApplyError, ProviderFailure, RetentionShortfall, UserError
 from kimi_compact_tui.model import Session
 from kimi_compact_tui.providers import (
-    OFFLINE_NOTICE,
     EventCallback,
     ProviderConfig,
-    StreamEvent,
     StreamResult,
 )
 from kimi_compact_tui.retention import check_min_retention, parse_min_retention, retention_report
@@ -49,8 +52,6 @@ from kimi_compact_tui.sanitize import visible
 EXIT_OK = 0
 EXIT_PROVIDER = 3
 EXIT_CANCELLED = 130
-DIM = "\x1b[2m"
-RESET = "\x1b[0m"
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -164,69 +165,6 @@ def run_compaction(
     return CompactionRun(session, config, prep, pcfg, result, draft, job)
 
 
-class _Printer:
-    """Streams events to the terminal: summary on stdout, the rest on stderr."""
-
-    def __init__(self) -> None:
-        self.dim = sys.stderr.isatty()
-        # On a terminal, control characters in model text are shown, not obeyed.
-        self.show_out = visible if sys.stdout.isatty() else str
-        self.show_err = visible if self.dim else str
-        self.last_char = "\n"
-        self.reasoning_open = False
-        self.stdout_closed = False
-
-    def _err(self, text: str) -> None:
-        try:
-            sys.stderr.write(text)
-            sys.stderr.flush()
-        except (BrokenPipeError, ValueError):
-            pass
-
-    def _out(self, text: str) -> None:
-        """Write summary text; a closed pipe (``| head``) stops the echo, not the stream."""
-        if self.stdout_closed:
-            return
-        try:
-            sys.stdout.write(text)
-            sys.stdout.flush()
-        except BrokenPipeError:
-            self.stdout_closed = True
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())  # keep the exit-time flush quiet
-            os.close(devnull)
-
-    def __call__(self, event: StreamEvent) -> None:
-        if event.kind == "text":
-            if self.reasoning_open:
-                self._err("\n")
-                self.reasoning_open = False
-            self._out(self.show_out(event.text))
-            self.last_char = event.text[-1:]
-        elif event.kind == "reasoning":
-            self.reasoning_open = True
-            text = self.show_err(event.text)
-            self._err(f"{DIM}{text}{RESET}" if self.dim else text)
-        elif event.kind == "retry":
-            self._err(f"retry: {event.text}\n")
-        # "status" events are progress notes for the TUI; the CLI announces itself once.
-
-    def finish(self) -> None:
-        if self.reasoning_open:
-            self._err("\n")
-        if self.last_char not in ("", "\n"):
-            self._out("\n")
-
-
-def _announce(prep: Preparation, pcfg: ProviderConfig) -> None:
-    indices = list(prep.plan.compact_indices)
-    span = f"messages {indices[0] + 1}–{indices[-1] + 1}" if indices else "no messages"
-    print(f"compacting {span} with {pcfg.describe()}", file=sys.stderr)
-    if pcfg.offline:
-        print(f"note: {OFFLINE_NOTICE}", file=sys.stderr)
-    sys.stderr.flush()
-
-
 def _starter(args: argparse.Namespace) -> Callable[[Preparation, ProviderConfig], None]:
     """The check made once the plan is known and before any request: no tool
     call split from its result by an in-place write (unless ``--allow-split``);
@@ -235,19 +173,9 @@ def _starter(args: argparse.Namespace) -> Callable[[Preparation, ProviderConfig]
     def start(prep: Preparation, pcfg: ProviderConfig) -> None:
         check_splits(prep, refuse=args.in_place and not args.allow_split)
         if not args.json:
-            _announce(prep, pcfg)
+            announce(prep, pcfg)
 
     return start
-
-
-def _nothing_written(args: argparse.Namespace) -> str:
-    """What a no-op left alone: the --output file, or the session."""
-    if args.output:
-        out = Path(args.output).expanduser()
-        return f"nothing written ({out} {'left unchanged' if out.exists() else 'not created'})"
-    if args.in_place:
-        return f"nothing written ({args.session} unchanged)"
-    return "nothing written"
 
 
 def _check_output(args: argparse.Namespace, session: Session | None = None) -> Path | None:
@@ -271,34 +199,6 @@ def _check_output(args: argparse.Namespace, session: Session | None = None) -> P
     return out
 
 
-def _json_result(run: CompactionRun, written: Path | None) -> dict[str, Any]:
-    if run.result is None:
-        data: dict[str, Any] = {
-            "status": "noop",
-            "summary": None,
-            "reasoning": None,
-            "usage": None,
-            "model": None,
-            "provider": run.provider.kind,
-            "offline": run.provider.offline,
-            "finish_reason": None,
-            "timings": {"time_to_first_token": None, "total": None},
-            "error": None,
-            "noop": run.plan.noop,
-        }
-    else:
-        data = run.result.to_json()
-        data["noop"] = None
-    data["session"] = str(run.session.path)
-    data["output"] = str(written) if written else None
-    data["written"] = written is not None
-    data["messages_before"] = len(run.session.messages)
-    data["messages_after"] = len(run.compacted.messages) if run.compacted else None
-    if data.get("offline"):
-        data["notice"] = OFFLINE_NOTICE
-    return data
-
-
 def run(args: argparse.Namespace) -> int:
     from kimi_compact_tui.formats import save_session
 
@@ -313,7 +213,7 @@ def run(args: argparse.Namespace) -> int:
             "none; pass --yes to write without asking"
         )
     thresholds = [parse_min_retention(t) for t in args.min_retention]  # bad input: before any run
-    printer = None if args.json else _Printer()
+    printer = None if args.json else Printer()
     run_ = run_compaction(
         args,
         on_event=printer,
@@ -331,7 +231,7 @@ def run(args: argparse.Namespace) -> int:
         shortfalls = check_min_retention(report, thresholds)
         if shortfalls:
             if args.json:
-                print_json(dict(_json_result(run_, None), retention=report.to_json()))
+                print_json(dict(json_result(run_, None), retention=report.to_json()))
             raise RetentionShortfall(
                 f"{run_.session.path}: not written: the summary keeps too little "
                 f"({'; '.join(shortfalls)})"
@@ -351,7 +251,7 @@ def run(args: argparse.Namespace) -> int:
             ) from None
 
     if args.json:
-        data = _json_result(run_, written)
+        data = json_result(run_, written)
         data["retention"] = report.to_json() if report is not None else None
         print_json(data)
         if result is not None and result.error and result.status != "complete":
@@ -360,7 +260,7 @@ def run(args: argparse.Namespace) -> int:
 
     err = sys.stderr
     if result is None:
-        print(f"nothing to compact: {run_.plan.noop}; {_nothing_written(args)}", file=err)
+        print(f"nothing to compact: {run_.plan.noop}; {nothing_written(args)}", file=err)
         return EXIT_OK
     # An offline run said "no model wrote this summary" when it started: once is enough.
     where = "offline extraction" if result.offline else f"{result.provider} {result.model or ''}"

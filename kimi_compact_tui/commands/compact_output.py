@@ -1,0 +1,121 @@
+"""What ``compact`` prints: the summary streaming to the terminal, the
+announcement, the JSON result, and what a no-op left alone."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from kimi_compact_tui.compaction import Preparation
+from kimi_compact_tui.providers import OFFLINE_NOTICE, ProviderConfig, StreamEvent
+from kimi_compact_tui.sanitize import visible
+
+if TYPE_CHECKING:
+    from kimi_compact_tui.commands.compact import CompactionRun
+
+DIM = "\x1b[2m"
+RESET = "\x1b[0m"
+
+
+class Printer:
+    """Streams events to the terminal: summary on stdout, the rest on stderr."""
+
+    def __init__(self) -> None:
+        self.dim = sys.stderr.isatty()
+        # On a terminal, control characters in model text are shown, not obeyed.
+        self.show_out = visible if sys.stdout.isatty() else str
+        self.show_err = visible if self.dim else str
+        self.last_char = "\n"
+        self.reasoning_open = False
+        self.stdout_closed = False
+
+    def _err(self, text: str) -> None:
+        try:
+            sys.stderr.write(text)
+            sys.stderr.flush()
+        except (BrokenPipeError, ValueError):
+            pass
+
+    def _out(self, text: str) -> None:
+        """Write summary text; a closed pipe (``| head``) stops the echo, not the stream."""
+        if self.stdout_closed:
+            return
+        try:
+            sys.stdout.write(text)
+            sys.stdout.flush()
+        except BrokenPipeError:
+            self.stdout_closed = True
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())  # keep the exit-time flush quiet
+            os.close(devnull)
+
+    def __call__(self, event: StreamEvent) -> None:
+        if event.kind == "text":
+            if self.reasoning_open:
+                self._err("\n")
+                self.reasoning_open = False
+            self._out(self.show_out(event.text))
+            self.last_char = event.text[-1:]
+        elif event.kind == "reasoning":
+            self.reasoning_open = True
+            text = self.show_err(event.text)
+            self._err(f"{DIM}{text}{RESET}" if self.dim else text)
+        elif event.kind == "retry":
+            self._err(f"retry: {event.text}\n")
+        # "status" events are progress notes for the TUI; the CLI announces itself once.
+
+    def finish(self) -> None:
+        if self.reasoning_open:
+            self._err("\n")
+        if self.last_char not in ("", "\n"):
+            self._out("\n")
+
+
+def announce(prep: Preparation, pcfg: ProviderConfig) -> None:
+    indices = list(prep.plan.compact_indices)
+    span = f"messages {indices[0] + 1}–{indices[-1] + 1}" if indices else "no messages"
+    print(f"compacting {span} with {pcfg.describe()}", file=sys.stderr)
+    if pcfg.offline:
+        print(f"note: {OFFLINE_NOTICE}", file=sys.stderr)
+    sys.stderr.flush()
+
+
+def nothing_written(args: argparse.Namespace) -> str:
+    """What a no-op left alone: the --output file, or the session."""
+    if args.output:
+        out = Path(args.output).expanduser()
+        return f"nothing written ({out} {'left unchanged' if out.exists() else 'not created'})"
+    if args.in_place:
+        return f"nothing written ({args.session} unchanged)"
+    return "nothing written"
+
+
+def json_result(run: CompactionRun, written: Path | None) -> dict[str, Any]:
+    if run.result is None:
+        data: dict[str, Any] = {
+            "status": "noop",
+            "summary": None,
+            "reasoning": None,
+            "usage": None,
+            "model": None,
+            "provider": run.provider.kind,
+            "offline": run.provider.offline,
+            "finish_reason": None,
+            "timings": {"time_to_first_token": None, "total": None},
+            "error": None,
+            "noop": run.plan.noop,
+        }
+    else:
+        data = run.result.to_json()
+        data["noop"] = None
+    data["session"] = str(run.session.path)
+    data["output"] = str(written) if written else None
+    data["written"] = written is not None
+    data["messages_before"] = len(run.session.messages)
+    data["messages_after"] = len(run.compacted.messages) if run.compacted else None
+    if data.get("offline"):
+        data["notice"] = OFFLINE_NOTICE
+    return data
