@@ -187,3 +187,27 @@ def test_a_session_with_a_half_written_line_is_written_without_it(tmp_path):
     rewritten = load_session(path)
     assert rewritten.warnings == []
     assert b"half" not in path.read_bytes()
+
+
+async def test_the_tui_opens_a_session_with_a_skipped_line_and_says_which(tmp_path):
+    from kimi_compact_tui.tui.app import create_app
+
+    path = write_session(tmp_path / "s", kimi_lines(4))
+    with path.open("ab") as fh:
+        fh.write(b'{"role":"user","content":"half')
+    app = create_app(path.parent, provider="offline")
+    seen: list[tuple[str, str]] = []
+    real_notify = app.notify
+
+    def notify(message, *, title="", **kw):
+        seen.append((str(title), str(message)))
+        return real_notify(message, title=title, **kw)
+
+    app.notify = notify  # record what the user is told
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert app.state.session is not None and len(app.state.session.messages) == 8
+        shown = [m for title, m in seen if "skipped on load" in title]
+        assert shown and f"{path}:11: skipped" in shown[0]

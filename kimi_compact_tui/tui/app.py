@@ -162,6 +162,8 @@ class ReviewApp(App):
         error = self._adopt(outcome)
         if self.state.session is not None:
             self.main_screen.show_session()
+            if outcome.loaded is not None:
+                self._warn_skipped(outcome.loaded.session.warnings)
         if outcome.message:
             self.notify(visible(outcome.message), markup=False, timeout=8)
         if error is None:
@@ -172,6 +174,15 @@ class ReviewApp(App):
             self.show_error(error, "Cannot open the session", dialog=True)
         else:
             self.show_error(error, dialog=True)
+
+    def _warn_skipped(self, warnings: list[str]) -> None:
+        """The lines the format skipped on load, as the agent does (each named)."""
+        if not warnings:
+            return
+        shown = "\n".join(visible(w) for w in warnings[:5])
+        more = f"\n… and {len(warnings) - 5} more" if len(warnings) > 5 else ""
+        title = f"{len(warnings)} line{'s' if len(warnings) != 1 else ''} skipped on load"
+        self.notify(shown + more, title=title, severity="warning", markup=False, timeout=15)
 
     def open_picker(self) -> None:
         def done(path: str | Path | None) -> None:
