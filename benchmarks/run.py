@@ -383,6 +383,50 @@ def print_table(headers: list[str], rows: list[list[str]]) -> None:
     print()
 
 
+def whole_commands(paths_by_n: dict[int, dict[str, Path]], args: argparse.Namespace) -> list:
+    """``plan --json`` as a whole command and the retention report: tables, and
+    their target rows (see benchmarks/commands_bench.py, retention_bench.py)."""
+    from benchmarks.commands_bench import bench_plan_command
+    from benchmarks.retention_bench import bench_retention
+
+    big_n = max(paths_by_n)
+    small = generate.ensure(10)["kimi"]
+    plan = bench_plan_command(paths_by_n[big_n]["kimi"], small, max(1, min(args.repeats, 3)))
+    print(f"plan SESSION --json as a whole command ({big_n:,} messages, CPU time)")
+    print_table(
+        ["file", "plan", "json.loads script", "ratio", "peak growth / file"],
+        [
+            [
+                f"{plan['file_mb']:.1f} MB",
+                fmt_s(plan["plan_cpu"]),
+                fmt_s(plan["floor_cpu"]),
+                f"{plan['ratio']:.2f}x",
+                f"{plan['memory_growth']:.2f}x",
+            ]
+        ],
+    )
+    ret = bench_retention(min(10_000, big_n), max(1, min(args.repeats, 3)))
+    print(f"retention report on a {ret['compacted']:,}-message range ({ret['items']:,} items)")
+    print_table(["wall", "CPU"], [[fmt_s(ret["seconds"]), fmt_s(ret["cpu_seconds"])]])
+    return [
+        [
+            "plan --json <= 1.5x json.loads script",
+            f"{plan['ratio']:.2f}x",
+            verdict(plan["ratio"] <= 1.5),
+        ],
+        [
+            "plan --json peak <= 3x file",
+            f"{plan['memory_growth']:.2f}x",
+            verdict(plan["memory_growth"] <= 3.0),
+        ],
+        [
+            "retention on 10k messages < 1 s (CPU)",
+            fmt_s(ret["cpu_seconds"]),
+            verdict(ret["cpu_seconds"] < 1.0),
+        ],
+    ]
+
+
 def run(args: argparse.Namespace) -> int:
     print(f"machine: {machine()}")
     print(
@@ -513,6 +557,8 @@ def run(args: argparse.Namespace) -> int:
                 [[f"{args.chunks:,}", fmt_s(stream_res["total"]), fmt_s(stream_res["lag"])]],
             )
 
+    extra_checks = whole_commands(paths_by_n, args)
+
     # Targets, judged on the largest size.
     big = results[-1]
     print(f"Targets (largest size, {big['n']:,} messages)")
@@ -552,6 +598,7 @@ def run(args: argparse.Namespace) -> int:
                 verdict(stream_res["lag"] < 0.5),
             ]
         )
+    checks.extend(extra_checks)
     print_table(["target", "measured", "verdict"], checks)
     print(f"load average at the end: {_load_avg()}")
     if args.json:

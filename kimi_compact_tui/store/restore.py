@@ -217,14 +217,14 @@ def undo_plan(path: str | Path) -> UndoPlan:
             )
         raise ApplyError(
             f"{target}: nothing of ours to undo: kimi-compact-tui wrote no compaction here; a "
-            "restore point it did not make can be picked by name (see --list)"
+            "restore point it did not make can be picked by name (restore --list, or r in the TUI)"
         )
     last = records[-1]
     if last["action"] == "restore":
         raise ApplyError(
             f"{target}: nothing of ours to undo: the last compaction written here was already "
             f"undone (a restore at {last.get('time')}; undoing that would re-apply it); pick a "
-            "version by name to go back to it (see --list)"
+            "version by name to go back to it (restore --list, or r in the TUI)"
         )
     after = last.get("after") or {}
     current = sha256_file(target)
