@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import sys
 from typing import Any
@@ -112,6 +113,10 @@ def load_and_prepare(
     else:
         the_job = CompactionJob(load_session(args.session), config, None, **options)
     session = the_job.session
+    # The loaded session lives until the command exits and holds no cycles: keep
+    # its objects out of every later collection (each full pass would walk them
+    # all again, e.g. while the tool-call pairs or the JSON output are built).
+    gc.freeze()
     warn_skipped(session)
     if args.up_to is not None and not 1 <= args.up_to <= len(session.messages):
         n = len(session.messages)
