@@ -9,9 +9,7 @@ run the real console entry in a subprocess with a timeout.
 
 from __future__ import annotations
 
-import os
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +17,7 @@ import pytest
 from kimi_compact_tui import cli
 from kimi_compact_tui.errors import UserError
 from kimi_compact_tui.formats import dump_session, load_session
+from tests import factories
 from tests.bad_inputs import (
     CONFIG_ERRORS,
     GOOD_LINES,
@@ -234,17 +233,7 @@ def test_50mb_message_loads_and_round_trips(corpus: dict[str, Case]) -> None:
 
 
 def run_cli(argv: list[str]) -> subprocess.CompletedProcess[str]:
-    env = {k: v for k, v in os.environ.items() if k != "KIMI_COMPACT_TUI_CONFIG"}
-    env["XDG_CONFIG_HOME"] = "/nonexistent-kct-config"
-    return subprocess.run(
-        [sys.executable, "-m", "kimi_compact_tui", *argv],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=SUBPROCESS_TIMEOUT,
-        stdin=subprocess.DEVNULL,
-    )
+    return factories.run_cli(*argv, timeout=SUBPROCESS_TIMEOUT)
 
 
 @pytest.mark.parametrize(

@@ -4,29 +4,12 @@ through the safe apply (rotation/backup, audit), and undone by `restore`."""
 from __future__ import annotations
 
 import json
-import os
 import shutil
-import subprocess
-import sys
 from pathlib import Path
 
 from kimi_compact_tui.formats import load_session
 from tests.core_helpers import SAMPLES
-
-
-def run_cli(*args: str, cwd: Path) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
-    env.pop("KIMI_COMPACT_TUI_CONFIG", None)
-    env["XDG_CONFIG_HOME"] = str(cwd / "no-config")
-    return subprocess.run(
-        [sys.executable, "-m", "kimi_compact_tui", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        timeout=60,
-    )
+from tests.factories import run_cli
 
 
 def listing(folder: Path) -> dict[str, bytes]:

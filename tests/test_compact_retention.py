@@ -4,23 +4,16 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
-import sys
 from pathlib import Path
+
+from tests.factories import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_sessions" / "kimi-debugging-session"
 
 
-def run(*args: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "kimi_compact_tui", *args],
-        capture_output=True,
-        text=True,
-        timeout=120,
-        cwd=ROOT,
-        stdin=subprocess.DEVNULL,
-    )
+def run(*args: str, stdin: str | None = None):
+    return run_cli(*args, stdin=stdin, timeout=120)
 
 
 def copy_sample(tmp_path: Path) -> Path:

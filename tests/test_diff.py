@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import random
-import subprocess
 import sys
 from pathlib import Path
 
@@ -15,6 +14,7 @@ from kimi_compact_tui.compaction.tokens import message_tokens
 from kimi_compact_tui.diff import diff_messages, diff_sessions, format_diff
 from kimi_compact_tui.formats import dump_session, load_session
 from kimi_compact_tui.model import Message, Session
+from tests.factories import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 GOLDEN = ROOT.parent / "shared" / "reference" / "kimi-cli" / "golden"
@@ -139,16 +139,6 @@ def test_format_diff_lines_and_context():
     assert lines[-1].startswith("2 kept, 2 removed, 1 added")
     short = format_diff(diff_sessions(s, after), context=0)
     assert "2 kept messages" in short and "= 3 2" not in short
-
-
-def run_cli(*args: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [PY, "-m", "kimi_compact_tui", *args],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
 
 
 def write_openai(path: Path, messages: list[dict]) -> Path:

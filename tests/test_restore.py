@@ -11,6 +11,7 @@ from kimi_compact_tui.compaction import build_compacted_session, make_plan
 from kimi_compact_tui.formats import load_session
 from kimi_compact_tui.formats.kimi import dump_message, dump_special
 from kimi_compact_tui.store import apply_compaction, fingerprint, read_audit
+from tests.factories import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 PY = str(ROOT / ".venv" / "bin" / "python")
@@ -19,14 +20,7 @@ if not Path(PY).exists():
 
 
 def cli(*args: str, stdin: str = "") -> subprocess.CompletedProcess:
-    return subprocess.run(
-        [PY, "-m", "kimi_compact_tui", "restore", *args],
-        cwd=ROOT,
-        input=stdin,
-        capture_output=True,
-        text=True,
-        timeout=60,
-    )
+    return run_cli("restore", *args, stdin=stdin)
 
 
 def one_line_error(res: subprocess.CompletedProcess) -> str:

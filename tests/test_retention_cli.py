@@ -3,9 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,26 +16,12 @@ from kimi_compact_tui.retention import (
     parse_min_retention,
     retention_report,
 )
+from tests.factories import run_cli
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "tests" / "retention_fixtures"
 KIMI_SAMPLE = REPO / "sample_sessions" / "kimi-debugging-session"
 OPENAI_SAMPLE = REPO / "sample_sessions" / "openai-retry-refactor.json"
-
-
-def run_cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess:
-    env = dict(os.environ)
-    env.pop("KIMI_CLI_COMPACT_MD", None)
-    env.pop("KIMI_COMPACT_TUI_CONFIG", None)
-    env["XDG_CONFIG_HOME"] = str(REPO / "tests" / "no-such-config-dir")
-    return subprocess.run(
-        [sys.executable, "-m", "kimi_compact_tui", *args],
-        capture_output=True,
-        text=True,
-        env=env,
-        input=stdin,
-        timeout=60,
-    )
 
 
 def test_json_report_through_the_cli():

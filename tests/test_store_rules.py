@@ -5,8 +5,6 @@ written back)."""
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
@@ -19,6 +17,7 @@ from kimi_compact_tui.errors import ApplyError, UserError
 from kimi_compact_tui.formats import load_session
 from kimi_compact_tui.providers.base import StreamResult
 from kimi_compact_tui.store import read_audit, restore, restore_points, undo_plan
+from tests.factories import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -57,15 +56,8 @@ def compact(path: Path, up_to: int | None = None, *, allow_split: bool = False, 
     return job.commit(draft, "offline", allow_split=allow_split)
 
 
-def cli(*args: str, stdin: str | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "kimi_compact_tui", *args],
-        capture_output=True,
-        text=True,
-        input=stdin,
-        timeout=60,
-        cwd=ROOT,
-    )
+def cli(*args: str, stdin: str | None = None):
+    return run_cli(*args, stdin=stdin, timeout=120)
 
 
 # ----------------------------------------------------------------------------- undo
