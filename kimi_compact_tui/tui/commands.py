@@ -7,6 +7,8 @@ from typing import Any
 
 from textual.command import DiscoveryHit, Hit, Hits, Provider
 
+from kimi_compact_tui.tui.review_extras import extras_of
+
 # (key shown, action, long description) for the help screen and the palette.
 HELP_KEYS: list[tuple[str, str, str]] = [
     ("↑ ↓ j k", "", "move the highlight one message"),
@@ -21,6 +23,7 @@ HELP_KEYS: list[tuple[str, str, str]] = [
     ("c", "compact", "compact: stream the summary"),
     ("d", "diff", "diff the session before and after"),
     ("e", "edit", "edit the summary"),
+    ("C", "candidates", "candidates: every finished run, compare two, choose one to write"),
     ("w", "write", "write the compacted session (asks to confirm)"),
     ("u", "undo", "undo this tool's last write (asks to confirm)"),
     ("r", "restore_points", "restore points: every earlier version, labelled by origin"),
@@ -34,7 +37,7 @@ COMPACTION_ACTIONS = {"boundary", "reset_boundary", "preview", "instructions", "
 COMPACTION_ACTIONS |= {"compact", "diff", "edit", "write", "safe_boundary"}
 FILE_ACTIONS = {"undo", "restore_points"}
 MAIN_ACTIONS = COMPACTION_ACTIONS | FILE_ACTIONS | {"detail", "search", "search_next"}
-MAIN_ACTIONS |= {"search_prev", "help", "quit", "open"}
+MAIN_ACTIONS |= {"search_prev", "help", "quit", "open", "candidates"}
 
 
 def availability(state: Any, action: str) -> bool | None:
@@ -42,6 +45,8 @@ def availability(state: Any, action: str) -> bool | None:
     available now (None), or absent (False: compaction disabled in config)."""
     if action not in MAIN_ACTIONS:
         return True
+    if action == "candidates":
+        return True if len(extras_of(state).candidates) else False  # absent until a run
     if action not in COMPACTION_ACTIONS:
         return True if action not in FILE_ACTIONS or state.session_path is not None else None
     if state.session is None:
@@ -63,6 +68,8 @@ def availability(state: Any, action: str) -> bool | None:
 
 def why_unavailable(state: Any, action: str) -> str:
     """One short line: why ``action`` cannot run now (for the notification)."""
+    if action == "candidates":
+        return "no candidates yet: every finished run (c) becomes one"
     if action in FILE_ACTIONS and state.session_path is None:
         return "no session file is open"
     if state.session is None:

@@ -11,6 +11,8 @@ writes from here (the app asks to confirm first).
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
@@ -22,8 +24,10 @@ from textual.worker import Worker, WorkerState
 
 from kimi_compact_tui.diff import ADDED, KEPT, REMOVED, SessionDiff, diff_sessions
 from kimi_compact_tui.model import Session
+from kimi_compact_tui.tui.screens.retention_host import RETENTION_BINDINGS, RetentionHost
 from kimi_compact_tui.tui.state import ReviewState
 from kimi_compact_tui.tui.widgets.diff_view import DiffRow, DiffView
+from kimi_compact_tui.tui.widgets.retention_pane import RetentionPane
 from kimi_compact_tui.tui.widgets.stream_view import SummaryPane
 
 
@@ -80,7 +84,7 @@ def diff_header(diff: SessionDiff, *, edited: bool = False) -> Text:
     return text
 
 
-class DiffScreen(Screen[str | None]):
+class DiffScreen(RetentionHost, Screen[Any]):
     """Old session beside the compacted one; the summary below as written.
     Dismisses with ``"write"`` when ``w`` asks for the write, else None."""
 
@@ -89,6 +93,7 @@ class DiffScreen(Screen[str | None]):
         Binding("w", "write", "Write"),
         Binding("s", "toggle_summary", "Summary pane"),
         Binding("m", "toggle_markdown", "Raw / Markdown"),
+        *RETENTION_BINDINGS,
     ]
 
     DEFAULT_CSS = """
@@ -105,6 +110,9 @@ class DiffScreen(Screen[str | None]):
         height: 1fr;
     }
     DiffScreen #diff-columns > Vertical {
+        width: 1fr;
+    }
+    DiffScreen #retention-pane {
         width: 1fr;
     }
     DiffScreen .column-title {
@@ -142,6 +150,7 @@ class DiffScreen(Screen[str | None]):
             with Vertical():
                 yield Static(Text("after the write"), classes="column-title", id="after-title")
                 yield DiffView(id="after")
+            yield RetentionPane(id="retention-pane")
         yield SummaryPane(self.summary or "", prefix="diff-summary", id="summary-pane")
         yield Footer()
 
@@ -149,6 +158,7 @@ class DiffScreen(Screen[str | None]):
         if self.reason is None:
             self.query_one("#diff-columns").loading = True
             self._compute()
+            self.score_retention(self.state, self.summary or "")
 
     @work(
         thread=True,

@@ -42,7 +42,12 @@ class EditSummaryScreen(Screen[str | None]):
     """
 
     def __init__(
-        self, state: ReviewState, *, name: str | None = None, id: str | None = None
+        self,
+        state: ReviewState,
+        *,
+        append: str = "",
+        name: str | None = None,
+        id: str | None = None,
     ) -> None:
         super().__init__(name=name, id=id)
         self.state = state
@@ -51,7 +56,8 @@ class EditSummaryScreen(Screen[str | None]):
             result = state.stream_result
             original = result.summary if result is not None else ""
         self.original = original
-        self.shown = visible(original, tabs=None)
+        # ``append``: a marked block (retention's missing items) added after the text.
+        self.shown = visible(original, tabs=None) + visible(append, tabs=None)
         self.altered = self.shown != original
 
     def compose(self) -> ComposeResult:

@@ -26,6 +26,8 @@ from kimi_compact_tui.compaction.plan import REGION_KEPT
 from kimi_compact_tui.errors import UserError
 from kimi_compact_tui.sanitize import one_line, visible
 from kimi_compact_tui.tui.commands import HELP_KEYS, MAIN_ACTIONS, availability, why_unavailable
+from kimi_compact_tui.tui.review_extras import choose_candidate, extras_of
+from kimi_compact_tui.tui.screens.candidates import CandidatesScreen
 from kimi_compact_tui.tui.screens.confirm import AskScreen
 from kimi_compact_tui.tui.screens.diff import DiffScreen
 from kimi_compact_tui.tui.screens.edit import EditSummaryScreen
@@ -61,6 +63,7 @@ class MainScreen(Screen[None]):
         Binding("c", "compact", "Compact", id="compact"),
         Binding("d", "diff", "Diff", id="diff"),
         Binding("e", "edit", "Edit", id="edit"),
+        Binding("C", "candidates", "Candidates", id="candidates"),
         Binding("w", "write", "Write", id="write"),
         Binding("u", "undo", "Undo", id="undo"),
         Binding("r", "restore_points", "Restore points", show=False, id="restore_points"),
@@ -291,12 +294,41 @@ class MainScreen(Screen[None]):
         self.app.push_screen(screen, done)
 
     def _after_flow(self, result: Any) -> None:
-        """Back from a flow screen: refresh, and write when it asked for it (w)."""
+        """Back from a flow screen: refresh, and do what it asked for: write (w),
+        run again (r), or a retention request (jump, instructions, editor)."""
         self.refresh_view()
-        if result == "write":
+        if isinstance(result, tuple):
+            self._retention_request(*result)
+        elif result == "write":
             self.action_write()
         elif result == "rerun":
             self.app.push_screen(StreamScreen(self.state, run=True), self._after_flow)
+
+    def _retention_request(self, kind: str, value: Any) -> None:
+        if kind == "jump":
+            self.message_list.move_to(value - 1)
+            self.message_list.focus()
+        elif kind == "editor":
+            screen = EditSummaryScreen(self.state, append=value)
+            self.app.push_screen(screen, lambda _r: self.refresh_view())
+        elif kind == "instruct":
+            old = self.state.custom_instruction.rstrip()
+            text = f"{old}\n\n{value}" if old else value
+
+            def change() -> None:
+                self.state.set_custom_instruction(text)
+                self.app.push_screen(StreamScreen(self.state, run=True), self._after_flow)
+
+            self._replan("New instructions", change)
+
+    def action_candidates(self) -> None:
+        def done(number: int | None) -> None:
+            if number is not None:
+                self._apply(choose_candidate, self.state, number)
+                if self.state.summary is not None:
+                    self.notify(f"candidate #{number} is the summary to write", markup=False)
+
+        self.app.push_screen(CandidatesScreen(extras_of(self.state).candidates), done)
 
     def action_compact(self) -> None:
         self.app.push_screen(StreamScreen(self.state), self._after_flow)

@@ -1,21 +1,19 @@
 """The compaction stream: the summary arrives live, then is checked.
 
 The request is built and the provider runs in a thread worker with its own
-event loop (the offline summary and a 100k-message request take about a
-second of CPU: never on the UI's loop). Its events are only collected (thread-
-safe queues), and a timer on the UI thread shows them every ~50 ms
-(:class:`StreamView`), so 10,000 tiny chunks never freeze the screen. The
-worker returns the StreamResult; the UI thread stores it on the state. ``escape`` cancels a running stream (and closes the
-screen once it has ended). A run that is not complete (truncated, failed,
-cancelled) says so and leaves nothing to write: ``state.summary`` stays None.
-A complete summary is checked against the six-section contract; missing or
-empty sections are a warning, not a block.
+event loop (never on the UI's loop). Its events are only collected (thread-safe
+queues), and a timer on the UI thread shows them every ~50 ms (:class:`StreamView`),
+so 10,000 tiny chunks never freeze the screen. The worker returns the
+StreamResult; the UI thread stores it on the state. ``escape`` cancels a running
+stream (and closes the screen once it has ended). A run that is not complete
+(truncated, failed, cancelled) says so and leaves nothing to write. A complete
+summary is checked against the six-section contract (a warning, not a block).
+A finished run (complete or truncated) is kept as a candidate and its retention
+pane is shown below (``i``/``e``: missing items to the instructions / editor).
 
 Leaving the screen keeps the finished summary: opened again, the screen shows
-it instead of running again; ``r`` runs again (asking first, as the new run
-replaces it). ``w`` asks the app to write once the run is complete (the
-dismiss value ``"write"``); ``m`` switches the finished summary between the
-raw text as written and rendered Markdown.
+it; ``r`` runs again (asking first). ``w`` asks the app to write once the run is
+complete (the dismiss value ``"write"``); ``m`` toggles raw text / Markdown.
 """
 
 from __future__ import annotations
@@ -43,7 +41,10 @@ from kimi_compact_tui.providers import (
     stream_summary,
 )
 from kimi_compact_tui.sanitize import one_line, visible
+from kimi_compact_tui.tui.review_extras import record_run
+from kimi_compact_tui.tui.screens.retention_host import RETENTION_BINDINGS, RetentionHost
 from kimi_compact_tui.tui.state import ReviewState
+from kimi_compact_tui.tui.widgets.retention_pane import RetentionPane
 from kimi_compact_tui.tui.widgets.stream_view import StreamView, approx_tokens, outcome_lines
 
 FLUSH_INTERVAL = 0.05
@@ -61,12 +62,11 @@ def provider_of(state: ReviewState) -> ProviderConfig:
 
 
 def store_result(state: ReviewState, result: StreamResult | None) -> None:
-    """Keep ``result`` on the state; only a complete, non-empty summary becomes
-    the summary to write (truncated, failed and cancelled runs leave None)."""
+    """Keep ``result`` on the state (only a complete summary becomes one to write)."""
     state.set_result(result)
 
 
-class StreamScreen(Screen[StreamResult | None]):
+class StreamScreen(RetentionHost, Screen[Any]):
     """Stream the summary for ``state``'s request; dismiss with the StreamResult."""
 
     BINDINGS = [
@@ -75,6 +75,7 @@ class StreamScreen(Screen[StreamResult | None]):
         Binding("w", "write", "Write"),
         Binding("m", "toggle_markdown", "Raw / Markdown"),
         Binding("r", "rerun", "Run again"),
+        *RETENTION_BINDINGS,
     ]
 
     DEFAULT_CSS = """
@@ -98,10 +99,7 @@ class StreamScreen(Screen[StreamResult | None]):
     StreamScreen.offline #stream-offline {
         display: block;
     }
-    StreamScreen #stream-status {
-        color: $text-muted;
-    }
-    StreamScreen #stream-note {
+    StreamScreen #stream-status, StreamScreen #stream-note {
         color: $text-muted;
     }
     StreamScreen #stream-outcome {
@@ -149,6 +147,7 @@ class StreamScreen(Screen[StreamResult | None]):
             yield Static(Text(""), id="stream-note")
         yield StreamView(id="stream-view")
         yield Static(Text(""), id="stream-outcome")
+        yield RetentionPane(id="retention-pane")
         yield Footer()
 
     def _title(self) -> Text:
@@ -171,6 +170,7 @@ class StreamScreen(Screen[StreamResult | None]):
 
     def on_mount(self) -> None:
         self._view = self.query_one(StreamView)
+        self.retention_pane().display = False
         if self.provider.offline:
             self.add_class("offline")
         prep = self.state.preparation
@@ -274,6 +274,10 @@ class StreamScreen(Screen[StreamResult | None]):
         if self._timer is not None:
             self._timer.stop()
         store_result(self.state, result)
+        elapsed = None if self._started is None else (self._ended or 0.0) - self._started
+        self.candidate = record_run(self.state, result, elapsed)
+        if self.candidate is not None:
+            self.score_retention(self.state, result.summary)
         complete = result.status == "complete" and bool(result.summary.strip())
         self.view.finish(result.summary if complete else None, render=complete)
         if result.offline or self.provider.offline:
@@ -291,6 +295,7 @@ class StreamScreen(Screen[StreamResult | None]):
         summary = self.state.summary or result.summary
         self.view.push_text(summary)
         self.view.finish(summary)
+        self.score_retention(self.state, summary)
         if result.offline or self.provider.offline:
             self.add_class("offline")
         self._update_status()
