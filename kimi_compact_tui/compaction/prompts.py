@@ -47,6 +47,12 @@ class PromptSource:
         }
 
 
+def edited_prompt(text: str) -> PromptSource:
+    """A prompt edited during a review: a copy in memory (never written over the
+    bundled file or kimi-cli's), reported with its own sha256."""
+    return PromptSource("edited", None, text, _sha256(text))
+
+
 def _sha256(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 

@@ -20,6 +20,7 @@ HELP_KEYS: list[tuple[str, str, str]] = [
     ("p", "preview", "preview the request (transcript, prompt, JSON body, tokens)"),
     ("i", "instructions", "edit the custom compaction instructions"),
     ("m", "model", "choose the compaction model (per-session override)"),
+    ("P", "prompt", "edit the prompt for this review (a copy; no prompt file changes)"),
     ("c", "compact", "compact: stream the summary"),
     ("d", "diff", "diff the session before and after"),
     ("e", "edit", "edit the summary"),
@@ -33,7 +34,7 @@ HELP_KEYS: list[tuple[str, str, str]] = [
     ("ctrl+p", "", "command palette: every action by name"),
     ("q", "quit", "quit"),
 ]
-COMPACTION_ACTIONS = {"boundary", "reset_boundary", "preview", "instructions", "model"}
+COMPACTION_ACTIONS = {"boundary", "reset_boundary", "preview", "instructions", "model", "prompt"}
 COMPACTION_ACTIONS |= {"compact", "diff", "edit", "write", "safe_boundary"}
 FILE_ACTIONS = {"undo", "restore_points"}
 MAIN_ACTIONS = COMPACTION_ACTIONS | FILE_ACTIONS | {"detail", "search", "search_next"}

@@ -22,7 +22,7 @@ from kimi_compact_tui.compaction import (
 )
 from kimi_compact_tui.compaction.job import CompactionJob, Draft
 from kimi_compact_tui.compaction.pairs import ToolSplit, find_splits, nearest_safe_up_to
-from kimi_compact_tui.compaction.prompts import resolve_prompt
+from kimi_compact_tui.compaction.prompts import edited_prompt, resolve_prompt
 from kimi_compact_tui.compaction.tokens import message_tokens
 from kimi_compact_tui.config import AppConfig, _get_compaction_config, load_config
 from kimi_compact_tui.errors import UserError
@@ -180,6 +180,12 @@ class ReviewState:
             self.custom_instruction = text
             self.clear_result()
             self.replan()
+
+    def set_prompt_text(self, text: str | None) -> None:
+        """Use an edited copy of the prompt (None: back to the configured one)."""
+        self._prompt = None if text is None else edited_prompt(text)
+        self.clear_result()
+        self.replan()
 
     def set_compaction_model(self, model: str | None) -> None:
         model = (model or "").strip() or None

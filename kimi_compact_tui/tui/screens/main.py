@@ -35,6 +35,7 @@ from kimi_compact_tui.tui.screens.help import HelpScreen
 from kimi_compact_tui.tui.screens.instructions import InstructionsScreen
 from kimi_compact_tui.tui.screens.model import ModelScreen
 from kimi_compact_tui.tui.screens.preview import PreviewScreen
+from kimi_compact_tui.tui.screens.prompt_edit import EditPromptScreen
 from kimi_compact_tui.tui.screens.search import SearchScreen, find_message
 from kimi_compact_tui.tui.screens.stream import StreamScreen
 from kimi_compact_tui.tui.state import ReviewState
@@ -60,6 +61,7 @@ class MainScreen(Screen[None]):
         Binding("p", "preview", "Preview", id="preview"),
         Binding("i", "instructions", "Instruct", id="instructions"),
         Binding("m", "model", "Model", id="model"),
+        Binding("P", "prompt", "Prompt", show=False, id="prompt"),
         Binding("c", "compact", "Compact", id="compact"),
         Binding("d", "diff", "Diff", id="diff"),
         Binding("e", "edit", "Edit", id="edit"),
@@ -284,6 +286,14 @@ class MainScreen(Screen[None]):
                 self._replan("New instructions", self.state.set_custom_instruction, text)
 
         self.app.push_screen(InstructionsScreen(self.state.custom_instruction), done)
+
+    def action_prompt(self) -> None:
+        def done(text: str | None) -> None:
+            if text is not None and text != self.state.prompt.text:
+                self._replan("Another prompt", self.state.set_prompt_text, text or None)
+
+        prompt = self.state.prompt
+        self.app.push_screen(EditPromptScreen(prompt.text, prompt.describe()), done)
 
     def action_model(self) -> None:
         def done(model: str | None) -> None:
