@@ -175,3 +175,23 @@ async def test_candidates_key_says_why_before_any_run(tmp_path, runs):
         await pilot.pause()
         assert isinstance(app.screen, MainScreen)
         assert any("no candidates yet" in line for line in seen)
+
+
+async def test_a_refused_candidate_is_not_marked_chosen(tmp_path, runs):
+    app, _ = make_app(tmp_path)
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await compact(pilot)
+        await pilot.press("escape")
+        await settle(pilot)
+        await pilot.press("b")  # another range: the run no longer fits it
+        await pilot.pause()
+        if isinstance(app.screen, AskScreen):
+            await pilot.press("y")
+        await settle(pilot)
+        await pilot.press("C")
+        await settle(pilot)
+        await pilot.press("enter")
+        await settle(pilot)
+        assert extras_of(app.state).candidates.chosen is None
+        assert app.state.summary is None

@@ -189,9 +189,8 @@ class CandidatesScreen(Screen[int | None]):
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
-        number = self.candidates.items[event.option_index].number
-        self.candidates.choose(number)
-        self.dismiss(number)
+        # The app marks it chosen once its checks pass (review_extras.choose_candidate).
+        self.dismiss(self.candidates.items[event.option_index].number)
 
     def action_close(self) -> None:
         self.dismiss(None)

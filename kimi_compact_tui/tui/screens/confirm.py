@@ -19,7 +19,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
-from textual.screen import ModalScreen
+from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, Static
 
 from kimi_compact_tui.model import Session
@@ -223,3 +223,20 @@ class ConfirmWriteScreen(ModalScreen[bool]):
 
     def action_cancel(self) -> None:
         self.dismiss(False)
+
+
+def ask_discard(screen: Screen, what: str, keep: str) -> None:
+    """Dismiss ``screen`` with None after asking whether unsaved changes to
+    ``what`` may go (``keep``: how to keep them instead)."""
+
+    def done(discard: bool | None) -> None:
+        if discard:
+            screen.dismiss(None)
+
+    ask = AskScreen(
+        "Discard your changes?",
+        f"The edited {what} is not saved ({keep}).",
+        yes="Discard (y)",
+        no="Keep editing (n)",
+    )
+    screen.app.push_screen(ask, done)

@@ -105,16 +105,6 @@ class EditSummaryScreen(Screen[str | None]):
         if self.text == self.shown:
             self.dismiss(None)
             return
-        from kimi_compact_tui.tui.screens.confirm import AskScreen
+        from kimi_compact_tui.tui.screens.confirm import ask_discard
 
-        def done(discard: bool | None) -> None:
-            if discard:
-                self.dismiss(None)
-
-        ask = AskScreen(
-            "Discard your changes?",
-            "The edited summary is not saved (ctrl+s saves it).",
-            yes="Discard (y)",
-            no="Keep editing (n)",
-        )
-        self.app.push_screen(ask, done)
+        ask_discard(self, "summary", "ctrl+s saves it")

@@ -63,16 +63,6 @@ class EditPromptScreen(Screen[str | None]):
         if self.text == self.original:
             self.dismiss(None)
             return
-        from kimi_compact_tui.tui.screens.confirm import AskScreen
+        from kimi_compact_tui.tui.screens.confirm import ask_discard
 
-        def done(discard: bool | None) -> None:
-            if discard:
-                self.dismiss(None)
-
-        ask = AskScreen(
-            "Discard your changes?",
-            "The edited prompt is not used (ctrl+s uses it).",
-            yes="Discard (y)",
-            no="Keep editing (n)",
-        )
-        self.app.push_screen(ask, done)
+        ask_discard(self, "prompt", "ctrl+s uses it")
