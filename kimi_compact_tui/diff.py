@@ -25,8 +25,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kimi_compact_tui.compaction.tokens import message_tokens
+from kimi_compact_tui.formats.base import Session
 from kimi_compact_tui.fsutil import gc_paused
-from kimi_compact_tui.model import Message, Session
+from kimi_compact_tui.model import Message
 from kimi_compact_tui.sanitize import one_line
 
 KEPT = "kept"
@@ -260,8 +261,8 @@ def diff_sessions(
         after_count=len(after.messages),
         before_path=str(before.path) if before.path is not None else None,
         after_path=str(after.path) if after.path is not None else None,
-        recorded_before=before.recorded_tokens,
-        recorded_after=after.recorded_tokens,
+        recorded_before=before.meta.recorded_tokens,
+        recorded_after=after.meta.recorded_tokens,
     )
 
 

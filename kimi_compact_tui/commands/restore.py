@@ -16,7 +16,7 @@ import json
 import sys
 
 from kimi_compact_tui.errors import ApplyError, UserError
-from kimi_compact_tui.store import restore, restore_points, undo_plan
+from kimi_compact_tui.store import locate, restore, restore_points, undo_plan
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -47,11 +47,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    points = restore_points(args.session)
+    target = locate(args.session)  # the session file and its format, found once
+    points = restore_points(target)
     if args.list:
         default = None
         try:
-            default = undo_plan(args.session).source
+            default = undo_plan(target).source
         except ApplyError:
             pass
         if args.json:
@@ -71,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
             sys.stdout.write("(nothing to undo: pick a point with --point)\n")
         return 0
     if args.point is None:
-        plan = undo_plan(args.session)  # ApplyError: nothing to undo, said in one line
+        plan = undo_plan(target)  # ApplyError: nothing to undo, said in one line
         if plan.changed_since and not args.force:
             raise ApplyError(
                 f"{plan.changed_since}; restoring would drop those changes, so nothing was "
@@ -91,6 +92,6 @@ def run(args: argparse.Namespace) -> int:
         if sys.stdin.readline().strip().lower() not in ("y", "yes"):
             sys.stderr.write("Not restored.\n")
             return 1
-    result = restore(args.session, args.point, force=args.force)
+    result = restore(target, args.point, force=args.force)
     sys.stdout.write(result.describe() + "\n")
     return 0

@@ -56,7 +56,8 @@ def read_summary(name: str) -> str:
 def run(args: argparse.Namespace) -> int:
     thresholds = [parse_min_retention(t) for t in args.min_retention]
     summary = read_summary(args.summary)
-    session, _config, prep = load_and_prepare(args)
+    job, prep = load_and_prepare(args)
+    session = job.session
     report = retention_report(session, prep.plan, summary, work_dir=args.work_dir)
     shortfalls = check_min_retention(report, thresholds)
     if args.json:

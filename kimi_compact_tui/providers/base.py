@@ -144,11 +144,35 @@ class StreamResult:
     def retries(self) -> int:
         return max(0, self.attempts - 1)
 
+    def write_refusal(self, summary: str | None = None, allow_truncated: bool = False) -> str | None:
+        """The one rule for "writable": None when ``summary`` (default: this
+        run's own text; an edit of it otherwise) may be written into a session
+        after this run, else why not."""
+        text = self.summary if summary is None else summary
+        if self.status == "truncated" and not allow_truncated:
+            return "the summary was truncated at the model's output limit"
+        if self.status not in ("complete", "truncated"):
+            return f"the summary is {self.status}" + (f" ({self.error})" if self.error else "")
+        if not text.strip():
+            return "the summary is empty"
+        return None
+
     def writable(self, allow_truncated: bool = False) -> bool:
-        """True when the summary may be written into a session."""
-        if self.status == "complete":
-            return bool(self.summary.strip())
-        return allow_truncated and self.status == "truncated" and bool(self.summary.strip())
+        """True when this run's summary may be written into a session."""
+        return self.write_refusal(allow_truncated=allow_truncated) is None
+
+    @property
+    def output_tokens(self) -> int | None:
+        """The one output-token rule: the summary's tokens as the provider
+        reported them (None when it did not)."""
+        usage = self.usage
+        if not isinstance(usage, dict):
+            return None
+        for key in ("completion_tokens", "output_tokens", "eval_count"):
+            value = usage.get(key)
+            if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+                return value
+        return None
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kimi_compact_tui.errors import RetentionShortfall, UserError
-from kimi_compact_tui.model import Session
+from kimi_compact_tui.formats.base import Session
 from kimi_compact_tui.retention.extraction import (
     CATEGORIES,
     FILE_PATHS,
@@ -171,7 +171,7 @@ def retention_report(
 
 def stated_work_dir(session: Session, plan: Any) -> str | None:
     """The work folder a system prompt or leading system message states."""
-    texts = [session.system_prompt or ""]
+    texts = [session.meta.system_prompt or ""]
     texts += [session.messages[i].text() for i in plan.leading_system_indices]
     for text in texts:
         m = WORK_DIR_RE.search(text)

@@ -1,4 +1,5 @@
-"""The ``?`` help screen: the basic flow, then every key and what it does.
+"""The ``?`` help screen: the basic flow, then every key of every screen
+(from the key tables, :data:`kimi_compact_tui.tui.keys.SCREEN_TABLES`).
 
 Text, never markup. The descriptions wrap to the dialog's width (the table's
 second column is sized on every resize and its rows grow in height), so a
@@ -17,6 +18,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
 from kimi_compact_tui.sanitize import visible
+from kimi_compact_tui.tui.keys import SCREEN_TABLES, Key
 
 BASIC_FLOW = (
     "1. ↑ ↓ move; b compacts up to the highlighted message.",
@@ -58,9 +60,16 @@ class HelpScreen(ModalScreen[None]):
     }
     """
 
-    def __init__(self, bindings: list[tuple[str, str]]) -> None:
+    def __init__(
+        self, tables: tuple[tuple[str, tuple[Key, ...]], ...] = SCREEN_TABLES
+    ) -> None:
         super().__init__()
-        self.bindings_list = [(visible(k), visible(d)) for k, d in bindings]
+        # (key, description, is a section heading)
+        self.rows: list[tuple[str, str, bool]] = []
+        for title, table in tables:
+            self.rows.append(("", title, True))
+            self.rows += [(visible(k.shown_key), visible(k.help), False) for k in table]
+        self.bindings_list = [(k, d) for k, d, heading in self.rows if not heading]
         self._key_width = max((cell_len(k) for k, _d in self.bindings_list), default=1)
 
     def compose(self) -> ComposeResult:
@@ -81,7 +90,10 @@ class HelpScreen(ModalScreen[None]):
             )
 
     def _add_rows(self, table: DataTable) -> None:
-        for key, description in self.bindings_list:
+        for key, description, heading in self.rows:
+            if heading:
+                table.add_row(Text(""), Text(description, style="bold underline"), height=None)
+                continue
             # height None: the row is as tall as its wrapped description.
             table.add_row(Text(key, style="bold"), Text(description), height=None)
 

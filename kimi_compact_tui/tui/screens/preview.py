@@ -16,7 +16,6 @@ from typing import Any
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import (
@@ -31,6 +30,7 @@ from textual.worker import Worker, WorkerState
 
 from kimi_compact_tui.compaction.request import CUSTOM_INSTRUCTION_HEADER
 from kimi_compact_tui.sanitize import one_line, visible
+from kimi_compact_tui.tui import keys
 from kimi_compact_tui.tui.state import ReviewState
 from kimi_compact_tui.tui.widgets.text_lines import TextLines
 
@@ -95,7 +95,7 @@ def token_line(state: ReviewState, request: Any = None) -> Text:
     """The token figures: the state's one before/after estimate (as on the
     status line, the diff and the confirm dialog) and the request's size."""
     text = Text("tokens: ", style="bold")
-    recorded = state.session.recorded_tokens if state.session is not None else None
+    recorded = state.session.meta.recorded_tokens if state.session is not None else None
     if recorded is not None:
         text.append(f"recorded {recorded:,} · ")
     text.append(f"estimated {state.tokens_before:,} → ~{state.tokens_after():,}")
@@ -120,11 +120,7 @@ def prompt_line(prompt: Any) -> Text:
 class PreviewScreen(Screen[None]):
     """What ``c`` would send, before it is sent."""
 
-    BINDINGS = [
-        Binding("escape,q", "close", "Back"),
-        Binding("b", "copy_body", "Copy body"),
-        Binding("t", "copy_transcript", "Copy transcript"),
-    ]
+    BINDINGS = keys.bindings(keys.PREVIEW_KEYS)
 
     DEFAULT_CSS = """
     PreviewScreen #preview-head {

@@ -17,10 +17,11 @@ from kimi_compact_tui.tui.state import ReviewState
 
 
 def session_label(path: Path | None) -> str:
-    """A short, stable name for a session file (``folder/context.jsonl`` for kimi-cli)."""
+    """A short, stable name for a session file: its folder and its name
+    (``<session>/context.jsonl``, ``main/wire.jsonl``, ``samples/x.json``)."""
     if path is None:
         return "(no session)"
-    if path.name.startswith("context") and path.parent.name:
+    if path.parent.name:
         return visible(f"{path.parent.name}/{path.name}")
     return visible(path.name)
 
@@ -34,9 +35,10 @@ def status_text(state: ReviewState) -> Text:
     prep = state.preparation
     n = len(session.messages)
     out.append(session_label(state.session_path), style="bold")
-    out.append(f" · {session.format} · {n:,} message{'' if n == 1 else 's'}")
-    if session.recorded_tokens is not None:
-        out.append(f" · recorded {session.recorded_tokens:,} tokens")
+    out.append(f" · {session.format.name} · {n:,} message{'' if n == 1 else 's'}")
+    recorded = session.meta.recorded_tokens
+    if recorded is not None:
+        out.append(f" · recorded {recorded:,} tokens")
     if prep is not None:
         before = state.tokens_before
         out.append(f" · est. {before:,}")

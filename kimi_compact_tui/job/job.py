@@ -3,12 +3,16 @@
 One job serves every front end (``compact``, the TUI and the spec facade),
 so the rules exist once:
 
+- :meth:`CompactionJob.load` is the one load path (a file, folder or id → the
+  session and the fingerprint of the very bytes parsed);
 - :meth:`CompactionJob.prepare` plans the regions and (lazily) the request;
+- :meth:`CompactionJob.check_ready` refuses, before any request, what cannot
+  be summarized (a no-op, a disabled config, a provider missing its model or key);
 - :meth:`CompactionJob.summarize` streams the summary from a provider;
-- :meth:`CompactionJob.draft` turns a finished run (or an edited text) into
-  a :class:`Draft`: the one rule for "writable" (:func:`writable_reason`),
-  the one place the compacted session is built, the one rule for the
-  summary's output tokens (:func:`draft_output_tokens`);
+- :meth:`CompactionJob.draft` turns a finished run (or an edited text) into a
+  :class:`Draft`: the one rule for "writable" (``StreamResult.write_refusal``),
+  the one place the compacted session is built (by the session's format), the
+  one rule for the summary's output tokens (``StreamResult.output_tokens``);
 - :meth:`CompactionJob.commit` writes a draft through the store, refusing a
   history that splits a tool call from its result unless allowed, with the
   same audit record whichever front end asked.
@@ -17,49 +21,55 @@ so the rules exist once:
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kimi_compact_tui.compaction import Preparation, prepare_compaction
 from kimi_compact_tui.compaction.pairs import ToolSplit, find_splits, nearest_safe_up_to
-from kimi_compact_tui.compaction.summary import build_compacted_session
+from kimi_compact_tui.compaction.plan import CompactionPlan
+from kimi_compact_tui.compaction.prompts import PromptSource
 from kimi_compact_tui.config import AppConfig
 from kimi_compact_tui.errors import ApplyError, UserError
-from kimi_compact_tui.model import Session
+from kimi_compact_tui.formats.base import Session
+from kimi_compact_tui.formats.loader import Fingerprint, load
+from kimi_compact_tui.job.prepare import Preparation, prepare_compaction
+from kimi_compact_tui.providers import (
+    EventCallback,
+    ProviderConfig,
+    StreamResult,
+    require_model,
+    stream_summary,
+)
+from kimi_compact_tui.store import ApplyResult, Provenance, apply_compaction
+
+#: A provider call: ``(provider, request, on_event, cancel) -> StreamResult``.
+StreamFunction = Callable[
+    [ProviderConfig, Any, EventCallback | None, asyncio.Event | None], Awaitable[StreamResult]
+]
 
 
-def draft_output_tokens(usage: dict[str, Any] | None, edited: bool) -> int | None:
+def draft_output_tokens(result: StreamResult | None, edited: bool) -> int | None:
     """The summary's output tokens as the provider reported them; None when
     not reported, or when the text was edited (the figure no longer
     describes it; the format then estimates)."""
-    if edited or not isinstance(usage, dict):
+    if edited or result is None:
         return None
-    for key in ("completion_tokens", "output_tokens", "eval_count"):
-        value = usage.get(key)
-        if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
-            return value
-    return None
+    return result.output_tokens
 
 
 def writable_reason(
-    result: Any, summary: str | None, *, allow_truncated: bool = False
+    result: StreamResult | None, summary: str | None, *, allow_truncated: bool = False
 ) -> str | None:
-    """None when ``summary`` from ``result`` may be written; else why not."""
+    """None when ``summary`` (after the run ``result``) may be written; else why not."""
     if result is None:
         return "no summary yet: compact first"
-    status = getattr(result, "status", None)
-    if status == "truncated" and not allow_truncated:
-        return "the summary was truncated at the model's output limit"
-    if status not in ("complete", "truncated"):
-        why = getattr(result, "error", None)
-        return f"the summary is {status}" + (f" ({why})" if why else "")
-    if not summary or not summary.strip():
-        return "the summary is empty"
-    return None
+    return result.write_refusal(summary, allow_truncated)
 
 
-def split_refusal(path: Any, splits: list[ToolSplit], session: Session, plan: Any) -> str:
+def split_refusal(
+    path: Any, splits: list[ToolSplit], session: Session, plan: CompactionPlan
+) -> str:
     """The one line refusing to write a split history (CLI and TUI alike)."""
     safe = nearest_safe_up_to(session.messages, plan.boundary, plan.leading)
     hint = f"; the nearest boundary that keeps them together is --up-to {safe}" if safe else ""
@@ -77,14 +87,14 @@ class Draft:
     summary: str
     compacted: Session
     preparation: Preparation
-    result: Any  # the provider run (StreamResult) it came from
+    result: StreamResult
     edited: bool
     output_tokens: int | None
     splits: list[ToolSplit] = field(default_factory=list)
 
     @property
     def model(self) -> str | None:
-        return getattr(self.result, "model", None) or self.preparation.compaction_model
+        return self.result.model or self.preparation.compaction_model
 
     @property
     def tokens_after(self) -> int:
@@ -102,16 +112,26 @@ class CompactionJob:
 
     session: Session
     config: AppConfig
-    fingerprint: Any = None  # store.Fingerprint of the loaded bytes (None: not writable)
+    fingerprint: Fingerprint | None = None  # of the loaded bytes (None: not writable)
     prompt_file: str | Path | None = None
     base_model: str | None = None
+    # Each message's token estimate, computed once (the first prepare) and reused.
+    message_tokens: list[int] | None = None
 
     @classmethod
-    def load(cls, path: str | Path, config: AppConfig, **kw: Any) -> CompactionJob:
-        from kimi_compact_tui.store import load_fingerprinted
+    def load(
+        cls, path: str | Path, config: AppConfig, *, for_write: bool = True, **kw: Any
+    ) -> CompactionJob:
+        """The one load path for every front end: resolve ``path`` (a file, a
+        session folder or a session id), parse it and fingerprint the very bytes
+        parsed (``for_write``; a job loaded only to look cannot commit).
+        Raises SessionFormatError (a UserError) with one line."""
+        loaded = load(path, hashed=for_write)
+        return cls(loaded.session, config, loaded.fingerprint if for_write else None, **kw)
 
-        session, fp = load_fingerprinted(path)
-        return cls(session, config, fp, **kw)
+    @property
+    def path(self) -> Path | None:
+        return self.session.path
 
     def prepare(
         self,
@@ -119,9 +139,9 @@ class CompactionJob:
         up_to: int | None = None,
         custom_instruction: str = "",
         compaction_model: str | None = None,
-        **kw: Any,
+        prompt: PromptSource | None = None,
     ) -> Preparation:
-        return prepare_compaction(
+        prep = prepare_compaction(
             self.session,
             self.config,
             up_to=up_to,
@@ -129,65 +149,65 @@ class CompactionJob:
             prompt_file=self.prompt_file,
             base_model=self.base_model,
             compaction_model=compaction_model,
-            **kw,
+            prompt=prompt,
+            message_token_list=self.message_tokens,
         )
+        self.message_tokens = prep.message_tokens
+        return prep
 
-    async def summarize(
-        self,
-        prep: Preparation,
-        provider: Any,
-        on_event: Any = None,
-        cancel: asyncio.Event | None = None,
-    ) -> Any:
-        """Stream the summary of ``prep``'s request from ``provider`` (a
-        ProviderConfig). Provider trouble is in the result, never raised."""
-        from kimi_compact_tui.providers import stream_summary
-
-        self.check_ready(prep, provider)
-        return await stream_summary(provider, prep.request, on_event, cancel)
-
-    def check_ready(self, prep: Preparation, provider: Any) -> None:
+    def check_ready(self, prep: Preparation, provider: ProviderConfig) -> None:
         """Refuse, before any request, what cannot be summarized: a no-op, a
         disabled config, a remote provider with no model (a config error)."""
-        from kimi_compact_tui.providers import require_model
-
         if prep.plan.noop or prep.build_request is None:
             raise UserError(f"nothing to compact: {prep.plan.noop}")
         if not prep.enabled:
             raise UserError(f"compaction is not enabled: {prep.disabled_reason}")
         require_model(provider, prep.compaction_model)
 
+    async def summarize(
+        self,
+        prep: Preparation,
+        provider: ProviderConfig,
+        on_event: EventCallback | None = None,
+        cancel: asyncio.Event | None = None,
+        stream: StreamFunction = stream_summary,
+    ) -> StreamResult:
+        """Stream the summary of ``prep``'s request from ``provider``, after
+        :meth:`check_ready`. Provider trouble is in the result, never raised.
+        ``stream``: the provider call (tests give a scripted one)."""
+        self.check_ready(prep, provider)
+        request = prep.request
+        assert request is not None  # check_ready refused a no-op
+        return await stream(provider, request, on_event, cancel)
+
     def draft(
         self,
         prep: Preparation,
-        result: Any,
+        result: StreamResult | None,
         summary: str | None = None,
         *,
         allow_truncated: bool = False,
     ) -> Draft:
         """The draft of ``result`` (``summary``: an edited text in its place).
         Raises UserError when it may not be written."""
-        edited = summary is not None and summary != getattr(result, "summary", None)
-        text = summary if summary is not None else getattr(result, "summary", "")
-        why = writable_reason(result, text, allow_truncated=allow_truncated)
-        if why is not None:
+        why = writable_reason(result, summary, allow_truncated=allow_truncated)
+        if why is not None or result is None:
             raise UserError(f"{self.session.path}: not written: {why}")
-        tokens = draft_output_tokens(getattr(result, "usage", None), edited)
-        compacted = build_compacted_session(self.session, prep.plan, text, output_tokens=tokens)
+        text = result.summary if summary is None else summary
+        edited = text != result.summary
+        tokens = draft_output_tokens(result, edited)
+        compacted = self.session.format.compacted_session(self.session, prep.plan, text, tokens)
         splits = find_splits(self.session.messages, prep.plan)
         return Draft(text, compacted, prep, result, edited, tokens, splits)
 
     def write_refusal(self) -> str | None:
         """Why this session cannot be written back at all (its format says), or None."""
-        from kimi_compact_tui.formats.registry import format_of
+        return self.session.format.write_refusal(self.session)
 
-        refuse = getattr(format_of(self.session), "write_refusal", None)
-        return refuse(self.session) if refuse is not None else None
-
-    def commit(self, draft: Draft, provider: Any, *, allow_split: bool = False) -> Any:
+    def commit(
+        self, draft: Draft, provider: ProviderConfig | None, *, allow_split: bool = False
+    ) -> ApplyResult:
         """Write ``draft`` through the store; returns its ApplyResult."""
-        from kimi_compact_tui.store import apply_compaction
-
         why = self.write_refusal()
         if why is not None:
             raise ApplyError(f"{self.session.path}: not written: {why}")
@@ -200,14 +220,18 @@ class CompactionJob:
                 split_refusal(self.session.path, draft.splits, self.session, draft.preparation.plan)
             )
         prep = draft.preparation
+        provenance = Provenance(
+            prompt=prep.prompt,
+            provider=provider.kind if provider is not None else None,
+            provider_detail=provider.describe() if provider is not None else None,
+            model=draft.model or self.base_model,
+            usage=draft.result.usage,
+        )
         return apply_compaction(
             self.session,
             draft.compacted,
             loaded_fingerprint=self.fingerprint,
             summary=draft.summary,
             plan=prep.plan,
-            prompt=prep.prompt,
-            provider=provider,
-            model=draft.model or self.base_model,
-            usage=getattr(draft.result, "usage", None),
+            provenance=provenance,
         )
