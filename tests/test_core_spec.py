@@ -5,8 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from kimi_compact_tui.compaction import build_compacted_session, make_plan, prepare_compaction
-from kimi_compact_tui.compaction.feature import KimiCompactionFeature
+from kimi_compact_tui.compaction import make_plan
 from kimi_compact_tui.compaction.prompts import resolve_prompt
 from kimi_compact_tui.compaction.request import (
     COMPACTOR_SYSTEM_PROMPT,
@@ -23,7 +22,11 @@ from kimi_compact_tui.config import (
     effective_compaction_model,
 )
 from kimi_compact_tui.errors import UserError
-from kimi_compact_tui.model import Message, Session
+from kimi_compact_tui.formats import registry
+from kimi_compact_tui.formats.base import Session
+from kimi_compact_tui.job import build_compacted_session, prepare_compaction
+from kimi_compact_tui.job.feature import KimiCompactionFeature
+from kimi_compact_tui.model import Message
 from tests.core_helpers import KIMI_REF, UPSTREAM_SHA, golden_cases, msgs, need_reference
 
 PROMPT = "PROMPT BODY"
@@ -31,7 +34,7 @@ ENABLED = {"compaction": {"enabled": True, "type": "kimi"}}
 
 
 def session_of(messages: list[Message], fmt: str = "openai-json") -> Session:
-    return Session(path=None, format=fmt, messages=messages)
+    return registry.get(fmt).from_messages(messages)
 
 
 def user_parts(request: list[dict]) -> list[str]:

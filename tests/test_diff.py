@@ -9,11 +9,13 @@ from pathlib import Path
 
 import pytest
 
-from kimi_compact_tui.compaction import build_compacted_session, make_plan
+from kimi_compact_tui.compaction import make_plan
 from kimi_compact_tui.compaction.tokens import message_tokens
 from kimi_compact_tui.diff import diff_messages, diff_sessions, format_diff
-from kimi_compact_tui.formats import dump_session, load_session
-from kimi_compact_tui.model import Message, Session
+from kimi_compact_tui.formats import dump_session, load_session, registry
+from kimi_compact_tui.formats.base import Session
+from kimi_compact_tui.job import build_compacted_session
+from kimi_compact_tui.model import Message
 from tests.factories import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -32,7 +34,7 @@ def msgs(*specs: str) -> list[Message]:
 
 
 def session(messages: list[Message], fmt: str = "openai-json") -> Session:
-    return Session(path=None, format=fmt, messages=messages)
+    return registry.get(fmt).from_messages(messages)
 
 
 def kinds(rows) -> list[str]:
@@ -195,7 +197,7 @@ def test_cli_diff_golden_kimi_files():
     b = load_session(before)
     assert data["counts"]["removed"] + data["counts"]["kept"] == len(b.messages)
     assert data["counts"]["added"] == 1
-    assert data["after"]["recorded_tokens"] == load_session(after).recorded_tokens
+    assert data["after"]["recorded_tokens"] == load_session(after).meta.recorded_tokens
     # The diff of the golden pair equals the diff against our own compaction.
     ours = build_compacted_session(
         b, make_plan(b.messages), "<current_focus>\nSUMMARY\n</current_focus>", output_tokens=321

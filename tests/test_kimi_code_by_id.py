@@ -75,7 +75,7 @@ async def test_the_tui_opens_a_kimi_code_session_by_id(tmp_path, monkeypatch):
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert app.state.session is not None
-        assert app.state.session.format == "kimi-code"
+        assert app.state.session.format.name == "kimi-code"
         assert app.state.session_path == folder / "agents" / "main" / "wire.jsonl"
 
 

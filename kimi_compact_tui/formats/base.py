@@ -175,6 +175,12 @@ class SessionFormat(ABC):
         """A cheap picker row for a session given by path."""
         return SessionInfo(path, self.name)
 
+    def short_name(self, path: Path) -> str:
+        """A short name people recognise the session file by (titles, the
+        status line): the file name, unless the agent gives every session the
+        same file name (then its session folder says which)."""
+        return path.name
+
     # --- reading and writing the file -------------------------------------------------
     @abstractmethod
     def parse(self, data: bytes, path: Path) -> Session:
@@ -185,6 +191,13 @@ class SessionFormat(ABC):
         """Parse a line-based file streamed by :class:`formats.lines.Lines`
         (used when :attr:`streams_lines` is set)."""
         raise NotImplementedError(f"{self.name} does not stream lines")
+
+    def from_messages(
+        self, messages: list[Message], path: Path | None = None, meta: SessionMeta | None = None
+    ) -> Session:
+        """A session of this format holding ``messages``, as a new file of it
+        would (the facade's and the tests' way to make one in memory)."""
+        return Session(path, self, list(messages), meta=meta or SessionMeta())
 
     @abstractmethod
     def dump(self, session: Session) -> bytes:
@@ -251,4 +264,3 @@ def state_of(session: Session, kind: type[S]) -> S:
             f"(it is a {session.format.name} session)"
         )
     return state
-

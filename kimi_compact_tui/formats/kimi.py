@@ -266,11 +266,21 @@ class KimiCliFormat(SessionFormat):
     def describe(self, path: Path) -> SessionInfo:
         return kimi_discover.describe_session(path if path.is_dir() else path.parent)
 
+    def short_name(self, path: Path) -> str:
+        return f"{path.parent.name}/{path.name}" if path.parent.name else path.name
+
     def parse(self, data: bytes, path: Path) -> Session:
         return parse(data, path)
 
     def parse_lines(self, lines: Lines, path: Path) -> Session:
         return parse_lines(lines, path)
+
+    def from_messages(
+        self, messages: list[Message], path: Path | None = None, meta: SessionMeta | None = None
+    ) -> Session:
+        return Session(
+            path, self, list(messages), meta=meta or SessionMeta(), format_state=KimiState(None)
+        )
 
     def dump(self, session: Session) -> bytes:
         return serialize(session)

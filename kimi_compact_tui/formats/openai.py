@@ -14,6 +14,7 @@ from kimi_compact_tui.formats.base import (
     Session,
     SessionFormat,
     SessionInfo,
+    SessionMeta,
     WriteOp,
     splice,
     state_of,
@@ -177,6 +178,13 @@ class OpenAIJsonFormat(_OpenAIFormat):
     def parse(self, data: bytes, path: Path) -> Session:
         return parse_json(decode_utf8(data, path, SessionFormatError), path)
 
+    def from_messages(
+        self, messages: list[Message], path: Path | None = None, meta: SessionMeta | None = None
+    ) -> Session:
+        return Session(
+            path, self, list(messages), meta=meta or SessionMeta(), format_state=JsonState()
+        )
+
     def dump(self, session: Session) -> bytes:
         return serialize_json(session)
 
@@ -184,7 +192,9 @@ class OpenAIJsonFormat(_OpenAIFormat):
         self, session: Session, plan: CompactionPlan, summary: str, output_tokens: int | None
     ) -> Session:
         messages = splice(session, plan, self.summary_message(summary))
-        return Session(session.path, self, messages, meta=session.meta, format_state=session.format_state)
+        return Session(
+            session.path, self, messages, meta=session.meta, format_state=session.format_state
+        )
 
 
 JSONL_FORMAT = OpenAIJsonlFormat()

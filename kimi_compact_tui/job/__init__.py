@@ -10,6 +10,7 @@ from __future__ import annotations
 from kimi_compact_tui.job.job import (
     CompactionJob,
     Draft,
+    build_compacted_session,
     draft_output_tokens,
     split_refusal,
     writable_reason,
@@ -20,6 +21,7 @@ __all__ = [
     "CompactionJob",
     "Draft",
     "Preparation",
+    "build_compacted_session",
     "draft_output_tokens",
     "prepare_compaction",
     "split_refusal",

@@ -29,10 +29,12 @@ from typing import Any
 from kimi_compact_tui.compaction.pairs import ToolSplit, find_splits, nearest_safe_up_to
 from kimi_compact_tui.compaction.plan import CompactionPlan
 from kimi_compact_tui.compaction.prompts import PromptSource
+from kimi_compact_tui.compaction.tokens import message_tokens
 from kimi_compact_tui.config import AppConfig
 from kimi_compact_tui.errors import ApplyError, UserError
 from kimi_compact_tui.formats.base import Session
 from kimi_compact_tui.formats.loader import Fingerprint, load
+from kimi_compact_tui.fsutil import gc_paused
 from kimi_compact_tui.job.prepare import Preparation, prepare_compaction
 from kimi_compact_tui.providers import (
     EventCallback,
@@ -47,6 +49,31 @@ from kimi_compact_tui.store import ApplyResult, Provenance, apply_compaction
 StreamFunction = Callable[
     [ProviderConfig, Any, EventCallback | None, asyncio.Event | None], Awaitable[StreamResult]
 ]
+
+
+def provenance_of(
+    prompt: PromptSource | None,
+    provider: ProviderConfig | None,
+    model: str | None,
+    usage: dict[str, Any] | None,
+) -> Provenance:
+    """The audit record's account of where a summary came from (the store
+    scrubs credentials from what it records)."""
+    return Provenance(
+        prompt=prompt,
+        provider=provider.kind if provider is not None else None,
+        provider_detail=provider.describe() if provider is not None else None,
+        model=model,
+        usage=usage,
+    )
+
+
+def build_compacted_session(
+    session: Session, plan: CompactionPlan, summary: str, *, output_tokens: int | None = None
+) -> Session:
+    """The session after the compaction, as the session's format writes it
+    (its summary message shape and its state for the write)."""
+    return session.format.compacted_session(session, plan, summary, output_tokens)
 
 
 def draft_output_tokens(result: StreamResult | None, edited: bool) -> int | None:
@@ -133,6 +160,13 @@ class CompactionJob:
     def path(self) -> Path | None:
         return self.session.path
 
+    def count_tokens(self) -> list[int]:
+        """Each message's token estimate, computed once and kept."""
+        if self.message_tokens is None:
+            with gc_paused():
+                self.message_tokens = [message_tokens(m) for m in self.session.messages]
+        return self.message_tokens
+
     def prepare(
         self,
         *,
@@ -196,7 +230,7 @@ class CompactionJob:
         text = result.summary if summary is None else summary
         edited = text != result.summary
         tokens = draft_output_tokens(result, edited)
-        compacted = self.session.format.compacted_session(self.session, prep.plan, text, tokens)
+        compacted = build_compacted_session(self.session, prep.plan, text, output_tokens=tokens)
         splits = find_splits(self.session.messages, prep.plan)
         return Draft(text, compacted, prep, result, edited, tokens, splits)
 
@@ -220,12 +254,8 @@ class CompactionJob:
                 split_refusal(self.session.path, draft.splits, self.session, draft.preparation.plan)
             )
         prep = draft.preparation
-        provenance = Provenance(
-            prompt=prep.prompt,
-            provider=provider.kind if provider is not None else None,
-            provider_detail=provider.describe() if provider is not None else None,
-            model=draft.model or self.base_model,
-            usage=draft.result.usage,
+        provenance = provenance_of(
+            prep.prompt, provider, draft.model or self.base_model, draft.result.usage
         )
         return apply_compaction(
             self.session,

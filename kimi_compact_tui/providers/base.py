@@ -144,7 +144,9 @@ class StreamResult:
     def retries(self) -> int:
         return max(0, self.attempts - 1)
 
-    def write_refusal(self, summary: str | None = None, allow_truncated: bool = False) -> str | None:
+    def write_refusal(
+        self, summary: str | None = None, allow_truncated: bool = False
+    ) -> str | None:
         """The one rule for "writable": None when ``summary`` (default: this
         run's own text; an edit of it otherwise) may be written into a session
         after this run, else why not."""

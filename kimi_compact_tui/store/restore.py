@@ -157,13 +157,22 @@ def locate(path: str | Path) -> Target:
     )
 
 
+Where = Target | str | Path
+
+
+def _target(where: Where) -> Target:
+    """A :class:`Target` as given, or located once from a path (the CLI's entry)."""
+    return where if isinstance(where, Target) else locate(where)
+
+
 def _records(target: Path) -> list[dict[str, Any]]:
     return [r for r in audit.read_audit(target) if r.get("action") in ("apply", "restore")]
 
 
-def restore_points(where: Target) -> list[RestorePoint]:
+def restore_points(where: Where) -> list[RestorePoint]:
     """The restore points of a session, newest first, each labelled with where
     it came from."""
+    where = _target(where)
     target, fmt = where.path, where.format
     origins: dict[str, str] = {}
     for rec in _records(target):
@@ -226,9 +235,10 @@ class UndoPlan:
         )
 
 
-def undo_plan(where: Target) -> UndoPlan:
+def undo_plan(where: Where) -> UndoPlan:
     """The undo of the last compaction this tool wrote, or an ApplyError saying
     why there is nothing to undo."""
+    where = _target(where)
     target = where.path
     records = _records(target)
     if not records:
@@ -263,7 +273,7 @@ def undo_plan(where: Target) -> UndoPlan:
 
 
 def restore(
-    where: Target,
+    where: Where,
     point: RestorePoint | str | Path | None = None,
     *,
     force: bool = False,
@@ -271,6 +281,7 @@ def restore(
 ) -> RestoreResult:
     """Undo the last compaction written here (``point`` None), or put back the
     restore point ``point``. See the module docstring for the rules."""
+    where = _target(where)
     target, fmt = where.path, where.format
     undo = undo_plan(where) if point is None else None
     if undo is not None and undo.changed_since and not force:
@@ -356,9 +367,10 @@ def restore(
     )
 
 
-def keeps_current_as(where: Target) -> str:
+def keeps_current_as(where: Where) -> str:
     """Where a restore would keep the current file: a new rotation or backup,
     or the restore point that already holds the very same bytes."""
+    where = _target(where)
     target, fmt = where.path, where.format
     try:
         size = target.stat().st_size

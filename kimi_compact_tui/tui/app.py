@@ -283,9 +283,7 @@ class ReviewApp(App):
         description="file",
         exit_on_error=False,
     )
-    def _run_file_op(
-        self, op: Callable[[], str], loader: JobLoader, path: Path | None
-    ) -> Outcome:
+    def _run_file_op(self, op: Callable[[], str], loader: JobLoader, path: Path | None) -> Outcome:
         """Write or restore (``op`` carries its own inputs), then read the file
         back; the UI thread adopts it."""
         try:

@@ -153,6 +153,8 @@ def _has_summary(state: ReviewState) -> str | None:
 
 def _write(state: ReviewState) -> str | None:
     why = _has_summary(state)
+    if why == "no summary yet: press c to compact first":
+        return "nothing to write yet: press c to compact first"
     if why is not AVAILABLE:
         return why
     return state.write_refusal()

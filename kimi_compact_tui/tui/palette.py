@@ -38,4 +38,6 @@ class ReviewCommands(Provider):
             text = k.help.capitalize()
             score = matcher.match(text)
             if score > 0:
-                yield Hit(score, matcher.highlight(text), self._run(k.action), help=f"key: {k.shown_key}")
+                yield Hit(
+                    score, matcher.highlight(text), self._run(k.action), help=f"key: {k.shown_key}"
+                )

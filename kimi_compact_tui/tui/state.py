@@ -41,7 +41,7 @@ class JobLoader:
         job = CompactionJob.load(
             path, self.config, prompt_file=self.prompt_file, base_model=self.base_model
         )
-        job.prepare()  # each message's token estimate, once, off the UI thread
+        job.count_tokens()  # each message's token estimate, once, off the UI thread
         return job
 
 
@@ -303,9 +303,7 @@ class ReviewState:
         (tests and scripts; the app commits a snapshot's draft in a worker)."""
         snap = self.snapshot()
         if snap is None or snap.draft is None:
-            raise UserError(
-                f"nothing to write: {self.write_refusal() or 'compact first (c)'}"
-            )
+            raise UserError(f"nothing to write: {self.write_refusal() or 'compact first (c)'}")
         return snap.job.commit(snap.draft, snap.provider, allow_split=allow_split).describe()
 
     # --- undo and restore points (the only calls into the store's restore) -------

@@ -84,9 +84,7 @@ def undo_offer(target: store.Target) -> RestoreOffer:
         )
     changed = _changed_text(plan.changed_since) if plan.changed_since else None
     keep_as = store.keeps_current_as(target) if plan.truncate_to is None else ""
-    return RestoreOffer(
-        target, point, None, point.origin, True, changed, keep_as, plan.truncate_to
-    )
+    return RestoreOffer(target, point, None, point.origin, True, changed, keep_as, plan.truncate_to)
 
 
 def point_offer(target: store.Target, point: Any) -> RestoreOffer:

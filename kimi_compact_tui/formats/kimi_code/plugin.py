@@ -164,6 +164,13 @@ class KimiCodeFormat(SessionFormat):
     def discover(self, env: Mapping[str, str], home: Path) -> list[SessionInfo]:
         return discovery.discover(env, home, self.name, parse_journal)
 
+    def short_name(self, path: Path) -> str:
+        """``<session folder>/wire.jsonl`` (``… · <agent>`` for a sub-agent's journal)."""
+        agent = agent_id_of(path)
+        folder = path.parents[2] if path.parent.parent.name == "agents" else path.parent
+        name = f"{folder.name}/{path.name}" if folder.name else path.name
+        return name if agent == "main" else f"{name} · {agent}"
+
     def find_session(self, session_id: str, env: Mapping[str, str], home: Path) -> Path | None:
         return discovery.find_session(session_id, env, home)
 

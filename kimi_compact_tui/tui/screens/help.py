@@ -13,7 +13,7 @@ from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
+from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
@@ -35,11 +35,10 @@ class HelpScreen(ModalScreen[None]):
     HelpScreen {
         align: center middle;
     }
-    HelpScreen > VerticalScroll {
+    HelpScreen > Vertical {
         width: 80;
         max-width: 95%;
-        height: auto;
-        max-height: 90%;
+        height: 90%;
         border: thick $accent;
         background: $panel;
         padding: 0 1;
@@ -52,7 +51,7 @@ class HelpScreen(ModalScreen[None]):
         padding: 0 1 1 1;
     }
     HelpScreen DataTable {
-        height: auto;
+        height: 1fr;
     }
     HelpScreen #help-foot {
         color: $text-muted;
@@ -60,9 +59,7 @@ class HelpScreen(ModalScreen[None]):
     }
     """
 
-    def __init__(
-        self, tables: tuple[tuple[str, tuple[Key, ...]], ...] = SCREEN_TABLES
-    ) -> None:
+    def __init__(self, tables: tuple[tuple[str, tuple[Key, ...]], ...] = SCREEN_TABLES) -> None:
         super().__init__()
         # (key, description, is a section heading)
         self.rows: list[tuple[str, str, bool]] = []
@@ -73,13 +70,16 @@ class HelpScreen(ModalScreen[None]):
         self._key_width = max((cell_len(k) for k, _d in self.bindings_list), default=1)
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll():
+        with Vertical():
             yield Static(Text("How it works"), id="help-title")
             yield Static(Text("\n".join(BASIC_FLOW)), id="help-flow")
             table: DataTable = DataTable(
-                id="help-table", cursor_type="row", zebra_stripes=True, show_cursor=False
+                id="help-table",
+                cursor_type="none",
+                zebra_stripes=True,
+                show_cursor=False,
+                show_header=False,  # a fixed header would hide one row of every page
             )
-            table.can_focus = False  # the scroll container takes the keys
             table.add_column(Text("key"), key="key", width=self._key_width)
             table.add_column(Text("what it does"), key="what", width=self._what_width(60))
             self._add_rows(table)
@@ -105,12 +105,13 @@ class HelpScreen(ModalScreen[None]):
         self.call_after_refresh(self._fit_table)
 
     def on_mount(self) -> None:
-        self.query_one(VerticalScroll).focus()
+        # The table scrolls itself (arrows, PgUp/PgDn): it is taller than the screen.
+        self.query_one(DataTable).focus()
         self.call_after_refresh(self._fit_table)
 
     def _fit_table(self) -> None:
         table = self.query_one("#help-table", DataTable)
-        inner = self.query_one(VerticalScroll).scrollable_content_region.width
+        inner = self.query_one(Vertical).scrollable_content_region.width
         width = self._what_width(inner)
         column = table.columns["what"]
         if inner and column.width != width:
@@ -118,6 +119,7 @@ class HelpScreen(ModalScreen[None]):
             column.auto_width = False
             table.clear()  # rows measure their wrapped height when added
             self._add_rows(table)
+            table.refresh(layout=True)  # the scroll container takes the table's new height
 
     def action_close(self) -> None:
         self.dismiss(None)

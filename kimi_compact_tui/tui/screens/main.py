@@ -94,7 +94,7 @@ class MainScreen(Screen[None]):
         state = self.state
         session = state.session
         assert session is not None
-        self.sub_title = session_label(state.session_path)
+        self.sub_title = session_label(session)
         self.app.sub_title = self.sub_title
         pinned = self.query_one("#system-prompt", Static)
         system_prompt = session.meta.system_prompt

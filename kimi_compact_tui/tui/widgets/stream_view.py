@@ -302,7 +302,12 @@ class StreamView(Vertical):
             live = self.query_one("#summary-live", TextArea)
             live.load_text(visible(text, tabs=None))  # exactly the text as written
             live.border_title = WRITTEN_TITLE
-            live.scroll_home(animate=False, immediate=True)  # reviewed from its start
+            # Reviewed from its start: the cursor too, so a later resize (the
+            # retention pane appearing) keeps the start in view.
+            live.cursor_location = (0, 0)
+            live.scroll_home(animate=False, immediate=True)
+            # and once more after the refresh, past any scroll queued while it streamed
+            self.call_after_refresh(live.scroll_home, animate=False)
             self._markdown_source = text  # rendered on the first toggle
             self.add_class("finished")
         self.finished = True
