@@ -343,7 +343,7 @@ def test_availability_table(tmp_path):
         return keys.check(keys.MAIN_KEYS, action, state)
 
     assert check("compact") is True
-    assert check("write") is None and "no summary yet" in keys.why_not(
+    assert check("write") is None and "nothing to write yet" in keys.why_not(
         keys.MAIN_KEYS, "write", state
     )
     assert check("reset_boundary") is None

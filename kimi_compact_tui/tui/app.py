@@ -30,7 +30,8 @@ from kimi_compact_tui.tui.screens.error import ErrorDialog
 from kimi_compact_tui.tui.screens.main import MainScreen
 from kimi_compact_tui.tui.screens.picker import PickerScreen
 from kimi_compact_tui.tui.screens.restore import RestoreConfirmScreen, RestorePointsScreen
-from kimi_compact_tui.tui.state import JobLoader, ReviewState
+from kimi_compact_tui.tui.snapshot import JobLoader
+from kimi_compact_tui.tui.state import ReviewState
 from kimi_compact_tui.tui.undo import RestoreOffer, run_restore
 from kimi_compact_tui.tui.widgets.message_list import MessageList
 

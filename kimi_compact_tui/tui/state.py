@@ -25,35 +25,8 @@ from kimi_compact_tui.job import CompactionJob, Draft, Preparation, writable_rea
 from kimi_compact_tui.providers import ProviderConfig, StreamResult, provider_config_from
 from kimi_compact_tui.tui import undo as undo_rules
 from kimi_compact_tui.tui.runs import RunBook, RunKey
+from kimi_compact_tui.tui.snapshot import JobLoader, Snapshot
 from kimi_compact_tui.tui.undo import RestoreOffer
-
-
-@dataclass(frozen=True)
-class JobLoader:
-    """What a load needs of the review (taken on the UI thread): loads a
-    session through the compaction job's one load path, in any thread."""
-
-    config: AppConfig
-    prompt_file: str | None
-    base_model: str | None
-
-    def load(self, path: str | Path) -> CompactionJob:
-        job = CompactionJob.load(
-            path, self.config, prompt_file=self.prompt_file, base_model=self.base_model
-        )
-        job.count_tokens()  # each message's token estimate, once, off the UI thread
-        return job
-
-
-@dataclass(frozen=True)
-class Snapshot:
-    """What a thread worker may read: taken on the UI thread, never changed."""
-
-    job: CompactionJob
-    preparation: Preparation
-    provider: ProviderConfig
-    summary: str | None
-    draft: Draft | None
 
 
 @dataclass
