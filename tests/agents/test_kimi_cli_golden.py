@@ -101,12 +101,10 @@ def test_the_cases_cover_what_kimi_cli_distinguishes(kimi_cli_upstream):
     assert {"text", "think", "image_url", "audio_url", "video_url"} <= parts
     assert any(c["custom_instruction"] for c in CASES)
     # the designed difference is exercised: kimi-cli compacts only a leading system message
-    assert any(
-        _only_leading_system_compacted(c, kimi_cli_upstream["cases"][c["name"]]) for c in CASES
-    )
+    assert any(_only_leading_system_compacted(kimi_cli_upstream["cases"][c["name"]]) for c in CASES)
 
 
-def _only_leading_system_compacted(case: dict, upstream: dict) -> bool:
+def _only_leading_system_compacted(upstream: dict) -> bool:
     if upstream["compaction_input_parts"] is None:
         return False
     compacted = len(upstream["messages"]) - len(upstream["to_preserve"])
@@ -139,7 +137,7 @@ def test_our_request_equals_kimi_clis(case, source, kimi_cli_upstream, monkeypat
         assert plan.noop and prep.request is None
         assert upstream["request"] is None
         return
-    if _only_leading_system_compacted(case, upstream):
+    if _only_leading_system_compacted(upstream):
         assert plan.noop and prep.request is None, "the spec keeps leading system messages"
         return
     assert not plan.noop, plan.noop
@@ -169,7 +167,7 @@ def test_our_compacted_kimi_session_equals_kimi_clis(case, kimi_cli_upstream, tm
     assert dump_session(session).decode("utf-8") == upstream["files"]["before"]
     prep = prepare_compaction(session, _config(case))
     plan = prep.plan
-    if upstream["compaction_input_parts"] is None or _only_leading_system_compacted(case, upstream):
+    if upstream["compaction_input_parts"] is None or _only_leading_system_compacted(upstream):
         assert plan.noop
         return
     ours = build_compacted_session(session, plan, SUMMARY, output_tokens=OUTPUT_TOKENS)
