@@ -43,8 +43,6 @@ from kimi_compact_tui.store import durable as durable_mod
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_sessions"
-GOLDEN = ROOT.parent / "shared" / "reference" / "kimi-cli" / "golden"
-GOLDEN_SUMMARY = "<current_focus>\nSUMMARY\n</current_focus>"
 NOW = datetime(2026, 11, 30, 3, 17, 0, tzinfo=UTC)
 
 
@@ -160,37 +158,6 @@ def test_apply_and_restore_every_sample_session(tmp_path):
 
 
 # ----------------------------------------------------------------------------- kimi-cli parity
-
-
-def golden_pair() -> tuple[Path, Path]:
-    before = GOLDEN / "context_before_compaction.jsonl"
-    after = GOLDEN / "context_after_compaction.jsonl"
-    if not (before.exists() and after.exists()):
-        pytest.skip(f"kimi-cli reference files not present in {GOLDEN}")
-    return before, after
-
-
-def test_kimi_apply_matches_kimi_cli_line_by_line(tmp_path):
-    before, after = golden_pair()
-    folder = tmp_path / "session"
-    folder.mkdir()
-    target = folder / "context.jsonl"
-    shutil.copyfile(before, target)
-    result = do_apply(target, GOLDEN_SUMMARY, out=321)
-    got = target.read_text(encoding="utf-8").splitlines()
-    want = after.read_text(encoding="utf-8").splitlines()
-    assert len(got) == len(want)
-    for i, (g, w) in enumerate(zip(got, want, strict=True), 1):
-        assert g == w, f"line {i} differs"
-    assert target.read_bytes() == after.read_bytes()
-    # kimi-cli renames the old file to context_1.jsonl: same name, same bytes.
-    assert result.backup_path == folder / "context_1.jsonl"
-    assert (folder / "context_1.jsonl").read_bytes() == before.read_bytes()
-    assert listing(folder) == {
-        "context.jsonl",
-        "context_1.jsonl",
-        "context.jsonl.compact-audit.jsonl",
-    }
 
 
 def test_rotation_number_follows_existing_rotations(tmp_path):
