@@ -70,3 +70,52 @@ def fit_cells(text: str, width: int, *, ellipsis: str = "…") -> str:
         return text + " " * (width - length)
     mark = ellipsis if cell_len(ellipsis) < width else ""
     return set_cell_size(text, width - cell_len(mark)) + mark
+
+
+# ----------------------------------------------------------------------------- terminal escapes
+
+# A string terminator: ESC \, BEL or C1 ST.
+_ST = "(?:\x1b\\\\|\x07|\x9c)"
+_OSC = "(?:\x1b\\]|\x9d)"
+_NOT_ST = "[^\x07\x1b\x9c]"
+# An OSC 8 hyperlink: the opener names the target, the text follows, an opener with
+# no target closes it.
+_OSC8_PAIR = re.compile(
+    f"{_OSC}8;[^;\x07\x1b\x9c]*;({_NOT_ST}+){_ST}([^\n]*?){_OSC}8;[^;\x07\x1b\x9c]*;{_ST}"
+)
+_OSC8_OPEN = re.compile(f"{_OSC}8;[^;\x07\x1b\x9c]*;({_NOT_ST}*){_ST}")
+_ESCAPE_SEQUENCE = re.compile(
+    # OSC, DCS, SOS, PM, APC strings (to their terminator, else the end of the line)
+    f"(?:{_OSC}|\x1b[PX^_]|[\x90\x98\x9e\x9f])[^\x07\x1b\x9c\n]*(?:{_ST})?"
+    # CSI (7-bit or C1): parameters, intermediates, one final byte
+    "|(?:\x1b\\[|\x9b)[0-?]*[ -/]*[@-~]?"
+    # any other escape: intermediates and one final byte
+    "|\x1b[ -/]*[0-~]?"
+)
+_LONE_CR = re.compile("\r(?!\n)")
+_OTHER_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
+_ANY_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+
+
+def _link(match: re.Match[str]) -> str:
+    target = match.group(1)
+    label = plain_text(match.group(2)).strip()
+    if not label or label == target:
+        return target
+    return f"{label} <{target}>"
+
+
+def plain_text(text: str) -> str:
+    """``text`` as a terminal would show it, for reading (retention, the offline
+    summarizer), never for display: escape sequences (CSI, OSC, DCS...) and other
+    C0/C1 controls are dropped (newlines and tabs stay, a lone carriage return
+    becomes a newline), and an OSC 8 hyperlink becomes ``text <target>`` so its
+    target URL stands alone."""
+    if _ANY_CONTROL.search(text) is None:
+        return text
+    if "8;" in text:
+        text = _OSC8_PAIR.sub(_link, text)
+        text = _OSC8_OPEN.sub(lambda m: f" <{m.group(1)}> " if m.group(1) else "", text)
+    text = _ESCAPE_SEQUENCE.sub("", text)
+    text = _LONE_CR.sub("\n", text)
+    return _OTHER_CONTROL.sub("", text)

@@ -25,6 +25,7 @@ from kimi_compact_tui.retention.extraction import (
 )
 from kimi_compact_tui.retention.matching import Haystack, find
 from kimi_compact_tui.retention.patterns import WORK_DIR_RE
+from kimi_compact_tui.sanitize import plain_text
 
 EXIT_RETENTION_SHORTFALL = (
     RetentionShortfall.exit_code
@@ -149,7 +150,7 @@ def retention_report(
     root = work_dir.rstrip("/") + "/" if work_dir else None
     extracted, root = extract(messages, compact, root)
     kept_indices = [*plan.leading_system_indices, *plan.preserved_indices]
-    summary = Haystack(summary_text or "")
+    summary = Haystack(plain_text(summary_text or ""))
     tail = Haystack("\n".join(message_haystack(messages[i]) for i in kept_indices))
     unique = _unique_basenames(extracted[FILE_PATHS].values())
     categories: dict[str, CategoryReport] = {}

@@ -22,6 +22,7 @@ from kimi_compact_tui.providers.offline.patterns import (
     REMINDER_RE,
     SYSTEM_TAG_RE,
 )
+from kimi_compact_tui.sanitize import plain_text
 
 _HEADER_END = "\nContent:\n"
 
@@ -98,14 +99,16 @@ def _request_parts(request_messages: Any) -> list[str]:
 
 
 def read_parts(parts: Sequence[str]) -> list[TMessage]:
-    """The messages in a request's text parts (the final prompt part dropped)."""
+    """The messages in a request's text parts (the final prompt part dropped), as a
+    terminal shows them: escape sequences and controls dropped, an OSC 8 link's
+    target written out (:func:`~kimi_compact_tui.sanitize.plain_text`)."""
     out: list[TMessage] = []
     for part in parts[:-1]:  # the final part is the prompt (and any custom instruction)
         role = header_role(part, len(out) + 1)
         if role is not None:
             out.append(TMessage(len(out) + 1, role))
         elif out:
-            out[-1].parts.append(part)
+            out[-1].parts.append(plain_text(part))
     return out
 
 
