@@ -15,8 +15,19 @@ import re
 from rich.cells import cell_len, set_cell_size
 from rich.text import Text
 
-# C0 (except \n and \t), DEL, C1, and the bidi controls that reorder text.
-_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e\u2066-\u2069]")
+# C0 (except \n and \t), DEL, C1, the bidi controls that reorder text, and the
+# invisible characters: zero-width space, non-joiner and joiner (U+200B-U+200D), word
+# joiner and invisible operators (U+2060-U+2064), Mongolian vowel separator (U+180E),
+# BOM / zero-width no-break space (U+FEFF), line and paragraph separators (U+2028,
+# U+2029) and the tag characters (U+E0000-U+E007F), which can hide ASCII text.
+_CONTROL = re.compile(
+    "[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u180e\u200b-\u200f\u2028-\u202e\u2060-\u2064"
+    "\u2066-\u2069\ufeff\U000e0000-\U000e007f]"
+)
+ZWJ = "\u200d"
+VS16 = "\ufe0f"
+BLACK_FLAG = "\U0001f3f4"
+CANCEL_TAG = "\U000e007f"
 _NAMES = {
     "\x1b": "␛",
     "\r": "␍",
@@ -27,15 +38,55 @@ _NAMES = {
 }
 
 
+def _is_emoji(ch: str) -> bool:
+    """A pictographic character that a ZWJ sequence joins (an approximation of
+    Unicode's Extended_Pictographic: the emoji blocks, dingbats and symbols)."""
+    code = ord(ch)
+    return (
+        0x1F000 <= code <= 0x1FAFF
+        or 0x2600 <= code <= 0x27BF
+        or 0x2300 <= code <= 0x23FF
+        or 0x2B00 <= code <= 0x2BFF
+    )
+
+
+def _in_emoji_sequence(text: str, at: int) -> bool:
+    """Is the invisible character at ``text[at]`` part of an emoji sequence: a ZWJ
+    between two emoji (👨‍👩‍👧, 🏳️‍🌈), or the tags of a subdivision flag (🏴 + tags
+    + cancel tag)?"""
+    ch = text[at]
+    if ch == ZWJ:
+        before = text[at - 1] if at else ""
+        after = text[at + 1] if at + 1 < len(text) else ""
+        return bool(before and after) and (_is_emoji(before) or before == VS16) and _is_emoji(after)
+    if "\U000e0020" <= ch <= CANCEL_TAG:
+        start = at
+        while start > 0 and "\U000e0020" <= text[start - 1] <= "\U000e007e":
+            start -= 1
+        end = at
+        while end < len(text) and "\U000e0020" <= text[end] <= "\U000e007e":
+            end += 1
+        return (
+            start > 0
+            and text[start - 1] == BLACK_FLAG
+            and end < len(text)
+            and text[end] == CANCEL_TAG
+            and end - start <= 6
+        )
+    return False
+
+
 def _placeholder(match: re.Match[str]) -> str:
     ch = match.group(0)
+    if ch >= ZWJ and _in_emoji_sequence(match.string, match.start()):
+        return ch
     name = _NAMES.get(ch)
     if name:
         return name
     code = ord(ch)
     if code < 0x20:
         return chr(0x2400 + code)  # Unicode control pictures
-    return f"<U+{code:04X}>"
+    return f"<U+{code:04X}>"  # five hex digits for a tag character
 
 
 def visible(text: str, *, tabs: int | None = 4) -> str:

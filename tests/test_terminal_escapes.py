@@ -67,7 +67,9 @@ def test_plain_text_turns_an_osc8_link_into_its_text_and_target():
     assert plain_text(f"{RED}a{RESET}\tb\x9b1mc\x9b0m\n{ESC}]0;title\x07d\x07e\x00f") == (
         "a\tbc\ndef"
     )
-    assert plain_text("no controls: caf\u00e9 \u4e2d\u6587") == "no controls: caf\u00e9 \u4e2d\u6587"
+    assert (
+        plain_text("no controls: caf\u00e9 \u4e2d\u6587") == "no controls: caf\u00e9 \u4e2d\u6587"
+    )
 
 
 def test_retention_extracts_an_osc8_target_url_cleanly():
