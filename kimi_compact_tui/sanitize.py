@@ -110,17 +110,25 @@ def safe_text(text: str, style: str = "") -> Text:
     return Text(visible(text), style=style, no_wrap=False)
 
 
-def fit_cells(text: str, width: int, *, ellipsis: str = "…") -> str:
-    """``text`` made exactly ``width`` terminal cells wide (Rich's ``cell_len``,
-    so CJK and emoji count two): padded with spaces, or cut and ended with
-    ``ellipsis``. A wide character that would straddle the edge becomes a space."""
+def clip_cells(text: str, width: int, *, ellipsis: str = "…") -> str:
+    """``text`` cut to at most ``width`` terminal cells (Rich's ``cell_len``, so
+    CJK and emoji count two), ended with ``ellipsis`` when cut. Cutting twice
+    gives what cutting once at the narrower width gives."""
     if width <= 0:
         return ""
-    length = cell_len(text)
-    if length <= width:
-        return text + " " * (width - length)
+    if cell_len(text) <= width:
+        return text
     mark = ellipsis if cell_len(ellipsis) < width else ""
-    return set_cell_size(text, width - cell_len(mark)) + mark
+    return set_cell_size(text, width - cell_len(mark)).rstrip() + mark
+
+
+def fit_cells(text: str, width: int, *, ellipsis: str = "…") -> str:
+    """``text`` made exactly ``width`` terminal cells wide: :func:`clip_cells`,
+    then padded with spaces."""
+    if width <= 0:
+        return ""
+    clipped = clip_cells(text, width, ellipsis=ellipsis)
+    return clipped + " " * (width - cell_len(clipped))
 
 
 # ----------------------------------------------------------------------------- terminal escapes
