@@ -243,6 +243,24 @@ def item_line(item: Item) -> str:
     return f"- {label}: {item.text} (message{_s(item.messages)} {where})"
 
 
+_ITEM_LINE_RE = re.compile(
+    r"^- (?P<label>"
+    + "|".join(re.escape(label) for label in CATEGORY_LABELS.values())
+    + r"): (?P<text>.+) \(messages? \d+(?:, \d+)*\)$"
+)
+
+
+def item_lines_in(text: str) -> list[tuple[str, str]]:
+    """(category label, item text) of every :func:`item_line` in ``text``: what
+    :func:`instructions_for` and :func:`editor_block` wrote, read back."""
+    out = []
+    for line in text.splitlines():
+        m = _ITEM_LINE_RE.match(line.strip())
+        if m:
+            out.append((m.group("label"), m.group("text")))
+    return out
+
+
 def instructions_for(items: Iterable[Item]) -> str:
     """Custom instructions asking the next run to keep ``items`` verbatim."""
     lines = [item_line(i) for i in items]

@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kimi_compact_tui.compaction.request import CUSTOM_INSTRUCTION_HEADER
 from kimi_compact_tui.providers.base import SummaryInput
 from kimi_compact_tui.providers.offline.patterns import (
     FENCE_RE,
@@ -65,10 +66,12 @@ class TMessage:
 @dataclass
 class Transcript:
     """The sent messages; the first ``leading`` are leading system messages that the
-    compaction keeps, the rest (``compacted``) are what the summary replaces."""
+    compaction keeps, the rest (``compacted``) are what the summary replaces.
+    ``instruction`` is the user's custom instruction (from the prompt part)."""
 
     messages: list[TMessage]
     leading: int = 0
+    instruction: str = ""
 
     @property
     def compacted(self) -> list[TMessage]:
@@ -112,13 +115,24 @@ def read_parts(parts: Sequence[str]) -> list[TMessage]:
     return out
 
 
+def custom_instruction_of(prompt_part: str) -> str:
+    """The custom instruction appended to the prompt part (kimi-cli's wording:
+    :data:`~kimi_compact_tui.compaction.request.CUSTOM_INSTRUCTION_HEADER`), or ""."""
+    at = prompt_part.find(CUSTOM_INSTRUCTION_HEADER)
+    return "" if at < 0 else prompt_part[at + len(CUSTOM_INSTRUCTION_HEADER) :]
+
+
 def read_request(request: SummaryInput) -> Transcript:
     """The transcript of a :class:`CompactionRequest` (or of its body)."""
     if isinstance(request, Mapping):
-        messages = read_parts(_request_parts(request.get("messages")))
+        parts = _request_parts(request.get("messages"))
+        messages = read_parts(parts)
         leading = 0
         while leading < len(messages) and messages[leading].role == "system":
             leading += 1
-        return Transcript(messages, leading)
-    messages = read_parts(_request_parts(request.messages))
-    return Transcript(messages, min(request.plan.leading, len(messages)))
+    else:
+        parts = _request_parts(request.messages)
+        messages = read_parts(parts)
+        leading = min(request.plan.leading, len(messages))
+    instruction = custom_instruction_of(parts[-1]) if parts else ""
+    return Transcript(messages, leading, instruction)
