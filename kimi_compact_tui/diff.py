@@ -28,6 +28,7 @@ from kimi_compact_tui.compaction.tokens import message_tokens
 from kimi_compact_tui.formats.base import Session
 from kimi_compact_tui.fsutil import gc_paused
 from kimi_compact_tui.model import Message
+from kimi_compact_tui.previews import message_preview
 from kimi_compact_tui.sanitize import one_line
 
 KEPT = "kept"
@@ -267,27 +268,8 @@ def diff_sessions(
 
 
 def preview(message: Message, width: int = 72) -> str:
-    """One line describing a message: its text (controls made visible), or
-    its tool calls, media and thinking when it has no text."""
-    text = " ".join(message.text().split())
-    if not text:
-        bits = []
-        for call in message.tool_calls:
-            fn = call.get("function") if isinstance(call, dict) else None
-            name = fn.get("name") if isinstance(fn, dict) else None
-            bits.append(f"{name or '?'}(…)")
-        if bits:
-            text = "→ " + ", ".join(bits)
-        elif message.media_types():
-            text = "[" + ", ".join(message.media_types()) + "]"
-        elif message.has_think():
-            text = "[thinking]"
-        else:
-            text = "(empty)"
-    elif message.tool_calls:
-        text += f" → {len(message.tool_calls)} tool call(s)"
-    line = one_line(text, width + 1)
-    return line if len(line) <= width else line[: width - 1] + "…"
+    """The one-line preview every view shows (:func:`kimi_compact_tui.previews.message_preview`)."""
+    return message_preview(message, width)
 
 
 def format_diff(diff: SessionDiff, *, context: int | None = None, width: int = 72) -> str:

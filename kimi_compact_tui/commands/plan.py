@@ -20,7 +20,7 @@ from kimi_compact_tui.compaction.plan import (
     REGION_TAIL,
 )
 from kimi_compact_tui.job import Preparation
-from kimi_compact_tui.sanitize import one_line
+from kimi_compact_tui.previews import message_preview
 
 REGION_LABELS = {
     REGION_LEADING: "leading system (kept and sent)",
@@ -88,6 +88,6 @@ def run(args: argparse.Namespace) -> int:
         if region != current:
             w(f"-- {REGION_LABELS[region]}\n")
             current = region
-        preview = one_line(message.text(), 70)
+        preview = message_preview(message, 70)
         w(f"{i + 1:>6}  {str(message.role)[:9]:<9} {prep.message_tokens[i]:>7}t  {preview}\n")
     return 0

@@ -25,6 +25,7 @@ from kimi_compact_tui.retention.extraction import (
 )
 from kimi_compact_tui.retention.matching import Haystack, find
 from kimi_compact_tui.retention.patterns import WORK_DIR_RE
+from kimi_compact_tui.sanitize import plain_text
 
 EXIT_RETENTION_SHORTFALL = (
     RetentionShortfall.exit_code
@@ -149,7 +150,7 @@ def retention_report(
     root = work_dir.rstrip("/") + "/" if work_dir else None
     extracted, root = extract(messages, compact, root)
     kept_indices = [*plan.leading_system_indices, *plan.preserved_indices]
-    summary = Haystack(summary_text or "")
+    summary = Haystack(plain_text(summary_text or ""))
     tail = Haystack("\n".join(message_haystack(messages[i]) for i in kept_indices))
     unique = _unique_basenames(extracted[FILE_PATHS].values())
     categories: dict[str, CategoryReport] = {}
@@ -240,6 +241,24 @@ def item_line(item: Item) -> str:
     where = ", ".join(str(n) for n in numbers(item))
     label = CATEGORY_LABELS.get(item.category, item.category)
     return f"- {label}: {item.text} (message{_s(item.messages)} {where})"
+
+
+_ITEM_LINE_RE = re.compile(
+    r"^- (?P<label>"
+    + "|".join(re.escape(label) for label in CATEGORY_LABELS.values())
+    + r"): (?P<text>.+) \(messages? \d+(?:, \d+)*\)$"
+)
+
+
+def item_lines_in(text: str) -> list[tuple[str, str]]:
+    """(category label, item text) of every :func:`item_line` in ``text``: what
+    :func:`instructions_for` and :func:`editor_block` wrote, read back."""
+    out = []
+    for line in text.splitlines():
+        m = _ITEM_LINE_RE.match(line.strip())
+        if m:
+            out.append((m.group("label"), m.group("text")))
+    return out
 
 
 def instructions_for(items: Iterable[Item]) -> str:

@@ -168,11 +168,14 @@ class StreamScreen(RetentionHost, Screen[FlowRequest | None]):
             n = len(prep.plan.compact_indices)
             text.append(f"{n:,} message{'' if n == 1 else 's'}")
             model = prep.compaction_model or self.provider.model
-            if model:
+            if model and not self.provider.offline:
                 text.append(" with ")
                 text.append(one_line(str(model), 80), style="bold cyan")
         text.append(" · ")
         text.append(one_line(self.provider.describe(), 100))
+        configured = prep.compaction_model if prep is not None else None
+        if self.provider.offline and configured:  # no model runs: not the configured one either
+            text.append(f" · {one_line(str(configured), 60)} is not used", style="dim")
         return text
 
     @property
