@@ -148,14 +148,16 @@ class CompactionJob:
 
     def check_ready(self, prep: Preparation, provider: Any) -> None:
         """Refuse, before any request, what cannot be summarized: a no-op, a
-        disabled config, a remote provider with no model (a config error)."""
-        from kimi_compact_tui.providers import require_model
+        disabled config, a remote provider with no model or with no key when it
+        needs one (config errors)."""
+        from kimi_compact_tui.providers import require_key, require_model
 
         if prep.plan.noop or prep.build_request is None:
             raise UserError(f"nothing to compact: {prep.plan.noop}")
         if not prep.enabled:
             raise UserError(f"compaction is not enabled: {prep.disabled_reason}")
         require_model(provider, prep.compaction_model)
+        require_key(provider)
 
     def draft(
         self,
