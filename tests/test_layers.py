@@ -25,10 +25,10 @@ BASE = {"__init__", "errors", "fsutil", "sanitize", "model", "limits", "previews
 ALLOWED: dict[str, set[str]] = {
     "base": set(),
     "compaction": {"base"},
-    "providers": {"base", "compaction"},
-    "config": {"base", "compaction", "providers"},  # it checks the provider block
+    "retention": {"base", "compaction"},
+    "providers": {"base", "compaction", "retention"},  # offline: the retention items asked for
+    "config": {"base", "compaction", "retention", "providers"},  # it checks the provider block
     "formats": {"base", "compaction"},
-    "retention": {"base", "compaction", "formats"},
     "diff": {"base", "compaction", "formats"},
     "store": {"base", "compaction", "formats"},
     "job": {"base", "compaction", "providers", "config", "formats", "store", "retention"},

@@ -21,7 +21,12 @@ from kimi_compact_tui.providers import (
     require_model,
     resolve_kind,
 )
-from kimi_compact_tui.providers.http import HttpProvider, OllamaChat, OpenAIChat
+from kimi_compact_tui.providers.http import (
+    AnthropicMessages,
+    HttpProvider,
+    OllamaChat,
+    OpenAIChat,
+)
 from kimi_compact_tui.providers.offline import OfflineProvider, parse_transcript
 from kimi_compact_tui.providers.settings import SETTINGS_BY_KIND
 
@@ -48,6 +53,7 @@ def test_accepted_kinds_are_the_readmes_list():
         ("moonshot", "moonshot", HttpProvider, OpenAIChat),
         ("kimi", "moonshot", HttpProvider, OpenAIChat),
         ("moonshot-cn", "moonshot", HttpProvider, OpenAIChat),
+        ("anthropic", "anthropic", HttpProvider, AnthropicMessages),
         ("ollama", "ollama", HttpProvider, OllamaChat),
         ("offline", "offline", OfflineProvider, None),
     ],

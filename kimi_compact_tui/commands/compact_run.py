@@ -72,7 +72,7 @@ def run_compaction(
     pcfg = provider_config(config, args)
     if prep.plan.noop or prep.build_request is None:
         return CompactionRun(session, config, prep, pcfg, None, None, job)
-    job.check_ready(prep, pcfg)  # disabled, or a remote provider with no model: refused here
+    job.check_ready(prep, pcfg)  # disabled, no model, or no key when one is needed: refused
     if in_place and job.write_refusal() is not None:  # refused before any request is made
         raise UserError(f"{session.path}: not written: {job.write_refusal()}")
     if on_start is not None:  # the split check (refused in place) and the announcement

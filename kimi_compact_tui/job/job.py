@@ -40,6 +40,7 @@ from kimi_compact_tui.providers import (
     EventCallback,
     ProviderConfig,
     StreamResult,
+    require_key,
     require_model,
     stream_summary,
 )
@@ -191,12 +192,14 @@ class CompactionJob:
 
     def check_ready(self, prep: Preparation, provider: ProviderConfig) -> None:
         """Refuse, before any request, what cannot be summarized: a no-op, a
-        disabled config, a remote provider with no model (a config error)."""
+        disabled config, a remote provider with no model or with no key when it
+        needs one (config errors)."""
         if prep.plan.noop or prep.build_request is None:
             raise UserError(f"nothing to compact: {prep.plan.noop}")
         if not prep.enabled:
             raise UserError(f"compaction is not enabled: {prep.disabled_reason}")
         require_model(provider, prep.compaction_model)
+        require_key(provider)
 
     async def summarize(
         self,

@@ -4,8 +4,8 @@ Every kind accepts the common settings (``base_url``, ``model``, ``api_key_env``
 the timeouts and retries, ``extra_body``); the offline provider reads only
 ``model`` (shown as the request's model) and ignores the rest, so a config can
 switch ``kind`` without deleting them. A setting that belongs to one kind
-(``region``: moonshot, ``num_ctx``: ollama, ``chunk_delay``: offline) is an
-error with another. Every error is one line naming the field; a key is never
+(``region``: moonshot, ``num_ctx``: ollama, ``max_tokens``: anthropic,
+``chunk_delay``: offline) is an error with another. Every error is one line naming the field; a key is never
 read from a config file (``api_key`` and friends are refused without echoing
 the value).
 """
@@ -93,6 +93,16 @@ def _num_ctx(v: Any) -> int:
     return v
 
 
+#: The most an answer may be given; any model's output limit is below it.
+MAX_ANSWER_TOKENS = 200_000
+
+
+def _max_tokens(v: Any) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= MAX_ANSWER_TOKENS:
+        raise _fail(f"must be a whole number of tokens, 1 to {MAX_ANSWER_TOKENS}, got {v!r}")
+    return v
+
+
 Seconds = Annotated[float, _seconds(positive=False)]
 PositiveSeconds = Annotated[float, _seconds(positive=True)]
 
@@ -130,6 +140,14 @@ class MoonshotSettings(ProviderSettings):
     region: Annotated[str, BeforeValidator(_region)] | None = None
 
 
+class AnthropicSettings(ProviderSettings):
+    """Anthropic's Messages API: ``max_tokens`` is the answer's limit (the API
+    requires one; a ``max_tokens`` in ``compaction.settings_overrides`` wins)."""
+
+    kind: Literal["anthropic"] = "anthropic"
+    max_tokens: Annotated[int, BeforeValidator(_max_tokens)] | None = None
+
+
 class OllamaSettings(ProviderSettings):
     """Ollama's native ``/api/chat``; ``num_ctx`` is estimated from the transcript
     when not set."""
@@ -148,6 +166,7 @@ class OfflineSettings(ProviderSettings):
 SETTINGS_BY_KIND: dict[str, type[ProviderSettings]] = {
     "openai": OpenAISettings,
     "moonshot": MoonshotSettings,
+    "anthropic": AnthropicSettings,
     "ollama": OllamaSettings,
     "offline": OfflineSettings,
 }

@@ -12,10 +12,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
+from kimi_compact_tui.compaction.plan import CompactionPlan
 from kimi_compact_tui.errors import RetentionShortfall, UserError
-from kimi_compact_tui.formats.base import Session
+from kimi_compact_tui.model import Message
 from kimi_compact_tui.retention.extraction import (
     CATEGORIES,
     FILE_PATHS,
@@ -26,6 +27,23 @@ from kimi_compact_tui.retention.extraction import (
 from kimi_compact_tui.retention.matching import Haystack, find
 from kimi_compact_tui.retention.patterns import WORK_DIR_RE
 from kimi_compact_tui.sanitize import plain_text
+
+
+class _Meta(Protocol):
+    @property
+    def system_prompt(self) -> str | None: ...
+
+
+class Reviewed(Protocol):
+    """What retention reads of a session (a ``formats.base.Session`` is one):
+    its messages and the agent's system prompt, when the file records it."""
+
+    @property
+    def messages(self) -> list[Message]: ...
+
+    @property
+    def meta(self) -> _Meta: ...
+
 
 EXIT_RETENTION_SHORTFALL = (
     RetentionShortfall.exit_code
@@ -141,7 +159,7 @@ def _s(seq: Iterable[Any]) -> str:
 
 
 def retention_report(
-    session: Session, plan: Any, summary_text: str, *, work_dir: str | None = None
+    session: Reviewed, plan: CompactionPlan, summary_text: str, *, work_dir: str | None = None
 ) -> RetentionReport:
     """The retention of ``summary_text`` for the range ``plan.compact_indices``."""
     messages = session.messages
@@ -170,7 +188,7 @@ def retention_report(
     return RetentionReport(categories, span, root)
 
 
-def stated_work_dir(session: Session, plan: Any) -> str | None:
+def stated_work_dir(session: Reviewed, plan: CompactionPlan) -> str | None:
     """The work folder a system prompt or leading system message states."""
     texts = [session.meta.system_prompt or ""]
     texts += [session.messages[i].text() for i in plan.leading_system_indices]
