@@ -13,9 +13,12 @@ another site (its ``Origin``) is refused: the app behind it can write sessions.
 from __future__ import annotations
 
 import argparse
+import errno
 import ipaddress
+import os
 import re
 import shlex
+import socket
 import sys
 from pathlib import Path
 from typing import Any
@@ -208,6 +211,50 @@ def server_class() -> type:
     return ReviewServer
 
 
+def _bind_error(host: str, port: int, exc: OSError) -> UserError:
+    where = f"port {port} on {host or 'every address'}"
+    if exc.errno == errno.EADDRINUSE:
+        return UserError(f"--port {port}: {where} is already in use (pick another --port)")
+    if exc.errno == errno.EADDRNOTAVAIL:
+        return UserError(f"--host {host}: not an address of this machine")
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return UserError(f"--port {port}: permission denied to listen on {where}")
+    return UserError(f"--host {host} --port {port}: cannot listen ({exc.strerror or exc})")
+
+
+def check_bind(host: str, port: int) -> None:
+    """Resolve ``host`` and bind ``port`` on each of its addresses the way the
+    server will (address reuse on, IPv6 sockets IPv6 only), then let go: a
+    busy port or an unknown host is one line before anything is served."""
+    try:
+        infos = socket.getaddrinfo(
+            host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )
+    except (socket.gaierror, UnicodeError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise UserError(f"--host {host}: cannot resolve this address ({reason})") from None
+    for family, kind, proto, _name, address in infos:
+        try:
+            with socket.socket(family, kind, proto) as probe:
+                if hasattr(socket, "SO_REUSEADDR") and os.name == "posix":
+                    probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                if family == socket.AF_INET6 and hasattr(socket, "IPV6_V6ONLY"):
+                    probe.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+                probe.bind(address)
+        except OSError as exc:
+            raise _bind_error(host, port, exc) from None
+
+
+def check_session(session: str | None) -> None:
+    """Open the session the way the app will (the commands' resolve and load
+    path): an error is the CLI's one line, before anything is served."""
+    if session is None:
+        return
+    from kimi_compact_tui.formats import load_session
+
+    load_session(session)
+
+
 def run(args: argparse.Namespace) -> int:
     if not 0 < args.port < 65536:
         raise UserError(f"--port {args.port}: must be between 1 and 65535")
@@ -215,6 +262,8 @@ def run(args: argparse.Namespace) -> int:
     from kimi_compact_tui.commands.tui import build_app
 
     build_app(args)
+    check_session(args.session)
+    check_bind(args.host, args.port)
     if not is_loopback(args.host):
         print(
             f"kimi-compact-tui: warning: serving on {args.host}, which is not a loopback "
@@ -226,5 +275,8 @@ def run(args: argparse.Namespace) -> int:
         app_command(args), host=args.host, port=args.port, title="kimi-compact-tui"
     )
     server.fixed_url = getattr(args, "public_url", None)
-    server.serve()
+    try:
+        server.serve()
+    except OSError as exc:  # taken between the check and the bind
+        raise _bind_error(args.host, args.port, exc) from None
     return 0
