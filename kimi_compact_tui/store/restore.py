@@ -180,6 +180,13 @@ def _pick(target: Path, points: list[RestorePoint], point: Any) -> RestorePoint:
     raise ApplyError(f"{target}: {point} is not a restore point of this session (have: {names})")
 
 
+def pick_point(path: str | Path, point: str | Path) -> RestorePoint:
+    """The restore point ``point`` names (a file name from the list, or a path),
+    or an ApplyError naming it and the points there are."""
+    target = target_of(path)
+    return _pick(target, restore_points(target), point)
+
+
 @dataclass
 class UndoPlan:
     """What an undo would do; ``describe`` is what the confirm dialog says."""
