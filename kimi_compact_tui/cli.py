@@ -42,11 +42,20 @@ def usage_error(prog: str, message: str) -> NoReturn:
     raise SystemExit(EXIT_USAGE)
 
 
+#: The metavars of values that name a file or folder: an empty one is an error
+#: (``--output ""`` is not "no --output", ``plan ""`` is not the current folder).
+PATH_METAVARS = ("SESSION", "FILE", "DIR", "A", "B")
+
+
 class StoreOnce(argparse._StoreAction):
     """``store``, for an option that takes one value: given twice
-    (``--up-to 3 --up-to 4``) it is an error, not a silent last-one-wins."""
+    (``--up-to 3 --up-to 4``) it is an error, not a silent last-one-wins; a
+    file name given empty is an error too."""
 
     def __call__(self, parser, namespace, values, option_string=None):  # type: ignore[no-untyped-def]
+        if self.metavar in PATH_METAVARS and isinstance(values, str) and not values.strip():
+            name = "/".join(self.option_strings) or str(self.metavar)
+            parser.error(f"{name} is empty; give a {'folder' if self.metavar == 'DIR' else 'file'}")
         if self.option_strings:
             given: set[str] = namespace.__dict__.setdefault("_options_given", set())
             if self.dest in given:
@@ -126,8 +135,8 @@ def _resolves_as_session(word: str) -> bool:
 
 def _looks_like_a_command(word: str, rest: list[str], takes_value: set[str]) -> bool:
     """A word that is not a command: a session (the TUI) or a typo?"""
-    if _resolves_as_session(word):
-        return False
+    if not word.strip() or _resolves_as_session(word):
+        return False  # (an empty SESSION is the TUI's to refuse, naming SESSION)
     if _first_positional(rest, takes_value) is not None:
         return True  # `plna SESSION`: the TUI takes one SESSION, so `plna` meant a command
     if difflib.get_close_matches(word, COMMANDS, n=1, cutoff=0.6):

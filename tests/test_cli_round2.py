@@ -183,3 +183,29 @@ def test_a_declined_restore_changes_nothing_and_exits_0(cli_main, tmp_path, monk
     assert result.code == 0, result.stderr
     assert "Not restored." in result.stderr
     assert {p.name: p.read_bytes() for p in path.parent.iterdir()} == before
+
+
+@pytest.mark.parametrize(
+    "argv, name",
+    [
+        (["plan", ""], "SESSION"),
+        ([""], "SESSION"),
+        (["compact", "{s}", "--output", ""], "--output"),
+        (["plan", "{s}", "--config", ""], "--config"),
+        (["preview", "{s}", "--prompt-file", ""], "--prompt-file"),
+        (["retention", "{s}", "--summary", ""], "--summary"),
+        (["diff", "{s}", ""], "B"),
+        (["restore", "", "--list"], "SESSION"),
+    ],
+)
+def test_an_empty_file_name_is_an_error_not_the_current_folder_or_nothing(
+    cli_main, tmp_path, started, argv, name
+):
+    """``--output ""`` used to write nothing and say "no --output given",
+    ``--prompt-file ""`` used the configured prompt, ``plan ""`` read the
+    current folder."""
+    session = write_session(tmp_path, "openai-json", conversation(8))
+    before = sorted(p.name for p in tmp_path.iterdir())
+    result = cli_main(*[a.replace("{s}", str(session)) for a in argv])
+    assert_one_line(result, name, "empty")
+    assert sorted(p.name for p in tmp_path.iterdir()) == before and started == []
