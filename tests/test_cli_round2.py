@@ -209,3 +209,29 @@ def test_an_empty_file_name_is_an_error_not_the_current_folder_or_nothing(
     result = cli_main(*[a.replace("{s}", str(session)) for a in argv])
     assert_one_line(result, name, "empty")
     assert sorted(p.name for p in tmp_path.iterdir()) == before and started == []
+
+
+def test_ctrl_c_before_the_stream_starts_is_cancelled_cleanly(cli_main, tmp_path, monkeypatch):
+    """A Ctrl+C in the instant between the announcement and the stream's start:
+    exit 130, one line, nothing written, and no Python warning about a
+    coroutine never awaited."""
+    import gc
+    import warnings
+
+    from kimi_compact_tui.commands import compact
+
+    session = write_session(tmp_path, "openai-json", conversation(8))
+    out = tmp_path / "out.json"
+
+    def interrupted(main, *args, **kwargs):
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(compact.asyncio, "run", interrupted)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        result = cli_main("compact", session, "--output", out)
+        gc.collect()
+    assert result.code == 130, result.stderr
+    assert result.error_lines == [] and "cancelled" in result.stderr
+    assert not out.exists()
+    assert [str(w.message) for w in caught if "never awaited" in str(w.message)] == []
