@@ -90,3 +90,29 @@ def test_a_session_that_cannot_be_opened_is_refused_before_serving(tmp_path: Pat
     port = free_port()
     code, stderr = run_serve(str(session), "--provider", "offline", port=port)
     assert_refused(code, stderr, str(session))
+
+
+def test_an_empty_host_is_one_line():
+    port = free_port()
+    code, stderr = run_serve(str(SAMPLE), "--provider", "offline", "--host", "", port=port)
+    assert_refused(code, stderr, "--host", "empty")
+
+
+def test_a_session_id_is_served_as_the_session_it_names(tmp_path, monkeypatch):
+    """Each browser tab runs `tui SESSION` from the server's folder: an id must
+    reach it as the session it names, not as a file name in that folder."""
+    import argparse
+    import shlex
+
+    from kimi_compact_tui.commands.serve import app_command
+    from tests.test_kimi_code_by_id import make_home
+    from tests.test_kimi_code_records import conversation
+
+    root, folder = make_home(tmp_path, conversation().bytes())
+    monkeypatch.setenv("KIMI_CODE_HOME", str(root))
+    args = argparse.Namespace(
+        session="session_x1", config=None, provider="offline", model=None, base_url=None,
+        prompt_file=None, up_to=None,
+    )  # fmt: skip
+    argv = shlex.split(app_command(args))
+    assert str(folder) in argv, argv

@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 
 from kimi_compact_tui.commands.tui import add_app_args
 from kimi_compact_tui.errors import UserError
+from kimi_compact_tui.formats.registry import find_by_id
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
@@ -93,11 +94,21 @@ def _absolute(path: str) -> str:
     return str(Path(path).expanduser().absolute())
 
 
+def _served_session(session: str) -> str:
+    """SESSION for the served app: a path made absolute, or the folder of a
+    session id a format knows (an id is not a file name in the app's folder)."""
+    if not Path(session).expanduser().exists():
+        found = find_by_id(session)
+        if found is not None:
+            return str(found)
+    return _absolute(session)
+
+
 def app_command(args: argparse.Namespace) -> str:
     """The shell command textual-serve runs for each browser session."""
     argv = [sys.executable, "-m", "kimi_compact_tui", "tui"]
     if args.session:
-        argv.append(_absolute(args.session))
+        argv.append(_served_session(args.session))
     for flag, value in (
         ("--config", args.config and _absolute(args.config)),
         ("--provider", args.provider),
@@ -226,10 +237,10 @@ def check_bind(host: str, port: int) -> None:
     """Resolve ``host`` and bind ``port`` on each of its addresses the way the
     server will (address reuse on, IPv6 sockets IPv6 only), then let go: a
     busy port or an unknown host is one line before anything is served."""
+    if not host.strip():
+        raise UserError("--host is empty; give an address such as 127.0.0.1 (or 0.0.0.0)")
     try:
-        infos = socket.getaddrinfo(
-            host or None, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
-        )
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
     except (socket.gaierror, UnicodeError) as exc:
         reason = getattr(exc, "strerror", None) or str(exc)
         raise UserError(f"--host {host}: cannot resolve this address ({reason})") from None
