@@ -75,7 +75,7 @@ def check_session_file(session: str | None) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    app = build_app(args)  # config and provider first, as the other commands
     check_session_file(args.session)
-    app = build_app(args)
     app.run()
     return int(app.return_code or 0)
