@@ -36,7 +36,7 @@ ALLOWED: dict[str, set[str]] = {
             "store", "job"},
     "commands": {"base", "compaction", "providers", "config", "formats", "retention", "diff",
                  "store", "job", "tui"},
-    "cli": {"base", "commands"},
+    "cli": {"base", "commands", "formats"},  # a bare word may be a session id
 }  # fmt: skip
 
 

@@ -31,10 +31,10 @@ from kimi_compact_tui.commands.compact_output import (
     nothing_written,
 )
 from kimi_compact_tui.commands.compact_run import CompactionRun, run_compaction
-from kimi_compact_tui.errors import ApplyError, ProviderFailure, RetentionShortfall, UserError
-from kimi_compact_tui.formats import registry
-from kimi_compact_tui.formats.base import KEEPS, Session
-from kimi_compact_tui.formats.loader import save_session
+from kimi_compact_tui.commands.output_file import output_target, write_output
+from kimi_compact_tui.errors import ProviderFailure, RetentionShortfall, UserError
+from kimi_compact_tui.formats.base import KEEPS
+from kimi_compact_tui.formats.loader import dump_session
 from kimi_compact_tui.job import Preparation, split_refusal
 from kimi_compact_tui.providers import ProviderConfig
 from kimi_compact_tui.retention import check_min_retention, parse_min_retention, retention_report
@@ -63,7 +63,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "-o",
         metavar="FILE",
         default=None,
-        help="write the compacted session here (never over the source; see --in-place)",
+        help="write the compacted session to this new file (never over the source; "
+        "see --in-place)",
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="with --output: replace the file if it exists (never the session itself)",
     )
     p.add_argument(
         "--in-place",
@@ -107,31 +113,8 @@ def _starter(args: argparse.Namespace) -> Callable[[Preparation, ProviderConfig]
     return start
 
 
-def _check_output(args: argparse.Namespace, session: Session | None = None) -> Path | None:
-    if not args.output:
-        return None
-    out = Path(args.output).expanduser()
-    source = Path(args.session).expanduser()
-    candidates = {source.resolve()}
-    try:  # the session file a folder or an id stands for
-        candidates.add(registry.resolve_session_path(args.session).resolve())
-    except UserError:
-        pass  # the load reports it
-    if session is not None and session.path is not None:
-        candidates.add(Path(session.path).resolve())
-    if out.resolve() in candidates:
-        raise UserError(
-            f"{out}: --output is the session itself; writing over the source is --in-place's job"
-        )
-    if out.is_dir():
-        raise UserError(f"{out}: --output is a folder; give a file name")
-    if not out.parent.exists():
-        raise UserError(f"{out.parent}: folder for --output does not exist")
-    return out
-
-
 def run(args: argparse.Namespace) -> int:
-    _check_output(args)
+    output = output_target(args)  # an existing file or the session itself: before anything
     if args.in_place and args.output:
         raise UserError("--in-place and --output cannot be used together")
     if args.in_place and args.allow_truncated:
@@ -149,7 +132,6 @@ def run(args: argparse.Namespace) -> int:
         allow_truncated=args.allow_truncated,
         on_start=_starter(args),
     )
-    _check_output(args, run_.session)
     result = run_.result
     if printer is not None:
         printer.finish()
@@ -170,14 +152,12 @@ def run(args: argparse.Namespace) -> int:
             applied = write_in_place(args, run_)
             if applied is not None:  # write_in_place has said what it wrote
                 written = applied.path
-    elif run_.compacted is not None and args.output:
-        written = Path(args.output).expanduser()
-        try:
-            save_session(run_.compacted, written)
-        except OSError as exc:
-            raise ApplyError(
-                f"{written}: cannot write the compacted session ({exc.strerror or exc})"
-            ) from None
+    elif run_.compacted is not None and output is not None:
+        assert run_.session.path is not None
+        write_output(
+            dump_session(run_.compacted), output, Path(run_.session.path), force=args.force
+        )
+        written = output
 
     if args.json:
         data = json_result(run_, written)

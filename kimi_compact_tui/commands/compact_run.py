@@ -77,7 +77,12 @@ def run_compaction(
         raise UserError(f"{session.path}: not written: {job.write_refusal()}")
     if on_start is not None:  # the split check (refused in place) and the announcement
         on_start(prep, pcfg)
-    result = asyncio.run(job.summarize(prep, pcfg, on_event, cancel))
+    stream = job.summarize(prep, pcfg, on_event, cancel)
+    try:
+        result = asyncio.run(stream)
+    except BaseException:  # Ctrl+C before the stream started: no "never awaited" warning
+        stream.close()
+        raise
     if allow_truncated is None:
         allow_truncated = bool(getattr(args, "allow_truncated", False))
     draft = None

@@ -95,12 +95,9 @@ def detect(path: Path, head: bytes) -> SessionFormat:
     for fmt in specific():
         if fmt.recognise(path, head):
             return fmt
-    what = foreign.identify(head)
-    if what is not None:
-        raise SessionFormatError(
-            f"{path}: this looks like {what}, which is not supported yet "
-            f"(supported: {', '.join(f.label for f in FORMATS)})"
-        )
+    refused = foreign.refusal(path, head, [f.label for f in FORMATS])
+    if refused is not None:
+        raise SessionFormatError(refused)
     for fmt in FORMATS:
         if fmt.fallback and fmt.recognise(path, head):
             return fmt

@@ -212,6 +212,13 @@ def _pick(target: Path, points: list[RestorePoint], point: Any) -> RestorePoint:
     raise ApplyError(f"{target}: {point} is not a restore point of this session (have: {names})")
 
 
+def pick_point(where: Where, point: str | Path) -> RestorePoint:
+    """The restore point ``point`` names (a file name from the list, or a path),
+    or an ApplyError naming it and the points there are."""
+    where = _target(where)
+    return _pick(where.path, restore_points(where), point)
+
+
 @dataclass
 class UndoPlan:
     """What an undo would do; ``describe`` is what the confirm dialog says."""
