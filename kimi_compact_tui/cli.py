@@ -52,7 +52,7 @@ class StoreOnce(argparse._StoreAction):
     (``--up-to 3 --up-to 4``) it is an error, not a silent last-one-wins; a
     file name given empty is an error too."""
 
-    def __call__(self, parser, namespace, values, option_string=None):  # type: ignore[no-untyped-def]
+    def __call__(self, parser, namespace, values, option_string=None):
         if self.metavar in PATH_METAVARS and isinstance(values, str) and not values.strip():
             name = "/".join(self.option_strings) or str(self.metavar)
             parser.error(f"{name} is empty; give a {'folder' if self.metavar == 'DIR' else 'file'}")
@@ -69,7 +69,7 @@ class OneLineParser(argparse.ArgumentParser):
     that takes one value may be given once. Sub-parsers are made with the same
     class."""
 
-    def __init__(self, *args, **kwargs) -> None:  # type: ignore[no-untyped-def]
+    def __init__(self, *args, **kwargs) -> None:
         super().__init__(*args, **kwargs)
         self.register("action", None, StoreOnce)
         self.register("action", "store", StoreOnce)

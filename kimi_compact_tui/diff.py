@@ -162,7 +162,7 @@ def _same(x: Message, y: Message) -> bool:
     return x.raw is not None and x.raw == y.raw
 
 
-def _signature(message: Message) -> tuple:
+def _signature(message: Message) -> tuple[Any, ...]:
     """Cheap facts equal messages share; messages whose signature appears on
     only one side cannot match and are never hashed."""
     data = message.data
@@ -171,17 +171,17 @@ def _signature(message: Message) -> tuple:
     return (data.get("role"), type(content), size, len(data))
 
 
-def _middle_keys(a: Sequence[Message], b: Sequence[Message]) -> tuple[list, list]:
+def _middle_keys(a: Sequence[Message], b: Sequence[Message]) -> tuple[list[Any], list[Any]]:
     if not a or not b:
         return [], []
     sig_a = [_signature(x) for x in a]
     sig_b = [_signature(x) for x in b]
     common = set(sig_a).intersection(sig_b)
-    keys_a: list = [
+    keys_a: list[Any] = [
         message_key(x) if s in common else ("a", i)
         for i, (x, s) in enumerate(zip(a, sig_a, strict=True))
     ]
-    keys_b: list = [
+    keys_b: list[Any] = [
         message_key(x) if s in common else ("b", j)
         for j, (x, s) in enumerate(zip(b, sig_b, strict=True))
     ]

@@ -22,7 +22,7 @@ class Message:
 
     __slots__ = ("data", "raw")
 
-    def __init__(self, data: dict[str, Any], raw: bytes | str | None = None) -> None:
+    def __init__(self, data: dict[str, Any], raw: bytes | str | object | None = None) -> None:
         self.data = data
         # The exact source line as read (bytes; a str when built in memory), or
         # None for a message built here: written back unchanged when present.

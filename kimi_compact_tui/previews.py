@@ -54,7 +54,7 @@ def call_preview(call: Any, width: int) -> str:
     fn = call.get("function") if isinstance(call, dict) else None
     if not isinstance(fn, dict):
         return "?()"
-    name = fn.get("name") if isinstance(fn.get("name"), str) and fn.get("name") else "?"
+    name: str = fn["name"] if isinstance(fn.get("name"), str) and fn.get("name") else "?"
     raw = fn.get("arguments")
     if raw is None:
         args = ""

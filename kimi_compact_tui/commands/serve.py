@@ -204,7 +204,7 @@ def server_class() -> type:
             }
             return aiohttp_jinja2.render_template(TEMPLATE, request, context)
 
-        async def handle_websocket(self, request: web.Request) -> web.StreamResponse:
+        async def handle_websocket(self, request: web.Request) -> web.StreamResponse:  # type: ignore[override]  # a refusal is not a websocket
             self.check_host(request)
             origin = request.headers.get("Origin")
             allowed = [self.base_url(request), page_origin(request.scheme, request.host, "")]

@@ -221,7 +221,7 @@ def serialize(session: Session) -> bytes:
         specials.append({"role": "_checkpoint", "id": 0})
         lines.extend(dump_special(d).encode("utf-8") for d in specials)
         for m in session.messages:
-            lines.append(raw_bytes(m.raw) if m.raw is not None else dump_message(m.data).encode())
+            lines.append(raw_bytes(m.raw) if m.raw is not None else dump_message(m.data).encode())  # type: ignore[arg-type]  # bytes, str or RawRef
         if meta.recorded_tokens is not None:
             usage = {"role": "_usage", "token_count": meta.recorded_tokens}
             lines.append(dump_special(usage).encode("utf-8"))

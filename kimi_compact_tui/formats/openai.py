@@ -110,7 +110,7 @@ def serialize_json(session: Session) -> bytes:
 
 def serialize_jsonl(session: Session) -> bytes:
     lines = [
-        raw_bytes(m.raw) if m.raw is not None else json.dumps(m.data, ensure_ascii=False).encode()
+        raw_bytes(m.raw) if m.raw is not None else json.dumps(m.data, ensure_ascii=False).encode()  # type: ignore[arg-type]  # bytes, str or RawRef
         for m in session.messages
     ]
     out = b"\n".join(lines)

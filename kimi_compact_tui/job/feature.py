@@ -104,6 +104,7 @@ class KimiCompactionFeature:
         if plan.noop:
             return {"ok": True, "noop": True, "reason": plan.noop, "plan": plan.to_json()}
         request = prep.request
+        assert request is not None  # not a no-op
         if summarize is None:
             return {"ok": True, "noop": False, "plan": plan.to_json(), "request": request}
         summary = summarize(request)

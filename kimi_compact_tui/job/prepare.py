@@ -90,7 +90,7 @@ class Preparation:
             self._text_counts,
         )
 
-    def token_figures(self, summary: str | None = None) -> dict:
+    def token_figures(self, summary: str | None = None) -> dict[str, int | None]:
         return {
             "recorded": self.session.meta.recorded_tokens,
             "estimated_before": self.tokens_before,

@@ -88,7 +88,7 @@ def tool_call_args(call: dict[str, Any]) -> tuple[str, dict[str, Any] | str]:
     fn = call.get("function") if isinstance(call, dict) else None
     if not isinstance(fn, dict):
         return "", ""
-    name = fn.get("name") if isinstance(fn.get("name"), str) else ""
+    name: str = fn["name"] if isinstance(fn.get("name"), str) else ""
     raw = fn.get("arguments")
     if isinstance(raw, str):
         try:
@@ -161,7 +161,9 @@ class _Collector:
     def __init__(self) -> None:
         self.out: Extracted = {c: {} for c in CATEGORIES}
 
-    def add(self, category: str, key: str, text: str, index: int, extra=()) -> None:
+    def add(
+        self, category: str, key: str, text: str, index: int, extra: tuple[str, ...] = ()
+    ) -> None:
         bucket = self.out[category]
         item = bucket.get(key)
         if item is None:

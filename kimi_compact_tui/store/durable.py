@@ -40,9 +40,9 @@ def step(name: str) -> None:
 
 def write_new_file(
     directory: Path, names: Iterable[str], data: bytes, mode: int, mtime_ns: int | None
-) -> Path:
+) -> Path | None:
     """Write ``data`` to a new file in ``directory`` under the first free name
-    of ``names``, never overwriting anything."""
+    of ``names``, never overwriting anything; None when every name is taken."""
     fd, tmp = tempfile.mkstemp(prefix=".restore-point.", suffix=".tmp", dir=directory)
     dest: Path | None = None
     try:

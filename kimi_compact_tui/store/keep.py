@@ -93,10 +93,13 @@ def keep_copy(
 ) -> Path:
     """Keep ``data`` (the current bytes of ``path``) as its next restore point."""
     if fmt.write_policy == "rotate":
-        return write_new_file(path.parent, rotation_names(path, fmt), data, mode, mtime_ns)
-    folder = backup_folder(path, fmt)
-    folder.mkdir(parents=True, exist_ok=True)
-    return write_new_file(folder, backup_names(path, now), data, mode, mtime_ns)
+        made = write_new_file(path.parent, rotation_names(path, fmt), data, mode, mtime_ns)
+    else:
+        folder = backup_folder(path, fmt)
+        folder.mkdir(parents=True, exist_ok=True)
+        made = write_new_file(folder, backup_names(path, now), data, mode, mtime_ns)
+    assert made is not None  # the names never run out
+    return made
 
 
 def sha256_file(path: Path) -> str | None:

@@ -212,7 +212,7 @@ def apply_compaction(
     step("audited")
     return ApplyResult(
         path=path,
-        backup_path=backup,  # type: ignore[arg-type]
+        backup_path=backup,
         format=fmt.name,
         policy=op.policy,
         messages_before=n,
@@ -224,5 +224,5 @@ def apply_compaction(
         after_size=new_size,
         audit_path=None if audit_error else log,
         audit_error=audit_error,
-        written=[backup, path] + ([] if audit_error else [log]),  # type: ignore[list-item]
+        written=[backup, path] + ([] if audit_error else [log]),
     )

@@ -14,7 +14,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from textual.binding import Binding
+from textual.binding import Binding, BindingType
 
 if TYPE_CHECKING:
     from kimi_compact_tui.tui.state import ReviewState
@@ -57,7 +57,7 @@ class Key:
         )
 
 
-def bindings(table: Sequence[Key]) -> list[Binding]:
+def bindings(table: Sequence[Key]) -> list[BindingType]:
     """A screen's ``BINDINGS`` from its table (help-only rows left out)."""
     return [k.binding() for k in table if k.action]
 
@@ -97,7 +97,7 @@ def why_not(table: Sequence[Key], action: str, state: ReviewState) -> str:
         return "available"
     if why == ABSENT:
         return absent_reason(state, action)
-    return why
+    return why or "available"
 
 
 def absent_reason(state: ReviewState, action: str) -> str:

@@ -41,6 +41,7 @@ def _format_notes(session: Session) -> list[str]:
 def write_counts(state: ReviewState) -> dict[str, int]:
     """before → after message counts, and how many are compacted and kept."""
     prep = state.preparation
+    assert prep is not None  # the dialog opens only with a plan
     plan = prep.plan
     before = plan.total
     compacted = len(plan.compact_indices)

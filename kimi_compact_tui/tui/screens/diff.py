@@ -185,10 +185,10 @@ class DiffScreen(RetentionHost, Screen[FlowRequest | None]):
         if event.worker.name != "diff" or event.state != WorkerState.SUCCESS:
             return
         result = event.worker.result
-        if isinstance(result, str):
-            self._failed(result)
-        else:
+        if isinstance(result, tuple):
             self._show(*result)
+        else:
+            self._failed(str(result))
 
     def _failed(self, message: str) -> None:
         self.query_one("#diff-columns").loading = False

@@ -16,6 +16,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
+from textual.widgets.data_table import ColumnKey
 
 from kimi_compact_tui.sanitize import visible
 from kimi_compact_tui.tui.keys import SCREEN_TABLES, Key
@@ -113,7 +114,7 @@ class HelpScreen(ModalScreen[None]):
         table = self.query_one("#help-table", DataTable)
         inner = self.query_one(Vertical).scrollable_content_region.width
         width = self._what_width(inner)
-        column = table.columns["what"]
+        column = table.columns[ColumnKey("what")]
         if inner and column.width != width:
             column.width = width
             column.auto_width = False

@@ -251,7 +251,9 @@ class MainScreen(Screen[None]):
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.name == "safe" and event.state == WorkerState.SUCCESS:
-            generation, safe = event.worker.result
+            result = event.worker.result
+            assert isinstance(result, tuple)
+            generation, safe = result
             self.state.set_safe(generation, safe)
             self.refresh_view()
         if event.worker.name != "request":

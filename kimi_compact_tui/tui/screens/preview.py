@@ -50,7 +50,7 @@ def _pretty(value: Any, level: int, out: list[str]) -> None:
         pad = "  " * (level + 1)
         is_dict = isinstance(value, dict)
         out.append("{\n" if is_dict else "[\n")
-        items = list(value.items()) if is_dict else list(enumerate(value))
+        items = list(value.items()) if isinstance(value, dict) else list(enumerate(value))
         for n, (key, item) in enumerate(items):
             out.append(pad)
             if is_dict:
@@ -253,7 +253,7 @@ class PreviewScreen(Screen[None]):
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.name == "body" and event.state == WorkerState.SUCCESS:
-            self._body_text = event.worker.result
+            self._body_text = str(event.worker.result)
             self._show_body(self._body_text)
 
     def _show_body(self, text: str) -> None:

@@ -246,7 +246,9 @@ class StreamScreen(RetentionHost, Screen[FlowRequest | None]):
         if event.worker.name != "stream":
             return
         if event.state == WorkerState.SUCCESS:
-            self._done(event.worker.result)
+            result = event.worker.result
+            assert isinstance(result, StreamResult)
+            self._done(result)
         elif event.state in (WorkerState.CANCELLED, WorkerState.ERROR):
             error = event.worker.error
             failed = error is not None and not isinstance(error, asyncio.CancelledError)
