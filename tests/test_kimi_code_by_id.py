@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests import procs
 from tests.test_kimi_code_records import conversation
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -26,7 +27,7 @@ def make_home(tmp_path: Path, journal: bytes) -> tuple[Path, Path]:
 
 def cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {"PATH": "/usr/bin:/bin", "HOME": str(root.parent), "KIMI_CODE_HOME": str(root)}
-    return subprocess.run(
+    return procs.run(
         [sys.executable, "-m", "kimi_compact_tui", *args],
         capture_output=True,
         text=True,

@@ -22,6 +22,7 @@ from kimi_compact_tui.tui.screens.preview import PreviewScreen
 from kimi_compact_tui.tui.screens.stream import StreamScreen, store_result
 from tests.loopback_server import openai_sse
 from tests.test_tui_flow_support import SUMMARY, FlowHost, make_state, write_kimi_session
+from tests.tui_support import settle
 
 SIZE = (120, 40)
 PROMPT = (
@@ -65,11 +66,7 @@ def snapshot_state(path: Path, provider: ProviderConfig | None = None):
     return make_state(path, provider=provider, config=inline_config())
 
 
-async def wait_workers(pilot) -> None:
-    await pilot.pause()
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
-    await pilot.pause()
+wait_workers = settle  # the app at rest before the screenshot
 
 
 def test_snapshot_preview(snap_compare, state_path: Path) -> None:
