@@ -23,10 +23,12 @@ DEFAULT_TIMEOUT = 120.0
 
 
 def popen(args: Sequence[str], **kwargs: Any) -> subprocess.Popen:
-    """``subprocess.Popen`` in a new session. Stop it with :func:`stop` (or use
-    :func:`spawned`)."""
+    """``subprocess.Popen`` in a new session, reading nothing unless given ``stdin``
+    (run in a terminal without -n, pytest's stdin is the terminal). Stop it with
+    :func:`stop` (or use :func:`spawned`)."""
     if kwargs.pop("start_new_session", True) is not True:
         raise ValueError("tests start every child in a session of its own")
+    kwargs.setdefault("stdin", subprocess.DEVNULL)
     return subprocess.Popen(list(args), start_new_session=True, **kwargs)
 
 
@@ -82,6 +84,8 @@ def run(
         if kwargs.get("stdin") not in (None, subprocess.PIPE):
             raise ValueError("stdin and input both given")
         kwargs["stdin"] = subprocess.PIPE
+    elif kwargs.get("stdin") is None:
+        kwargs["stdin"] = subprocess.DEVNULL
     proc = popen(args, **kwargs)
     try:
         out, err = proc.communicate(input, timeout=timeout)

@@ -75,6 +75,16 @@ def dead(pid: int) -> bool:
     return stat.rsplit(")", 1)[1].split()[0] in ("Z", "X")
 
 
+def test_a_child_reads_nothing_unless_given_stdin():
+    """With ``-s`` in a terminal, pytest leaves its stdin on that terminal: a child
+    must not wait on it (nor take a person's keys). Fails there on a child that
+    inherits stdin; pytest's default capture and xdist give it /dev/null anyway."""
+    read = [sys.executable, "-c", "import sys; print(repr(sys.stdin.read()))"]
+    assert procs.run(read, capture_output=True, text=True, timeout=30).stdout == "''\n"
+    given = procs.run(read, input="typed", capture_output=True, text=True, timeout=30)
+    assert given.stdout == "'typed'\n"
+
+
 def test_run_kills_the_group_on_a_timeout():
     with pytest.raises(subprocess.TimeoutExpired):
         procs.run([sys.executable, "-c", "import time; time.sleep(600)"], timeout=0.5)
