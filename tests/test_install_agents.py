@@ -143,7 +143,17 @@ def assert_installed(cache: Path, out: str) -> None:
         exe_path = agents / name / "node_modules" / ".bin" / exe
         assert procs.run([str(exe_path)], capture_output=True).returncode == 0
     assert str(kimi) in out
+    mode = 0o777 & ~_umask()
+    assert all((agents / name).stat().st_mode & 0o777 == mode for name in AGENTS)
     assert not [p.name for p in agents.iterdir() if p.name.startswith(".tmp-")]
+
+
+def _umask() -> int:
+    """This process's umask, read without setting it (other threads may create files)."""
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("Umask:"):
+            return int(line.split()[1], 8)
+    return 0o022
 
 
 def test_two_installs_at_once_wait_for_each_other(tmp_path):
