@@ -29,6 +29,7 @@ from tests.bad_inputs import (
     build_corpus,
     snapshot,
 )
+from tests.tui_support import wait_until
 
 ROOT = Path(__file__).resolve().parents[1]
 PATH_ERRORS = [
@@ -334,12 +335,8 @@ def _error_shown(app) -> str | None:
 
 
 async def _open_bad(app, pilot) -> str | None:
-    message = None
-    for _ in range(1000):  # the load runs in a worker thread
-        await pilot.pause(0.01)
-        message = _error_shown(app)
-        if message:
-            break
+    # The load runs in a worker thread.
+    message = await wait_until(pilot, lambda: _error_shown(app), "the error shown", timeout=60)
     await pilot.pause()
     return message
 
@@ -385,10 +382,12 @@ async def test_tui_opens_the_50mb_message(corpus: dict[str, Case]) -> None:
     before = snapshot([case.session])
     app = create_app(case.session)
     async with app.run_test(size=(100, 30)) as pilot:
-        for _ in range(3000):
-            await pilot.pause(0.01)
-            if app.state.session is not None or _error_shown(app):
-                break
+        await wait_until(
+            pilot,
+            lambda: app.state.session is not None or _error_shown(app),
+            "the session loaded",
+            timeout=120,
+        )
         await pilot.pause()
         assert _error_shown(app) is None
         assert app.state.session is not None

@@ -346,6 +346,7 @@ async def test_the_tui_appends_our_records_and_undo_cuts_them_off(tmp_path):
     from kimi_compact_tui.tui.app import ReviewApp
     from kimi_compact_tui.tui.screens.confirm import ConfirmWriteScreen
     from kimi_compact_tui.tui.state import ReviewState
+    from tests.tui_support import settle
 
     folder = tmp_path / "sessions" / "wd_work_d7a539110fa4" / "session_1"
     wire = folder / "agents" / "main" / "wire.jsonl"
@@ -355,11 +356,6 @@ async def test_the_tui_appends_our_records_and_undo_cuts_them_off(tmp_path):
     app = ReviewApp(
         ReviewState(config=AppConfig(), provider=ProviderConfig(kind="offline")), folder
     )
-
-    async def settle(pilot) -> None:
-        for _ in range(3):
-            await pilot.pause()
-            await pilot.app.workers.wait_for_complete()
 
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
