@@ -7,10 +7,13 @@ about a loaded transcript is one :class:`.state.ClaudeState`, held in
 
 The leading system message(s): the transcript holds no system prompt (Claude
 Code sends its own on resume, with a context reminder before the first prompt:
-its prefix). Attachments are sent as system messages placed before the next
-reply, so a leading run of system messages only happens in a history with no
-reply yet; such messages are kept (copied after the boundary, before the
-summary), as the spec keeps leading system messages.
+its prefix), so no message is pinned before the history. Attachments are sent
+as system messages placed before the next reply: a leading run of system
+messages only happens when a history starts with attachments followed by a
+reply rather than a prompt (not seen in practice). Such messages are kept, as
+the spec keeps leading system messages: copied between the boundary and the
+summary; the agent then sends them after the summary and any kept prompts,
+just before the first kept reply.
 
 Write: the compaction records are appended (:mod:`.append`), policy "append";
 undo cuts the file back to its loaded length while it still ends with exactly
