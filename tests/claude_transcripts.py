@@ -69,6 +69,9 @@ class Transcript:
             "version": self.version,
             "gitBranch": "main",
         }
+        if self.version.startswith(("1.", "2.0.")):  # older versions: the envelope first
+            head = ("parentUuid", "isSidechain", "userType", "cwd", "sessionId", "version")
+            rec = {**{k: rec[k] for k in head}, **rec}
         self.lines.append(rec)
         if not rec["isSidechain"]:
             self.last = uuid

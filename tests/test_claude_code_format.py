@@ -206,8 +206,9 @@ def test_an_unanswered_tool_call_at_the_end_is_refused(tmp_path):
 
 
 def test_an_older_transcript_opens(tmp_path):
-    """Claude Code 2.0.x: a summary line first, no queue or last-prompt records, the
-    same message records (with requestId) and tool results."""
+    """Claude Code 2.0.x (public record shapes): a summary line first, the envelope
+    keys first in each record, no queue or last-prompt records, the same message
+    records (with requestId, thinkingMetadata) and tool results."""
     t = Transcript(version="2.0.31")
     t.meta(type="summary", summary="Fixing the parser", leafUuid="00000000-aaaa")
     t.user("Fix the parser", thinkingMetadata={"level": "high", "disabled": False})
@@ -215,6 +216,11 @@ def test_an_older_transcript_opens(tmp_path):
     t.result("toolu_r", [{"type": "text", "text": "def parse(): ..."}])
     t.assistant([text("Fixed.")], requestId="req_2")
     path = t.write(tmp_path)
+    assert (
+        path.read_bytes()
+        .split(b"\n")[1]
+        .startswith(b'{"parentUuid":null,"isSidechain":false,"userType"')
+    )
     assert registry.detect(path, path.read_bytes()[:65536]).name == "claude-code"
     session = load_session(path)
     assert view(session)[2] == ("tool", "def parse(): ...", [], "toolu_r")

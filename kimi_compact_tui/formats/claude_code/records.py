@@ -6,8 +6,9 @@ Facts (Claude Code 2.1.197, checked against its own runs and its loader; older
 
 - **Where.** ``$CLAUDE_CONFIG_DIR`` (else ``~/.claude``) ``/projects/<the work
   folder with every non-alphanumeric character as "-">/<session uuid>.jsonl``.
-  Sub-agent transcripts live beside it (``agent-<id>.jsonl``, or
-  ``<session uuid>/subagents/agent-<id>.jsonl``) and are not the main history.
+  Only files named ``<uuid>.jsonl`` are sessions to the agent. Sub-agent
+  transcripts live beside them (``agent-<id>.jsonl``, or ``<session
+  uuid>/subagents/agent-<id>.jsonl``) and are not the main history.
 - **Lines.** One JSON object per line, written with ``JSON.stringify`` (compact,
   UTF-8 raw) and appended. A line that does not parse is skipped silently.
 - **Transcript records** are ``user``, ``assistant``, ``attachment`` and
