@@ -53,13 +53,13 @@ class AppendingModel(FakeModel):
 
 @pytest.fixture(scope="module")
 def model():
-    with AppendingModel(summary=SUMMARY, lifetime=300) as fm:
+    with AppendingModel(summary=SUMMARY, lifetime=900) as fm:
         yield fm
 
 
 @pytest.fixture(scope="module")
 def anthropic():
-    with FakeAnthropic(summary="FAKE-CLAUDE-SUMMARY of the session", lifetime=300) as fa:
+    with FakeAnthropic(summary="FAKE-CLAUDE-SUMMARY of the session", lifetime=900) as fa:
         yield fa
 
 

@@ -16,6 +16,9 @@
   are deferred to just before the next new assistant message (or the end).
 - ``system`` records are sent only with subtype ``local_command`` (a ``user``
   message here); the others are kept in the file and not shown.
+- Not followed: the agent (with its default model) also moves
+  ``<system-reminder>`` text found inside user records into those system
+  messages; here it stays in its user message.
 - Images become ``image_url`` parts holding a reference (``claude-image:<media
   type>;sha256=<digest>`` of the data, or the image's URL), never the data.
 

@@ -175,7 +175,7 @@ class ClaudeCodeFormat:
             path=session.path,
             format=FORMAT,
             messages=kept,
-            extra={"state": dataclasses.replace(state, appended=appended), "records": records},
+            extra={"state": dataclasses.replace(state, appended=appended)},
         )
 
     def write_op(self, session: Session, compacted: Session, context: Mapping[str, Any]) -> WriteOp:

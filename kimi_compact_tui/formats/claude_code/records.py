@@ -180,10 +180,8 @@ def looks_like_record(obj: Any) -> bool:
     kind = obj.get("type")
     if kind in TRANSCRIPT_TYPES:
         return "parentUuid" in obj and type(obj.get("uuid")) is str and "sessionId" in obj
-    if kind in ("queue-operation", "last-prompt", "mode", "permission-mode"):
-        return type(obj.get("sessionId")) is str
     if kind == "summary":
         return type(obj.get("leafUuid")) is str and "summary" in obj
     if kind == "file-history-snapshot":
         return "messageId" in obj and "snapshot" in obj
-    return False
+    return kind in META_TYPES and type(obj.get("sessionId")) is str and "role" not in obj
