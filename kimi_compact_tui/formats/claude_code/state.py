@@ -33,7 +33,9 @@ class ClaudeState:
     cwd: str | None
     title: str | None
     recorded_tokens: int | None  # the last reply's context size, as the API reported it
-    appended: bytes = b""  # a compacted session: the records to append
+    # A compacted session's state: the records to append; its other fields
+    # describe the file as loaded (reload after a write).
+    appended: bytes = b""
 
     @property
     def length(self) -> int:
