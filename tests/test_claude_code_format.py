@@ -9,8 +9,11 @@ import pytest
 
 from kimi_compact_tui.compaction.pairs import find_splits
 from kimi_compact_tui.compaction.plan import make_plan
-from kimi_compact_tui.formats import dump_session, load_session, registry
-from kimi_compact_tui.formats.claude_code import ClaudeCodeFormat, state_of
+from kimi_compact_tui.errors import SessionFormatError
+from kimi_compact_tui.formats import SessionMeta, dump_session, load_session, registry
+from kimi_compact_tui.formats.base import state_of
+from kimi_compact_tui.formats.claude_code import FORMAT as FMT
+from kimi_compact_tui.formats.claude_code import ClaudeState
 from tests.claude_transcripts import (
     SID,
     Transcript,
@@ -20,7 +23,6 @@ from tests.claude_transcripts import (
     two_turns,
 )
 
-FMT = ClaudeCodeFormat()
 REFERENCE = Path(__file__).resolve().parents[2] / "shared" / "reference" / "agents"
 if not REFERENCE.is_dir():
     REFERENCE = Path("/work/shared/reference/agents")
@@ -47,7 +49,7 @@ def _reference(name: str) -> Path:
 def test_reference_transcript_before_the_agents_compaction():
     path = _reference("claude-session-before-compact.jsonl")
     session = load_session(path)
-    assert session.format == "claude-code" and session.warnings == []
+    assert session.format is FMT and FMT.name == "claude-code" and session.warnings == []
     roles = [m.role for m in session.messages]
     # the prompt, the agent's two attachments (sent as system), then three turns
     assert roles == ["user", "system", "system", "assistant"] + ["user", "assistant"] * 2
@@ -93,7 +95,10 @@ def test_replies_tool_calls_results_and_thinking(tmp_path):
     # a boundary between the call and its result is a split the engine sees
     assert find_splits(session.messages, make_plan(session.messages, up_to=3))
     assert not find_splits(session.messages, make_plan(session.messages, up_to=4))
-    assert state_of(session).title == "Run echo hi" and state_of(session).cwd == "/work/project"
+    assert (
+        state_of(session, ClaudeState).title == "Run echo hi"
+        and state_of(session, ClaudeState).cwd == "/work/project"
+    )
 
 
 def test_parallel_calls_merge_into_one_reply_across_their_results(tmp_path):
@@ -224,7 +229,7 @@ def test_an_older_transcript_opens(tmp_path):
     assert registry.detect(path, path.read_bytes()[:65536]).name == "claude-code"
     session = load_session(path)
     assert view(session)[2] == ("tool", "def parse(): ...", [], "toolu_r")
-    assert len(session.messages) == 4 and state_of(session).title == "Fix the parser"
+    assert len(session.messages) == 4 and state_of(session, ClaudeState).title == "Fix the parser"
 
 
 def test_recognised_by_its_records_not_by_other_jsonl(tmp_path):
@@ -235,3 +240,16 @@ def test_recognised_by_its_records_not_by_other_jsonl(tmp_path):
     assert FMT.recognise(Path("x.jsonl"), long_first[:65536])
     snapshot = b'{"type":"file-history-snapshot","messageId":"m","snapshot":{}}\n'
     assert FMT.recognise(Path("x.jsonl"), snapshot + claude)
+
+
+def test_the_session_on_the_format_contract(tmp_path):
+    """No system prompt in a transcript; the recorded tokens are the last reply's
+    usage (input + output); the state is a ClaudeState; a Claude Code session is
+    never made from bare messages, and another format's session is not written."""
+    session = parse(two_turns(), tmp_path)
+    assert session.meta == SessionMeta(system_prompt=None, recorded_tokens=100 + 10)
+    assert isinstance(session.format_state, ClaudeState)
+    with pytest.raises(SessionFormatError, match="cannot be made from messages"):
+        FMT.from_messages(session.messages)
+    other = registry.get("openai-jsonl").from_messages(session.messages)
+    assert FMT.write_refusal(other) == "not a loaded Claude Code session"

@@ -7,10 +7,9 @@ from pathlib import Path
 
 from textual.widgets import Static
 
-from kimi_compact_tui.formats.claude_code import CLOSE_NOTE, ClaudeCodeFormat
+from kimi_compact_tui.formats.claude_code import CLOSE_NOTE, FORMAT
 from kimi_compact_tui.providers import StreamResult
 from kimi_compact_tui.tui.screens.confirm import ConfirmWriteScreen
-from kimi_compact_tui.tui.screens.stream import store_result
 from tests.claude_transcripts import two_turns
 from tests.test_tui_flow_support import SUMMARY, FlowHost, make_state
 
@@ -18,12 +17,12 @@ from tests.test_tui_flow_support import SUMMARY, FlowHost, make_state
 async def test_confirm_says_appended_and_close_claude_code_first(tmp_path: Path) -> None:
     path = two_turns().write(tmp_path)
     state = make_state(path)
-    store_result(state, StreamResult(status="complete", summary=SUMMARY))
+    state.set_result(StreamResult(status="complete", summary=SUMMARY))
     screen = ConfirmWriteScreen(state)
     app = FlowHost(screen)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         body = str(screen.query_one("#confirm-body", Static).render())
-    assert "(claude-code)" in body and "the compaction is appended" in body
+    assert "(Claude Code transcript)" in body and "the compaction is appended" in body
     assert "Claude Code must not be running on this session" in " ".join(body.split())
-    assert CLOSE_NOTE in ClaudeCodeFormat.write_notes
+    assert CLOSE_NOTE in FORMAT.write_notes and state.session.format is FORMAT

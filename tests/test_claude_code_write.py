@@ -14,14 +14,15 @@ import pytest
 from kimi_compact_tui.compaction.plan import make_plan
 from kimi_compact_tui.compaction.summary import build_compact_summary_text
 from kimi_compact_tui.errors import ApplyError
-from kimi_compact_tui.formats import load_session, registry
-from kimi_compact_tui.formats.claude_code import ClaudeCodeFormat, state_of
-from kimi_compact_tui.store import apply_compaction, load_fingerprinted
+from kimi_compact_tui.formats import load, load_session, registry
+from kimi_compact_tui.formats.base import state_of
+from kimi_compact_tui.formats.claude_code import FORMAT as FMT
+from kimi_compact_tui.formats.claude_code import ClaudeState
+from kimi_compact_tui.store import Provenance, apply_compaction
 from tests.claude_transcripts import SID, Transcript, text, tool_use, two_turns
 from tests.test_claude_code_format import REFERENCE
 
 ROOT = Path(__file__).resolve().parents[1]
-FMT = ClaudeCodeFormat()
 SUMMARY = "<current_focus>\nThe user ran echo hi.\n</current_focus>"
 
 
@@ -31,7 +32,7 @@ def compact(path: Path, up_to: int | None = None) -> tuple[list[dict], object, o
     session = load_session(path)
     plan = make_plan(session.messages, up_to=up_to)
     compacted = FMT.compacted_session(session, plan, SUMMARY, None)
-    op = FMT.write_op(session, compacted, {})
+    op = FMT.write_op(session, compacted)
     with open(path, "ab") as fh:
         fh.write(op.data)
     return [json.loads(x) for x in op.data.split(b"\n") if x], session, load_session(path)
@@ -48,7 +49,7 @@ def test_the_appended_records_resume_as_summary_then_the_kept_messages(tmp_path)
     records, before, after = compact(path, up_to=7)
     assert path.read_bytes().startswith(data)
     boundary, summary, *copies = records
-    old_leaf = state_of(before).leaf_record()
+    old_leaf = state_of(before, ClaudeState).leaf_record()
     assert boundary["type"] == "system" and boundary["subtype"] == "compact_boundary"
     assert boundary["parentUuid"] is None and boundary["logicalParentUuid"] == old_leaf.uuid
     assert boundary["compactMetadata"]["trigger"] == "manual"
@@ -108,19 +109,24 @@ def test_the_store_appends_refuses_a_changed_file_and_undo_cuts_back(tmp_path):
 
     path = two_turns().write(tmp_path)
     data = path.read_bytes()
-    session, fp = load_fingerprinted(path)
+    loaded = load(path)
+    session, fp = loaded.session, loaded.fingerprint
     plan = make_plan(session.messages, up_to=4)
     compacted = FMT.compacted_session(session, plan, SUMMARY, None)
-    kw = dict(summary=SUMMARY, plan=plan, prompt=None, provider=None, model=None, usage=None)
+    kw = dict(summary=SUMMARY, plan=plan, provenance=Provenance(provider="offline"))
     with open(path, "ab") as fh:  # the agent wrote a turn since we loaded
         fh.write(b'{"type":"queue-operation","operation":"enqueue","content":"x"}\n')
     with pytest.raises(ApplyError, match="changed"):
         apply_compaction(session, compacted, loaded_fingerprint=fp, **kw)
     path.write_bytes(data)
-    session, fp = load_fingerprinted(path)
+    loaded = load(path)
+    session, fp = loaded.session, loaded.fingerprint
     compacted = FMT.compacted_session(session, plan, SUMMARY, None)
     result = apply_compaction(session, compacted, loaded_fingerprint=fp, **kw)
-    assert result.policy == "append" and path.read_bytes() == data + state_of(compacted).appended
+    assert (
+        result.policy == "append"
+        and path.read_bytes() == data + state_of(compacted, ClaudeState).appended
+    )
     undone = restore(path)
     assert undone.truncated_to == len(data) and path.read_bytes() == data
 

@@ -22,7 +22,9 @@ from typing import Any
 import pytest
 
 from kimi_compact_tui.compaction.summary import build_compact_summary_text
-from kimi_compact_tui.formats.claude_code import ClaudeCodeFormat
+from kimi_compact_tui.formats.base import state_of
+from kimi_compact_tui.formats.claude_code import FORMAT as FMT
+from kimi_compact_tui.formats.claude_code import ClaudeState
 from kimi_compact_tui.model import Message
 from tests.agents.claude_code import ClaudeCode, claude_code_installed, claude_template
 from tests.agents.fake_anthropic import FakeAnthropic
@@ -33,7 +35,6 @@ pytestmark = pytest.mark.agents
 
 SUMMARY = "FAKE SUMMARY: the user ran echo hello and echo world and asked two questions."
 RESUME_PROMPT = "Where were we?"
-FMT = ClaudeCodeFormat()
 REMINDER = "<system-reminder>"
 
 
@@ -203,7 +204,7 @@ def test_our_messages_equal_the_history_claude_sends_on_resume(original):
     tools = [m for m in session.messages if m.role == "tool"]
     assert [m.text() for m in tools] == ["hello", "world"]
     assert any(m.role == "system" for m in session.messages)
-    assert session.extra["state"].open_turn is None and session.warnings == []
+    assert state_of(session, ClaudeState).open_turn is None and session.warnings == []
 
 
 def _user_prompt_up_to(session) -> int:

@@ -281,13 +281,15 @@ class _Loader:
                 anchor[mid] = uuid
         by_id: dict[str, list[str]] = {}
         results: dict[str, list[str]] = {}
-        for uuid in self.by_uuid:
-            rec = self.rec(uuid)
-            mid = rec.message.get("id") if rec.kind == "assistant" else None  # type: ignore[union-attr]
+        for uuid, index in self.by_uuid.items():
+            rec = self.records[index]
+            mid = rec.message.get("id") if rec.kind == "assistant" else None
             if mid:
                 by_id.setdefault(mid, []).append(uuid)
-            elif rec.kind == "user" and self.parent.get(uuid) and _has_tool_result(rec):  # type: ignore[union-attr]
-                results.setdefault(self.parent[uuid], []).append(uuid)  # type: ignore[index]
+            elif rec.kind == "user" and _has_tool_result(rec):
+                parent = self.parent.get(uuid)
+                if parent:
+                    results.setdefault(parent, []).append(uuid)
         inserted: dict[str, list[str]] = {}
         done: set[str] = set()
         for uuid in on_chain:

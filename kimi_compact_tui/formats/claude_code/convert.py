@@ -47,8 +47,13 @@ class Mapped:
     owners: tuple[int, ...]  # per chain position: the message it belongs to (-1: none)
 
 
+def _source(block: dict[str, Any]) -> dict[str, Any]:
+    source = block.get("source")
+    return source if isinstance(source, dict) else {}
+
+
 def image_ref(block: dict[str, Any]) -> str:
-    source = block.get("source") if type(block.get("source")) is dict else {}
+    source = _source(block)
     kind = source.get("type")
     if kind == "url" and type(source.get("url")) is str:
         return source["url"]
@@ -78,7 +83,7 @@ def to_part(block: Any) -> dict[str, Any] | None:
     if kind == "redacted_thinking":
         return {"type": "think", "think": "", "redacted": True}
     if kind == "document":
-        source = block.get("source") if type(block.get("source")) is dict else {}
+        source = _source(block)
         doc = {"type": "claude_document", "media_type": source.get("media_type")}
         if block.get("title") is not None:
             doc["title"] = block["title"]
@@ -256,9 +261,10 @@ def to_messages(records: tuple[Record, ...], chain: tuple[int, ...]) -> Mapped:
                 (position, Message({"role": "system", "content": text, "claude": meta}))
             )
         elif kind == "system" and rec.obj.get("subtype") == "local_command":
-            text = rec.obj.get("content") if type(rec.obj.get("content")) is str else ""
+            said = rec.obj.get("content")
             meta = _meta(rec, local_command=True)
-            owners[position] = b.push(Message({"role": "user", "content": text, "claude": meta}))
+            said = said if isinstance(said, str) else ""
+            owners[position] = b.push(Message({"role": "user", "content": said, "claude": meta}))
     b.flush(owners)
     return Mapped(tuple(b.messages), tuple(owners))
 

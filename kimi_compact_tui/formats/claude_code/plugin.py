@@ -2,18 +2,18 @@
 
 A thin adapter over the pure core (:mod:`.records`, :mod:`.chain`,
 :mod:`.convert`, :mod:`.append`, :mod:`.discover`): everything the format keeps
-about a loaded transcript is one :class:`.state.ClaudeState`, held in
-``Session.extra["state"]``.
+about a loaded transcript is one :class:`.state.ClaudeState`, the session's
+``format_state``.
 
 The leading system message(s): the transcript holds no system prompt (Claude
 Code sends its own on resume, with a context reminder before the first prompt:
-its prefix), so no message is pinned before the history. Attachments are sent
-as system messages placed before the next reply: a leading run of system
-messages only happens when a history starts with attachments followed by a
-reply rather than a prompt (not seen in practice). Such messages are kept, as
-the spec keeps leading system messages: copied between the boundary and the
-summary; the agent then sends them after the summary and any kept prompts,
-just before the first kept reply.
+its prefix), so ``SessionMeta.system_prompt`` is None and no message is pinned
+before the history. Attachments are sent as system messages placed before the
+next reply: a leading run of system messages only happens when a history starts
+with attachments followed by a reply rather than a prompt (not seen in
+practice). Such messages are kept, as the spec keeps leading system messages:
+copied between the boundary and the summary; the agent then sends them after
+the summary and any kept prompts, just before the first kept reply.
 
 Write: the compaction records are appended (:mod:`.append`), policy "append";
 undo cuts the file back to its loaded length while it still ends with exactly
@@ -24,23 +24,28 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
+from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
+from kimi_compact_tui.compaction.plan import CompactionPlan
 from kimi_compact_tui.compaction.summary import build_compact_summary_text
 from kimi_compact_tui.errors import ApplyError, SessionFormatError
-from kimi_compact_tui.formats.base import SessionInfo, WriteOp
+from kimi_compact_tui.formats.base import (
+    Session,
+    SessionFormat,
+    SessionInfo,
+    SessionMeta,
+    WriteOp,
+    state_of,
+)
 from kimi_compact_tui.formats.claude_code import append, discover
 from kimi_compact_tui.formats.claude_code.records import looks_like_record
 from kimi_compact_tui.formats.claude_code.state import ClaudeState, read_session, write_refusal
 from kimi_compact_tui.fsutil import gc_paused
-from kimi_compact_tui.model import Message, Session
+from kimi_compact_tui.model import Message
 
-if TYPE_CHECKING:
-    from kimi_compact_tui.compaction.plan import CompactionPlan
-
-FORMAT = "claude-code"
+NAME = "claude-code"
 CLOSE_NOTE = (
     "Claude Code must not be running on this session: it keeps the history in memory "
     "and would append its next turn after the old one, not after this compaction "
@@ -49,23 +54,18 @@ CLOSE_NOTE = (
 _HEAD_PREFIXES = (b'{"parentUuid":', b'{"type":"')
 
 
-def state_of(session: Session) -> ClaudeState | None:
-    state = session.extra.get("state")
-    return state if isinstance(state, ClaudeState) else None
-
-
 def parse_transcript(data: bytes, path: Path) -> Session:
     state, messages = read_session(data, path)
     if not state.records:
         first = state.warnings[0] if state.warnings else f"{path}: no record"
         raise SessionFormatError(f"{path}: no Claude Code record in the file ({first})")
     return Session(
-        path=path,
-        format=FORMAT,
-        messages=list(messages),
-        recorded_tokens=state.recorded_tokens,
-        extra={"state": state},
-        warnings=list(state.warnings),
+        path,
+        FORMAT,
+        list(messages),
+        list(state.warnings),
+        SessionMeta(recorded_tokens=state.recorded_tokens),
+        state,
     )
 
 
@@ -73,8 +73,8 @@ def _estimate(messages: list[Message]) -> int:
     return sum(len(m.text()) for m in messages) // 4
 
 
-class ClaudeCodeFormat:
-    name = FORMAT
+class ClaudeCodeFormat(SessionFormat):
+    name = NAME
     label = "Claude Code transcript"
     agent = "Claude Code"
     write_policy = "append"
@@ -119,8 +119,8 @@ class ClaudeCodeFormat:
         return discover.find_session(session_id, env, home)
 
     def write_refusal(self, session: Session) -> str | None:
-        state = state_of(session)
-        if session.format != FORMAT or state is None:
+        state = session.format_state
+        if session.format is not self or not isinstance(state, ClaudeState):
             return "not a loaded Claude Code session"
         return write_refusal(state)
 
@@ -128,13 +128,18 @@ class ClaudeCodeFormat:
         with gc_paused():
             return parse_transcript(data, path)
 
+    def from_messages(
+        self, messages: list[Message], path: Path | None = None, meta: SessionMeta | None = None
+    ) -> Session:
+        """Refused: a Claude Code session is only ever a transcript read from
+        disk (its records, not its messages, are what the agent resumes)."""
+        raise SessionFormatError(
+            f"{path or 'a new session'}: a Claude Code session is read from its transcript; "
+            "it cannot be made from messages"
+        )
+
     def dump(self, session: Session) -> bytes:
-        state = state_of(session)
-        if state is None:
-            raise SessionFormatError(
-                f"{session.path}: a Claude Code session is written by appending records to "
-                "the transcript it was read from"
-            )
+        state = state_of(session, ClaudeState)
         return state.data + state.appended
 
     def summary_message(self, summary: str) -> Message:
@@ -148,15 +153,13 @@ class ClaudeCodeFormat:
         summary: str,
         output_tokens: int | None,
         *,
-        now: Any = None,
-        new_uuid: Any = None,
+        now: datetime | None = None,
+        new_uuid: Callable[[], str] | None = None,
     ) -> Session:
         if plan.noop:
             raise ValueError(f"cannot compact: {plan.noop}")
-        state = state_of(session)
-        if state is None:
-            raise ApplyError(f"{session.path}: not a loaded Claude Code session")
-        pre = session.recorded_tokens or _estimate(session.messages)
+        state = state_of(session, ClaudeState)
+        pre = session.meta.recorded_tokens or _estimate(session.messages)
         records = append.compaction_records(
             state,
             leading=plan.leading,
@@ -171,18 +174,17 @@ class ClaudeCodeFormat:
         kept = [messages[i] for i in plan.leading_system_indices]
         kept.append(self.summary_message(summary))
         kept.extend(messages[i] for i in plan.preserved_indices)
-        return Session(
-            path=session.path,
-            format=FORMAT,
-            messages=kept,
-            extra={"state": dataclasses.replace(state, appended=appended)},
-        )
+        new_state = dataclasses.replace(state, appended=appended)
+        return Session(session.path, self, kept, format_state=new_state)
 
-    def write_op(self, session: Session, compacted: Session, context: Mapping[str, Any]) -> WriteOp:
+    def write_op(self, session: Session, compacted: Session) -> WriteOp:
         refusal = self.write_refusal(session)
         if refusal:
             raise ApplyError(f"{session.path}: {refusal}")
-        state, new = state_of(session), state_of(compacted)
-        if new is None or state is None or new.data is not state.data or not new.appended:
+        state, new = state_of(session, ClaudeState), state_of(compacted, ClaudeState)
+        if new.data is not state.data or not new.appended:
             raise ApplyError(f"{session.path}: the compacted session was not built from this one")
-        return WriteOp("append", new.appended, [CLOSE_NOTE])
+        return WriteOp("append", new.appended)
+
+
+FORMAT = ClaudeCodeFormat()

@@ -62,19 +62,15 @@ def first_prompt(records: tuple[Record, ...]) -> str | None:
         if rec.obj.get("isCompactSummary") is True:
             continue
         content = rec.message.get("content")
-        texts = (
-            [content]
-            if type(content) is str
-            else (
-                [
-                    b.get("text")
-                    for b in content
-                    if type(b) is dict and b.get("type") == "text" and type(b.get("text")) is str
-                ]
-                if type(content) is list
-                else []
-            )
-        )
+        texts: list[str] = []
+        if isinstance(content, str):
+            texts.append(content)
+        elif isinstance(content, list):
+            for b in content:
+                if isinstance(b, dict) and b.get("type") == "text":
+                    text = b.get("text")
+                    if isinstance(text, str):
+                        texts.append(text)
         for text in texts:
             if text.strip() and not text.lstrip().startswith("<"):
                 return _short(text)
