@@ -152,7 +152,6 @@ def test_kimi_cli_skipped_line_loads_with_a_warning(
 @pytest.mark.parametrize(
     "name,what",
     [
-        ("claude_code_transcript", "Claude Code transcript"),
         ("codex_rollout", "Codex rollout"),
     ],
 )

@@ -9,8 +9,8 @@ line with a confusing field error; instead the error says what the file is:
   ``timestamp`` + ``message`` records; older logs start with the latter);
 - a Kimi Code journal the kimi-code format did not take (its first record
   lacks kimi-code's ``created_at``) is named as such, never "not supported";
-- agent sessions of a kind not supported yet (Claude Code, Codex) say what
-  they look like.
+- agent sessions of a kind not supported yet (Codex) say what they look
+  like.
 """
 
 from __future__ import annotations
@@ -36,10 +36,6 @@ def _kimi_code_record(rec: dict[str, Any]) -> bool:
     return isinstance(rec.get("type"), str) and ("time" in rec or "agentId" in rec)
 
 
-def _claude_code(rec: dict[str, Any]) -> bool:
-    return "sessionId" in rec and ("parentUuid" in rec or "uuid" in rec or "leafUuid" in rec)
-
-
 def _codex_rollout(rec: dict[str, Any]) -> bool:
     return "payload" in rec and rec.get("type") in (
         "session_meta",
@@ -52,7 +48,6 @@ def _codex_rollout(rec: dict[str, Any]) -> bool:
 
 #: Agent sessions of a kind not supported yet, by their first record.
 UNSUPPORTED: list[tuple[str, Callable[[dict[str, Any]], bool]]] = [
-    ("a Claude Code transcript", _claude_code),
     ("a Codex rollout", _codex_rollout),
 ]
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from kimi_compact_tui.errors import SessionFormatError
 from kimi_compact_tui.formats import foreign
 from kimi_compact_tui.formats.base import SessionFormat, SessionInfo
+from kimi_compact_tui.formats.claude_code.plugin import FORMAT as CLAUDE_CODE
 from kimi_compact_tui.formats.kimi import FORMAT as KIMI_CLI
 from kimi_compact_tui.formats.kimi_code.plugin import FORMAT as KIMI_CODE
 from kimi_compact_tui.formats.openai import JSON_FORMAT, JSONL_FORMAT
@@ -23,6 +24,7 @@ from kimi_compact_tui.formats.openai import JSON_FORMAT, JSONL_FORMAT
 # One line per format, specific formats first (the order detection asks in).
 FORMATS: list[SessionFormat] = [
     KIMI_CODE,
+    CLAUDE_CODE,
     KIMI_CLI,
     JSONL_FORMAT,
     JSON_FORMAT,

@@ -87,11 +87,6 @@ SESSION_ERRORS: dict[str, tuple[str, bytes]] = {
         "wire.jsonl",
         b'{"timestamp": 1764470000.0, "message": {"type": "TurnBegin", "payload": {}}}\n',
     ),
-    "claude_code_transcript": (
-        "0b1c.jsonl",
-        b'{"parentUuid": null, "sessionId": "0b1c", "type": "user", "uuid": "u1",'
-        b' "message": {"role": "user", "content": "hi"}}\n',
-    ),
     "codex_rollout": (
         "rollout-2026-01-01.jsonl",
         b'{"timestamp": "2026-01-01T00:00:00Z", "type": "session_meta", "payload": {"id": "x"}}\n',
