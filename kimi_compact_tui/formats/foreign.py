@@ -21,16 +21,6 @@ def _claude_code(rec: dict[str, Any]) -> bool:
     return "sessionId" in rec and ("parentUuid" in rec or "uuid" in rec or "leafUuid" in rec)
 
 
-def _codex_rollout(rec: dict[str, Any]) -> bool:
-    return "payload" in rec and rec.get("type") in (
-        "session_meta",
-        "response_item",
-        "event_msg",
-        "turn_context",
-        "compacted",
-    )
-
-
 def _kimi_code_wire(rec: dict[str, Any]) -> bool:
     return rec.get("type") == "metadata" and "protocol_version" in rec
 
@@ -38,7 +28,6 @@ def _kimi_code_wire(rec: dict[str, Any]) -> bool:
 KNOWN: list[tuple[str, Callable[[dict[str, Any]], bool]]] = [
     ("a kimi-cli wire.jsonl (the UI event log; open the context.jsonl beside it)", _kimi_cli_wire),
     ("a Claude Code transcript", _claude_code),
-    ("a Codex rollout", _codex_rollout),
     ("a Kimi Code wire.jsonl", _kimi_code_wire),
 ]
 

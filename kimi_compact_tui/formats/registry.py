@@ -16,6 +16,7 @@ from pathlib import Path
 from kimi_compact_tui.errors import SessionFormatError
 from kimi_compact_tui.formats import foreign
 from kimi_compact_tui.formats.base import SessionFormat, SessionInfo
+from kimi_compact_tui.formats.codex import CodexFormat
 from kimi_compact_tui.formats.kimi import KimiCliFormat
 from kimi_compact_tui.formats.kimi_code import KimiCodeFormat
 from kimi_compact_tui.formats.openai import OpenAIJsonFormat, OpenAIJsonlFormat
@@ -24,6 +25,7 @@ from kimi_compact_tui.model import Session
 # One line per format, specific formats first (the order detection asks in).
 FORMATS: list[SessionFormat] = [
     KimiCodeFormat(),
+    CodexFormat(),
     KimiCliFormat(),
     OpenAIJsonlFormat(),
     OpenAIJsonFormat(),
