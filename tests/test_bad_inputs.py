@@ -153,7 +153,6 @@ def test_kimi_cli_skipped_line_loads_with_a_warning(
     [
         ("kimi_cli_wire_log", "kimi-cli wire.jsonl"),
         ("claude_code_transcript", "Claude Code transcript"),
-        ("codex_rollout", "Codex rollout"),
     ],
 )
 def test_foreign_session_files_are_named(name: str, what: str, corpus: dict[str, Case]) -> None:
@@ -296,7 +295,6 @@ TUI_CASES = [
     "nul_bytes",
     "binary_file",
     "empty_file",
-    "codex_rollout",
     "json_top_level_string",
     "folder_without_session",
     "missing_path",

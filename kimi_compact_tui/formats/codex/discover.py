@@ -17,7 +17,10 @@ from typing import Any
 from kimi_compact_tui.errors import UserError
 from kimi_compact_tui.formats.base import SessionInfo
 
-ROLLOUT_NAME = re.compile(r"^rollout-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-(.+)\.jsonl$")
+ROLLOUT_NAME = re.compile(
+    r"^rollout-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-"
+    r"([0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12})\.jsonl$"
+)
 COUNT_LIMIT = 64 * 1024 * 1024  # larger rollouts are listed without a message count
 TITLE_LENGTH = 80
 

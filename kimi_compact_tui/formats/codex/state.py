@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from kimi_compact_tui.errors import SessionFormatError
 from kimi_compact_tui.formats.codex.history import HistoryItem, replay
 from kimi_compact_tui.formats.codex.messages import map_history
 from kimi_compact_tui.formats.codex.rollout import Rollout, read_rollout
@@ -75,6 +76,8 @@ def _text(value: Any) -> str | None:
 
 def load(data: bytes, path: Path) -> tuple[CodexState, list[Message]]:
     rollout = read_rollout(data, path)
+    if not rollout.records:
+        raise SessionFormatError(f"{path}: no Codex rollout record in this file")
     history = replay(rollout)
     mapped = map_history(history.items)
     meta = rollout.meta
