@@ -116,6 +116,7 @@ class Codex:
         session_id: str | None = None,
         overrides: tuple[str, ...] = (),
         timeout: float = RUN_TIMEOUT,
+        images: tuple[Path, ...] = (),
     ) -> CodexRun:
         assert self.fake is not None
         self.write_config()
@@ -125,7 +126,9 @@ class Codex:
             args += ["-c", o]
         if session_id:
             args += ["resume", session_id]
-        args.append(prompt)
+        for image in images:
+            args += ["-i", str(image)]
+        args += ["--", prompt]
         start = len(self.fake.requests)
         code, out, err = run_bounded(args, self.env(), self.workdir, timeout)
         return CodexRun(args, code, out, err, list(self.fake.requests[start:]))

@@ -16,6 +16,8 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import struct
+import zlib
 from pathlib import Path
 from typing import Any
 
@@ -303,3 +305,41 @@ def test_a_rollout_appended_to_while_we_stream_is_refused(template, responses, c
     grown = rollout.read_bytes()
     assert grown.startswith(data) and grown.count(b"\n") == data.count(b"\n") + 1
     assert b'"compacted"' not in grown[len(data) :]
+
+
+def _png() -> bytes:
+    rows = b"".join(b"\x00" + bytes((x * 7 + y) % 256 for x in range(48)) for y in range(16))
+    ihdr = struct.pack(">IIBBBBB", 16, 16, 8, 2, 0, 0, 0)
+    return b"\x89PNG\r\n\x1a\n" + b"".join(
+        struct.pack(">I", len(body)) + kind + body + struct.pack(">I", zlib.crc32(kind + body))
+        for kind, body in ((b"IHDR", ihdr), (b"IDAT", zlib.compress(rows)), (b"IEND", b""))
+    )
+
+
+def test_an_image_and_reasoning_are_read_as_codex_resumes_them(template, responses, chat):
+    runner, sid = template
+    codex = runner.clone(responses)
+    image = codex.root / "pic.png"
+    image.write_bytes(_png())
+    responses.script(Turn(text="A small gradient.", reasoning="Looking at the pixels."))
+    codex.run("What is in this picture?", sid, images=(image,)).check()
+    session = _load(codex, sid)
+    (user,) = [m for m in session.messages if m.media_types()]
+    assert user.media_types() == ["image_url"]
+    assert user.parts()[1]["image_url"]["url"].startswith("codex-image:image/png;sha256=")
+    assert "base64" not in json.dumps([m.data for m in session.messages])
+    reply = session.messages[-1]
+    assert reply.has_think() and reply.text() == "A small gradient."
+    body = codex.resume(sid, RESUME_PROMPT)
+    _, history, _ = split_request(body)
+    state = session.extra["state"]
+    assert ours(session.messages) == sent_messages(history[state.prefix :])
+    assert "reasoning" in [it["type"] for it in history]  # sent back to the model
+    assert any(p.get("type") == "input_image" for it in history for p in it.get("content") or [])
+    # our compaction never sends the image: the request's parts are text only
+    status, _, err = _our_compact(codex, sid, chat)
+    assert status == 0, err[-2000:]
+    (request,) = [r.json for r in chat.compaction_requests()[-1:]]
+    assert "base64" not in json.dumps(request) and "Looking at the pixels" not in json.dumps(
+        request
+    )
