@@ -23,9 +23,19 @@ Facts (checked against Codex 0.171.0 running offline, and its public source):
   refuses a paginated rollout whose last record has no ``ordinal``.
 - When the file does not end with ``\\n`` Codex starts its next record on a
   new line: a torn last line stays a skipped line.
+- What a resume sends (``POST /v1/responses``, the history in ``input``):
+  first a developer message rendered from the base instructions (they differ
+  from ``session_meta``'s text by the sections for tools it does not offer),
+  then the history, then the new turn. Codex writes its context (developer
+  instructions, the environment) as the first history items; after a
+  ``compacted`` record with no ``world_state`` after it, it writes that
+  context again at the next turn, before the prompt. Items written with a
+  ``compacted`` record are sent as they are (ids and extra fields kept).
 - Codex resumes a session by id through its SQLite index
-  (``state_5.sqlite``: ``threads.rollout_path``); ``thread_history_1.sqlite``
-  keeps a UI projection up to a byte offset and ordinal of the rollout.
+  (``state_5.sqlite``: ``threads.rollout_path``; rebuilt from the file names
+  when missing, which ignores files beside a rollout); ``thread_history_1.sqlite``
+  keeps a UI projection up to a byte offset and ordinal of the rollout, and
+  reads on from there at the next start.
 """
 
 from __future__ import annotations
