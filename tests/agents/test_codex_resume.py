@@ -343,3 +343,27 @@ def test_an_image_and_reasoning_are_read_as_codex_resumes_them(template, respons
     assert "base64" not in json.dumps(request) and "Looking at the pixels" not in json.dumps(
         request
     )
+
+
+def test_codex_rebuilds_its_index_from_the_rollout_not_the_files_we_keep_beside_it(
+    template, responses, chat
+):
+    runner, sid = template
+    codex = runner.clone(responses)
+    status, _, err = _our_compact(codex, sid, chat)
+    assert status == 0, err[-2000:]
+    rollout = codex.rollout_file(sid)
+    beside = sorted(p.name for p in rollout.parent.iterdir())
+    assert len(beside) == 3  # the rollout, our restore point and our audit log
+    for db in codex.state.glob("*.sqlite*"):
+        db.unlink()  # Codex rebuilds its index from the session files
+    body = codex.resume(sid, RESUME_PROMPT)
+    _, history, _ = split_request(body)
+    assert _text(history[0]) == build_compact_summary_text(SUMMARY)
+    assert sorted(p.name for p in rollout.parent.iterdir()) == beside
+    con = sqlite3.connect(codex.state / "state_5.sqlite")
+    try:
+        paths = [row[0] for row in con.execute("select rollout_path from threads")]
+    finally:
+        con.close()
+    assert paths == [str(rollout)]
