@@ -26,6 +26,8 @@ def _isolated_environment(monkeypatch, tmp_path_factory):
         "CODEX_HOME",
         "OPENAI_API_KEY",
         "MOONSHOT_API_KEY",
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_BASE_URL",
     ):
         monkeypatch.delenv(name, raising=False)
 

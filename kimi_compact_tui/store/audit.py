@@ -17,6 +17,9 @@ import re
 from pathlib import Path
 from typing import Any
 
+from kimi_compact_tui import __version__
+from kimi_compact_tui.compaction.prompts import PromptSource
+
 AUDIT_SUFFIX = ".compact-audit.jsonl"
 
 _SECRETISH = re.compile(r"(key|secret|authori[sz]ation|password|bearer)", re.I)
@@ -48,35 +51,14 @@ def numbers_only(value: Any) -> Any:
     return None
 
 
-def provider_kind(provider: Any) -> str | None:
-    """The provider's kind ("offline", "openai", ...): the audit's ``provider``."""
-    if provider is None:
-        return None
-    return scrub_text(str(getattr(provider, "kind", provider)))
-
-
-def provider_text(provider: Any) -> str | None:
-    """The provider in one line (kind, model, URL without credentials)."""
-    if provider is None:
-        return None
-    describe = getattr(provider, "describe", None)
-    text = describe() if callable(describe) else str(provider)
-    return scrub_text(str(text))
-
-
-def prompt_json(prompt: Any) -> dict[str, Any] | None:
+def prompt_json(prompt: PromptSource | None) -> dict[str, Any] | None:
     if prompt is None:
         return None
-    to_json = getattr(prompt, "to_json", None)
-    if callable(to_json):
-        data = to_json()
-        return {k: data.get(k) for k in ("source", "path", "sha256", "upstream_exact")}
-    return {"source": str(prompt)}
+    data = prompt.to_json()
+    return {k: data.get(k) for k in ("source", "path", "sha256", "upstream_exact")}
 
 
 def tool_name() -> str:
-    from kimi_compact_tui import __version__
-
     return f"kimi-compact-tui {__version__}"
 
 
