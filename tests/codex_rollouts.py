@@ -14,10 +14,10 @@ import json
 from pathlib import Path
 from typing import Any
 
-from kimi_compact_tui.formats.codex import CodexFormat
-from kimi_compact_tui.model import Session
+from kimi_compact_tui.formats.base import Session, state_of
+from kimi_compact_tui.formats.codex import FORMAT, CodexState
 
-FMT = CodexFormat()
+FMT = FORMAT
 SID = "01a2323e-dfe4-7451-9203-731bea4ec5dd"
 NAME = f"rollout-2026-12-01T15-35-11-{SID}.jsonl"
 BASE = "You are a coding agent (base instructions)."
@@ -127,6 +127,10 @@ def conversation(**kw: Any) -> Rollout:
 
 def parse(data: bytes, name: str = NAME) -> Session:
     return FMT.parse(data, Path("/codex/sessions") / name)
+
+
+def codex_state(session: Session) -> CodexState:
+    return state_of(session, CodexState)
 
 
 def summary(session: Session) -> list[tuple]:

@@ -18,6 +18,7 @@ from tests.codex_rollouts import (
     FMT,
     NAME,
     Rollout,
+    codex_state,
     conversation,
     parse,
     summary,
@@ -50,11 +51,11 @@ def test_calls_results_reasoning_and_codexs_own_context_as_messages():
         "function": {"name": "exec_command", "arguments": '{"cmd": "echo hello"}'},
     }
     assert s.messages[5].has_think() and s.messages[5].parts()[0]["think"] == "2 + 2"
-    state = s.extra["state"]
+    state = codex_state(s)
     # Codex's developer message and environment context: its prefix, not history
-    assert state.prefix == 2 and s.system_prompt == BASE
+    assert state.prefix == 2 and s.meta.system_prompt == BASE
     assert state.session_id == NAME[28:-6] and state.cwd == "/work"
-    assert s.recorded_tokens == 300 and s.warnings == [] and write_refusal(s) is None
+    assert s.meta.recorded_tokens == 300 and s.warnings == [] and write_refusal(s) is None
     assert tool_exchanges(s.messages) == [("call_1", 1, (2,)), ("call_2", 7, (8,))]
     assert splits_at(s.messages, 2) and nearest_safe_up_to(s.messages, 2, 0) == 3
 
@@ -67,12 +68,12 @@ def test_dump_of_a_loaded_rollout_is_the_bytes_read():
 def test_registry_detects_a_rollout_and_no_longer_calls_it_unsupported(tmp_path):
     path = conversation().write(tmp_path)
     s = load_session(path)
-    assert s.format == "codex" and len(s.messages) == 10
+    assert s.format.name == "codex" and len(s.messages) == 10
     assert registry.detect(tmp_path / "x.jsonl", path.read_bytes()[:200]).name == "codex"
     minimal = b'{"timestamp": "2026-01-01T00:00:00Z", "type": "session_meta", "payload": {}}\n'
     (tmp_path / "min.jsonl").write_bytes(minimal)
     empty = load_session(tmp_path / "min.jsonl")
-    assert empty.format == "codex" and empty.messages == []
+    assert empty.format.name == "codex" and empty.messages == []
     assert make_plan(empty.messages).noop
 
 
@@ -82,7 +83,7 @@ def test_a_first_line_longer_than_the_head_is_still_recognised(tmp_path):
     path = r.turn("hi").write(tmp_path)
     head = path.read_bytes()[: registry.HEAD_BYTES]
     assert b"\n" not in head and FMT.recognise(path, head)
-    assert load_session(path).system_prompt == "x" * 100_000
+    assert load_session(path).meta.system_prompt == "x" * 100_000
 
 
 def test_mid_history_developer_and_context_messages_are_system_messages():
@@ -160,7 +161,7 @@ def test_an_earlier_compaction_replaces_the_history():
     r.turn("after")
     s = parse(r.bytes())
     assert [m.text() for m in s.messages] == ["SUMMARY", "kept", "after", "ok"]
-    assert s.extra["state"].prefix == 0 and s.extra["state"].compactions == 1
+    assert codex_state(s).prefix == 0 and codex_state(s).compactions == 1
     # without replacement_history: every real user message, then the message
     r = conversation().add("compacted", {"message": "SUMMARY"}).turn("after")
     texts = [m.text() for m in parse(r.bytes()).messages]
@@ -227,7 +228,7 @@ def _reference(name: str) -> Path:
 def test_reference_before_codexs_compaction():
     path = _reference("codex-session-before-compact.jsonl")
     s = load_session(path)
-    assert s.format == "codex" and s.warnings == []
+    assert s.format.name == "codex" and s.warnings == []
     assert [(m.role, m.text()) for m in s.messages] == [
         ("user", "hello"),
         ("assistant", "FAKE-REPLY-2"),
@@ -236,7 +237,7 @@ def test_reference_before_codexs_compaction():
         ("user", "third turn"),
         ("assistant", "FAKE-REPLY-4"),
     ]
-    assert s.extra["state"].prefix == 2 and FMT.dump(s) == path.read_bytes()
+    assert codex_state(s).prefix == 2 and FMT.dump(s) == path.read_bytes()
 
 
 def test_reference_after_codexs_compaction_is_its_replacement_history_and_after():
@@ -250,5 +251,5 @@ def test_reference_after_codexs_compaction_is_its_replacement_history_and_after(
     assert roles == ["user", "user", "system", "system", "user", "user", "user", "assistant"]
     assert s.messages[5].text() == compacted["message"]  # its summary, as a user message
     assert [m.text() for m in s.messages[-2:]] == ["fourth turn", "FAKE-REPLY-7"]
-    assert "FAKE-SUMMARY-6" in s.messages[5].text() and s.extra["state"].prefix == 0
-    assert s.extra["state"].compactions == 1 and FMT.dump(s) == path.read_bytes()
+    assert "FAKE-SUMMARY-6" in s.messages[5].text() and codex_state(s).prefix == 0
+    assert codex_state(s).compactions == 1 and FMT.dump(s) == path.read_bytes()

@@ -15,7 +15,16 @@ from kimi_compact_tui.compaction.summary import build_compact_summary_text
 from kimi_compact_tui.errors import ApplyError
 from kimi_compact_tui.formats import load_session, registry
 from kimi_compact_tui.formats.codex import CLOSE_NOTE
-from tests.codex_rollouts import FMT, NAME, SID, Rollout, conversation, parse, summary
+from tests.codex_rollouts import (
+    FMT,
+    NAME,
+    SID,
+    Rollout,
+    codex_state,
+    conversation,
+    parse,
+    summary,
+)
 
 NOW = datetime(2026, 12, 2, 8, 30, 1, 234567, tzinfo=UTC)
 
@@ -27,8 +36,8 @@ def _compact(data: bytes, up_to: int | None = None, text: str = "SUMMARY"):
 
 
 def _appended(session, compacted) -> list[dict]:
-    op = FMT.write_op(session, compacted, {})
-    assert op.policy == "append" and op.notes == [CLOSE_NOTE]
+    op = FMT.write_op(session, compacted)
+    assert op.policy == "append" and FMT.write_notes == (CLOSE_NOTE,)
     return [json.loads(x) for x in op.data.splitlines() if x]
 
 
@@ -49,11 +58,11 @@ def test_one_compacted_record_in_codexs_shape():
     }
     # the kept items exactly as read (the last call, its output, the reply); Codex's own
     # context (developer message, environment) is not written: it shows it again
-    state = session.extra["state"]
+    state = codex_state(session)
     kept = [h.item for h in state.history[state.starts[plan.boundary] :]]
     assert replacement[1:] == kept
     assert [i["type"] for i in kept] == ["function_call", "function_call_output", "message"]
-    assert FMT.dump(compacted) == data + FMT.write_op(session, compacted, {}).data
+    assert FMT.dump(compacted) == data + FMT.write_op(session, compacted).data
 
 
 def test_the_rollout_after_our_record_reads_as_summary_then_the_kept_messages():
@@ -64,8 +73,8 @@ def test_the_rollout_after_our_record_reads_as_summary_then_the_kept_messages():
     assert summary(reread) == summary(compacted)
     assert reread.messages[0].text() == build_compact_summary_text("SUMMARY")
     assert summary(reread)[1:] == summary(session)[3:]
-    assert reread.extra["state"].compactions == 1 and reread.extra["state"].prefix == 0
-    assert compacted.extra["state"].data is session.extra["state"].data
+    assert codex_state(reread).compactions == 1 and codex_state(reread).prefix == 0
+    assert codex_state(compacted).data is codex_state(session).data
 
 
 def test_an_older_rollout_gets_no_ordinal_and_an_unterminated_one_a_newline_first():
@@ -74,17 +83,17 @@ def test_an_older_rollout_gets_no_ordinal_and_an_unterminated_one_a_newline_firs
     assert "ordinal" not in record
     data = conversation().bytes().rstrip(b"\n")
     session, _, compacted = _compact(data)
-    op = FMT.write_op(session, compacted, {})
+    op = FMT.write_op(session, compacted)
     assert op.data.startswith(b"\n{") and op.data.endswith(b"}\n")
     torn = conversation().bytes() + b'{"timestamp":"2026'
     session, _, compacted = _compact(torn)
-    assert FMT.write_op(session, compacted, {}).data.startswith(b"\n{")
+    assert FMT.write_op(session, compacted).data.startswith(b"\n{")
     assert parse(FMT.dump(compacted)).messages[0].text().endswith("SUMMARY")
 
 
 def test_a_lone_surrogate_is_written_escaped():
     session, _, compacted = _compact(conversation().bytes(), text="bad \ud800 text")
-    data = FMT.write_op(session, compacted, {}).data
+    data = FMT.write_op(session, compacted).data
     assert b"\\ud800" in data and json.loads(data)["payload"]["message"].endswith("\ud800 text")
 
 
@@ -95,10 +104,10 @@ def test_writing_is_refused_mid_turn_and_for_another_session():
     plan = make_plan(session.messages)
     compacted = FMT.compacted_session(session, plan, "S", None)
     with pytest.raises(ApplyError, match="mid-turn"):
-        FMT.write_op(session, compacted, {})
+        FMT.write_op(session, compacted)
     other = parse(conversation().bytes())
     with pytest.raises(ApplyError, match="not built from this one"):
-        FMT.write_op(other, compacted, {})
+        FMT.write_op(other, compacted)
 
 
 def test_compact_in_place_appends_and_restore_cuts_it_off(tmp_path, cli_main):
@@ -202,7 +211,7 @@ async def test_the_tui_appends_our_record_and_undo_cuts_it_off(tmp_path):
 
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        assert app.state.session.format == "codex"
+        assert app.state.session.format.name == "codex"
         await pilot.press("c")
         await settle(pilot)
         await pilot.press("escape")

@@ -24,18 +24,18 @@ from typing import Any
 import pytest
 
 from kimi_compact_tui.compaction.summary import build_compact_summary_text
-from kimi_compact_tui.formats.codex import CodexFormat
+from kimi_compact_tui.formats.codex import FORMAT as FMT
 from kimi_compact_tui.model import Message
 from tests.agents.codex_runner import Codex, codex_installed, shared_codex_template
 from tests.agents.fake_model import FakeModel, Turn
 from tests.agents.fake_responses import FakeResponses
 from tests.agents.harness import require_agent, run_ours
+from tests.codex_rollouts import codex_state
 
 pytestmark = pytest.mark.agents
 
 SUMMARY = "FAKE SUMMARY: the user ran echo hello and echo world and asked two questions."
 RESUME_PROMPT = "Where were we?"
-FMT = CodexFormat()
 
 
 class AppendingModel(FakeModel):
@@ -184,11 +184,11 @@ def original(template, responses):
 
 def test_our_messages_equal_the_history_codex_sends_on_resume(original):
     _, session, (offset, _), body = original
-    data = session.extra["state"].data
+    data = codex_state(session).data
     base, history, new_turn = split_request(body)
-    state = session.extra["state"]
+    state = codex_state(session)
     # session_meta's base instructions, as Codex renders them for the tools it offers
-    assert _text(base)[:200] == session.system_prompt[:200]
+    assert _text(base)[:200] == session.meta.system_prompt[:200]
     # Codex's own context (developer instructions, environment) comes first: its prefix
     prefix = sent_messages(history[: state.prefix])
     assert [role for role, *_ in prefix] == ["system", "system"]
@@ -271,10 +271,10 @@ def test_after_codex_compacts_itself_our_messages_match_its_resume(template, res
     run = codex.compact(sid, "Let us go on.")
     (compaction,) = run.compaction_bodies()
     session = _load(codex, sid)
-    assert session.extra["state"].compactions == 1
+    assert codex_state(session).compactions == 1
     body = codex.resume(sid, RESUME_PROMPT)
     _, history, _ = split_request(body)
-    state = session.extra["state"]
+    state = codex_state(session)
     assert state.prefix == 0  # its replacement history starts with the user's messages
     assert ours(session.messages) == sent_messages(history)
     texts = [m.text() for m in session.messages]
@@ -332,7 +332,7 @@ def test_an_image_and_reasoning_are_read_as_codex_resumes_them(template, respons
     assert reply.has_think() and reply.text() == "A small gradient."
     body = codex.resume(sid, RESUME_PROMPT)
     _, history, _ = split_request(body)
-    state = session.extra["state"]
+    state = codex_state(session)
     assert ours(session.messages) == sent_messages(history[state.prefix :])
     assert "reasoning" in [it["type"] for it in history]  # sent back to the model
     assert any(p.get("type") == "input_image" for it in history for p in it.get("content") or [])

@@ -12,10 +12,11 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterator, Mapping
 from pathlib import Path
-from typing import Any
 
 from kimi_compact_tui.errors import UserError
-from kimi_compact_tui.formats.base import SessionInfo
+from kimi_compact_tui.formats.base import Session, SessionInfo, state_of
+from kimi_compact_tui.formats.codex.state import CodexState
+from kimi_compact_tui.model import Message
 
 ROLLOUT_NAME = re.compile(
     r"^rollout-\d{4}-\d\d-\d\dT\d\d-\d\d-\d\d-"
@@ -70,7 +71,7 @@ def _short(text: str) -> str:
     return text if len(text) <= TITLE_LENGTH else text[: TITLE_LENGTH - 1] + "…"
 
 
-def first_prompt(messages: list[Any]) -> str | None:
+def first_prompt(messages: list[Message]) -> str | None:
     for message in messages:
         if message.role == "user":
             text = " ".join(message.text().split())
@@ -79,7 +80,7 @@ def first_prompt(messages: list[Any]) -> str | None:
     return None
 
 
-def describe(path: Path, name: str, load: Callable[[bytes, Path], Any]) -> SessionInfo:
+def describe(path: Path, name: str, load: Callable[[bytes, Path], Session]) -> SessionInfo:
     """A picker row: first prompt, work folder, time and message count."""
     match = ROLLOUT_NAME.match(path.name)
     info = SessionInfo(path=path, format=name, session_id=match.group(1) if match else None)
@@ -88,7 +89,7 @@ def describe(path: Path, name: str, load: Callable[[bytes, Path], Any]) -> Sessi
         info.updated = st.st_mtime
         if st.st_size <= COUNT_LIMIT:
             session = load(path.read_bytes(), path)
-            state = session.extra["state"]
+            state = state_of(session, CodexState)
             info.session_id = state.session_id or info.session_id
             info.work_dir = state.cwd
             info.message_count = len(session.messages)
@@ -102,7 +103,7 @@ def describe(path: Path, name: str, load: Callable[[bytes, Path], Any]) -> Sessi
 
 
 def discover(
-    env: Mapping[str, str], home: Path, name: str, load: Callable[[bytes, Path], Any]
+    env: Mapping[str, str], home: Path, name: str, load: Callable[[bytes, Path], Session]
 ) -> list[SessionInfo]:
     infos = [describe(p, name, load) for p in live_rollouts(env, home)]
     infos.sort(key=lambda i: i.updated or 0, reverse=True)

@@ -3,7 +3,7 @@
 - **The agent's prefix**: the leading run of context messages Codex wrote itself
   (its developer instructions, the environment context) is not history: Codex
   shows it again after a compaction. It is kept out of the messages, like the
-  base instructions of ``session_meta`` (``Session.system_prompt``) that Codex
+  base instructions of ``session_meta`` (``Session.meta.system_prompt``) that Codex
   sends first of all.
 - A real user message is a ``user`` message; a developer message or a context
   message later in the history is a ``system`` message (its Codex role under
@@ -150,6 +150,7 @@ def map_history(items: tuple[HistoryItem, ...]) -> Mapped:
         item = h.item
         kind = item.get("type")
         start = index + 1 if h.synthetic else index
+        data: dict[str, Any]
         if kind == "message" and item.get("role") != "assistant":
             if is_context_message(item):
                 data = {"role": "system", "content": _content(item)}

@@ -1,8 +1,8 @@
 """The Codex format: Codex CLI rollouts (``$CODEX_HOME/sessions/…/rollout-….jsonl``).
 
 A thin adapter over the pure core: :mod:`.state` reads a rollout as Codex
-resumes it, :mod:`.records` builds the one record a compaction appends.
-``Session.extra["state"]`` holds the :class:`~.state.CodexState`.
+resumes it, :mod:`.records` builds the one record a compaction appends. The
+session's ``format_state`` is a :class:`~.state.CodexState`.
 """
 
 from __future__ import annotations
@@ -12,11 +12,18 @@ from collections.abc import Mapping
 from dataclasses import replace
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
+from kimi_compact_tui.compaction.plan import CompactionPlan
 from kimi_compact_tui.compaction.summary import build_compact_summary_text
-from kimi_compact_tui.errors import ApplyError, SessionFormatError
-from kimi_compact_tui.formats.base import SessionInfo, WriteOp
+from kimi_compact_tui.errors import ApplyError
+from kimi_compact_tui.formats.base import (
+    Session,
+    SessionFormat,
+    SessionInfo,
+    SessionMeta,
+    WriteOp,
+    state_of,
+)
 from kimi_compact_tui.formats.codex import discover as discovery
 from kimi_compact_tui.formats.codex import records
 from kimi_compact_tui.formats.codex.history import HistoryItem
@@ -24,12 +31,9 @@ from kimi_compact_tui.formats.codex.messages import map_history
 from kimi_compact_tui.formats.codex.rollout import RECORD_TYPES, TAIL_NEWLINE, first_record
 from kimi_compact_tui.formats.codex.state import CodexState, load
 from kimi_compact_tui.fsutil import gc_paused
-from kimi_compact_tui.model import Message, Session
+from kimi_compact_tui.model import Message
 
-if TYPE_CHECKING:
-    from kimi_compact_tui.compaction.plan import CompactionPlan
-
-FORMAT = "codex"
+NAME = "codex"
 CLOSE_NOTE = (
     "Codex must not be running on this session: it keeps the history in memory and "
     "would not see this compaction (close it first)"
@@ -41,27 +45,14 @@ _LONG_FIRST = re.compile(
 
 
 def parse_rollout(data: bytes, path: Path) -> Session:
-    state, messages = load(data, path)
-    return Session(
-        path=path,
-        format=FORMAT,
-        messages=messages,
-        system_prompt=state.base_instructions,
-        recorded_tokens=state.recorded_tokens,
-        extra={"state": state},
-        warnings=list(state.warnings),
-    )
-
-
-def state_of(session: Session) -> CodexState | None:
-    state = session.extra.get("state")
-    return state if session.format == FORMAT and isinstance(state, CodexState) else None
+    read = load(data, path)
+    return Session(path, FORMAT, read.messages, read.warnings, read.meta, read.state)
 
 
 def write_refusal(session: Session) -> str | None:
     """Why a compaction cannot be appended to this loaded session, or None."""
-    state = state_of(session)
-    if state is None:
+    state = session.format_state
+    if not isinstance(state, CodexState):
         return "not a loaded Codex session"
     if state.open_turn:
         return (
@@ -71,12 +62,12 @@ def write_refusal(session: Session) -> str | None:
     return None
 
 
-class CodexFormat:
-    name = FORMAT
+class CodexFormat(SessionFormat):
+    name = NAME
     label = "Codex rollout"
     agent = "Codex"
     write_policy = "append"
-    write_notes = (CLOSE_NOTE,)
+    write_notes = (CLOSE_NOTE,)  # shown by the confirm dialog
 
     def discovery_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
         return [discovery.root_of(env, home) / "sessions"]
@@ -94,9 +85,6 @@ class CodexFormat:
             and type(record.get("timestamp")) is str
         )
 
-    def resolve_folder(self, folder: Path) -> Path | None:
-        return None  # a Codex session is one file
-
     def discover(self, env: Mapping[str, str], home: Path) -> list[SessionInfo]:
         return discovery.discover(env, home, self.name, self.parse)
 
@@ -111,12 +99,7 @@ class CodexFormat:
             return parse_rollout(data, path)
 
     def dump(self, session: Session) -> bytes:
-        state = state_of(session)
-        if state is None:
-            raise SessionFormatError(
-                f"{session.path}: a Codex session is written by appending a record to the "
-                "rollout it was read from"
-            )
+        state = state_of(session, CodexState)
         return state.data + state.appended
 
     def summary_message(self, summary: str) -> Message:
@@ -134,9 +117,7 @@ class CodexFormat:
     ) -> Session:
         if plan.noop:
             raise ValueError(f"cannot compact: {plan.noop}")
-        state = state_of(session)
-        if state is None:
-            raise ApplyError(f"{session.path}: not a loaded Codex session")
+        state = state_of(session, CodexState)
         if plan.leading:
             raise ApplyError(
                 f"{session.path}: the history starts with {plan.leading} system message(s), "
@@ -159,26 +140,21 @@ class CodexFormat:
             tail=TAIL_NEWLINE,
             open_turn=None,
             compactions=state.compactions + 1,
-            recorded_tokens=None,
             appended=appended,
         )
-        return Session(
-            path=session.path,
-            format=FORMAT,
-            messages=mapped.messages,
-            system_prompt=session.system_prompt,
-            recorded_tokens=None,
-            extra={"state": new_state},
-        )
+        # Codex's token count is of the history before: none is known after.
+        meta = SessionMeta(system_prompt=session.meta.system_prompt)
+        return Session(session.path, self, mapped.messages, meta=meta, format_state=new_state)
 
-    def write_op(self, session: Session, compacted: Session, context: Mapping[str, Any]) -> WriteOp:
+    def write_op(self, session: Session, compacted: Session) -> WriteOp:
         refusal = write_refusal(session)
         if refusal:
             raise ApplyError(f"{session.path}: {refusal}")
-        state, new = state_of(session), state_of(compacted)
-        if state is None or new is None or not new.appended or new.data is not state.data:
+        state = state_of(session, CodexState)
+        new = state_of(compacted, CodexState)
+        if not new.appended or new.data is not state.data:
             raise ApplyError(f"{session.path}: the compacted session was not built from this one")
-        return WriteOp("append", new.appended, [CLOSE_NOTE])
+        return WriteOp("append", new.appended)
 
-    def rotation_name(self, path: Path, number: int) -> Path:
-        raise NotImplementedError("Codex rollouts are appended to, never rotated")
+
+FORMAT = CodexFormat()

@@ -135,7 +135,7 @@ def read_rollout(data: bytes, path: Path) -> Rollout:
         ):
             _skip(rollout.warnings, path, number, f"a {kind} record whose payload is not an object")
             continue
-        if kind == "session_meta" and not rollout.meta:
+        if kind == "session_meta" and not rollout.meta and isinstance(payload, dict):
             rollout.meta = payload
         rollout.records.append(Record(number, kind, payload, ordinal, stamp))
         rollout.last_timestamp = stamp

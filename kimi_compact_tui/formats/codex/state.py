@@ -2,9 +2,11 @@
 
 :func:`load` reads the bytes (:mod:`.rollout`), replays the history Codex
 resumes (:mod:`.history`) and maps it to messages (:mod:`.messages`). The
-:class:`CodexState` it returns is all the format needs later: to dump the
-file, to build the compacted session and the record to append, and to refuse
-a write.
+:class:`CodexState` it returns (the session's ``format_state``) is all the
+format needs later: to dump the file, to build the compacted session and the
+record to append, and to refuse a write. What the rollout says of the agent
+(its base instructions, its last token count) and the lines it skips are the
+session's ``meta`` and ``warnings``, not state.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from kimi_compact_tui.errors import SessionFormatError
+from kimi_compact_tui.formats.base import SessionMeta
 from kimi_compact_tui.formats.codex.history import HistoryItem, replay
 from kimi_compact_tui.formats.codex.messages import map_history
 from kimi_compact_tui.formats.codex.rollout import Rollout, read_rollout
@@ -25,7 +28,6 @@ class CodexState:
     data: bytes  # the rollout's bytes as loaded (what dump gives back; the fingerprint's input)
     session_id: str | None
     cwd: str | None
-    base_instructions: str | None  # session_meta: what Codex sends first, as a developer message
     history: tuple[HistoryItem, ...]  # the history Codex resumes
     starts: tuple[int, ...]  # per message: its first history item
     prefix: int  # history items before the first message (Codex's own context)
@@ -34,9 +36,7 @@ class CodexState:
     last_timestamp: str | None
     tail: str  # rollout.TAIL_*
     open_turn: str | None  # why the rollout ends mid-turn, or None
-    warnings: tuple[str, ...]
     compactions: int  # compacted records in the file
-    recorded_tokens: int | None  # the last token count Codex recorded
     appended: bytes = b""  # a compacted session's record(s), to append to ``data``
 
     @property
@@ -69,12 +69,21 @@ def session_id_from_name(path: Path) -> str | None:
 def _text(value: Any) -> str | None:
     if isinstance(value, str):
         return value
-    if isinstance(value, dict) and isinstance(value.get("text"), str):
-        return value["text"]
-    return None
+    text = value.get("text") if isinstance(value, dict) else None
+    return text if isinstance(text, str) else None
 
 
-def load(data: bytes, path: Path) -> tuple[CodexState, list[Message]]:
+@dataclass(frozen=True)
+class LoadedRollout:
+    state: CodexState
+    messages: list[Message]
+    # session_meta's base instructions (what Codex sends first, as a developer
+    # message) and the last token count Codex recorded
+    meta: SessionMeta
+    warnings: list[str]  # the lines Codex skips, each naming file:line
+
+
+def load(data: bytes, path: Path) -> LoadedRollout:
     rollout = read_rollout(data, path)
     if not rollout.records:
         raise SessionFormatError(f"{path}: no Codex rollout record in this file")
@@ -86,7 +95,6 @@ def load(data: bytes, path: Path) -> tuple[CodexState, list[Message]]:
         data=data,
         session_id=sid,
         cwd=meta.get("cwd") if isinstance(meta.get("cwd"), str) else None,
-        base_instructions=_text(meta.get("base_instructions")),
         history=history.items,
         starts=mapped.starts,
         prefix=mapped.prefix,
@@ -95,8 +103,10 @@ def load(data: bytes, path: Path) -> tuple[CodexState, list[Message]]:
         last_timestamp=rollout.last_timestamp,
         tail=rollout.tail,
         open_turn=history.open_turn,
-        warnings=tuple(rollout.warnings),
         compactions=history.compactions,
+    )
+    agent = SessionMeta(
+        system_prompt=_text(meta.get("base_instructions")),
         recorded_tokens=_recorded_tokens(rollout),
     )
-    return state, mapped.messages
+    return LoadedRollout(state, mapped.messages, agent, list(rollout.warnings))
