@@ -28,6 +28,7 @@ from kimi_compact_tui.formats.codex import discover as discovery
 from kimi_compact_tui.formats.codex import records
 from kimi_compact_tui.formats.codex.history import HistoryItem
 from kimi_compact_tui.formats.codex.messages import map_history
+from kimi_compact_tui.formats.codex.projection import codex_is_running
 from kimi_compact_tui.formats.codex.rollout import RECORD_TYPES, TAIL_NEWLINE, first_record
 from kimi_compact_tui.formats.codex.state import CodexState, load
 from kimi_compact_tui.fsutil import gc_paused
@@ -50,7 +51,8 @@ def parse_rollout(data: bytes, path: Path) -> Session:
 
 
 def write_refusal(session: Session) -> str | None:
-    """Why a compaction cannot be appended to this loaded session, or None."""
+    """Why a compaction cannot be appended to this loaded session, or None
+    (asked before any request and again just before the write)."""
     state = session.format_state
     if not isinstance(state, CodexState):
         return "not a loaded Codex session"
@@ -58,6 +60,11 @@ def write_refusal(session: Session) -> str | None:
         return (
             f"the session ends mid-turn ({state.open_turn}); let Codex finish the turn "
             "(or run one more turn), then compact"
+        )
+    if session.path is not None and codex_is_running(Path(session.path)):
+        return (
+            "Codex is running on this session (it holds the session's writer lock) and "
+            "would not see the compaction; close it first"
         )
     return None
 
