@@ -47,6 +47,7 @@ def _isolated_environment(monkeypatch, tmp_path_factory):
         "KIMI_COMPACT_TUI_CONFIG",
         "KIMI_CLI_COMPACT_MD",
         "KIMI_SHARE_DIR",
+        "CODEX_HOME",
         "OPENAI_API_KEY",
         "MOONSHOT_API_KEY",
         "ANTHROPIC_API_KEY",

@@ -149,18 +149,6 @@ def test_kimi_cli_skipped_line_loads_with_a_warning(
     assert snapshot([case.session]) == before
 
 
-@pytest.mark.parametrize(
-    "name,what",
-    [
-        ("codex_rollout", "Codex rollout"),
-    ],
-)
-def test_foreign_session_files_are_named(name: str, what: str, corpus: dict[str, Case]) -> None:
-    with pytest.raises(UserError) as info:
-        load_session(corpus[name].session)
-    assert what in str(info.value) and "not supported yet" in str(info.value)
-
-
 def test_a_kimi_cli_event_log_is_named_as_one(corpus: dict[str, Case]) -> None:
     """Not "not supported yet": it is no history at all (issue 18 item 20;
     tests/test_kimi_cli_wire_wording.py)."""
@@ -303,7 +291,6 @@ TUI_CASES = [
     "nul_bytes",
     "binary_file",
     "empty_file",
-    "codex_rollout",
     "json_top_level_string",
     "folder_without_session",
     "missing_path",
