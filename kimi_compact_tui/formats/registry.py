@@ -16,6 +16,7 @@ from pathlib import Path
 from kimi_compact_tui.errors import SessionFormatError
 from kimi_compact_tui.formats import foreign
 from kimi_compact_tui.formats.base import SessionFormat, SessionInfo
+from kimi_compact_tui.formats.gemini_cli import GeminiCliFormat
 from kimi_compact_tui.formats.kimi import KimiCliFormat
 from kimi_compact_tui.formats.kimi_code import KimiCodeFormat
 from kimi_compact_tui.formats.openai import OpenAIJsonFormat, OpenAIJsonlFormat
@@ -25,6 +26,7 @@ from kimi_compact_tui.model import Session
 FORMATS: list[SessionFormat] = [
     KimiCodeFormat(),
     KimiCliFormat(),
+    GeminiCliFormat(),
     OpenAIJsonlFormat(),
     OpenAIJsonFormat(),
 ]
