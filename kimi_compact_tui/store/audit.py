@@ -1,6 +1,7 @@
 """The audit log: one JSON line per write and restore, beside the session.
 
-``<session file name>.compact-audit.jsonl`` (the agents ignore it). A record
+``<session file name>.compact-audit.jsonl`` (the agents ignore it), in the
+session's restore folder (:func:`store.keep.restore_folder`). A record
 holds times, paths, sizes and sha256s, the plan's indices, the prompt's
 source and sha256, the provider (with any user:password removed from URLs),
 the model, the usage numbers and the summary's sha256: never a key, never
@@ -17,6 +18,8 @@ import re
 from pathlib import Path
 from typing import Any
 
+from kimi_compact_tui.store.keep import restore_folder
+
 AUDIT_SUFFIX = ".compact-audit.jsonl"
 
 _SECRETISH = re.compile(r"(key|secret|authori[sz]ation|password|bearer)", re.I)
@@ -25,7 +28,7 @@ _URL_USERINFO = re.compile(r"(\w+://)[^/@\s]*@")
 
 def audit_path(path: str | Path) -> Path:
     p = Path(path)
-    return p.with_name(p.name + AUDIT_SUFFIX)
+    return restore_folder(p) / (p.name + AUDIT_SUFFIX)
 
 
 def scrub_text(text: str) -> str:
@@ -84,6 +87,8 @@ def append_audit(path: Path, record: dict[str, Any], mode: int) -> tuple[Path, s
     log = audit_path(path)
     line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
     try:
+        if log.parent != Path(path).parent:
+            log.parent.mkdir(mode=0o700, exist_ok=True)
         fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, (mode & 0o666) | 0o600)
         try:
             os.write(fd, line)

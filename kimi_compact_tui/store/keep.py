@@ -4,7 +4,9 @@
   the highest existing one, starting at 1 — kimi-cli's own numbering, so its
   rotations and ours share one sequence.
 - "backup" and "append" policies: ``<name>.bak-YYYYmmddTHHMMSSZ`` (``-1``,
-  ``-2``, ... when the name is taken).
+  ``-2``, ... when the name is taken), in the session's restore folder: the
+  folder its format names (``restore_folder(path)``; Gemini CLI deletes stray
+  files beside its sessions), else beside it. The audit log goes there too.
 """
 
 from __future__ import annotations
@@ -17,6 +19,8 @@ from collections.abc import Iterator
 from datetime import UTC, datetime
 from pathlib import Path
 
+from kimi_compact_tui.errors import SessionFormatError
+from kimi_compact_tui.formats import registry
 from kimi_compact_tui.store.durable import write_new_file
 
 BACKUP_MARK = ".bak-"
@@ -33,6 +37,30 @@ def _listdir(folder: Path) -> list[str]:
         return os.listdir(folder)
     except OSError:
         return []
+
+
+def _hook_of(path: Path) -> object:
+    """The format's ``restore_folder`` for the file at ``path``, or None."""
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(registry.HEAD_BYTES)
+        return getattr(registry.detect(path, head), "restore_folder", None)
+    except (OSError, SessionFormatError):
+        pass
+    # The file is gone or unreadable: a format's folder that holds copies of it.
+    for fmt in registry.FORMATS:
+        hook = getattr(fmt, "restore_folder", None)
+        if hook is not None and any(
+            n.startswith(path.name + ".") for n in _listdir(Path(hook(path)))
+        ):
+            return hook
+    return None
+
+
+def restore_folder(path: Path) -> Path:
+    """Where the restore points (backups) and the audit log of ``path`` are kept."""
+    hook = _hook_of(Path(path))
+    return Path(hook(Path(path))) if callable(hook) else Path(path).parent
 
 
 def rotations(path: Path) -> list[tuple[int, Path]]:
@@ -62,12 +90,13 @@ def next_rotation(path: Path) -> Path:
 
 def backups(path: Path) -> list[tuple[tuple[str, int], Path]]:
     prefix = path.name + BACKUP_MARK
+    folder = restore_folder(path)
     out = []
-    for name in _listdir(path.parent):
+    for name in _listdir(folder):
         if name.startswith(prefix):
             m = _BACKUP_RE.match(name[len(prefix) :])
             if m:
-                out.append(((m.group(1), int(m.group(2) or 0)), path.parent / name))
+                out.append(((m.group(1), int(m.group(2) or 0)), folder / name))
     out.sort(reverse=True)
     return out
 
@@ -86,8 +115,13 @@ def keep_copy(
     path: Path, policy: str, data: bytes, mode: int, mtime_ns: int, now: datetime
 ) -> Path:
     """Keep ``data`` (the current bytes of ``path``) as its next restore point."""
-    names = rotation_names(path) if policy == "rotate" else backup_names(path, now)
-    return write_new_file(path, names, data, mode=mode, mtime_ns=mtime_ns)
+    if policy == "rotate":
+        return write_new_file(path, rotation_names(path), data, mode=mode, mtime_ns=mtime_ns)
+    folder = restore_folder(path)
+    if folder != path.parent:
+        folder.mkdir(mode=0o700, exist_ok=True)
+    names = backup_names(path, now)
+    return write_new_file(path, names, data, mode=mode, mtime_ns=mtime_ns, directory=folder)
 
 
 def sha256_file(path: Path) -> str | None:
@@ -119,4 +153,6 @@ def keep_description(path: Path | None, policy: str) -> str:
         rotated = next_rotation(path)
         return f"{path.name} → {rotated.name} (rotation, next free N), then a new {path.name}"
     then = "the compaction is appended" if policy == "append" else f"{path.name} is replaced"
-    return f"a timestamped backup beside it: {path.name}{BACKUP_MARK}<UTC time>, then {then}"
+    folder = restore_folder(path)
+    where = "beside it" if folder == path.parent else f"in {folder}"
+    return f"a timestamped backup {where}: {path.name}{BACKUP_MARK}<UTC time>, then {then}"

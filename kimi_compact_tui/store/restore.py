@@ -34,6 +34,7 @@ from kimi_compact_tui.store.keep import (
     backups,
     keep_copy,
     next_rotation,
+    restore_folder,
     rotations,
     sha256_file,
 )
@@ -101,8 +102,11 @@ class RestoreResult:
 
 
 def target_of(path: str | Path) -> Path:
-    """The session file for ``path`` (a file or a session folder)."""
+    """The session file for ``path`` (a file, a session folder, or a session id a
+    format knows)."""
     p = Path(path).expanduser()
+    if not p.exists():
+        p = registry.find_by_id(str(path)) or p
     if p.is_dir():
         try:
             return registry.resolve_session_path(p)
@@ -210,10 +214,12 @@ def undo_plan(path: str | Path) -> UndoPlan:
     records = _records(target)
     if not records:
         if not restore_points(target):
+            folder = restore_folder(target)
+            where = "beside it" if folder == target.parent else f"in {folder}"
             raise ApplyError(
                 f"{target}: nothing of ours to undo: kimi-compact-tui has written no compaction "
                 f"here, and there are no restore points (no rotation or {target.name}"
-                f"{BACKUP_MARK}* file beside it)"
+                f"{BACKUP_MARK}* file {where})"
             )
         raise ApplyError(
             f"{target}: nothing of ours to undo: kimi-compact-tui wrote no compaction here; a "
@@ -350,7 +356,9 @@ def keeps_current_as(path: str | Path) -> str:
         return f"{same.name} (it already holds the same bytes)"
     if _policy(target) == "rotate":
         return next_rotation(target).name
-    return f"{target.name}{BACKUP_MARK}<UTC time>"
+    folder = restore_folder(target)
+    where = "" if folder == target.parent else f" in {folder}"
+    return f"{target.name}{BACKUP_MARK}<UTC time>{where}"
 
 
 def _same_bytes(points: list[RestorePoint], size: int, sha: str) -> Path | None:

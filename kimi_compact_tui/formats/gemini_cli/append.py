@@ -41,19 +41,26 @@ def summary_record(text: str, now: datetime | None = None, new_id: Any = None) -
     }
 
 
+def boundary_refusal(state: GeminiState, boundary: int) -> str | None:
+    """Why the kept messages cannot start at ``boundary``: a model reply and its
+    tool results are one record, which is kept or dropped whole."""
+    if 0 < boundary < len(state.owners) and state.owners[boundary - 1] == state.owners[boundary]:
+        return (
+            f"messages {boundary} and {boundary + 1} are one Gemini CLI record (a reply and "
+            "its tool results), kept or compacted together; choose a boundary between records"
+        )
+    return None
+
+
 def kept_records(state: GeminiState, boundary: int) -> list[dict[str, Any]]:
-    """The records of the messages from ``boundary`` on. A boundary inside one
-    record's messages (a model reply and its tool results are one record) cannot
-    be written."""
+    """The records of the messages from ``boundary`` on (ApplyError when the
+    boundary falls inside a record)."""
+    refusal = boundary_refusal(state, boundary)
+    if refusal:
+        raise ApplyError(refusal)
     if boundary >= len(state.owners):
         return []
-    first = state.owners[boundary]
-    if boundary > 0 and state.owners[boundary - 1] == first:
-        raise ApplyError(
-            f"message {boundary + 1} and message {boundary} come from one Gemini CLI record "
-            "(a reply and its tool results); choose a boundary between records"
-        )
-    return list(state.records[first:])
+    return list(state.records[state.owners[boundary] :])
 
 
 def compaction_record(

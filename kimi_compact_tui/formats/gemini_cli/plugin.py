@@ -148,16 +148,18 @@ class GeminiCliFormat:
             raise ApplyError(f"{session.path}: not a loaded Gemini CLI session")
         if plan.leading:
             raise ApplyError(f"{session.path}: a Gemini CLI history has no system message")
-        record = append.compaction_record(
-            state, plan.boundary, build_compact_summary_text(summary), now=now, new_id=new_id
-        )
+        appended = b""  # nothing can be written for a boundary inside a record
+        if append.boundary_refusal(state, plan.boundary) is None:
+            text = build_compact_summary_text(summary)
+            record = append.compaction_record(state, plan.boundary, text, now=now, new_id=new_id)
+            appended = append.encode(state, record)
         messages = [self.summary_message(summary)]
         messages.extend(session.messages[i] for i in plan.preserved_indices)
         return Session(
             path=session.path,
             format=FORMAT,
             messages=messages,
-            extra={"state": dataclasses.replace(state, appended=append.encode(state, record))},
+            extra={"state": dataclasses.replace(state, appended=appended)},
         )
 
     def write_op(self, session: Session, compacted: Session, context: Mapping[str, Any]) -> WriteOp:
@@ -165,6 +167,12 @@ class GeminiCliFormat:
         if refusal:
             raise ApplyError(f"{session.path}: {refusal}")
         state, new = state_of(session), state_of(compacted)
+        plan = context.get("plan")
+        boundary = getattr(plan, "boundary", None)
+        if state is not None and isinstance(boundary, int):
+            refusal = append.boundary_refusal(state, boundary)
+            if refusal:
+                raise ApplyError(f"{session.path}: {refusal}")
         if new is None or state is None or new.data is not state.data or not new.appended:
             raise ApplyError(f"{session.path}: the compacted session was not built from this one")
         return WriteOp("append", new.appended, [CLOSE_NOTE])
