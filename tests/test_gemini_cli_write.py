@@ -148,3 +148,19 @@ def test_an_unterminated_last_line_gets_a_line_end_first(tmp_path):
     again = load_session(path)
     assert again.messages[0].text().endswith("SUMMARY TEXT")
     assert len(again.warnings) == 1
+
+
+def test_kept_records_are_written_as_loaded(tmp_path):
+    """Ids Gemini CLI makes up when it reads (calls without one) are not written."""
+    reply = g.gemini("m8", [{"functionCall": {"name": "run_shell_command", "args": {"c": 1}}}])
+    result = {"functionResponse": {"name": "run_shell_command", "response": {"output": "x"}}}
+    records = g.conversation() + [g.user("m7", "again"), reply, g.user("m9", [result])]
+    records.append(g.gemini("m10", "done"))
+    path = g.session_file(tmp_path, records)
+    data = path.read_bytes()
+    session = load_session(path)
+    assert session.messages[-3].tool_calls[0]["id"].startswith("synth_run_shell_command_")
+    compact(path, up_to=len(session.messages) - 4)
+    (record,) = [json.loads(x) for x in path.read_bytes()[len(data) :].splitlines()]
+    kept = record["$set"]["messages"][1:]
+    assert kept == [r for r in records if r.get("id") in ("m7", "m8", "m9", "m10")]

@@ -21,7 +21,6 @@ From the loaded message records (:mod:`.records`), as Gemini CLI 0.61 does it:
 
 from __future__ import annotations
 
-import copy
 import hashlib
 from dataclasses import dataclass
 from typing import Any
@@ -48,13 +47,18 @@ class Turn:
     owner: int  # index of the message record it comes from (-1: the agent's prefix)
 
 
+def _own(part: Any) -> Any:
+    """A part this module may change (a shallow copy; the record is never changed)."""
+    return dict(part) if isinstance(part, dict) else part
+
+
 def part_array(content: Any) -> list[Any]:
     """``ensurePartArray``: a list (strings as text parts), a string as one text part."""
     if isinstance(content, list):
-        return [{"text": p} if isinstance(p, str) else copy.deepcopy(p) for p in content]
+        return [{"text": p} if isinstance(p, str) else _own(p) for p in content]
     if isinstance(content, str):
         return [{"text": content}]
-    return [copy.deepcopy(content)]
+    return [_own(content)]
 
 
 def _is_dict_with(part: Any, key: str) -> bool:
@@ -79,7 +83,7 @@ def _model_turn(msg: dict[str, Any], index: int) -> list[Turn]:
         parts.extend(content_parts)
         for call in calls:
             call = call if isinstance(call, dict) else {}
-            fc = {k: copy.deepcopy(call.get(k)) for k in ("id", "name", "args") if k in call}
+            fc = {k: call[k] for k in ("id", "name", "args") if k in call}
             parts.append({"functionCall": fc})
     if not parts:
         return []
@@ -95,7 +99,7 @@ def _model_turn(msg: dict[str, Any], index: int) -> list[Turn]:
         elif isinstance(result, list):
             responses.extend(part_array(result))
         else:
-            responses.append(copy.deepcopy(result))
+            responses.append(_own(result))
     if responses:
         turns.append(Turn(f"{msg['id']}_response", "user", responses, index))
     return turns
@@ -121,13 +125,22 @@ def _synth(kind: str, name: Any, turn_id: str, i: int, part_index: int) -> str:
     return f"{kind}_{js_str(name)}_{stable_id(turn_id, str(i), str(part_index))}"
 
 
+def _inner(part: Any, key: str) -> dict[str, Any] | None:
+    """``part[key]`` as a copy of this part's own (ids are set on it), or None."""
+    inner = part.get(key) if isinstance(part, dict) else None
+    if not isinstance(inner, dict):
+        return None
+    part[key] = inner = dict(inner)
+    return inner
+
+
 def ensure_stable_ids(history: list[Turn]) -> None:
     """``ensureStableToolIds``: give calls and results without an id a synthetic one
     (a call and the result that answers it the same)."""
     for i, turn in enumerate(history):
         for pi, part in enumerate(turn.parts):
-            call = part.get("functionCall") if isinstance(part, dict) else None
-            if isinstance(call, dict) and not truthy(call.get("id")):
+            call = _inner(part, "functionCall")
+            if call is not None and not truthy(call.get("id")):
                 name = call.get("name")
                 nxt = history[i + 1] if i + 1 < len(history) else None
                 if nxt is not None and nxt.role == "user":
@@ -136,8 +149,8 @@ def ensure_stable_ids(history: list[Turn]) -> None:
                         call["id"] = match["id"] = _synth("synth", name, turn.id, i, pi)
                 if not truthy(call.get("id")):
                     call["id"] = _synth("synth", name, turn.id, i, pi)
-            resp = part.get("functionResponse") if isinstance(part, dict) else None
-            if isinstance(resp, dict) and not truthy(resp.get("id")):
+            resp = _inner(part, "functionResponse")
+            if resp is not None and not truthy(resp.get("id")):
                 name = resp.get("name")
                 prev = history[i - 1] if i > 0 else None
                 if prev is not None and prev.role == "model":
@@ -152,7 +165,7 @@ def _unanswered(parts: list[Any], key: str, name: Any) -> dict[str, Any] | None:
     for part in parts:
         inner = part.get(key) if isinstance(part, dict) else None
         if isinstance(inner, dict) and inner.get("name") == name and not truthy(inner.get("id")):
-            return inner
+            return _inner(part, key)
     return None
 
 
