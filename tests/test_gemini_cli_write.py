@@ -130,6 +130,7 @@ def test_a_file_grown_since_load_is_refused(tmp_path):
 
 def test_undo_refuses_once_gemini_has_written_to_the_file(tmp_path):
     path = g.session_file(tmp_path)
+    data = path.read_bytes()
     compact(path)
     with open(path, "ab") as fh:  # what a resume appends
         fh.write(b'{"$set":{"sessionId":"' + g.SID.encode() + b'"}}\n')
@@ -137,6 +138,10 @@ def test_undo_refuses_once_gemini_has_written_to_the_file(tmp_path):
     with pytest.raises(ApplyError, match="changed since"):
         restore(path)
     assert path.read_bytes() == grown
+    forced = restore(path, force=True)  # the copy before our write, the current one kept
+    assert path.read_bytes() == data and forced.replaced_backup.read_bytes() == grown
+    assert forced.replaced_backup.parent == path.parent.parent / RESTORE
+    assert names(path.parent) == {path.name}
 
 
 def test_an_unterminated_last_line_gets_a_line_end_first(tmp_path):
