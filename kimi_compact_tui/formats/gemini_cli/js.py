@@ -16,6 +16,8 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
+from kimi_compact_tui.formats.kimi_code.jsvalue import js_number
+
 _LINE_END = re.compile(rb"\r\n|\n|\r")
 # ECMAScript WhiteSpace and LineTerminator code points (what trim() removes).
 _JS_SPACE = (
@@ -60,10 +62,10 @@ def js_str(value: Any) -> str:
         return "false"
     if isinstance(value, str):
         return value
-    if isinstance(value, int | float):
-        return (
-            repr(value) if isinstance(value, float) and not value.is_integer() else str(int(value))
-        )
+    if isinstance(value, float) or (isinstance(value, int) and abs(value) >= 2**53):
+        return js_number(float(value))
+    if isinstance(value, int):
+        return str(value)
     if isinstance(value, list):
         return ",".join("" if v is None else js_str(v) for v in value)
     return "[object Object]"

@@ -61,7 +61,6 @@ class Loaded:
     first_user: str | None  # the first resumable user text met in the file
     legacy: bool = False  # read as one JSON object (a ``.json`` session)
     warnings: list[str] = field(default_factory=list)
-    line_count: int = 0  # lines read (JSON or not)
     torn: bool = False  # the last line has no line end
 
     @property
@@ -165,9 +164,7 @@ def load(data: bytes, path: Path) -> Loaded:
     """The conversation Gemini CLI loads from ``data`` (the bytes of ``path``)."""
     folder = _Folder()
     warnings: list[str] = []
-    count = 0
     for number, _, raw in lines(data):
-        count = number
         if not js_trim(raw.decode("utf-8", "replace")):
             continue
         try:
@@ -182,7 +179,6 @@ def load(data: bytes, path: Path) -> Loaded:
         list(folder.messages.values()),
         folder.first_user,
         warnings=warnings,
-        line_count=count,
         torn=torn,
     )
     if loaded.valid:
@@ -203,4 +199,4 @@ def _legacy(data: bytes) -> Loaded | None:
     metadata = {k: v for k, v in record.items() if k != "messages"}
     first = next((m for m in found if m.get("type") == "user" and is_resumable(m)), None)
     first_user = _first_text(first.get("content")) if first else None
-    return Loaded(metadata, found, first_user, legacy=True, line_count=data.count(b"\n") + 1)
+    return Loaded(metadata, found, first_user, legacy=True)
