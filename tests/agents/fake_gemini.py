@@ -173,8 +173,8 @@ class FakeGemini:
 
 
 def _json_answer(config: dict[str, Any]) -> dict[str, Any]:
-    """A small object for a JSON-schema request: the user speaks next; any other
-    required string is a short text."""
+    """A small object for a JSON-schema request: the user speaks next; numbers at their
+    minimum, the first of an enum, any other string a short text."""
     schema = config.get("responseJsonSchema") or config.get("responseSchema") or {}
     out: dict[str, Any] = {}
     for name, prop in (schema.get("properties") or {}).items():
@@ -184,7 +184,7 @@ def _json_answer(config: dict[str, Any]) -> dict[str, Any]:
         elif prop and prop.get("enum"):
             out[name] = prop["enum"][0]
         elif kind in ("number", "integer"):
-            out[name] = 0
+            out[name] = prop.get("minimum", 0)
         elif kind == "boolean":
             out[name] = False
         else:
