@@ -33,8 +33,8 @@ TARGET_SECONDS = 1.0
 
 
 def offline_summary_for(session: Any, plan: Any) -> str:
-    from kimi_compact_tui.compaction import prepare_compaction
     from kimi_compact_tui.config import AppConfig
+    from kimi_compact_tui.job import prepare_compaction
     from kimi_compact_tui.providers.offline import offline_summary
 
     prep = prepare_compaction(session, AppConfig())

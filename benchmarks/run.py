@@ -48,12 +48,13 @@ if str(ROOT) not in sys.path:  # `python benchmarks/run.py` as well as `-m bench
     sys.path.insert(0, str(ROOT))
 
 from benchmarks import generate  # noqa: E402
-from kimi_compact_tui.compaction import build_compacted_session, make_plan  # noqa: E402
+from kimi_compact_tui.compaction import make_plan  # noqa: E402
 from kimi_compact_tui.compaction.prompts import resolve_prompt  # noqa: E402
 from kimi_compact_tui.compaction.request import build_request  # noqa: E402
 from kimi_compact_tui.compaction.tokens import message_tokens  # noqa: E402
 from kimi_compact_tui.config import AppConfig, _get_compaction_config  # noqa: E402
 from kimi_compact_tui.formats import load_session  # noqa: E402
+from kimi_compact_tui.job import build_compacted_session  # noqa: E402
 
 SUMMARY = "## Summary\n" + "The user and the assistant refactored the parser. " * 40
 TARGETS = {

@@ -20,6 +20,7 @@ from typing import NoReturn
 
 from kimi_compact_tui import __version__
 from kimi_compact_tui.errors import UserError
+from kimi_compact_tui.formats.registry import find_by_id
 from kimi_compact_tui.sanitize import visible
 
 COMMANDS = ("plan", "preview", "compact", "diff", "restore", "serve", "tui", "retention")
@@ -41,9 +42,37 @@ def usage_error(prog: str, message: str) -> NoReturn:
     raise SystemExit(EXIT_USAGE)
 
 
+#: The metavars of values that name a file or folder: an empty one is an error
+#: (``--output ""`` is not "no --output", ``plan ""`` is not the current folder).
+PATH_METAVARS = ("SESSION", "FILE", "DIR", "A", "B")
+
+
+class StoreOnce(argparse._StoreAction):
+    """``store``, for an option that takes one value: given twice
+    (``--up-to 3 --up-to 4``) it is an error, not a silent last-one-wins; a
+    file name given empty is an error too."""
+
+    def __call__(self, parser, namespace, values, option_string=None):
+        if self.metavar in PATH_METAVARS and isinstance(values, str) and not values.strip():
+            name = "/".join(self.option_strings) or str(self.metavar)
+            parser.error(f"{name} is empty; give a {'folder' if self.metavar == 'DIR' else 'file'}")
+        if self.option_strings:
+            given: set[str] = namespace.__dict__.setdefault("_options_given", set())
+            if self.dest in given:
+                parser.error(f"{'/'.join(self.option_strings)} given twice; give it once")
+            given.add(self.dest)
+        super().__call__(parser, namespace, values, option_string)
+
+
 class OneLineParser(argparse.ArgumentParser):
-    """An ArgumentParser whose errors are one line (no usage dump). Sub-parsers
-    are made with the same class."""
+    """An ArgumentParser whose errors are one line (no usage dump); an option
+    that takes one value may be given once. Sub-parsers are made with the same
+    class."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        super().__init__(*args, **kwargs)
+        self.register("action", None, StoreOnce)
+        self.register("action", "store", StoreOnce)
 
     def error(self, message: str) -> NoReturn:
         usage_error(self.prog, message)
@@ -94,10 +123,20 @@ def _first_positional(argv: list[str], takes_value: set[str]) -> int | None:
     return None
 
 
-def _looks_like_a_command(word: str, rest: list[str], takes_value: set[str]) -> bool:
-    """A word that is not a command: a session path (the TUI) or a typo?"""
+def _resolves_as_session(word: str) -> bool:
+    """A path that exists, or an id a session format knows (a kimi-code session id)."""
     if os.path.exists(os.path.expanduser(word)):
+        return True
+    try:
+        return find_by_id(word) is not None
+    except (OSError, UserError):  # an unreadable session index: not a session
         return False
+
+
+def _looks_like_a_command(word: str, rest: list[str], takes_value: set[str]) -> bool:
+    """A word that is not a command: a session (the TUI) or a typo?"""
+    if not word.strip() or _resolves_as_session(word):
+        return False  # (an empty SESSION is the TUI's to refuse, naming SESSION)
     if _first_positional(rest, takes_value) is not None:
         return True  # `plna SESSION`: the TUI takes one SESSION, so `plna` meant a command
     if difflib.get_close_matches(word, COMMANDS, n=1, cutoff=0.6):

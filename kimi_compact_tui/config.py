@@ -27,6 +27,7 @@ from typing import Any
 import yaml
 from pydantic import BaseModel, ConfigDict, StrictBool, StrictInt, StrictStr, ValidationError
 
+from kimi_compact_tui import limits
 from kimi_compact_tui.errors import ConfigError
 from kimi_compact_tui.fsutil import read_utf8
 from kimi_compact_tui.providers.registry import validate_provider_block
@@ -52,7 +53,7 @@ class ConfigFile(BaseModel):
 
     compaction: CompactionBlock | None = None
     compaction_model: StrictStr | None = None
-    provider: dict[str, Any] | None = None
+    provider: dict[Any, Any] | None = None  # field names are checked with the block
 
 
 DEFAULT_CONFIG: dict[str, Any] = {
@@ -128,16 +129,16 @@ def parse_config(text: str, path: Path) -> AppConfig:
     if data is None:
         data = {}
     if not isinstance(data, dict):
-        raise ConfigError(f"{path}: config must be a mapping of keys, got {type(data).__name__}")
+        got = "text" if isinstance(data, str) else limits.shown(data)
+        raise ConfigError(f"{path}: config must be a mapping of keys, got {got}")
     try:
         parsed = ConfigFile.model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
-        loc = ".".join(str(x) for x in err["loc"]) or "(top level)"
-        msg = err["msg"]
-        if err["type"] == "extra_forbidden":
-            msg = "unknown setting"
-        raise ConfigError(f"{path}: {loc}: {msg}") from None
+        loc = ".".join(str(x) for x in err["loc"] if x != "[key]") or "(top level)"
+        raise ConfigError(f"{path}: {loc}: {_in_words(err)}") from None
+    if parsed.compaction is not None:
+        _check_compaction(parsed.compaction, path)
     if parsed.provider is not None:
         # The provider block is checked here too, so its errors name the file.
         try:
@@ -148,9 +149,52 @@ def parse_config(text: str, path: Path) -> AppConfig:
     if parsed.compaction is None:
         raw["compaction"] = _deep_copy(DEFAULT_CONFIG["compaction"])
     else:
-        # max_preserved_messages <= 0 is valid: kimi-cli then never compacts (a no-op).
+        # max_preserved_messages 0 is valid: kimi-cli then never compacts (a no-op).
         raw["compaction"] = parsed.compaction.model_dump()
     return AppConfig(raw=raw, path=path)
+
+
+#: pydantic's error types, said the way a YAML file is written.
+_WORDS = {
+    "bool_type": "must be true or false",
+    "bool_parsing": "must be true or false",
+    "int_type": "must be a whole number",
+    "int_parsing": "must be a whole number",
+    "int_from_float": "must be a whole number",
+    "string_type": "must be text",
+    "dict_type": "must be a mapping",
+    "extra_forbidden": "unknown setting",
+    "missing": "required",
+}
+
+
+def _in_words(err: Any) -> str:
+    words = _WORDS.get(err["type"])
+    if words is None:
+        return str(err["msg"])
+    if err["type"] in ("extra_forbidden", "missing"):
+        return words
+    return f"{words}, got {limits.shown(err.get('input'))}"
+
+
+REQUIRED = {"enabled": "true", "type": "kimi"}
+
+
+def _check_compaction(block: CompactionBlock, path: Path) -> None:
+    """The keys the README marks required, and the numbers in their ranges."""
+    for name, example in REQUIRED.items():
+        if getattr(block, name) is None:
+            raise ConfigError(
+                f"{path}: compaction.{name}: required when the compaction block is present "
+                f"(e.g. {name}: {example})"
+            )
+    try:
+        limits.MAX_PRESERVED_MESSAGES.check(block.max_preserved_messages)
+    except ValueError as exc:
+        raise ConfigError(f"{path}: compaction.max_preserved_messages: {exc}") from None
+    problem = limits.check_request_fields(block.settings_overrides, "compaction.settings_overrides")
+    if problem is not None:
+        raise ConfigError(f"{path}: {problem}")
 
 
 def _get_compaction_config(config: dict[str, Any] | None) -> dict[str, Any]:
@@ -178,8 +222,10 @@ def compaction_enablement(config: dict[str, Any] | None) -> tuple[bool, str | No
         return False, "no 'compaction' block in the config"
     if block.get("enabled") is not True:
         return False, "compaction is disabled in the config (compaction.enabled is not true)"
+    if block.get("type") is None:
+        return False, "compaction.type is not set (it must be 'kimi')"
     if block.get("type") != "kimi":
-        return False, f"compaction.type is {block.get('type')!r}, not 'kimi'"
+        return False, f"compaction.type is {limits.shown(block.get('type'))}, not 'kimi'"
     return True, None
 
 

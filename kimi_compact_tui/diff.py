@@ -25,8 +25,10 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from kimi_compact_tui.compaction.tokens import message_tokens
+from kimi_compact_tui.formats.base import Session
 from kimi_compact_tui.fsutil import gc_paused
-from kimi_compact_tui.model import Message, Session
+from kimi_compact_tui.model import Message
+from kimi_compact_tui.previews import message_preview
 from kimi_compact_tui.sanitize import one_line
 
 KEPT = "kept"
@@ -160,7 +162,7 @@ def _same(x: Message, y: Message) -> bool:
     return x.raw is not None and x.raw == y.raw
 
 
-def _signature(message: Message) -> tuple:
+def _signature(message: Message) -> tuple[Any, ...]:
     """Cheap facts equal messages share; messages whose signature appears on
     only one side cannot match and are never hashed."""
     data = message.data
@@ -169,17 +171,17 @@ def _signature(message: Message) -> tuple:
     return (data.get("role"), type(content), size, len(data))
 
 
-def _middle_keys(a: Sequence[Message], b: Sequence[Message]) -> tuple[list, list]:
+def _middle_keys(a: Sequence[Message], b: Sequence[Message]) -> tuple[list[Any], list[Any]]:
     if not a or not b:
         return [], []
     sig_a = [_signature(x) for x in a]
     sig_b = [_signature(x) for x in b]
     common = set(sig_a).intersection(sig_b)
-    keys_a: list = [
+    keys_a: list[Any] = [
         message_key(x) if s in common else ("a", i)
         for i, (x, s) in enumerate(zip(a, sig_a, strict=True))
     ]
-    keys_b: list = [
+    keys_b: list[Any] = [
         message_key(x) if s in common else ("b", j)
         for j, (x, s) in enumerate(zip(b, sig_b, strict=True))
     ]
@@ -260,33 +262,14 @@ def diff_sessions(
         after_count=len(after.messages),
         before_path=str(before.path) if before.path is not None else None,
         after_path=str(after.path) if after.path is not None else None,
-        recorded_before=before.recorded_tokens,
-        recorded_after=after.recorded_tokens,
+        recorded_before=before.meta.recorded_tokens,
+        recorded_after=after.meta.recorded_tokens,
     )
 
 
 def preview(message: Message, width: int = 72) -> str:
-    """One line describing a message: its text (controls made visible), or
-    its tool calls, media and thinking when it has no text."""
-    text = " ".join(message.text().split())
-    if not text:
-        bits = []
-        for call in message.tool_calls:
-            fn = call.get("function") if isinstance(call, dict) else None
-            name = fn.get("name") if isinstance(fn, dict) else None
-            bits.append(f"{name or '?'}(…)")
-        if bits:
-            text = "→ " + ", ".join(bits)
-        elif message.media_types():
-            text = "[" + ", ".join(message.media_types()) + "]"
-        elif message.has_think():
-            text = "[thinking]"
-        else:
-            text = "(empty)"
-    elif message.tool_calls:
-        text += f" → {len(message.tool_calls)} tool call(s)"
-    line = one_line(text, width + 1)
-    return line if len(line) <= width else line[: width - 1] + "…"
+    """The one-line preview every view shows (:func:`kimi_compact_tui.previews.message_preview`)."""
+    return message_preview(message, width)
 
 
 def format_diff(diff: SessionDiff, *, context: int | None = None, width: int = 72) -> str:

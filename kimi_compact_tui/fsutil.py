@@ -6,6 +6,7 @@ import contextlib
 import gc
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 
@@ -78,7 +79,7 @@ def decode_utf8(data: bytes, path: Path, error: type[Exception]) -> str:
 
 
 @contextlib.contextmanager
-def gc_paused():
+def gc_paused() -> Iterator[None]:
     """Pause the cyclic garbage collector while building many small objects
     that form no cycles (parsing a session, diff rows): otherwise each
     generation-2 pass rescans every message already loaded, for nothing."""

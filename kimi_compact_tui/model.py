@@ -1,15 +1,13 @@
-"""Session model: messages, parts and sessions as thin views over plain data.
+"""The message model: messages and their parts as thin views over plain data.
 
 A :class:`Message` wraps the decoded JSON object of one message and keeps the
 original line's bytes (when read from a line-based file) so that an unchanged
-session is written back byte for byte. Nothing here is format specific.
+session is written back byte for byte. Nothing here is format specific; the
+session itself is the formats' (``formats.base.Session``).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 KNOWN_ROLES = ("system", "user", "assistant", "tool")
@@ -24,7 +22,7 @@ class Message:
 
     __slots__ = ("data", "raw")
 
-    def __init__(self, data: dict[str, Any], raw: bytes | str | None = None) -> None:
+    def __init__(self, data: dict[str, Any], raw: bytes | str | object | None = None) -> None:
         self.data = data
         # The exact source line as read (bytes; a str when built in memory), or
         # None for a message built here: written back unchanged when present.
@@ -109,59 +107,3 @@ class Message:
 
     def is_tool_result(self) -> bool:
         return self.role == "tool" or self.tool_call_id is not None
-
-
-@dataclass
-class Session:
-    """A loaded session.
-
-    ``messages`` is the compactable history. For line-based formats that keep
-    more than messages, ``entries`` holds every line in file order (messages,
-    and the format's other lines as bytes), so the file can be written back
-    unchanged; ``system_prompt`` is the content of the
-    ``_system_prompt`` record (metadata, not history) and ``recorded_tokens``
-    the last ``_usage`` token count. For OpenAI JSON objects, ``container``
-    keeps the other top-level keys.
-    """
-
-    path: Path | None
-    format: str  # the name of its format plugin (formats.registry)
-    messages: list[Message]
-    entries: list[Message | bytes] | None = None
-    system_prompt: str | None = None
-    recorded_tokens: int | None = None
-    container: dict[str, Any] | None = None
-    container_is_list: bool = True
-    trailing_newline: bool = True
-    extra: dict[str, Any] = field(default_factory=dict)
-    # Lines the format skipped on load, each naming the file and line.
-    warnings: list[str] = field(default_factory=list)
-
-    def __len__(self) -> int:
-        return len(self.messages)
-
-    def leading_system_indices(self) -> list[int]:
-        """The leading run of ``system`` messages (the spec's "leading system
-        message(s)")."""
-        out = []
-        for i, m in enumerate(self.messages):
-            if m.role != "system":
-                break
-            out.append(i)
-        return out
-
-    def with_messages(self, messages: Iterable[Message]) -> Session:
-        """A new session of the same format holding ``messages`` as history
-        (special records are rebuilt by the writer, not copied)."""
-        return Session(
-            path=self.path,
-            format=self.format,
-            messages=list(messages),
-            entries=None,
-            system_prompt=self.system_prompt,
-            recorded_tokens=None,
-            container=self.container,
-            container_is_list=self.container_is_list,
-            trailing_newline=self.trailing_newline,
-            extra=dict(self.extra),
-        )

@@ -25,6 +25,8 @@ def _isolated_environment(monkeypatch, tmp_path_factory):
         "KIMI_SHARE_DIR",
         "OPENAI_API_KEY",
         "MOONSHOT_API_KEY",
+        "ANTHROPIC_API_KEY",
+        "ANTHROPIC_BASE_URL",
     ):
         monkeypatch.delenv(name, raising=False)
 

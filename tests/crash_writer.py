@@ -27,8 +27,10 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 from kimi_compact_tui import store as apply_mod  # noqa: E402
-from kimi_compact_tui.compaction import build_compacted_session, make_plan  # noqa: E402
+from kimi_compact_tui.compaction import make_plan  # noqa: E402
 from kimi_compact_tui.formats import load_session  # noqa: E402
+from kimi_compact_tui.job import build_compacted_session  # noqa: E402
+from kimi_compact_tui.store import Provenance  # noqa: E402
 from kimi_compact_tui.store import durable as durable_mod  # noqa: E402
 
 WRAPPED = (
@@ -106,10 +108,7 @@ def main() -> int:
         loaded_fingerprint=fp,
         summary=args.summary,
         plan=plan,
-        prompt=None,
-        provider="crash-test",
-        model="none",
-        usage=None,
+        provenance=Provenance(prompt=None, provider="crash-test", model="none", usage=None),
     )
     calls = counter[0]
     sys.stdout.write(f"done\ncalls {calls}\n")

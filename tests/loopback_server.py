@@ -61,6 +61,7 @@ _REASONS = {
     500: "Internal Server Error",
     502: "Bad Gateway",
     503: "Service Unavailable",
+    529: "Overloaded",
 }
 
 

@@ -19,17 +19,19 @@ from pathlib import Path
 
 import pytest
 
-from kimi_compact_tui import store as apply_mod
 from kimi_compact_tui.commands.compact import CompactionRun, write_in_place
-from kimi_compact_tui.compaction import build_compacted_session, make_plan
-from kimi_compact_tui.compaction.job import CompactionJob
+from kimi_compact_tui.compaction import make_plan
+from kimi_compact_tui.compaction.prompts import PromptSource
 from kimi_compact_tui.config import AppConfig
 from kimi_compact_tui.errors import ApplyError, UserError
-from kimi_compact_tui.formats import dump_session, load_session
+from kimi_compact_tui.formats import dump_session, load, load_session
 from kimi_compact_tui.formats.kimi import dump_message, dump_special
+from kimi_compact_tui.job import CompactionJob, build_compacted_session
+from kimi_compact_tui.job.job import provenance_of
 from kimi_compact_tui.providers.base import ProviderConfig, StreamResult
 from kimi_compact_tui.store import (
     ApplyResult,
+    Provenance,
     apply_compaction,
     audit_path,
     fingerprint,
@@ -41,8 +43,6 @@ from kimi_compact_tui.store import durable as durable_mod
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_sessions"
-GOLDEN = ROOT.parent / "shared" / "reference" / "kimi-cli" / "golden"
-GOLDEN_SUMMARY = "<current_focus>\nSUMMARY\n</current_focus>"
 NOW = datetime(2026, 11, 30, 3, 17, 0, tzinfo=UTC)
 
 
@@ -85,10 +85,7 @@ def do_apply(path: Path, summary: str = "SUMMARY TEXT", **kw) -> ApplyResult:
         "loaded_fingerprint": fp,
         "summary": summary,
         "plan": plan,
-        "prompt": None,
-        "provider": "offline",
-        "model": "test-model",
-        "usage": None,
+        "provenance": Provenance(provider="offline", model="test-model"),
         "now": NOW,
     }
     args.update(kw)
@@ -123,9 +120,9 @@ def test_round_trip_every_sample_session():
         session = load_session(p)
         out = dump_session(session)
         original = session.path.read_bytes()
-        if session.format == "kimi":
+        if session.format.name == "kimi":
             assert out == original, p
-        elif session.format == "openai-json":
+        elif session.format.name == "openai-json":
             assert json.loads(out) == json.loads(original), p
         else:
             assert [json.loads(x) for x in out.splitlines() if x.strip()] == [
@@ -161,37 +158,6 @@ def test_apply_and_restore_every_sample_session(tmp_path):
 
 
 # ----------------------------------------------------------------------------- kimi-cli parity
-
-
-def golden_pair() -> tuple[Path, Path]:
-    before = GOLDEN / "context_before_compaction.jsonl"
-    after = GOLDEN / "context_after_compaction.jsonl"
-    if not (before.exists() and after.exists()):
-        pytest.skip(f"kimi-cli reference files not present in {GOLDEN}")
-    return before, after
-
-
-def test_kimi_apply_matches_kimi_cli_line_by_line(tmp_path):
-    before, after = golden_pair()
-    folder = tmp_path / "session"
-    folder.mkdir()
-    target = folder / "context.jsonl"
-    shutil.copyfile(before, target)
-    result = do_apply(target, GOLDEN_SUMMARY, out=321)
-    got = target.read_text(encoding="utf-8").splitlines()
-    want = after.read_text(encoding="utf-8").splitlines()
-    assert len(got) == len(want)
-    for i, (g, w) in enumerate(zip(got, want, strict=True), 1):
-        assert g == w, f"line {i} differs"
-    assert target.read_bytes() == after.read_bytes()
-    # kimi-cli renames the old file to context_1.jsonl: same name, same bytes.
-    assert result.backup_path == folder / "context_1.jsonl"
-    assert (folder / "context_1.jsonl").read_bytes() == before.read_bytes()
-    assert listing(folder) == {
-        "context.jsonl",
-        "context_1.jsonl",
-        "context.jsonl.compact-audit.jsonl",
-    }
 
 
 def test_rotation_number_follows_existing_rotations(tmp_path):
@@ -263,10 +229,7 @@ def test_conflict_appended_line_refused_and_nothing_written(tmp_path):
             loaded_fingerprint=fp,
             summary="S",
             plan=plan,
-            prompt=None,
-            provider="p",
-            model="m",
-            usage=None,
+            provenance=Provenance(prompt=None, provider="p", model="m", usage=None),
         )
     message = str(info.value)
     assert str(path) in message and "changed on disk" in message and "\n" not in message
@@ -304,10 +267,7 @@ def test_summary_must_be_the_reviewed_text(tmp_path):
             loaded_fingerprint=fp,
             summary="an edited text",
             plan=plan,
-            prompt=None,
-            provider="p",
-            model="m",
-            usage=None,
+            provenance=Provenance(prompt=None, provider="p", model="m", usage=None),
         )
     with pytest.raises(ApplyError, match="empty"):
         do_apply(path, "   ")
@@ -342,19 +302,10 @@ def test_audit_record_contents_and_no_key(tmp_path, monkeypatch):
         api_key_env="MY_TEST_KEY",
     )
 
-    class Prompt:
-        def to_json(self):
-            return {"source": "file", "path": "/p/compact.md", "sha256": "ab" * 32, "x": 1}
-
+    prompt = PromptSource("file", "/p/compact.md", "PROMPT", "ab" * 32)
     path = write_kimi(tmp_path / "s", 10)
-    result = do_apply(
-        path,
-        "SUM",
-        prompt=Prompt(),
-        provider=provider,
-        model="gpt-x",
-        usage={"prompt_tokens": 100, "completion_tokens": 20, "api_key": secret, "note": "x"},
-    )
+    usage = {"prompt_tokens": 100, "completion_tokens": 20, "api_key": secret, "note": "x"}
+    result = do_apply(path, "SUM", provenance=provenance_of(prompt, provider, "gpt-x", usage))
     text = audit_path(path).read_text()
     assert secret not in text and "hunter2" not in text
     (rec,) = read_audit(path)
@@ -366,7 +317,7 @@ def test_audit_record_contents_and_no_key(tmp_path, monkeypatch):
         "source": "file",
         "path": "/p/compact.md",
         "sha256": "ab" * 32,
-        "upstream_exact": None,
+        "upstream_exact": False,
     }
     assert rec["provider"] == "openai" and "llm.example" in rec["provider_detail"]
     assert rec["model"] == "gpt-x"
@@ -579,7 +530,7 @@ def stream(status: str = "complete", summary: str = "STREAMED", **kw) -> StreamR
 
 
 def in_place(job, prep, result, **kw):
-    run = CompactionRun(job.session, job.config, prep, "offline", result, None, job)
+    run = CompactionRun(job.session, job.config, prep, ProviderConfig(), result, None, job)
     run.draft = job.draft(prep, result, kw.pop("summary", None))
     return write_in_place(Namespace(allow_split=False, **kw.pop("args", {})), run, **kw)
 
@@ -616,7 +567,7 @@ def test_in_place_confirmation(tmp_path):
     assert got is not None and got.backup_path.name == "context_1.jsonl"
     written = load_session(path)
     assert written.messages[0].text().endswith("STREAMED")
-    assert written.recorded_tokens is not None and written.recorded_tokens >= 50
+    assert written.meta.recorded_tokens is not None and written.meta.recorded_tokens >= 50
     assert "Wrote" in out.getvalue()
 
 
@@ -635,23 +586,24 @@ def test_in_place_yes_uses_edited_summary(tmp_path):
     written = load_session(path)
     assert written.messages[0].text().endswith("EDITED BY USER")
     # The provider's 50 output tokens described the unedited text: estimated instead.
-    assert written.recorded_tokens == sum(len(m.text()) for m in written.messages) // 4
+    assert written.meta.recorded_tokens == sum(len(m.text()) for m in written.messages) // 4
 
 
 def test_step_hook_is_off_by_default():
     assert durable_mod._step_hook is None
 
 
-def test_load_fingerprinted_matches_separate_calls(tmp_path):
+def test_load_fingerprints_the_bytes_it_parses(tmp_path):
     path = write_kimi(tmp_path / "s", 6)
-    session, fp = apply_mod.load_fingerprinted(path.parent)
+    loaded = load(path.parent)
+    session, fp = loaded.session, loaded.fingerprint
     assert session.path == path and len(session.messages) == 6
     assert fp == fingerprint(path)
     assert fp.sha256 == sha(path) and fp.size == path.stat().st_size
     empty = tmp_path / "empty.json"
     empty.write_text("  \n")
     with pytest.raises(UserError, match="empty"):
-        apply_mod.load_fingerprinted(empty)
+        load(empty)
 
 
 def test_audit_failure_does_not_undo_the_apply(tmp_path):

@@ -14,9 +14,10 @@ from pathlib import Path
 
 import pytest
 
-from kimi_compact_tui.compaction import build_compacted_session, make_plan
+from kimi_compact_tui.compaction import make_plan
 from kimi_compact_tui.formats import dump_session, load_session
 from kimi_compact_tui.formats.kimi import dump_message, dump_special
+from kimi_compact_tui.job import build_compacted_session
 
 ROOT = Path(__file__).resolve().parents[1]
 WRITER = ROOT / "tests" / "crash_writer.py"

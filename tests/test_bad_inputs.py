@@ -151,7 +151,6 @@ def test_kimi_cli_skipped_line_loads_with_a_warning(
 @pytest.mark.parametrize(
     "name,what",
     [
-        ("kimi_cli_wire_log", "kimi-cli wire.jsonl"),
         ("claude_code_transcript", "Claude Code transcript"),
         ("codex_rollout", "Codex rollout"),
     ],
@@ -160,6 +159,14 @@ def test_foreign_session_files_are_named(name: str, what: str, corpus: dict[str,
     with pytest.raises(UserError) as info:
         load_session(corpus[name].session)
     assert what in str(info.value) and "not supported yet" in str(info.value)
+
+
+def test_a_kimi_cli_event_log_is_named_as_one(corpus: dict[str, Case]) -> None:
+    """Not "not supported yet": it is no history at all (issue 18 item 20;
+    tests/test_kimi_cli_wire_wording.py)."""
+    with pytest.raises(UserError) as info:
+        load_session(corpus["kimi_cli_wire_log"].session)
+    assert "kimi-cli's wire.jsonl, its UI event log" in str(info.value)
 
 
 @pytest.mark.parametrize("name", list(SESSION_ERRORS))
@@ -184,7 +191,7 @@ def test_unknown_roles_and_parts_are_valid_and_kept(
     session = load_session(case.session)
     roles = {m.role for m in session.messages}
     assert roles - {"system", "user", "assistant", "tool"}  # unknown roles are kept
-    if session.format == "kimi":
+    if session.format.name == "kimi":
         assert dump_session(session) == data
     else:
         import json

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from tests.core_helpers import KIMI_REF, REPO, SAMPLES, need_reference
+from tests.core_helpers import REPO, SAMPLES, kimi_cli_compact_md_file
 from tests.factories import write_openai_json
 
 KIMI_SAMPLE = SAMPLES / "kimi-debugging-session"
@@ -71,7 +71,7 @@ def test_plan_up_to_is_one_based_and_explicit(cli_main):
 
 
 def test_plan_reports_exact_kimi_cli_prompt_when_found(cli_main, monkeypatch):
-    compact_md = need_reference(KIMI_REF / "compact.md")
+    compact_md = kimi_cli_compact_md_file()
     monkeypatch.setenv("KIMI_CLI_COMPACT_MD", str(compact_md))
     result = cli_main("plan", str(KIMI_SAMPLE), "--json")
     prompt = json.loads(result.stdout)["prompt"]

@@ -129,9 +129,9 @@ def test_compact_says_no_model_wrote_the_summary_once(cli_main, session):
 def test_noop_compact_output_says_nothing_was_written(cli_main, tmp_path, existing):
     short = write_session(tmp_path, "openai-json", conversation(1, system=None), "short")
     out = tmp_path / "out.json"
-    if existing:
+    if existing:  # an existing --output needs --force (issue 18 item 1); a no-op keeps it
         out.write_text("keep me", encoding="utf-8")
-    result = cli_main("compact", short, "--output", out)
+    result = cli_main("compact", short, "--output", out, *(["--force"] if existing else []))
     assert result.code == 0, result.stderr
     assert "nothing written" in result.stderr and str(out) in result.stderr
     assert ("left unchanged" if existing else "not created") in result.stderr

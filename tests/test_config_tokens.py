@@ -62,10 +62,18 @@ def test_bad_config_values_name_the_field(tmp_path, text, expected):
     assert expected in str(info.value) and str(cfg) in str(info.value)
 
 
-def test_block_without_enabled_is_disabled_with_reason(tmp_path):
+def test_block_without_enabled_is_an_error_naming_it(tmp_path):
+    """`enabled` is required when the block is present (README; issue 18 item 9)."""
     cfg = tmp_path / "c.yaml"
     cfg.write_text("compaction:\n  type: kimi\n", encoding="utf-8")
-    enabled, reason = compaction_enablement(load_config(cfg).raw)
+    with pytest.raises(ConfigError) as info:
+        load_config(cfg)
+    assert "compaction.enabled: required" in str(info.value)
+
+
+def test_a_mapping_without_enabled_is_disabled_with_reason():
+    """The spec facade takes a config mapping as it is: no `enabled`, no compaction."""
+    enabled, reason = compaction_enablement({"compaction": {"type": "kimi"}})
     assert not enabled and "enabled" in reason
 
 

@@ -1,12 +1,11 @@
-"""The spec's "Verification / Unit tests" list, one or more tests per item,
-plus kimi-cli golden cases produced by running kimi-cli's own code."""
+"""The spec's "Verification / Unit tests" list, one or more tests per item. The golden
+cases made by running kimi-cli's own code are in tests/agents/test_kimi_cli_golden.py."""
 
 from __future__ import annotations
 
 import pytest
 
-from kimi_compact_tui.compaction import build_compacted_session, make_plan, prepare_compaction
-from kimi_compact_tui.compaction.feature import KimiCompactionFeature
+from kimi_compact_tui.compaction import make_plan
 from kimi_compact_tui.compaction.prompts import resolve_prompt
 from kimi_compact_tui.compaction.request import (
     COMPACTOR_SYSTEM_PROMPT,
@@ -23,15 +22,24 @@ from kimi_compact_tui.config import (
     effective_compaction_model,
 )
 from kimi_compact_tui.errors import UserError
-from kimi_compact_tui.model import Message, Session
-from tests.core_helpers import KIMI_REF, UPSTREAM_SHA, golden_cases, msgs, need_reference
+from kimi_compact_tui.formats import registry
+from kimi_compact_tui.formats.base import Session
+from kimi_compact_tui.job import build_compacted_session, prepare_compaction
+from kimi_compact_tui.job.feature import KimiCompactionFeature
+from kimi_compact_tui.model import Message
+from tests.core_helpers import (
+    UPSTREAM_SHA,
+    any_kimi_cli_compact_md,
+    kimi_cli_compact_md_file,
+    msgs,
+)
 
 PROMPT = "PROMPT BODY"
 ENABLED = {"compaction": {"enabled": True, "type": "kimi"}}
 
 
 def session_of(messages: list[Message], fmt: str = "openai-json") -> Session:
-    return Session(path=None, format=fmt, messages=messages)
+    return registry.get(fmt).from_messages(messages)
 
 
 def user_parts(request: list[dict]) -> list[str]:
@@ -245,7 +253,7 @@ def test_compacted_session_is_leading_system_summary_and_tail_without_ack():
 
 
 def test_exact_prompt_body_matches_kimi_cli_compact_md(monkeypatch):
-    compact_md = need_reference(KIMI_REF / "compact.md")
+    compact_md = kimi_cli_compact_md_file()
     monkeypatch.setenv("KIMI_CLI_COMPACT_MD", str(compact_md))
     prompt = resolve_prompt({})
     assert prompt.source == "kimi-cli"
@@ -273,9 +281,9 @@ def test_bundled_prompt_is_our_own_and_follows_the_contract(monkeypatch):
         assert f"<{tag}>" in prompt.text and f"</{tag}>" in prompt.text
     for rule in ("MUST KEEP", "MERGE", "REMOVE", "CONDENSE", "20 lines"):
         assert rule in prompt.text
-    ref = KIMI_REF / "compact.md"
-    if ref.exists():  # not a copy of kimi-cli's text
-        theirs = set(ref.read_text(encoding="utf-8").splitlines()) - {""}
+    compact_md = any_kimi_cli_compact_md()
+    if compact_md is not None:  # not a copy of kimi-cli's text
+        theirs = set(compact_md.read_text(encoding="utf-8").splitlines()) - {""}
         ours = set(prompt.text.splitlines()) - {""}
         shared = {line for line in ours & theirs if len(line) > 30}
         assert not shared, shared
@@ -388,36 +396,3 @@ def test_top_level_per_session_compaction_model_wins():
     cfg["compaction"].pop("compaction_model")
     prep = prepare_compaction(s, AppConfig(raw=cfg), base_model="provider-model")
     assert prep.request.body["model"] == "provider-model"
-
-
-# --- golden cases from kimi-cli ---------------------------------------------------------------
-
-
-@pytest.mark.parametrize("case", golden_cases(), ids=lambda c: c["name"])
-def test_kimi_cli_golden_prepare_cases(case):
-    m = [Message(x) for x in case["messages"]]
-    upstream = case["upstream"]
-    plan = make_plan(m, max_preserved_messages=case["max_preserved_messages"])
-    compact_md = need_reference(KIMI_REF / "compact.md").read_text(encoding="utf-8")
-    if upstream["compaction_input_parts"] is None:
-        assert plan.noop
-        return
-    assert not plan.noop
-    request = build_kimi_compaction_request_session(
-        m, plan.request_indices, compact_md, case["custom_instruction"]
-    )
-    assert user_parts(request) == upstream["compaction_input_parts"]
-    assert request == upstream["request_messages"]
-    # Upstream numbers a leading system message then drops it; the spec keeps it.
-    kept_tail = [m[i].data for i in plan.preserved_indices]
-    assert kept_tail == upstream["to_preserve"]
-    compacted = build_compacted_session(session_of(m), plan, "S")
-    assert [x.data for x in compacted.messages[: plan.leading]] == [
-        m[i].data for i in plan.leading_system_indices
-    ]
-
-
-def test_golden_cases_present_or_skipped():
-    if not golden_cases():
-        pytest.skip("kimi-cli golden cases not available (../shared/reference absent)")
-    assert len(golden_cases()) >= 10

@@ -29,7 +29,7 @@ def test_the_engine_list_covers_the_package():
     for expected in (
         "kimi_compact_tui.store.write",
         "kimi_compact_tui.formats.registry",
-        "kimi_compact_tui.compaction.job",
+        "kimi_compact_tui.job",
         "kimi_compact_tui.compaction.contract",
         "kimi_compact_tui.sanitize",
         "kimi_compact_tui.retention.report",

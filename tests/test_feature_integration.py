@@ -7,10 +7,10 @@ from __future__ import annotations
 
 import asyncio
 
-from kimi_compact_tui.compaction.feature import KimiCompactionFeature
 from kimi_compact_tui.compaction.request import COMPACTOR_SYSTEM_PROMPT
 from kimi_compact_tui.compaction.summary import build_compact_summary_text
 from kimi_compact_tui.formats import load_session
+from kimi_compact_tui.job.feature import KimiCompactionFeature
 from kimi_compact_tui.providers import stream_summary
 from tests.core_helpers import SAMPLES
 from tests.loopback_server import ollama_ndjson, openai_sse

@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests.cli_fixtures import cli_main  # noqa: F401  (fixture)
 from tests.test_kimi_code_records import conversation
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -75,7 +76,7 @@ async def test_the_tui_opens_a_kimi_code_session_by_id(tmp_path, monkeypatch):
         await app.workers.wait_for_complete()
         await pilot.pause()
         assert app.state.session is not None
-        assert app.state.session.format == "kimi-code"
+        assert app.state.session.format.name == "kimi-code"
         assert app.state.session_path == folder / "agents" / "main" / "wire.jsonl"
 
 
@@ -94,3 +95,24 @@ async def test_the_picker_lists_kimi_code_sessions_beside_kimi_clis(tmp_path, mo
         note = str(app.screen.query_one("#picker-note").render())
         assert note.startswith(f"1 kimi-code session under {root / 'sessions'}"), note
         assert "no kimi-cli sessions found under" in note.lower(), note
+
+
+def test_a_record_kimi_code_skips_is_warned_about_by_plan(tmp_path, cli_main):  # noqa: F811
+    """Issue 16: kimi-code's skip warnings lived in ``extra["warnings"]`` and
+    reached nobody; they are the session's warnings now, as for kimi-cli."""
+    from kimi_compact_tui.formats import load
+
+    lines = conversation().bytes().split(b"\n")
+    assert lines[-1] == b""
+    bad = b'{"type":"context.append_message","agentId":"main"}'
+    data = b"\n".join(lines[:-2] + [bad, lines[-2], b""])
+    wire = tmp_path / "s" / "agents" / "main" / "wire.jsonl"
+    wire.parent.mkdir(parents=True)
+    wire.write_bytes(data)
+    line = len(lines) - 1  # the bad record's line number
+    session = load(wire).session
+    assert len(session.warnings) == 1 and f"{wire}:{line}" in session.warnings[0]
+    result = cli_main("plan", wire)
+    assert result.code == 0
+    warned = [x for x in result.stderr.splitlines() if "warning:" in x]
+    assert len(warned) == 1 and f"{wire}:{line}" in warned[0]

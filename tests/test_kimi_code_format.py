@@ -11,8 +11,8 @@ import pytest
 
 from kimi_compact_tui.errors import SessionFormatError
 from kimi_compact_tui.formats import load_session, registry
-from kimi_compact_tui.formats.kimi_code import write_refusal
 from kimi_compact_tui.formats.kimi_code.convert import media_urls, parse_blobref
+from kimi_compact_tui.formats.kimi_code.plugin import write_refusal
 from tests.test_kimi_code_records import FMT, Journal, conversation, parse, summary
 
 
@@ -37,9 +37,9 @@ def test_fold_text_think_tool_calls_results_and_reminders():
     assert s.messages[3].tool_call_id == "call_1"
     assert s.messages[4].has_think() and s.messages[4].parts()[0]["think"] == "thinking a"
     assert s.messages[1].data["kimi_code"]["origin"]["kind"] == "injection"
-    assert s.system_prompt == "SYSTEM"
-    assert s.recorded_tokens == 2396
-    assert s.extra["warnings"] == [] and s.extra["open_turn"] is None
+    assert s.meta.system_prompt == "SYSTEM"
+    assert s.meta.recorded_tokens == 2396
+    assert s.warnings == [] and s.format_state.open_turn is None
 
 
 def test_dump_of_a_loaded_session_is_the_bytes_read():
@@ -53,7 +53,7 @@ def test_registry_detects_and_resolves_a_session_folder(tmp_path):
     wire.parent.mkdir(parents=True)
     wire.write_bytes(conversation().bytes())
     s = load_session(folder)
-    assert s.format == "kimi-code" and s.path == wire and len(s.messages) == 7
+    assert s.format.name == "kimi-code" and s.path == wire and len(s.messages) == 7
     assert registry.detect(tmp_path / "x.jsonl", wire.read_bytes()[:100]).name == "kimi-code"
     spaced = b'{"type": "metadata", "created_at": 1, "protocol_version": "1.5"}\n'
     assert FMT.recognise(tmp_path / "x.jsonl", spaced)
@@ -96,7 +96,7 @@ def test_an_interrupted_call_gets_an_error_result_at_the_next_step():
     ]
     assert s.messages[2].data["kimi_code"]["isError"] is True
     assert s.messages[2].data["kimi_code"]["synthetic"] == "interrupted"
-    assert s.extra["open_turn"] is None and write_refusal(s) is None
+    assert s.format_state.open_turn is None and write_refusal(s) is None
 
 
 def test_a_journal_ending_mid_turn_is_shown_settled_and_refused_for_writing():
@@ -106,7 +106,7 @@ def test_a_journal_ending_mid_turn_is_shown_settled_and_refused_for_writing():
     j.call(step, "c1", "sleep 30")
     s = parse(j.bytes())
     assert [m.role for m in s.messages] == ["user", "assistant", "tool"]
-    assert "no result" in s.extra["open_turn"]
+    assert "no result" in s.format_state.open_turn
     assert "mid-turn" in write_refusal(s)
     # an interrupted step end leaves the step open: later parts of it still count
     j2 = Journal()
@@ -114,13 +114,13 @@ def test_a_journal_ending_mid_turn_is_shown_settled_and_refused_for_writing():
     step = j2.begin()
     j2.part(step, {"type": "text", "text": "half"})
     j2.end(step, "interrupted")
-    assert "not finished" in parse(j2.bytes()).extra["open_turn"]
+    assert "not finished" in parse(j2.bytes()).format_state.open_turn
     j2.part(step, {"type": "text", "text": " more"})
     assert summary(parse(j2.bytes()))[-1] == ("assistant", "half more")
     j2.end(step, "end_turn")
     j2.part(step, {"type": "text", "text": " ignored"})
     s2 = parse(j2.bytes())
-    assert summary(s2)[-1] == ("assistant", "half more") and s2.extra["open_turn"] is None
+    assert summary(s2)[-1] == ("assistant", "half more") and s2.format_state.open_turn is None
 
 
 def test_a_blank_assistant_step_is_dropped_and_a_stale_partial_kept():
@@ -263,7 +263,7 @@ def test_unknown_and_malformed_records_are_skipped_with_a_warning_naming_the_lin
     )
     s = parse(j.bytes())
     assert len(s.messages) == 7
-    warnings = "\n".join(s.extra["warnings"])
+    warnings = "\n".join(s.warnings)
     for line in (5, 6, 7, 8):
         assert f"wire.jsonl:{line}:" in warnings
 
@@ -286,12 +286,12 @@ def test_a_truncated_last_line_is_ignored_with_a_warning_and_blocks_writing():
     torn = data + b'{"type":"context.append_message","agentId":"main","mess'
     s = parse(torn)
     assert summary(s) == summary(parse(data))
-    assert any("partial record" in w for w in s.extra["warnings"])
+    assert any("partial record" in w for w in s.warnings)
     assert "partial record" in write_refusal(s)
     assert FMT.dump(s) == torn
     # a whole last record without its newline is read (and appending starts a new line)
     s2 = parse(data.rstrip(b"\n"))
-    assert s2.extra["tail"] == "unterminated" and write_refusal(s2) is None
+    assert s2.format_state.tail == "unterminated" and write_refusal(s2) is None
 
 
 @pytest.mark.parametrize(

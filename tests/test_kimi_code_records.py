@@ -17,13 +17,13 @@ import pytest
 from kimi_compact_tui.compaction.plan import make_plan
 from kimi_compact_tui.compaction.summary import build_compact_summary_text
 from kimi_compact_tui.errors import ApplyError
-from kimi_compact_tui.formats.kimi_code import (
+from kimi_compact_tui.formats.kimi_code.jsvalue import js_slice_start, js_stringify
+from kimi_compact_tui.formats.kimi_code.plugin import (
     CLOSE_NOTE,
     KimiCodeFormat,
     append_allowed,
     undo_allowed,
 )
-from kimi_compact_tui.formats.kimi_code.jsvalue import js_slice_start, js_stringify
 
 FMT = KimiCodeFormat()
 T0 = 1796115606402
@@ -187,12 +187,12 @@ def compact(data: bytes, up_to: int | None = None, output_tokens: int | None = 7
     session = parse(data)
     plan = make_plan(session.messages, up_to=up_to)
     compacted = FMT.compacted_session(session, plan, "OUR SUMMARY", output_tokens, time_ms=NOW)
-    return session, plan, compacted, FMT.write_op(session, compacted, {})
+    return session, plan, compacted, FMT.write_op(session, compacted)
 
 
 def test_four_records_in_kimi_codes_shape():
     session, plan, compacted, op = compact(conversation().bytes(), up_to=5)
-    assert op.policy == "append" and CLOSE_NOTE in op.notes
+    assert op.policy == "append" and CLOSE_NOTE in compacted.format.write_notes
     assert "must not be running" in CLOSE_NOTE and CLOSE_NOTE in FMT.write_notes
     lines = op.data.split(b"\n")
     assert lines[-1] == b"" and len(lines) == 5
@@ -225,7 +225,9 @@ def test_four_records_in_kimi_codes_shape():
     assert apply["contextSummary"] == build_compact_summary_text("OUR SUMMARY")
     assert apply["compactedCount"] == 5 == plan.boundary
     assert apply["legacyTail"] is True and "keptUserMessageCount" not in apply
-    assert apply["summaryOutputTokens"] == 7 and apply["tokensBefore"] == session.recorded_tokens
+    assert (
+        apply["summaryOutputTokens"] == 7 and apply["tokensBefore"] == session.meta.recorded_tokens
+    )
     assert rebased == {
         "type": "token_counting.rebased",
         "agentId": "main",
@@ -271,7 +273,7 @@ def test_a_lone_surrogate_in_the_summary_is_written_as_javascript_escapes_it():
     session = parse(conversation().bytes())
     plan = make_plan(session.messages, up_to=3)
     compacted = FMT.compacted_session(session, plan, "half \ud83d pair é", None, time_ms=NOW)
-    data = FMT.write_op(session, compacted, {}).data
+    data = FMT.write_op(session, compacted).data
     assert b'"summary":"half \\ud83d pair \xc3\xa9"' in data
     assert parse(conversation().bytes() + data).messages[0].text().endswith("half \ud83d pair é")
 
@@ -310,7 +312,7 @@ def test_a_sub_agent_journal_writes_its_own_agent_id(tmp_path):
     assert len(session.messages) == 4
     plan = make_plan(session.messages, up_to=2)
     compacted = FMT.compacted_session(session, plan, "S", None, time_ms=NOW)
-    op = FMT.write_op(session, compacted, {})
+    op = FMT.write_op(session, compacted)
     assert all(json.loads(x)["agentId"] == "agent-0" for x in op.data.split(b"\n")[:-1])
 
 
@@ -361,7 +363,7 @@ async def test_the_tui_appends_our_records_and_undo_cuts_them_off(tmp_path):
 
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        assert app.state.session.format == "kimi-code"
+        assert app.state.session.format.name == "kimi-code"
         await pilot.press("c")
         await settle(pilot)
         await pilot.press("escape")

@@ -146,8 +146,8 @@ def sample_paths() -> list[Path]:
 
 
 def sample_body(path: Path) -> tuple[CompactionRequest, str]:
-    from kimi_compact_tui.compaction import prepare_compaction
     from kimi_compact_tui.config import load_config
+    from kimi_compact_tui.job import prepare_compaction
 
     prep = prepare_compaction(load_session(path), load_config(None))
     if prep.request is None:

@@ -8,7 +8,6 @@ from pathlib import Path
 
 from textual.widgets import TextArea
 
-from kimi_compact_tui.tui.review_extras import extras_of
 from kimi_compact_tui.tui.screens.main import MainScreen
 from kimi_compact_tui.tui.screens.prompt_edit import EditPromptScreen
 from tests.test_retention_wiring import SIZE, compact, make_app, runs, settle  # noqa: F401
@@ -45,7 +44,7 @@ async def test_an_edited_prompt_is_a_copy_that_the_next_run_uses(tmp_path, runs)
         await compact(pilot)
         assert "Also keep every shell command verbatim." in str(runs[-1])
         assert "Also keep every shell command verbatim." not in str(runs[0])
-        first, second = list(extras_of(app.state).candidates)[-2:]
+        first, second = list(app.state.runs.candidates)[-2:]
         assert first.prompt_sha256 == configured.sha256
         assert second.prompt_sha256 == sha(edited) and second.prompt_source == "edited"
         # ctrl+r goes back to the configured prompt.

@@ -26,12 +26,14 @@ from typing import Any
 from hypothesis import HealthCheck, assume, given, settings
 from hypothesis import strategies as st
 
-from kimi_compact_tui.compaction import build_compacted_session, make_plan, prepare_compaction
+from kimi_compact_tui.compaction import make_plan
 from kimi_compact_tui.compaction.prompts import PromptSource
 from kimi_compact_tui.config import AppConfig
-from kimi_compact_tui.formats import dump_session, load_session, parse_session
+from kimi_compact_tui.formats import dump_session, load_session, parse_bytes, registry
+from kimi_compact_tui.formats.base import Session
 from kimi_compact_tui.formats.kimi import dump_message, dump_special
-from kimi_compact_tui.model import Message, Session
+from kimi_compact_tui.job import build_compacted_session, prepare_compaction
+from kimi_compact_tui.model import Message
 
 SETTINGS = settings(
     max_examples=80,
@@ -110,7 +112,7 @@ def sessions(draw: Any, max_size: int = 14) -> list[dict[str, Any]]:
 
 
 def make_session(datas: list[dict[str, Any]], fmt: str = "openai-json") -> Session:
-    return Session(path=Path("s.json"), format=fmt, messages=[Message(d) for d in datas])
+    return registry.get(fmt).from_messages([Message(d) for d in datas], Path("s.json"))
 
 
 PROMPT_TEXT = "Summarize the conversation."
@@ -297,8 +299,8 @@ def kimi_file(draw: Any) -> str:
 @SETTINGS
 @given(kimi_file())
 def test_kimi_load_save_is_byte_identity(text: str) -> None:
-    session = parse_session(text, Path("context.jsonl"))
-    assert session.format == "kimi"
+    session = parse_bytes(text.encode(), Path("context.jsonl"))
+    assert session.format.name == "kimi"
     assert dump_session(session) == text.encode("utf-8")
 
 
@@ -311,8 +313,8 @@ def test_openai_json_load_save_is_value_identity(datas: list[dict], container: A
         value = {k: v for k, v in container.items() if k != "messages"}
         value["messages"] = datas
     text = json.dumps(value, ensure_ascii=False, indent=2) + "\n"
-    session = parse_session(text, Path("chat.json"))
-    assert session.format == "openai-json"
+    session = parse_bytes(text.encode(), Path("chat.json"))
+    assert session.format.name == "openai-json"
     assert json.loads(dump_session(session).decode("utf-8")) == value
 
 
@@ -321,7 +323,7 @@ def test_openai_json_load_save_is_value_identity(datas: list[dict], container: A
 def test_openai_jsonl_load_save_is_byte_identity(datas: list[dict], ascii_only: bool) -> None:
     assume(datas)
     text = "".join(json.dumps(d, ensure_ascii=ascii_only) + "\n" for d in datas)
-    session = parse_session(text, Path("chat.jsonl"), "openai-jsonl")
+    session = parse_bytes(text.encode(), Path("chat.jsonl"), registry.get("openai-jsonl"))
     assert dump_session(session) == text.encode("utf-8")
 
 

@@ -21,7 +21,12 @@ from kimi_compact_tui.providers import (
     require_model,
     resolve_kind,
 )
-from kimi_compact_tui.providers.http import HttpProvider, OllamaChat, OpenAIChat
+from kimi_compact_tui.providers.http import (
+    AnthropicMessages,
+    HttpProvider,
+    OllamaChat,
+    OpenAIChat,
+)
 from kimi_compact_tui.providers.offline import OfflineProvider, parse_transcript
 from kimi_compact_tui.providers.settings import SETTINGS_BY_KIND
 
@@ -48,6 +53,7 @@ def test_accepted_kinds_are_the_readmes_list():
         ("moonshot", "moonshot", HttpProvider, OpenAIChat),
         ("kimi", "moonshot", HttpProvider, OpenAIChat),
         ("moonshot-cn", "moonshot", HttpProvider, OpenAIChat),
+        ("anthropic", "anthropic", HttpProvider, AnthropicMessages),
         ("ollama", "ollama", HttpProvider, OllamaChat),
         ("offline", "offline", OfflineProvider, None),
     ],
@@ -110,9 +116,9 @@ def test_undocumented_spellings_are_refused():
         ({"kind": "ollama", "region": "cn"}, "region", "only for kind moonshot"),
         ({"kind": "moonshot", "chunk_delay": 0.1}, "chunk_delay", "only for kind offline"),
         ({"kind": "openai", "max_retries": True}, "max_retries", "whole number of tries"),
-        ({"kind": "openai", "retry_cap": -1}, "retry_cap", "must be positive"),
+        ({"kind": "openai", "retry_cap": -1}, "retry_cap", "from 0 to 600, got -1"),
         ({"kind": "openai", "extra_body": "temperature=0"}, "extra_body", "mapping"),
-        ({"kind": "ollama", "num_ctx": "big"}, "num_ctx", ">= 256"),
+        ({"kind": "ollama", "num_ctx": "big"}, "num_ctx", "from 256 to"),
         ({"kind": "openai", "model": 7}, "model", "non-empty model name"),
         ({"kind": "openai", "token": "sk-x"}, "token", "api_key_env"),
     ],

@@ -7,10 +7,11 @@ import subprocess
 import sys
 from pathlib import Path
 
-from kimi_compact_tui.compaction import build_compacted_session, make_plan
+from kimi_compact_tui.compaction import make_plan
 from kimi_compact_tui.formats import load_session
 from kimi_compact_tui.formats.kimi import dump_message, dump_special
-from kimi_compact_tui.store import apply_compaction, fingerprint, read_audit
+from kimi_compact_tui.job import build_compacted_session
+from kimi_compact_tui.store import Provenance, apply_compaction, fingerprint, read_audit
 from tests.factories import run_cli
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -57,10 +58,7 @@ def apply(path: Path, summary: str = "SUM") -> None:
         loaded_fingerprint=fp,
         summary=summary,
         plan=plan,
-        prompt=None,
-        provider="offline",
-        model=None,
-        usage=None,
+        provenance=Provenance(prompt=None, provider="offline", model=None, usage=None),
     )
 
 

@@ -15,7 +15,6 @@ from kimi_compact_tui.providers import ProviderConfig, StreamResult
 from kimi_compact_tui.retention import EDITOR_BLOCK_END, EDITOR_BLOCK_START, instructions_for
 from kimi_compact_tui.tui import screens
 from kimi_compact_tui.tui.app import ReviewApp
-from kimi_compact_tui.tui.review_extras import extras_of
 from kimi_compact_tui.tui.screens.candidates import CandidatesScreen
 from kimi_compact_tui.tui.screens.confirm import AskScreen, ConfirmWriteScreen
 from kimi_compact_tui.tui.screens.diff import DiffScreen
@@ -140,7 +139,7 @@ async def test_candidates_accumulate_and_choosing_one_writes_it(tmp_path, runs):
         assert app.state.summary.endswith("run 2</current_focus>")
         await pilot.press("escape")
         await settle(pilot)
-        candidates = extras_of(app.state).candidates
+        candidates = app.state.runs.candidates
         assert [c.summary for c in candidates] == [
             "<current_focus>run 1</current_focus>",
             "<current_focus>run 2</current_focus>",
@@ -193,5 +192,5 @@ async def test_a_refused_candidate_is_not_marked_chosen(tmp_path, runs):
         await settle(pilot)
         await pilot.press("enter")
         await settle(pilot)
-        assert extras_of(app.state).candidates.chosen is None
+        assert app.state.runs.candidates.chosen is None
         assert app.state.summary is None

@@ -10,12 +10,12 @@ from pathlib import Path
 import pytest
 
 from kimi_compact_tui.compaction import make_plan
-from kimi_compact_tui.compaction.job import CompactionJob
 from kimi_compact_tui.compaction.pairs import find_splits, nearest_safe_up_to
 from kimi_compact_tui.config import AppConfig
 from kimi_compact_tui.errors import ApplyError, UserError
 from kimi_compact_tui.formats import load_session
-from kimi_compact_tui.providers.base import StreamResult
+from kimi_compact_tui.job import CompactionJob
+from kimi_compact_tui.providers.base import ProviderConfig, StreamResult
 from kimi_compact_tui.store import read_audit, restore, restore_points, undo_plan
 from tests.factories import run_cli
 
@@ -53,7 +53,7 @@ def compact(path: Path, up_to: int | None = None, *, allow_split: bool = False, 
     job = CompactionJob.load(path, AppConfig())
     prep = job.prepare(up_to=up_to)
     draft = job.draft(prep, StreamResult(status="complete", summary=text))
-    return job.commit(draft, "offline", allow_split=allow_split)
+    return job.commit(draft, ProviderConfig(), allow_split=allow_split)
 
 
 def cli(*args: str, stdin: str | None = None):

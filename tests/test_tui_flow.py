@@ -14,9 +14,11 @@ from textual.widgets import DataTable, Input, Markdown, OptionList, Static, Text
 from kimi_compact_tui.compaction.prompts import UPSTREAM_SHA256, PromptSource
 from kimi_compact_tui.compaction.request import TOOL_KEYS
 from kimi_compact_tui.config import AppConfig
-from kimi_compact_tui.providers import ProviderConfig, StreamEvent, StreamResult
+from kimi_compact_tui.formats import registry
+from kimi_compact_tui.providers import ProviderConfig, StreamEvent, StreamResult, stream_summary
 from kimi_compact_tui.sanitize import visible
 from kimi_compact_tui.store import next_rotation
+from kimi_compact_tui.tui.keys import Key
 from kimi_compact_tui.tui.screens.confirm import ConfirmWriteScreen
 from kimi_compact_tui.tui.screens.diff import DiffScreen, compacted_session_of
 from kimi_compact_tui.tui.screens.edit import EditSummaryScreen
@@ -25,7 +27,7 @@ from kimi_compact_tui.tui.screens.help import HelpScreen
 from kimi_compact_tui.tui.screens.instructions import InstructionsScreen
 from kimi_compact_tui.tui.screens.model import ModelScreen
 from kimi_compact_tui.tui.screens.preview import EXACT_BADGE, PreviewScreen, prompt_line
-from kimi_compact_tui.tui.screens.stream import OFFLINE_BANNER, StreamScreen, store_result
+from kimi_compact_tui.tui.screens.stream import OFFLINE_BANNER, StreamScreen
 from kimi_compact_tui.tui.widgets.diff_view import DiffView
 from kimi_compact_tui.tui.widgets.stream_view import (
     StreamView,
@@ -53,7 +55,7 @@ def kimi_path(tmp_path: Path) -> Path:
 
 def finished_state(path: Path, summary: str = SUMMARY):
     state = make_state(path)
-    store_result(state, StreamResult(status="complete", summary=summary))
+    state.set_result(StreamResult(status="complete", summary=summary))
     return state
 
 
@@ -163,7 +165,7 @@ async def test_stream_complete_against_loopback(kimi_path, loopback, provider_co
         assert not screen.has_class("offline")
         await pilot.press("escape")
         await pilot.pause()
-    assert app.results == [screen.result]
+    assert app.results == [None]  # closing is no request; the run is on the state
     sent = json.loads(loopback.requests[0].body)
     assert sent["messages"] == state.preparation.request.body["messages"]
 
@@ -229,7 +231,7 @@ async def test_stream_cancel_with_escape(kimi_path, loopback, provider_config) -
         assert outcome.startswith("cancelled — ")
         await pilot.press("escape")  # now it closes
         await pilot.pause()
-    assert app.results == [screen.result]
+    assert app.results == [None]  # closing is no request; the run is on the state
 
 
 async def test_ten_thousand_tiny_chunks(kimi_path, loopback, provider_config) -> None:
@@ -463,9 +465,10 @@ async def test_confirm_names_file_rotation_and_counts(kimi_path: Path) -> None:
 
 def test_next_rotation(tmp_path: Path) -> None:
     path = tmp_path / "context.jsonl"
-    assert next_rotation(path).name == "context_1.jsonl"
+    kimi = registry.get("kimi")
+    assert next_rotation(path, kimi).name == "context_1.jsonl"
     (tmp_path / "context_2.jsonl").write_text("")
-    assert next_rotation(path).name == "context_3.jsonl"
+    assert next_rotation(path, kimi).name == "context_3.jsonl"
 
 
 async def test_confirm_openai_backup(tmp_path: Path) -> None:
@@ -483,14 +486,19 @@ async def test_confirm_openai_backup(tmp_path: Path) -> None:
 
 
 async def test_help_lists_keys_as_text() -> None:
-    bindings = [("c", "compact"), ("[b]", "not [bold]markup[/]")]
-    screen = HelpScreen(bindings)
+    table_keys = (
+        Key("c", "", "", "compact"),
+        Key("b", "", "", "not [bold]markup[/]", display="[b]"),
+    )
+    screen = HelpScreen((("[red]Screen[/]", table_keys),))
     app = FlowHost(screen)
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         table = screen.query_one(DataTable)
-        assert table.row_count == 2
-        assert table.get_row_at(1)[1].plain == "not [bold]markup[/]"
+        assert table.row_count == 3  # the screen's heading and its two keys
+        assert table.get_row_at(0)[1].plain == "[red]Screen[/]"
+        assert table.get_row_at(2)[0].plain == "[b]"
+        assert table.get_row_at(2)[1].plain == "not [bold]markup[/]"
         await pilot.press("escape")
         await pilot.pause()
     assert app.results == [None]
@@ -599,15 +607,16 @@ async def test_stream_retry_then_complete(kimi_path, loopback, provider_config) 
 
     loopback.script([Reply.error(503, {"error": {"message": "busy"}}), openai_sse([SUMMARY])])
     state = make_state(kimi_path, provider=provider_config("openai"))
-    screen, app = await run_stream(state)
     notes: list[str] = []
-    original = screen._on_event
 
-    def spy(event: StreamEvent) -> None:
-        original(event)
-        notes.append(screen._note)
+    async def spying(cfg, request, on_event, cancel):
+        def spy(event: StreamEvent) -> None:
+            on_event(event)
+            notes.append(screen._view.buffer.note)
 
-    screen._on_event = spy  # type: ignore[method-assign]
+        return await stream_summary(cfg, request, spy, cancel)
+
+    screen, app = await run_stream(state, stream_fn=spying)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot, app)
         assert screen.result.status == "complete" and screen.result.attempts == 2

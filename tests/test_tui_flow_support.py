@@ -17,7 +17,6 @@ from textual.screen import Screen
 from textual.widgets import Static
 
 from kimi_compact_tui.config import AppConfig
-from kimi_compact_tui.formats import load_session
 from kimi_compact_tui.providers import ProviderConfig
 from kimi_compact_tui.tui.state import ReviewState
 
@@ -87,7 +86,7 @@ def make_state(
     config: AppConfig | None = None,
 ) -> ReviewState:
     state = ReviewState(config=config or AppConfig(), provider=provider or ProviderConfig())
-    state.set_session(load_session(path), path)
+    state.load(path)
     return state
 
 

@@ -8,7 +8,7 @@ import json
 from pathlib import Path
 
 import pytest
-from textual.widgets import Footer
+from textual.widgets import DataTable, Footer
 
 from kimi_compact_tui.compaction.plan import (
     REGION_AFTER,
@@ -17,8 +17,12 @@ from kimi_compact_tui.compaction.plan import (
     REGION_LEADING,
     REGION_TAIL,
 )
+from kimi_compact_tui.config import AppConfig
+from kimi_compact_tui.providers import StreamResult
+from kimi_compact_tui.tui import keys
 from kimi_compact_tui.tui.app import ReviewApp, create_app
-from kimi_compact_tui.tui.commands import ReviewCommands, availability
+from kimi_compact_tui.tui.palette import ReviewCommands
+from kimi_compact_tui.tui.state import ReviewState
 from kimi_compact_tui.tui.widgets.detail import DetailPane
 from kimi_compact_tui.tui.widgets.legend import Legend
 from kimi_compact_tui.tui.widgets.status import StatusLine
@@ -331,23 +335,26 @@ async def test_enabled_footer_shows_compaction_keys(tmp_path):
         assert app.main_screen.check_action("diff", ()) is None
 
 
-def test_availability_table():
-    class S:
-        session = object()
-        session_path = Path("x")
-        preparation = None
-        can_compact = True
-        summary = None
-        writable = False
-        up_to = None
+def test_availability_table(tmp_path):
+    state = ReviewState(config=AppConfig(raw={"compaction": {"enabled": True, "type": "kimi"}}))
+    state.load(write_openai(tmp_path / "s.json", regions_messages()))
 
-    assert availability(S, "compact") is True
-    assert availability(S, "write") is None
-    assert availability(S, "reset_boundary") is None
-    S.summary, S.writable, S.up_to = "s", True, 3
-    assert availability(S, "write") is True
-    assert availability(S, "reset_boundary") is True
-    assert availability(S, "search") is True
+    def check(action: str) -> bool | None:
+        return keys.check(keys.MAIN_KEYS, action, state)
+
+    assert check("compact") is True
+    assert check("write") is None and "nothing to write yet" in keys.why_not(
+        keys.MAIN_KEYS, "write", state
+    )
+    assert check("reset_boundary") is None
+    assert check("candidates") is False  # absent until a run
+    state.set_boundary(3)
+    state.set_result(StreamResult(status="complete", summary="S"))
+    assert check("write") is True
+    assert check("reset_boundary") is True
+    assert check("search") is True
+    state.set_result(StreamResult(status="truncated", summary="S"))
+    assert check("write") is None
 
 
 async def test_command_palette_lists_available_actions(tmp_path):
@@ -358,14 +365,14 @@ async def test_command_palette_lists_available_actions(tmp_path):
     async with app.run_test(size=SIZE) as pilot:
         await opened(app, pilot)
         provider = ReviewCommands(app.screen)
-        actions = [a for _k, a, _d in provider._entries()]
+        actions = [k.action for k in provider._entries()]
         assert "search" in actions and "help" in actions
         assert "compact" not in actions and "boundary" not in actions
     app = create_app(path)
     async with app.run_test(size=SIZE) as pilot:
         await opened(app, pilot)
         provider = ReviewCommands(app.screen)
-        actions = [a for _k, a, _d in provider._entries()]
+        actions = [k.action for k in provider._entries()]
         assert {"compact", "boundary", "preview", "search", "quit"} <= set(actions)
         hits = [hit async for hit in provider.search("up to here")]
         assert hits and "up to here" in str(hits[0].match_display).lower()
@@ -699,7 +706,6 @@ async def test_write_then_undo_reloads_session(tmp_path):
 
 
 async def test_help_lists_every_key_and_main_keys_stay_on_main_screen(tmp_path):
-    from kimi_compact_tui.tui.commands import HELP_KEYS
     from kimi_compact_tui.tui.screens.help import HelpScreen
 
     path = write_openai(tmp_path / "s.json", regions_messages())
@@ -710,9 +716,14 @@ async def test_help_lists_every_key_and_main_keys_stay_on_main_screen(tmp_path):
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen)
         text = screen_text(app)
-        for key, _action, _description in HELP_KEYS:
-            assert key in text, key
         assert "compact up to here" in text
+        table = app.screen.query_one(DataTable)
+        rows = [table.get_row_at(i) for i in range(table.row_count)]
+        shown = {(row[0].plain, row[1].plain) for row in rows}
+        for _title, screen_keys in keys.SCREEN_TABLES:  # every key of every screen, "!" too
+            for key in screen_keys:
+                assert (key.shown_key, key.help) in shown, key
+        assert ("!", "write the split history anyway") in shown
         await pilot.press("j", "b", "c")  # main-screen keys do nothing here
         await pilot.pause()
         assert isinstance(app.screen, HelpScreen)

@@ -15,11 +15,12 @@ import pytest
 
 from kimi_compact_tui.config import DEFAULT_CONFIG, AppConfig
 from kimi_compact_tui.providers import ProviderConfig, StreamResult, stream_summary
+from kimi_compact_tui.tui.keys import Key
 from kimi_compact_tui.tui.screens.confirm import ConfirmWriteScreen
 from kimi_compact_tui.tui.screens.diff import DiffScreen
 from kimi_compact_tui.tui.screens.help import HelpScreen
 from kimi_compact_tui.tui.screens.preview import PreviewScreen
-from kimi_compact_tui.tui.screens.stream import StreamScreen, store_result
+from kimi_compact_tui.tui.screens.stream import StreamScreen
 from tests.loopback_server import openai_sse
 from tests.test_tui_flow_support import SUMMARY, FlowHost, make_state, write_kimi_session
 
@@ -31,7 +32,7 @@ PROMPT = (
 SHOWN_PROVIDER = ProviderConfig(
     kind="moonshot", model="kimi-k2-thinking", base_url="http://127.0.0.1:8000/v1"
 )
-HELP_KEYS = [
+HELP_ROWS = [
     ("↑ ↓ j k", "move"),
     ("enter", "detail of the highlighted message"),
     ("b", "compact up to here (explicit boundary)"),
@@ -66,10 +67,17 @@ def snapshot_state(path: Path, provider: ProviderConfig | None = None):
 
 
 async def wait_workers(pilot) -> None:
-    await pilot.pause()
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
-    await pilot.pause()
+    """Until a stream screen has shown its run's end, no worker runs, and none
+    was started by the last one's result (the stream's end starts the
+    retention scoring); never on a clock."""
+    quiet = 0
+    while quiet < 3:
+        await pilot.pause()
+        await pilot.app.workers.wait_for_complete()
+        screen = pilot.app.screen
+        ended = not isinstance(screen, StreamScreen) or screen.result is not None
+        busy = not ended or any(w.is_running for w in pilot.app.workers)
+        quiet = 0 if busy else quiet + 1
 
 
 def test_snapshot_preview(snap_compare, state_path: Path) -> None:
@@ -101,18 +109,19 @@ def test_snapshot_stream_with_reasoning(snap_compare, state_path, loopback, prov
 
 def test_snapshot_diff(snap_compare, state_path: Path) -> None:
     state = snapshot_state(state_path)
-    store_result(state, StreamResult(status="complete", summary=SUMMARY))
+    state.set_result(StreamResult(status="complete", summary=SUMMARY))
     assert snap_compare(FlowHost(DiffScreen(state)), terminal_size=SIZE, run_before=wait_workers)
 
 
 def test_snapshot_confirm(snap_compare, state_path: Path) -> None:
     state = snapshot_state(state_path)
-    store_result(state, StreamResult(status="complete", summary=SUMMARY))
+    state.set_result(StreamResult(status="complete", summary=SUMMARY))
     assert snap_compare(FlowHost(ConfirmWriteScreen(state)), terminal_size=SIZE)
 
 
 def test_snapshot_help(snap_compare) -> None:
-    assert snap_compare(FlowHost(HelpScreen(HELP_KEYS)), terminal_size=SIZE)
+    table = tuple(Key(key, "", "", what, display=key) for key, what in HELP_ROWS)
+    assert snap_compare(FlowHost(HelpScreen((("Main screen", table),))), terminal_size=SIZE)
 
 
 def test_snapshot_stream_offline(snap_compare, state_path: Path) -> None:

@@ -206,7 +206,7 @@ async def test_status_flags_a_split_and_s_moves_to_the_nearest_safe_boundary(tmp
     app = create_app(path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        assert "split" not in text_of(app.screen, "#status")
+        assert "split tool exchange" not in text_of(app.screen, "#status")
         await split_boundary(pilot)
         status = text_of(app.screen, "#status")
         assert "split tool exchange" in status
@@ -219,7 +219,7 @@ async def test_status_flags_a_split_and_s_moves_to_the_nearest_safe_boundary(tmp
         await settle(pilot)
         assert state.up_to == safe == 5
         assert not state.splits
-        assert "split" not in text_of(app.screen, "#status")
+        assert "split tool exchange" not in text_of(app.screen, "#status")
 
 
 async def test_writing_a_split_history_needs_the_explicit_key(tmp_path):

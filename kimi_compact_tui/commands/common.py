@@ -8,13 +8,12 @@ import json
 import sys
 from typing import Any
 
-from kimi_compact_tui.compaction import Preparation
 from kimi_compact_tui.compaction.pairs import ToolSplit, find_splits, nearest_safe_up_to
 from kimi_compact_tui.config import AppConfig, load_config
 from kimi_compact_tui.errors import UserError
-from kimi_compact_tui.formats import load_session
-from kimi_compact_tui.model import Session
-from kimi_compact_tui.providers import PROVIDER_KINDS, provider_config_from
+from kimi_compact_tui.formats.base import Session
+from kimi_compact_tui.job import CompactionJob, Preparation
+from kimi_compact_tui.providers import PROVIDER_KINDS, ProviderConfig, provider_config_from
 from kimi_compact_tui.sanitize import visible
 
 
@@ -83,7 +82,7 @@ def add_provider_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--base-url", metavar="URL", default=None, help="provider base URL")
 
 
-def provider_config(config: AppConfig, args: argparse.Namespace) -> Any:
+def provider_config(config: AppConfig, args: argparse.Namespace) -> ProviderConfig:
     """The provider config from the config file's ``provider:`` block and flags."""
     return provider_config_from(
         config.provider,
@@ -98,20 +97,19 @@ def base_model(config: AppConfig, args: argparse.Namespace) -> str | None:
 
 
 def load_and_prepare(
-    args: argparse.Namespace, *, job: bool = False, fingerprint: bool = False
-) -> Any:
-    """Load the config and the session and prepare the compaction: returns
-    ``(session, config, preparation)``, or with ``job=True`` ``(job,
-    preparation)``; with ``fingerprint`` the job holds the loaded file's
-    fingerprint (taken from the same bytes that were parsed) for a write."""
-    from kimi_compact_tui.compaction.job import CompactionJob
-
+    args: argparse.Namespace, *, for_write: bool = False
+) -> tuple[CompactionJob, Preparation]:
+    """Load the config and the session (the job's one load path) and prepare
+    the compaction; ``for_write``: the job holds the loaded file's fingerprint
+    (taken from the same bytes that were parsed) for a write."""
     config = load_config(args.config)
-    options = {"prompt_file": args.prompt_file, "base_model": base_model(config, args)}
-    if fingerprint:
-        the_job = CompactionJob.load(args.session, config, **options)
-    else:
-        the_job = CompactionJob(load_session(args.session), config, None, **options)
+    the_job = CompactionJob.load(
+        args.session,
+        config,
+        for_write=for_write,
+        prompt_file=args.prompt_file,
+        base_model=base_model(config, args),
+    )
     session = the_job.session
     # The loaded session lives until the command exits and holds no cycles: keep
     # its objects out of every later collection (each full pass would walk them
@@ -130,15 +128,11 @@ def load_and_prepare(
         # An explicit --model is the request model, over any configured compaction_model.
         compaction_model=getattr(args, "model", None),
     )
-    if job:
-        return the_job, prep
-    return session, config, prep
+    return the_job, prep
 
 
 def warn_skipped(session: Session) -> None:
     """One stderr line per line the format skipped on load (as the agent does)."""
-    from kimi_compact_tui.sanitize import visible
-
     for warning in session.warnings:
         print(f"kimi-compact-tui: warning: {visible(warning)}", file=sys.stderr)
 

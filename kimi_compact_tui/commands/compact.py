@@ -6,18 +6,15 @@ stderr (dimmed on a terminal). The compacted session is written to
 ``--allow-truncated``). Exit codes: 0 complete or no-op, 3 provider failure or
 truncation, 130 cancelled, 2 bad input.
 
-Hook for other front ends (``--in-place`` / safe apply): :func:`run_compaction`
-does everything except printing the verdict and writing, and returns a
-:class:`CompactionRun` (unpacks as ``session, plan, result``).
+The run itself (load, plan, check, stream, draft) is
+:func:`.compact_run.run_compaction`; this module prints its verdict and writes.
 """
 
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
-from collections.abc import Callable, Iterator
-from dataclasses import dataclass
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -25,9 +22,7 @@ from kimi_compact_tui.commands.common import (
     add_provider_args,
     add_session_args,
     check_splits,
-    load_and_prepare,
     print_json,
-    provider_config,
 )
 from kimi_compact_tui.commands.compact_output import (
     Printer,
@@ -35,19 +30,16 @@ from kimi_compact_tui.commands.compact_output import (
     json_result,
     nothing_written,
 )
-from kimi_compact_tui.compaction import Preparation
-from kimi_compact_tui.compaction.job import CompactionJob, Draft
-from kimi_compact_tui.compaction.plan import CompactionPlan
-from kimi_compact_tui.config import AppConfig
-from kimi_compact_tui.errors import ApplyError, ProviderFailure, RetentionShortfall, UserError
-from kimi_compact_tui.model import Session
-from kimi_compact_tui.providers import (
-    EventCallback,
-    ProviderConfig,
-    StreamResult,
-)
+from kimi_compact_tui.commands.compact_run import CompactionRun, run_compaction
+from kimi_compact_tui.commands.output_file import output_target, write_output
+from kimi_compact_tui.errors import ProviderFailure, RetentionShortfall, UserError
+from kimi_compact_tui.formats.base import KEEPS
+from kimi_compact_tui.formats.loader import dump_session
+from kimi_compact_tui.job import Preparation, split_refusal
+from kimi_compact_tui.providers import ProviderConfig
 from kimi_compact_tui.retention import check_min_retention, parse_min_retention, retention_report
 from kimi_compact_tui.sanitize import visible
+from kimi_compact_tui.store import ApplyResult
 
 EXIT_OK = 0
 EXIT_PROVIDER = 3
@@ -71,7 +63,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "-o",
         metavar="FILE",
         default=None,
-        help="write the compacted session here (never over the source; see --in-place)",
+        help="write the compacted session to this new file (never over the source; "
+        "see --in-place)",
+    )
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="with --output: replace the file if it exists (never the session itself)",
     )
     p.add_argument(
         "--in-place",
@@ -102,69 +100,6 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
 
 
-@dataclass
-class CompactionRun:
-    """Everything one compaction produced. ``result`` is None for a no-op plan."""
-
-    session: Session
-    config: AppConfig
-    preparation: Preparation
-    provider: ProviderConfig
-    result: StreamResult | None
-    draft: Draft | None  # set only when the summary may be written
-    job: CompactionJob | None = None
-
-    @property
-    def compacted(self) -> Session | None:
-        return self.draft.compacted if self.draft is not None else None
-
-    @property
-    def plan(self) -> CompactionPlan:
-        return self.preparation.plan
-
-    @property
-    def status(self) -> str:
-        return "noop" if self.result is None else self.result.status
-
-    def __iter__(self) -> Iterator[Any]:  # session, plan, result = run_compaction(args)
-        return iter((self.session, self.plan, self.result))
-
-
-def run_compaction(
-    args: argparse.Namespace,
-    *,
-    on_event: EventCallback | None = None,
-    cancel: asyncio.Event | None = None,
-    allow_truncated: bool | None = None,
-    on_start: Callable[[Preparation, ProviderConfig], None] | None = None,
-) -> CompactionRun:
-    """Load, plan, stream the summary and build (not write) the compacted session.
-
-    ``args`` needs ``session``, ``up_to``, ``config``, ``prompt_file`` and may
-    have ``instructions``, ``provider``, ``model``, ``base_url`` and
-    ``allow_truncated``. Raises :class:`UserError` for bad input; provider
-    trouble is reported in the returned result, never raised.
-    """
-    in_place = bool(getattr(args, "in_place", False))
-    job, prep = load_and_prepare(args, job=True, fingerprint=in_place)
-    session, config = job.session, job.config
-    pcfg = provider_config(config, args)
-    if prep.plan.noop or prep.build_request is None:
-        return CompactionRun(session, config, prep, pcfg, None, None, job)
-    job.check_ready(prep, pcfg)  # disabled, or a remote provider with no model: refused here
-    if in_place and job.write_refusal() is not None:  # refused before any request is made
-        raise UserError(f"{session.path}: not written: {job.write_refusal()}")
-    if on_start is not None:  # the split check (refused in place) and the announcement
-        on_start(prep, pcfg)
-    result = asyncio.run(job.summarize(prep, pcfg, on_event, cancel))
-    if allow_truncated is None:
-        allow_truncated = bool(getattr(args, "allow_truncated", False))
-    draft = None
-    if result.writable(allow_truncated=allow_truncated):
-        draft = job.draft(prep, result, allow_truncated=allow_truncated)
-    return CompactionRun(session, config, prep, pcfg, result, draft, job)
-
-
 def _starter(args: argparse.Namespace) -> Callable[[Preparation, ProviderConfig], None]:
     """The check made once the plan is known and before any request: no tool
     call split from its result by an in-place write (unless ``--allow-split``);
@@ -178,31 +113,8 @@ def _starter(args: argparse.Namespace) -> Callable[[Preparation, ProviderConfig]
     return start
 
 
-def _check_output(args: argparse.Namespace, session: Session | None = None) -> Path | None:
-    if not args.output:
-        return None
-    out = Path(args.output).expanduser()
-    source = Path(args.session).expanduser()
-    candidates = {source.resolve()}
-    if source.is_dir():
-        candidates.add((source / "context.jsonl").resolve())
-    if session is not None and getattr(session, "path", None):
-        candidates.add(Path(session.path).resolve())
-    if out.resolve() in candidates:
-        raise UserError(
-            f"{out}: --output is the session itself; writing over the source is --in-place's job"
-        )
-    if out.is_dir():
-        raise UserError(f"{out}: --output is a folder; give a file name")
-    if not out.parent.exists():
-        raise UserError(f"{out.parent}: folder for --output does not exist")
-    return out
-
-
 def run(args: argparse.Namespace) -> int:
-    from kimi_compact_tui.formats import save_session
-
-    _check_output(args)
+    output = output_target(args)  # an existing file or the session itself: before anything
     if args.in_place and args.output:
         raise UserError("--in-place and --output cannot be used together")
     if args.in_place and args.allow_truncated:
@@ -220,7 +132,6 @@ def run(args: argparse.Namespace) -> int:
         allow_truncated=args.allow_truncated,
         on_start=_starter(args),
     )
-    _check_output(args, run_.session)
     result = run_.result
     if printer is not None:
         printer.finish()
@@ -241,14 +152,12 @@ def run(args: argparse.Namespace) -> int:
             applied = write_in_place(args, run_)
             if applied is not None:  # write_in_place has said what it wrote
                 written = applied.path
-    elif run_.compacted is not None and args.output:
-        written = Path(args.output).expanduser()
-        try:
-            save_session(run_.compacted, written)
-        except OSError as exc:
-            raise ApplyError(
-                f"{written}: cannot write the compacted session ({exc.strerror or exc})"
-            ) from None
+    elif run_.compacted is not None and output is not None:
+        assert run_.session.path is not None
+        write_output(
+            dump_session(run_.compacted), output, Path(run_.session.path), force=args.force
+        )
+        written = output
 
     if args.json:
         data = json_result(run_, written)
@@ -297,13 +206,10 @@ def write_in_place(
     *,
     stdin: Any = None,
     out: Any = None,
-) -> Any:
+) -> ApplyResult | None:
     """``--in-place``: refuse a split history (unless ``--allow-split``), ask
     on the terminal (unless ``--yes``), then commit the draft through the job.
     Returns the store's ApplyResult, or None when the answer is no."""
-    from kimi_compact_tui.compaction.job import split_refusal
-    from kimi_compact_tui.formats.registry import format_of
-
     stdin = stdin if stdin is not None else sys.stdin
     out = out if out is not None else sys.stderr
     draft, job = run_.draft, run_.job
@@ -318,13 +224,9 @@ def write_in_place(
                 f"{run_.session.path}: not written: --in-place asks for confirmation on a "
                 "terminal and there is none; pass --yes to write without asking"
             )
-        fmt = format_of(run_.session)
-        how = {
-            "rotate": "kept as the next rotation",
-            "backup": "copied to a timestamped .bak- file",
-            "append": "copied to a timestamped .bak- file, then the compaction is appended",
-        }[fmt.write_policy]
-        notes = getattr(fmt, "write_notes", ())
+        fmt = run_.session.format
+        how = KEEPS[fmt.write_policy]
+        notes = fmt.write_notes
         out.write(
             f"Write the compacted session over {run_.session.path}?\n"
             f"  {len(run_.session.messages)} → {len(draft.compacted.messages)} messages; "

@@ -7,14 +7,12 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from kimi_compact_tui.compaction import Preparation
+from kimi_compact_tui.commands.compact_run import CompactionRun
+from kimi_compact_tui.job import Preparation
 from kimi_compact_tui.providers import OFFLINE_NOTICE, ProviderConfig, StreamEvent
 from kimi_compact_tui.sanitize import visible
-
-if TYPE_CHECKING:
-    from kimi_compact_tui.commands.compact import CompactionRun
 
 DIM = "\x1b[2m"
 RESET = "\x1b[0m"

@@ -12,7 +12,6 @@ from kimi_compact_tui.commands.common import (
     split_json,
     write_split_lines,
 )
-from kimi_compact_tui.compaction import Preparation
 from kimi_compact_tui.compaction.plan import (
     REGION_AFTER,
     REGION_COMPACT,
@@ -20,7 +19,8 @@ from kimi_compact_tui.compaction.plan import (
     REGION_LEADING,
     REGION_TAIL,
 )
-from kimi_compact_tui.sanitize import one_line
+from kimi_compact_tui.job import Preparation
+from kimi_compact_tui.previews import message_preview
 
 REGION_LABELS = {
     REGION_LEADING: "leading system (kept and sent)",
@@ -41,7 +41,7 @@ def plan_json(prep: Preparation) -> dict:
     session = prep.session
     out = {
         "session": str(session.path),
-        "format": session.format,
+        "format": session.format.name,
         "messages": len(session.messages),
     }
     out.update(prep.plan.to_json())
@@ -55,14 +55,15 @@ def plan_json(prep: Preparation) -> dict:
 
 
 def run(args: argparse.Namespace) -> int:
-    session, _config, prep = load_and_prepare(args)
+    job, prep = load_and_prepare(args)
+    session = job.session
     if args.json:
         print_json(plan_json(prep))
         return 0
     plan = prep.plan
     w = sys.stdout.write
     tokens = prep.token_figures()
-    w(f"session  {session.path} ({session.format}, {len(session.messages)} messages)\n")
+    w(f"session  {session.path} ({session.format.name}, {len(session.messages)} messages)\n")
     recorded = tokens["recorded"]
     w(
         f"tokens   recorded {recorded if recorded is not None else '-'} · estimated "
@@ -87,6 +88,6 @@ def run(args: argparse.Namespace) -> int:
         if region != current:
             w(f"-- {REGION_LABELS[region]}\n")
             current = region
-        preview = one_line(message.text(), 70)
+        preview = message_preview(message, 70)
         w(f"{i + 1:>6}  {str(message.role)[:9]:<9} {prep.message_tokens[i]:>7}t  {preview}\n")
     return 0

@@ -14,7 +14,7 @@ from kimi_compact_tui.commands.common import (
     provider_config,
     write_split_lines,
 )
-from kimi_compact_tui.compaction import Preparation
+from kimi_compact_tui.job import Preparation
 from kimi_compact_tui.sanitize import visible
 
 
@@ -47,7 +47,8 @@ def model_line(model: str | None, pcfg) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    _session, config, prep = load_and_prepare(args)
+    job, prep = load_and_prepare(args)
+    config = job.config
     tty = sys.stdout.isatty()
     show = visible if tty else (lambda s: s)  # keep controls out of a terminal
     w = sys.stdout.write

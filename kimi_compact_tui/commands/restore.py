@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
+from pathlib import Path
 
 from kimi_compact_tui.errors import ApplyError, UserError
-from kimi_compact_tui.store import restore, restore_points, undo_plan
+from kimi_compact_tui.formats.registry import find_by_id
+from kimi_compact_tui.store import locate, pick_point, restore, restore_points, undo_plan
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -46,12 +49,29 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--json", action="store_true", help="with --list: print JSON")
 
 
+def session_arg(text: str) -> str:
+    """SESSION as the store takes it: a path that exists, the folder of a
+    session id a format knows, or a session file that is gone but whose restore
+    points remain beside it (they are what brings it back). Anything else is
+    one line: there is no such session."""
+    p = Path(text).expanduser()
+    if os.path.lexists(p):
+        return text
+    found = find_by_id(text)
+    if found is not None:
+        return str(found)
+    if restore_points(p):  # (a missing folder is an ApplyError naming it)
+        return text
+    raise UserError(f"{p}: no such session file or folder (nor a session id any format knows)")
+
+
 def run(args: argparse.Namespace) -> int:
-    points = restore_points(args.session)
+    target = locate(session_arg(args.session))  # the session file and its format, found once
+    points = restore_points(target)
     if args.list:
         default = None
         try:
-            default = undo_plan(args.session).source
+            default = undo_plan(target).source
         except ApplyError:
             pass
         if args.json:
@@ -71,7 +91,7 @@ def run(args: argparse.Namespace) -> int:
             sys.stdout.write("(nothing to undo: pick a point with --point)\n")
         return 0
     if args.point is None:
-        plan = undo_plan(args.session)  # ApplyError: nothing to undo, said in one line
+        plan = undo_plan(target)  # ApplyError: nothing to undo, said in one line
         if plan.changed_since and not args.force:
             raise ApplyError(
                 f"{plan.changed_since}; restoring would drop those changes, so nothing was "
@@ -79,7 +99,11 @@ def run(args: argparse.Namespace) -> int:
             )
         question = plan.describe()
     else:
-        question = f"{args.point} becomes the live session; the current file is kept first"
+        point = pick_point(target, args.point)  # not a point: said before asking
+        question = (
+            f"{point.path.name} ({point.origin}) becomes the live session; the current file "
+            "is kept first"
+        )
     if not args.yes:
         if not sys.stdin.isatty():
             raise UserError(
@@ -90,7 +114,7 @@ def run(args: argparse.Namespace) -> int:
         sys.stderr.flush()
         if sys.stdin.readline().strip().lower() not in ("y", "yes"):
             sys.stderr.write("Not restored.\n")
-            return 1
-    result = restore(args.session, args.point, force=args.force)
+            return 0  # the answer was no: nothing failed (as compact --in-place)
+    result = restore(target, args.point, force=args.force)
     sys.stdout.write(result.describe() + "\n")
     return 0

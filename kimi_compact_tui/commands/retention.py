@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from pathlib import Path
 
 from kimi_compact_tui.commands.common import add_session_args, load_and_prepare, print_json
 from kimi_compact_tui.errors import UserError
@@ -50,13 +51,14 @@ def register(sub: argparse._SubParsersAction) -> None:
 def read_summary(name: str) -> str:
     if name == SUMMARY_STDIN:
         return sys.stdin.read()
-    return read_utf8(name, "summary file", UserError)
+    return read_utf8(Path(name), "summary file", UserError)
 
 
 def run(args: argparse.Namespace) -> int:
     thresholds = [parse_min_retention(t) for t in args.min_retention]
     summary = read_summary(args.summary)
-    session, _config, prep = load_and_prepare(args)
+    job, prep = load_and_prepare(args)
+    session = job.session
     report = retention_report(session, prep.plan, summary, work_dir=args.work_dir)
     shortfalls = check_min_retention(report, thresholds)
     if args.json:

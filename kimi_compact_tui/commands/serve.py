@@ -13,9 +13,12 @@ another site (its ``Origin``) is refused: the app behind it can write sessions.
 from __future__ import annotations
 
 import argparse
+import errno
 import ipaddress
+import os
 import re
 import shlex
+import socket
 import sys
 from pathlib import Path
 from typing import Any
@@ -23,6 +26,7 @@ from urllib.parse import urlsplit
 
 from kimi_compact_tui.commands.tui import add_app_args
 from kimi_compact_tui.errors import UserError
+from kimi_compact_tui.formats.registry import find_by_id
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
@@ -90,11 +94,21 @@ def _absolute(path: str) -> str:
     return str(Path(path).expanduser().absolute())
 
 
+def _served_session(session: str) -> str:
+    """SESSION for the served app: a path made absolute, or the folder of a
+    session id a format knows (an id is not a file name in the app's folder)."""
+    if not Path(session).expanduser().exists():
+        found = find_by_id(session)
+        if found is not None:
+            return str(found)
+    return _absolute(session)
+
+
 def app_command(args: argparse.Namespace) -> str:
     """The shell command textual-serve runs for each browser session."""
     argv = [sys.executable, "-m", "kimi_compact_tui", "tui"]
     if args.session:
-        argv.append(_absolute(args.session))
+        argv.append(_served_session(args.session))
     for flag, value in (
         ("--config", args.config and _absolute(args.config)),
         ("--provider", args.provider),
@@ -190,7 +204,7 @@ def server_class() -> type:
             }
             return aiohttp_jinja2.render_template(TEMPLATE, request, context)
 
-        async def handle_websocket(self, request: web.Request) -> web.StreamResponse:
+        async def handle_websocket(self, request: web.Request) -> web.StreamResponse:  # type: ignore[override]  # a refusal is not a websocket
             self.check_host(request)
             origin = request.headers.get("Origin")
             allowed = [self.base_url(request), page_origin(request.scheme, request.host, "")]
@@ -208,6 +222,50 @@ def server_class() -> type:
     return ReviewServer
 
 
+def _bind_error(host: str, port: int, exc: OSError) -> UserError:
+    where = f"port {port} on {host or 'every address'}"
+    if exc.errno == errno.EADDRINUSE:
+        return UserError(f"--port {port}: {where} is already in use (pick another --port)")
+    if exc.errno == errno.EADDRNOTAVAIL:
+        return UserError(f"--host {host}: not an address of this machine")
+    if exc.errno in (errno.EACCES, errno.EPERM):
+        return UserError(f"--port {port}: permission denied to listen on {where}")
+    return UserError(f"--host {host} --port {port}: cannot listen ({exc.strerror or exc})")
+
+
+def check_bind(host: str, port: int) -> None:
+    """Resolve ``host`` and bind ``port`` on each of its addresses the way the
+    server will (address reuse on, IPv6 sockets IPv6 only), then let go: a
+    busy port or an unknown host is one line before anything is served."""
+    if not host.strip():
+        raise UserError("--host is empty; give an address such as 127.0.0.1 (or 0.0.0.0)")
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE)
+    except (socket.gaierror, UnicodeError) as exc:
+        reason = getattr(exc, "strerror", None) or str(exc)
+        raise UserError(f"--host {host}: cannot resolve this address ({reason})") from None
+    for family, kind, proto, _name, address in infos:
+        try:
+            with socket.socket(family, kind, proto) as probe:
+                if hasattr(socket, "SO_REUSEADDR") and os.name == "posix":
+                    probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+                if family == socket.AF_INET6 and hasattr(socket, "IPV6_V6ONLY"):
+                    probe.setsockopt(socket.IPPROTO_IPV6, socket.IPV6_V6ONLY, 1)
+                probe.bind(address)
+        except OSError as exc:
+            raise _bind_error(host, port, exc) from None
+
+
+def check_session(session: str | None) -> None:
+    """Open the session the way the app will (the commands' resolve and load
+    path): an error is the CLI's one line, before anything is served."""
+    if session is None:
+        return
+    from kimi_compact_tui.formats import load_session
+
+    load_session(session)
+
+
 def run(args: argparse.Namespace) -> int:
     if not 0 < args.port < 65536:
         raise UserError(f"--port {args.port}: must be between 1 and 65535")
@@ -215,6 +273,8 @@ def run(args: argparse.Namespace) -> int:
     from kimi_compact_tui.commands.tui import build_app
 
     build_app(args)
+    check_session(args.session)
+    check_bind(args.host, args.port)
     if not is_loopback(args.host):
         print(
             f"kimi-compact-tui: warning: serving on {args.host}, which is not a loopback "
@@ -226,5 +286,8 @@ def run(args: argparse.Namespace) -> int:
         app_command(args), host=args.host, port=args.port, title="kimi-compact-tui"
     )
     server.fixed_url = getattr(args, "public_url", None)
-    server.serve()
+    try:
+        server.serve()
+    except OSError as exc:  # taken between the check and the bind
+        raise _bind_error(args.host, args.port, exc) from None
     return 0

@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 
 from kimi_compact_tui.commands.common import add_provider_args, positive_int
+from kimi_compact_tui.errors import SessionFormatError
+from kimi_compact_tui.formats import registry
 
 
 def add_app_args(p: argparse.ArgumentParser) -> None:
@@ -54,7 +56,26 @@ def build_app(args: argparse.Namespace):
     )
 
 
+def check_session_file(session: str | None) -> None:
+    """A cheap check before the TUI takes the terminal: SESSION resolves to a
+    file (a path, a session folder, an id) whose first bytes a format
+    recognises. A typo is then the CLI's one line and exit 2, not a full-screen
+    error; the whole file is parsed by the app (once)."""
+    if session is None:
+        return
+    path = registry.resolve_session_path(session)
+    try:
+        with open(path, "rb") as fh:
+            head = fh.read(registry.HEAD_BYTES)
+    except OSError as exc:
+        raise SessionFormatError(f"{path}: cannot read ({exc.strerror or exc})") from None
+    if not head.strip():
+        raise SessionFormatError(f"{path}: file is empty")
+    registry.detect(path, head)
+
+
 def run(args: argparse.Namespace) -> int:
-    app = build_app(args)
+    app = build_app(args)  # config and provider first, as the other commands
+    check_session_file(args.session)
     app.run()
     return int(app.return_code or 0)

@@ -1,175 +1,29 @@
-"""The compaction engine: plan → request → summary → compacted session.
+"""The compaction engine's plain-data steps (no files, no network, no formats).
 
-``prepare_compaction`` is what both front ends call: it reads the config,
-resolves the prompt, plans the regions and builds the request (None for a
-no-op), with the token figures people see.
+- :mod:`.plan`: which messages are sent, deleted and kept (``make_plan``);
+- :mod:`.pairs`: tool exchanges a boundary would split;
+- :mod:`.prompts`: the prompt, always with its provenance;
+- :mod:`.request`: the exact request (``build_request``);
+- :mod:`.tokens`: token figures that work offline;
+- :mod:`.summary`: the summary message's text (``build_compact_summary_text``);
+- :mod:`.contract`: the six-section check of a summary.
+
+The compaction job (:mod:`kimi_compact_tui.job`) runs these steps on a loaded
+session for every front end.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
-
 from kimi_compact_tui.compaction.plan import CompactionPlan, make_plan
-from kimi_compact_tui.compaction.prompts import PromptSource, resolve_prompt
-from kimi_compact_tui.compaction.request import (
-    CompactionRequest,
-    build_request,
-    estimate_request_tokens,
-)
-from kimi_compact_tui.compaction.summary import (
-    build_compact_summary_text,
-    build_compacted_session,
-)
-from kimi_compact_tui.compaction.tokens import message_token_parts, message_tokens
-from kimi_compact_tui.config import (
-    AppConfig,
-    _get_compaction_config,
-    compaction_enablement,
-    effective_compaction_model,
-)
-from kimi_compact_tui.model import Session
+from kimi_compact_tui.compaction.prompts import PromptSource
+from kimi_compact_tui.compaction.request import CompactionRequest, build_request
+from kimi_compact_tui.compaction.summary import build_compact_summary_text
 
 __all__ = [
     "CompactionPlan",
     "CompactionRequest",
-    "Preparation",
     "PromptSource",
     "build_compact_summary_text",
-    "build_compacted_session",
+    "build_request",
     "make_plan",
-    "prepare_compaction",
 ]
-
-# A typical summary size, used for the "after" estimate before a summary exists.
-EXPECTED_SUMMARY_TOKENS = 1500
-
-
-@dataclass
-class Preparation:
-    """A plan with everything needed to show it. The request is built on first
-    use (``request``): drawing the regions of a huge session, or moving its
-    boundary, does not pay for the synthetic transcript until it is needed."""
-
-    session: Session
-    plan: CompactionPlan
-    prompt: PromptSource
-    build_request: Callable[[], CompactionRequest] | None
-    enabled: bool
-    disabled_reason: str | None
-    message_tokens: list[int]
-    compaction_model: str | None
-    custom_instruction: str = ""
-    _request: CompactionRequest | None = field(default=None, repr=False)
-    # The summed token counts of the request range's text parts, when known.
-    _text_counts: tuple[int, int, int] | None = field(default=None, repr=False)
-
-    @property
-    def request(self) -> CompactionRequest | None:
-        """The exact request (None for a no-op plan)."""
-        if self._request is None and self.build_request is not None:
-            self._request = self.build_request()
-        return self._request
-
-    @property
-    def tokens_before(self) -> int:
-        return sum(self.message_tokens)
-
-    def tokens_after(self, summary: str | None = None) -> int:
-        if self.plan.noop:
-            return self.tokens_before
-        kept = sum(self.message_tokens[i] for i in self.plan.leading_system_indices)
-        kept += sum(self.message_tokens[i] for i in self.plan.preserved_indices)
-        if (
-            summary is not None
-        ):  # the summary message as the format writes it, counted as the diff does
-            from kimi_compact_tui.formats.registry import format_of
-
-            summary_tokens = message_tokens(format_of(self.session).summary_message(summary))
-        else:  # before a summary exists: a typical size, never more than a third of the input
-            compacted = sum(self.message_tokens[i] for i in self.plan.compact_indices)
-            summary_tokens = min(EXPECTED_SUMMARY_TOKENS, max(64, compacted // 3))
-        return kept + summary_tokens
-
-    def request_estimated(self) -> int:
-        """The request's estimated input tokens; counted from the messages when
-        the request itself has not been built (the same figure)."""
-        if self._request is not None:
-            return self._request.estimated_input_tokens()
-        if self.build_request is None:
-            return 0
-        return estimate_request_tokens(
-            self.session.messages,
-            self.plan.request_indices,
-            self.prompt.text,
-            self.custom_instruction,
-            self._text_counts,
-        )
-
-    def token_figures(self, summary: str | None = None) -> dict:
-        return {
-            "recorded": self.session.recorded_tokens,
-            "estimated_before": self.tokens_before,
-            "estimated_after": self.tokens_after(summary),
-            "request_estimated": self.request_estimated(),
-        }
-
-
-def prepare_compaction(
-    session: Session,
-    config: AppConfig,
-    *,
-    up_to: int | None = None,
-    custom_instruction: str = "",
-    prompt_file: str | Path | None = None,
-    base_model: str | None = None,
-    compaction_model: str | None = None,
-    prompt: PromptSource | None = None,
-    message_token_list: list[int] | None = None,
-) -> Preparation:
-    """Plan and build the request for ``session`` under ``config``.
-
-    ``compaction_model`` is the per-session override (it wins over the
-    config's); ``base_model`` is the provider's model used when no override
-    is set."""
-    raw = config.raw
-    enabled, reason = compaction_enablement(raw)
-    cfg = _get_compaction_config(raw)
-    if prompt is None:
-        prompt = resolve_prompt(cfg, prompt_file=prompt_file, base_dir=config.base_dir)
-    plan = make_plan(
-        session.messages, max_preserved_messages=cfg["max_preserved_messages"], up_to=up_to
-    )
-    model = compaction_model or effective_compaction_model(raw)
-    builder = None
-    if not plan.noop:
-
-        def builder() -> CompactionRequest:
-            return build_request(
-                session.messages,
-                plan,
-                prompt,
-                cfg,
-                compaction_model=model,
-                base_model=base_model,
-                custom_instruction=custom_instruction,
-            )
-
-    text_counts = None
-    if message_token_list is not None:
-        tokens = message_token_list
-    else:  # one pass: each message's tokens, and the request range's text counts
-        tokens, a, b, c = [], 0, 0, 0
-        end = plan.request_indices.stop
-        for index, message in enumerate(session.messages):
-            total, x, y, z = message_token_parts(message)
-            tokens.append(total)
-            if index < end:
-                a, b, c = a + x, b + y, c + z
-        text_counts = (a, b, c)
-    prep = Preparation(
-        session, plan, prompt, builder, enabled, reason, tokens, model, custom_instruction
-    )
-    prep._text_counts = text_counts
-    return prep

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from typing import Any
 
 SECTIONS: tuple[str, ...] = (
     "current_focus",
@@ -69,7 +70,7 @@ class SectionCheck:
             return f"all {len(SECTIONS)} sections present"
         return "; ".join(self.warnings())
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "ok": self.ok,
             "present": list(self.present),

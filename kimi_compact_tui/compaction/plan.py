@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from kimi_compact_tui.errors import UserError
 from kimi_compact_tui.model import COMPACTION_ROLES, Message
@@ -60,7 +61,7 @@ class CompactionPlan:
             return REGION_COMPACT
         return REGION_TAIL if self.mode == "tail" else REGION_AFTER
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "mode": self.mode,
             "noop": self.noop,

@@ -13,6 +13,7 @@ import importlib.util
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from kimi_compact_tui.errors import ConfigError
 from kimi_compact_tui.fsutil import read_utf8
@@ -38,7 +39,7 @@ class PromptSource:
         badge = " [exact kimi-cli prompt]" if self.upstream_exact else ""
         return f"{self.source}{where} sha256:{self.sha256[:12]}{badge}"
 
-    def to_json(self) -> dict:
+    def to_json(self) -> dict[str, Any]:
         return {
             "source": self.source,
             "path": self.path,
@@ -116,7 +117,7 @@ def find_kimi_cli_compact_md() -> Path | None:
 
 
 def resolve_prompt(
-    compaction_cfg: dict,
+    compaction_cfg: dict[str, Any],
     *,
     prompt_file: str | Path | None = None,
     base_dir: Path | None = None,

@@ -1,17 +1,16 @@
-"""Summary injection and the compacted session.
+"""The summary message's text.
 
 The summary user message is ``<system>Previous context has been compacted.
 Here is the compaction output:</system>\\n<summary body>`` (no assistant
-acknowledgment). Its shape in the file is the session format's: kimi-cli
-sessions get kimi-cli's own two text parts, so kimi-cli resumes the file as
-its own. The one place that builds a compacted session is
-:func:`build_compacted_session`; the format adds its usage record.
+acknowledgment). Its shape in the file is the session format's
+(``SessionFormat.summary_message``): kimi-cli sessions get kimi-cli's own two
+text parts, so kimi-cli resumes the file as its own; most formats write
+:func:`plain_summary_message`.
 """
 
 from __future__ import annotations
 
-from kimi_compact_tui.compaction.plan import CompactionPlan
-from kimi_compact_tui.model import Message, Session
+from kimi_compact_tui.model import Message
 
 COMPACTED_NOTICE = "Previous context has been compacted. Here is the compaction output:"
 
@@ -32,27 +31,3 @@ def plain_summary_message(summary: str) -> Message:
 
 def is_summary_message(message: Message) -> bool:
     return message.role == "user" and message.text().startswith(system(COMPACTED_NOTICE))
-
-
-def splice(session: Session, plan: CompactionPlan, summary_message: Message) -> Session:
-    """Leading system message(s) + the summary message + the kept messages."""
-    if plan.noop:
-        raise ValueError(f"cannot compact: {plan.noop}")
-    messages = session.messages
-    kept = [messages[i] for i in plan.preserved_indices]
-    leading = [messages[i] for i in plan.leading_system_indices]
-    return session.with_messages(leading + [summary_message] + kept)
-
-
-def build_compacted_session(
-    session: Session,
-    plan: CompactionPlan,
-    summary: str,
-    *,
-    output_tokens: int | None = None,
-) -> Session:
-    """The session after the compaction, in ``session``'s format (its summary
-    message shape and usage record; see the format's ``compacted_session``)."""
-    from kimi_compact_tui.formats.registry import format_of
-
-    return format_of(session).compacted_session(session, plan, summary, output_tokens)

@@ -1,119 +1,33 @@
-"""Session file formats: loading and lossless saving, through the registry.
-
-``load_session(path)`` takes any file or session folder a registered format
-recognises (``formats.registry``; each format is one module implementing
-``formats.base.SessionFormat``). ``dump_session`` gives the bytes
-``save_session`` writes (atomically).
+"""Session file formats: each is a plugin behind the contract in
+:mod:`formats.base`, listed once in :mod:`formats.registry`; :mod:`formats.loader`
+is the one load path.
 """
 
 from __future__ import annotations
 
-import codecs
-import hashlib
-import os
-from pathlib import Path
-
-from kimi_compact_tui.errors import SessionFormatError
-from kimi_compact_tui.formats import registry
-from kimi_compact_tui.formats.lines import Lines
+from kimi_compact_tui.formats.base import Session, SessionFormat, SessionInfo, SessionMeta
+from kimi_compact_tui.formats.loader import (
+    Fingerprint,
+    Loaded,
+    dump_session,
+    load,
+    load_session,
+    parse_bytes,
+    save_session,
+)
 from kimi_compact_tui.formats.registry import resolve_session_path
-from kimi_compact_tui.fsutil import atomic_write_bytes, gc_paused, read_bytes
-from kimi_compact_tui.model import Session
 
 __all__ = [
-    "check_bytes",
-    "detect_format",
+    "Fingerprint",
+    "Loaded",
+    "Session",
+    "SessionFormat",
+    "SessionInfo",
+    "SessionMeta",
     "dump_session",
+    "load",
     "load_session",
-    "load_with_fingerprint",
-    "parse_session",
-    "parse_session_bytes",
+    "parse_bytes",
     "resolve_session_path",
     "save_session",
 ]
-
-
-def detect_format(path: Path, text: str) -> str:
-    """The name of the format of ``path`` (``text``: its first characters)."""
-    return registry.detect(path, text.encode("utf-8")).name
-
-
-def check_bytes(data: bytes, path: Path) -> None:
-    """Refuse what no session holds: an empty file, NUL bytes (a binary file)
-    and a byte-order mark, naming the line (no decoded copy is made)."""
-    if not data.strip():
-        raise SessionFormatError(f"{path}: file is empty")
-    nul = data.find(b"\x00")
-    if nul >= 0:
-        line = data.count(b"\n", 0, nul) + 1
-        raise SessionFormatError(f"{path}:{line}: contains a NUL byte (binary file?)")
-    if data.startswith(codecs.BOM_UTF8):
-        raise SessionFormatError(f"{path}:1: starts with a byte-order mark; save it as UTF-8")
-
-
-def load_session(path: str | Path, fmt: str | None = None) -> Session:
-    """Load a session; raise :class:`SessionFormatError` with one clear line."""
-    return load_with_fingerprint(path, fmt, hashed=False)[0]
-
-
-def load_with_fingerprint(
-    path: str | Path, fmt: str | None = None, *, hashed: bool = True
-) -> tuple[Session, tuple[int, int, str]]:
-    """Load a session file (or folder) and return it with ``(size, mtime_ns,
-    sha256)`` of the very bytes parsed (sha256 "" unless ``hashed``).
-    Line-based formats are streamed from the file (no copy of the whole file
-    is held; see :mod:`formats.lines`)."""
-    p = resolve_session_path(path)
-    try:
-        fh = open(p, "rb")  # noqa: SIM115 - closed below
-    except OSError as exc:
-        read_bytes(p, "session file", SessionFormatError)  # the one error mapping
-        raise SessionFormatError(f"{p}: cannot read ({exc.strerror or exc})") from None
-    with fh:
-        mtime_ns = os.fstat(fh.fileno()).st_mtime_ns
-        try:
-            head = fh.read(registry.HEAD_BYTES)
-            if not head.strip() and len(head) < registry.HEAD_BYTES:
-                raise SessionFormatError(f"{p}: file is empty")
-            plugin = registry.get(fmt) if fmt else registry.detect(p, head)
-            parse_lines = getattr(plugin, "parse_lines", None)
-            if parse_lines is None:
-                data = head + fh.read()
-                check_bytes(data, p)
-                with gc_paused():
-                    session = plugin.parse(data, p)
-                sha = hashlib.sha256(data).hexdigest() if hashed else ""
-                return session, (len(data), mtime_ns, sha)
-            fh.seek(0)
-            lines = Lines(p, fh=fh, hashed=hashed)
-            with gc_paused():
-                session = parse_lines(lines, p)
-        except OSError as exc:
-            raise SessionFormatError(f"{p}: cannot read ({exc.strerror or exc})") from None
-    return session, (lines.size, mtime_ns, lines.sha256 if hashed else "")
-
-
-def parse_session(text: str, path: Path, fmt: str | None = None) -> Session:
-    """Parse a session held as text (see :func:`parse_session_bytes`)."""
-    return parse_session_bytes(text.encode("utf-8"), path, fmt)
-
-
-def parse_session_bytes(data: bytes, path: Path, fmt: str | None = None) -> Session:
-    """Parse the bytes of a session file with its format (detected unless
-    ``fmt`` names one)."""
-    check_bytes(data, path)
-    plugin = registry.get(fmt) if fmt else registry.detect(path, data[: registry.HEAD_BYTES])
-    # Parsing allocates one container per message and part and frees none of
-    # them, so the cyclic GC would scan an ever larger heap again and again
-    # for nothing (about a third of the load time of 100,000 messages).
-    # Paused for the parse only; there are no cycles to collect here.
-    with gc_paused():
-        return plugin.parse(data, path)
-
-
-def dump_session(session: Session) -> bytes:
-    return registry.format_of(session).dump(session)
-
-
-def save_session(session: Session, path: str | Path) -> None:
-    atomic_write_bytes(Path(path), dump_session(session))

@@ -1,20 +1,39 @@
-"""Files that are agent sessions of a kind this tool cannot open yet.
+"""Files that are not a session this tool opens, though they look like one.
 
 They would otherwise be taken for OpenAI ``.jsonl`` and fail on their first
-line with a confusing field error; instead the error says what the file looks
-like. Each entry: a name, and a test on the decoded first record.
+line with a confusing field error; instead the error says what the file is:
+
+- kimi-cli's ``wire.jsonl`` is its UI event log, not a history: the history
+  is the ``context.jsonl`` beside it, named in the error (kimi-cli 1.51 starts
+  the log with a ``metadata`` record holding only ``protocol_version``, then
+  ``timestamp`` + ``message`` records; older logs start with the latter);
+- a Kimi Code journal the kimi-code format did not take (its first record
+  lacks kimi-code's ``created_at``) is named as such, never "not supported";
+- agent sessions of a kind not supported yet (Claude Code, Codex) say what
+  they look like.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Any
 
+KIMI_CLI_HISTORY = "context.jsonl"
 
-def _kimi_cli_wire(rec: dict[str, Any]) -> bool:
+
+def _kimi_cli_event(rec: dict[str, Any]) -> bool:
     msg = rec.get("message")
     return "timestamp" in rec and isinstance(msg, dict) and "type" in msg
+
+
+def _metadata(rec: dict[str, Any]) -> bool:
+    return rec.get("type") == "metadata" and isinstance(rec.get("protocol_version"), str)
+
+
+def _kimi_code_record(rec: dict[str, Any]) -> bool:
+    return isinstance(rec.get("type"), str) and ("time" in rec or "agentId" in rec)
 
 
 def _claude_code(rec: dict[str, Any]) -> bool:
@@ -31,32 +50,68 @@ def _codex_rollout(rec: dict[str, Any]) -> bool:
     )
 
 
-def _kimi_code_wire(rec: dict[str, Any]) -> bool:
-    return rec.get("type") == "metadata" and "protocol_version" in rec
-
-
-KNOWN: list[tuple[str, Callable[[dict[str, Any]], bool]]] = [
-    ("a kimi-cli wire.jsonl (the UI event log; open the context.jsonl beside it)", _kimi_cli_wire),
+#: Agent sessions of a kind not supported yet, by their first record.
+UNSUPPORTED: list[tuple[str, Callable[[dict[str, Any]], bool]]] = [
     ("a Claude Code transcript", _claude_code),
     ("a Codex rollout", _codex_rollout),
-    ("a Kimi Code wire.jsonl", _kimi_code_wire),
 ]
 
 
-def identify(head: bytes) -> str | None:
-    """What the file whose first bytes are ``head`` looks like, when it is a
-    known session kind this tool does not open; else None."""
-    for raw in head.split(b"\n")[:5]:
+def first_records(head: bytes, n: int = 5) -> list[dict[str, Any]]:
+    """The first ``n`` records of ``head`` while they are JSON objects (a line
+    that is not one ends the list)."""
+    records: list[dict[str, Any]] = []
+    for raw in head.split(b"\n"):
+        if len(records) == n:
+            break
         if not raw.strip():
             continue
         try:
             rec = json.loads(raw.decode("utf-8"))
         except (ValueError, RecursionError):
-            return None
+            break
         if not isinstance(rec, dict):
-            return None
-        for what, test in KNOWN:
-            if test(rec):
-                return what
-        return None
+            break
+        records.append(rec)
+    return records
+
+
+def _is_kimi_cli_event_log(records: list[dict[str, Any]]) -> bool:
+    if not records:
+        return False
+    if _kimi_cli_event(records[0]):
+        return True
+    if not _metadata(records[0]) or "created_at" in records[0]:
+        return False
+    rest = records[1:]
+    return any(_kimi_cli_event(r) for r in rest) or not any(_kimi_code_record(r) for r in rest)
+
+
+def refusal(path: Path, head: bytes, supported: Sequence[str]) -> str | None:
+    """The one-line error for the file at ``path`` (first bytes ``head``) when
+    it is a known kind this tool does not open, else None. ``supported``: the
+    labels of the formats that are."""
+    records = first_records(head)
+    if _is_kimi_cli_event_log(records):
+        history = path.with_name(KIMI_CLI_HISTORY)
+        where = (
+            f"open {history}"
+            if history.is_file()
+            else f"there is no {KIMI_CLI_HISTORY} beside it to open"
+        )
+        return (
+            f"{path}: this is kimi-cli's wire.jsonl, its UI event log, not a conversation "
+            f"history (kimi-cli keeps that in {KIMI_CLI_HISTORY}); {where}"
+        )
+    if records and _metadata(records[0]):
+        return (
+            f"{path}:1: this looks like a Kimi Code wire.jsonl, but its metadata record is not "
+            "kimi-code's (no created_at time)"
+        )
+    for what, test in UNSUPPORTED:
+        if records and test(records[0]):
+            return (
+                f"{path}: this looks like {what}, which is not supported yet "
+                f"(supported: {', '.join(supported)})"
+            )
     return None

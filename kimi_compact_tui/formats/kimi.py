@@ -13,16 +13,27 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kimi_compact_tui.compaction.summary import COMPACTED_NOTICE, splice, system
+from kimi_compact_tui.compaction.plan import CompactionPlan
+from kimi_compact_tui.compaction.summary import COMPACTED_NOTICE, system
 from kimi_compact_tui.compaction.tokens import kimi_estimate
 from kimi_compact_tui.errors import SessionFormatError
-from kimi_compact_tui.formats.base import SessionInfo, WriteOp
+from kimi_compact_tui.formats import kimi_discover
+from kimi_compact_tui.formats.base import (
+    Session,
+    SessionFormat,
+    SessionInfo,
+    SessionMeta,
+    WriteOp,
+    splice,
+    state_of,
+)
 from kimi_compact_tui.formats.lines import Lines, raw_bytes
 from kimi_compact_tui.formats.validate import check_message, type_name
-from kimi_compact_tui.model import Message, Session
+from kimi_compact_tui.model import Message
 
 SPECIAL_ROLES = ("_system_prompt", "_checkpoint", "_usage")
 # role -> (field, exact type, how the error names it)
@@ -47,6 +58,17 @@ class SpecialLine(bytes):
     written back as it was."""
 
     __slots__ = ()
+
+
+@dataclass(frozen=True)
+class KimiState:
+    """What the kimi-cli plugin keeps of a session: every line in file order
+    (messages, and the other lines as their bytes) for the byte-for-byte round
+    trip, or None for a rebuilt (compacted) session, written in kimi-cli's
+    layout."""
+
+    entries: list[Any] | None
+    trailing_newline: bool = True
 
 
 def looks_like_kimi(text: str) -> bool:
@@ -149,14 +171,12 @@ def parse_lines(lines: Lines, path: Path) -> Session:
         detail = f" ({first[0]}: {first[1]})" if len(first) == 2 else ""
         raise SessionFormatError(f"{path}: no valid kimi-cli record in the file{detail}")
     return Session(
-        path=path,
-        format="kimi",
-        messages=messages,
-        entries=entries,
-        system_prompt=system_prompt,
-        recorded_tokens=recorded,
-        trailing_newline=lines.trailing_newline,
-        warnings=warnings,
+        path,
+        FORMAT,
+        messages,
+        warnings,
+        SessionMeta(system_prompt=system_prompt, recorded_tokens=recorded),
+        KimiState(entries, lines.trailing_newline),
     )
 
 
@@ -182,9 +202,10 @@ def dump_message(data: dict[str, Any]) -> str:
 
 
 def serialize(session: Session) -> bytes:
+    state = state_of(session, KimiState)
     lines: list[bytes] = []
-    if session.entries is not None:
-        for entry in session.entries:
+    if state.entries is not None:
+        for entry in state.entries:
             if isinstance(entry, bytes):  # blank, skipped and special lines
                 lines.append(bytes(entry))
             elif entry.raw is not None:
@@ -194,17 +215,18 @@ def serialize(session: Session) -> bytes:
     else:
         # A rebuilt session (after compaction): kimi-cli's layout.
         specials: list[dict[str, Any]] = []
-        if session.system_prompt is not None:
-            specials.append({"role": "_system_prompt", "content": session.system_prompt})
+        meta = session.meta
+        if meta.system_prompt is not None:
+            specials.append({"role": "_system_prompt", "content": meta.system_prompt})
         specials.append({"role": "_checkpoint", "id": 0})
         lines.extend(dump_special(d).encode("utf-8") for d in specials)
         for m in session.messages:
-            lines.append(raw_bytes(m.raw) if m.raw is not None else dump_message(m.data).encode())
-        if session.recorded_tokens is not None:
-            usage = {"role": "_usage", "token_count": session.recorded_tokens}
+            lines.append(raw_bytes(m.raw) if m.raw is not None else dump_message(m.data).encode())  # type: ignore[arg-type]  # bytes, str or RawRef
+        if meta.recorded_tokens is not None:
+            usage = {"role": "_usage", "token_count": meta.recorded_tokens}
             lines.append(dump_special(usage).encode("utf-8"))
     out = b"\n".join(lines)
-    if lines and (session.trailing_newline or session.entries is None):
+    if lines and (state.trailing_newline or state.entries is None):
         out += b"\n"
     return out
 
@@ -214,7 +236,7 @@ def serialize(session: Session) -> bytes:
 _ROTATED = re.compile(r"^context(_\d+)?\.jsonl$")
 
 
-class KimiCliFormat:
+class KimiCliFormat(SessionFormat):
     """kimi-cli ``context.jsonl`` (a file, or the session folder holding it).
     Written back the way kimi-cli's ``/compact`` writes: the file is rotated
     to the next ``context_N.jsonl`` and a new one holds ``_system_prompt``,
@@ -224,7 +246,7 @@ class KimiCliFormat:
     label = "kimi-cli context.jsonl"
     agent = "kimi-cli"
     write_policy = "rotate"
-    write_notes = ()
+    streams_lines = True
 
     def recognise(self, path: Path, head: bytes) -> bool:
         if path.suffix.lower() == ".json":
@@ -236,25 +258,29 @@ class KimiCliFormat:
         return candidate if candidate.is_file() else None
 
     def discover(self, env: Mapping[str, str], home: Path) -> list[SessionInfo]:
-        from kimi_compact_tui.formats import kimi_discover
-
         return kimi_discover.discover(env, home)
 
     def discovery_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
-        from kimi_compact_tui.formats import kimi_discover
-
         return [kimi_discover.share_dir(env, home) / "sessions"]
 
     def describe(self, path: Path) -> SessionInfo:
-        from kimi_compact_tui.formats import kimi_discover
-
         return kimi_discover.describe_session(path if path.is_dir() else path.parent)
+
+    def short_name(self, path: Path) -> str:
+        return f"{path.parent.name}/{path.name}" if path.parent.name else path.name
 
     def parse(self, data: bytes, path: Path) -> Session:
         return parse(data, path)
 
     def parse_lines(self, lines: Lines, path: Path) -> Session:
         return parse_lines(lines, path)
+
+    def from_messages(
+        self, messages: list[Message], path: Path | None = None, meta: SessionMeta | None = None
+    ) -> Session:
+        return Session(
+            path, self, list(messages), meta=meta or SessionMeta(), format_state=KimiState(None)
+        )
 
     def dump(self, session: Session) -> bytes:
         return serialize(session)
@@ -269,18 +295,29 @@ class KimiCliFormat:
         )
 
     def compacted_session(
-        self, session: Session, plan: Any, summary: str, output_tokens: int | None
+        self, session: Session, plan: CompactionPlan, summary: str, output_tokens: int | None
     ) -> Session:
         """kimi-cli's ``_usage`` after ``/compact``: the summary's output tokens
         when the provider reported them (else the summary message's characters
         // 4) plus the kept messages' characters // 4."""
-        result = splice(session, plan, self.summary_message(summary))
-        after = result.messages[plan.leading :]
+        messages = splice(session, plan, self.summary_message(summary))
+        after = messages[plan.leading :]
         if output_tokens is not None:
-            result.recorded_tokens = output_tokens + kimi_estimate(after[1:])
+            recorded = output_tokens + kimi_estimate(after[1:])
         else:
-            result.recorded_tokens = kimi_estimate(after)
-        return result
+            recorded = kimi_estimate(after)
+        meta = SessionMeta(session.meta.system_prompt, recorded)
+        return Session(session.path, self, messages, meta=meta, format_state=KimiState(None))
 
-    def write_op(self, session: Session, compacted: Session, context: Mapping[str, Any]) -> WriteOp:
+    def write_op(self, session: Session, compacted: Session) -> WriteOp:
         return WriteOp("rotate", serialize(compacted))
+
+    def rotation_name(self, path: Path, number: int) -> str:
+        return f"{path.stem}_{number}{path.suffix}"
+
+    def rotation_number(self, path: Path, name: str) -> int | None:
+        m = re.fullmatch(rf"{re.escape(path.stem)}_(\d+){re.escape(path.suffix)}", name)
+        return int(m.group(1)) if m else None
+
+
+FORMAT = KimiCliFormat()

@@ -4,16 +4,33 @@ and ``.jsonl`` (one message per line)."""
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kimi_compact_tui.compaction.summary import plain_summary_message, splice
+from kimi_compact_tui.compaction.plan import CompactionPlan
 from kimi_compact_tui.errors import SessionFormatError
-from kimi_compact_tui.formats.base import SessionInfo, WriteOp
+from kimi_compact_tui.formats.base import (
+    Session,
+    SessionFormat,
+    SessionInfo,
+    SessionMeta,
+    WriteOp,
+    splice,
+    state_of,
+)
 from kimi_compact_tui.formats.lines import Lines, decode_line, raw_bytes
 from kimi_compact_tui.formats.validate import check_message, type_name
-from kimi_compact_tui.model import Message, Session
+from kimi_compact_tui.fsutil import decode_utf8
+from kimi_compact_tui.model import Message
+
+
+@dataclass(frozen=True)
+class JsonState:
+    """An OpenAI ``.json`` session: the other top-level keys of an object
+    holding ``messages`` (None for a plain list)."""
+
+    container: dict[str, Any] | None = None
 
 
 def parse_json(text: str, path: Path) -> Session:
@@ -52,14 +69,7 @@ def parse_json(text: str, path: Path) -> Session:
     for i, data in enumerate(raw_messages):
         check_message(data, f"{path}: {prefix}[{i}]")
         messages.append(Message(data))
-    return Session(
-        path=path,
-        format="openai-json",
-        messages=messages,
-        container=container,
-        container_is_list=container is None,
-        trailing_newline=text.endswith("\n"),
-    )
+    return Session(path, JSON_FORMAT, messages, format_state=JsonState(container))
 
 
 def parse_jsonl(data: bytes, path: Path) -> Session:
@@ -84,27 +94,23 @@ def parse_jsonl_lines(lines: Lines, path: Path) -> Session:
             ) from None
         check_message(data, f"{path}:{lineno}")
         messages.append(Message(data, keep(raw, offset)))
-    return Session(
-        path=path,
-        format="openai-jsonl",
-        messages=messages,
-        trailing_newline=lines.trailing_newline,
-    )
+    return Session(path, JSONL_FORMAT, messages)
 
 
 def serialize_json(session: Session) -> bytes:
     items = [m.data for m in session.messages]
-    if session.container_is_list or session.container is None:
+    container = state_of(session, JsonState).container
+    if container is None:
         value: object = items
     else:
-        value = dict(session.container)
+        value = dict(container)
         value["messages"] = items
     return (json.dumps(value, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
 
 
 def serialize_jsonl(session: Session) -> bytes:
     lines = [
-        raw_bytes(m.raw) if m.raw is not None else json.dumps(m.data, ensure_ascii=False).encode()
+        raw_bytes(m.raw) if m.raw is not None else json.dumps(m.data, ensure_ascii=False).encode()  # type: ignore[arg-type]  # bytes, str or RawRef
         for m in session.messages
     ]
     out = b"\n".join(lines)
@@ -116,35 +122,21 @@ def serialize_jsonl(session: Session) -> bytes:
 # ----------------------------------------------------------------------------- the plugins
 
 
-class _OpenAIFormat:
-    """Shared by the two OpenAI layouts: no discovery, a plain summary
+class _OpenAIFormat(SessionFormat):
+    """Shared by the two OpenAI layouts: no discovery, the plain summary
     message, no usage record, a timestamped backup before the replace."""
 
     write_policy = "backup"
-    write_notes = ()
     fallback = True  # recognised only when no specific format (or foreign file) matches
 
-    def resolve_folder(self, folder: Path) -> Path | None:
-        return None
-
-    def discover(self, env: Mapping[str, str], home: Path) -> list[SessionInfo]:
-        return []
-
-    def summary_message(self, summary: str) -> Message:
-        return plain_summary_message(summary)
-
-    def compacted_session(
-        self, session: Session, plan: Any, summary: str, output_tokens: int | None
-    ) -> Session:
-        return splice(session, plan, self.summary_message(summary))
-
-    def write_op(self, session: Session, compacted: Session, context: Mapping[str, Any]) -> WriteOp:
+    def write_op(self, session: Session, compacted: Session) -> WriteOp:
         return WriteOp("backup", self.dump(compacted))
 
 
 class OpenAIJsonlFormat(_OpenAIFormat):
     name = "openai-jsonl"
     label = "OpenAI messages .jsonl"
+    streams_lines = True
 
     def recognise(self, path: Path, head: bytes) -> bool:
         suffix = path.suffix.lower()
@@ -184,9 +176,26 @@ class OpenAIJsonFormat(_OpenAIFormat):
         return suffix != ".jsonl" and head.lstrip()[:1] in (b"[", b"{")
 
     def parse(self, data: bytes, path: Path) -> Session:
-        from kimi_compact_tui.fsutil import decode_utf8
-
         return parse_json(decode_utf8(data, path, SessionFormatError), path)
+
+    def from_messages(
+        self, messages: list[Message], path: Path | None = None, meta: SessionMeta | None = None
+    ) -> Session:
+        return Session(
+            path, self, list(messages), meta=meta or SessionMeta(), format_state=JsonState()
+        )
 
     def dump(self, session: Session) -> bytes:
         return serialize_json(session)
+
+    def compacted_session(
+        self, session: Session, plan: CompactionPlan, summary: str, output_tokens: int | None
+    ) -> Session:
+        messages = splice(session, plan, self.summary_message(summary))
+        return Session(
+            session.path, self, messages, meta=session.meta, format_state=session.format_state
+        )
+
+
+JSONL_FORMAT = OpenAIJsonlFormat()
+JSON_FORMAT = OpenAIJsonFormat()

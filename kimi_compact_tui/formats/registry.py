@@ -16,19 +16,18 @@ from pathlib import Path
 from kimi_compact_tui.errors import SessionFormatError
 from kimi_compact_tui.formats import foreign
 from kimi_compact_tui.formats.base import SessionFormat, SessionInfo
-from kimi_compact_tui.formats.gemini_cli import GeminiCliFormat
-from kimi_compact_tui.formats.kimi import KimiCliFormat
-from kimi_compact_tui.formats.kimi_code import KimiCodeFormat
-from kimi_compact_tui.formats.openai import OpenAIJsonFormat, OpenAIJsonlFormat
-from kimi_compact_tui.model import Session
+from kimi_compact_tui.formats.gemini_cli import FORMAT as GEMINI_CLI
+from kimi_compact_tui.formats.kimi import FORMAT as KIMI_CLI
+from kimi_compact_tui.formats.kimi_code.plugin import FORMAT as KIMI_CODE
+from kimi_compact_tui.formats.openai import JSON_FORMAT, JSONL_FORMAT
 
 # One line per format, specific formats first (the order detection asks in).
 FORMATS: list[SessionFormat] = [
-    KimiCodeFormat(),
-    KimiCliFormat(),
-    GeminiCliFormat(),
-    OpenAIJsonlFormat(),
-    OpenAIJsonFormat(),
+    KIMI_CODE,
+    KIMI_CLI,
+    GEMINI_CLI,
+    JSONL_FORMAT,
+    JSON_FORMAT,
 ]
 
 HEAD_BYTES = 65536
@@ -45,8 +44,9 @@ def get(name: str) -> SessionFormat:
     raise SessionFormatError(f"unknown format {name!r} (known: {', '.join(names())})")
 
 
-def format_of(session: Session) -> SessionFormat:
-    return get(session.format)
+def specific() -> list[SessionFormat]:
+    """The formats recognised by their own marks (not the fallbacks)."""
+    return [f for f in FORMATS if not f.fallback]
 
 
 def find_by_id(text: str) -> Path | None:
@@ -54,11 +54,9 @@ def find_by_id(text: str) -> Path | None:
     if not text or "/" in text or text.startswith("."):
         return None
     for fmt in FORMATS:
-        find = getattr(fmt, "find_session", None)
-        if find is not None:
-            found = find(text, os.environ, Path.home())
-            if found is not None:
-                return Path(found)
+        found = fmt.find_session(text, os.environ, Path.home())
+        if found is not None:
+            return Path(found)
     return None
 
 
@@ -87,7 +85,7 @@ def resolve_session_path(path: str | Path) -> Path:
             found = fmt.resolve_folder(p)
             if found is not None:
                 return found
-        kinds = ", ".join(f.label for f in FORMATS if not getattr(f, "fallback", False))
+        kinds = ", ".join(f.label for f in specific())
         raise SessionFormatError(f"{p}: folder holds no session ({kinds})")
     if not stat.S_ISREG(st.st_mode):
         raise SessionFormatError(f"{p}: not a regular file")
@@ -96,18 +94,14 @@ def resolve_session_path(path: str | Path) -> Path:
 
 def detect(path: Path, head: bytes) -> SessionFormat:
     """The format of the file at ``path`` whose first bytes are ``head``."""
-    specific = [f for f in FORMATS if not getattr(f, "fallback", False)]
-    for fmt in specific:
+    for fmt in specific():
         if fmt.recognise(path, head):
             return fmt
-    what = foreign.identify(head)
-    if what is not None:
-        raise SessionFormatError(
-            f"{path}: this looks like {what}, which is not supported yet "
-            f"(supported: {', '.join(f.label for f in FORMATS)})"
-        )
+    refused = foreign.refusal(path, head, [f.label for f in FORMATS])
+    if refused is not None:
+        raise SessionFormatError(refused)
     for fmt in FORMATS:
-        if fmt not in specific and fmt.recognise(path, head):
+        if fmt.fallback and fmt.recognise(path, head):
             return fmt
     raise SessionFormatError(
         f"{path}: unknown session format (expected {', '.join(f.label for f in FORMATS)})"
@@ -137,8 +131,7 @@ def describe_path(path: Path) -> SessionInfo:
         fmt = detect(target, head)
     except (SessionFormatError, OSError) as exc:
         return SessionInfo(path, "?", title=path.name, error=str(exc))
-    describe = getattr(fmt, "describe", None)
-    info = describe(path) if describe is not None else SessionInfo(path, fmt.name)
+    info = fmt.describe(path)
     info.title = info.title or path.name
     return info
 
@@ -152,12 +145,12 @@ def discovery_note(
     home = Path.home() if home is None else home
     parts, nowhere = [], []
     for fmt in FORMATS:
-        roots = getattr(fmt, "discovery_roots", None)
-        if roots is None:
+        roots = fmt.discovery_roots(env, home)
+        if not roots:
             continue
-        where = ", ".join(str(p) for p in roots(env, home))
+        where = ", ".join(str(p) for p in roots)
         n = sum(1 for info in sessions if info.format == fmt.name)
-        agent = getattr(fmt, "agent", fmt.name)
+        agent = fmt.agent or fmt.name
         if n:
             parts.append(f"{n:,} {agent} session{'s' if n != 1 else ''} under {where}")
         else:

@@ -1,5 +1,6 @@
 """Summary providers: OpenAI-compatible SSE (OpenAI, Moonshot/Kimi, vLLM, llama.cpp,
-Ollama ``/v1``), Ollama native NDJSON, and the offline extractive summarizer.
+Ollama ``/v1``), Anthropic's Messages API over SSE, Ollama native NDJSON, and the
+offline extractive summarizer.
 
 Entry points::
 
@@ -30,6 +31,7 @@ from kimi_compact_tui.providers.base import (
     SummaryInput,
     request_body,
 )
+from kimi_compact_tui.providers.keys import require_key
 from kimi_compact_tui.providers.registry import (
     PROVIDER_KINDS,
     REGISTRY,
@@ -66,6 +68,7 @@ __all__ = [
     "is_remote",
     "provider_config_from",
     "request_body",
+    "require_key",
     "require_model",
     "resolve_kind",
     "stream_summary",

@@ -115,27 +115,37 @@ class Collector:
         if isinstance(usage, dict) and usage:
             self.usage = dict(usage)  # the last one seen wins; never summed
 
-    def verdict(self, *, ended_normally: bool, end_marker: str) -> Outcome:
-        """Decide complete / truncated / failed once the stream is over."""
+    def verdict(
+        self,
+        *,
+        ended_normally: bool,
+        end_marker: str,
+        complete: tuple[str, ...] = ("stop",),
+        limit: tuple[str, ...] = ("length",),
+    ) -> Outcome:
+        """Decide complete / truncated / failed once the stream is over.
+        ``complete`` and ``limit`` are the wire format's finish reasons for a
+        finished answer and for one cut at the output limit."""
         if not ended_normally:
             return Outcome("failed", f"the stream ended before its end marker ({end_marker})")
         reason = self.finish_reason
         has_text = bool(self.summary.strip())
-        if reason == "length":
+        if reason in limit:
             if not has_text:
                 return Outcome(
                     "failed",
                     "the model hit its output limit before writing any summary "
-                    "(finish reason: length)",
+                    f"(finish reason: {reason})",
                 )
             return Outcome("truncated", "the summary was cut off at the model's output limit")
-        if reason == "stop":
+        if reason in complete:
             if not has_text:
                 return Outcome("failed", "the model returned an empty summary")
             return Outcome("complete")
         if reason is None:
             return Outcome("failed", "the stream ended without a finish reason")
-        return Outcome("failed", f"the stream finished with reason {reason!r}, not 'stop'")
+        expected = " or ".join(repr(r) for r in complete)
+        return Outcome("failed", f"the stream finished with reason {reason!r}, not {expected}")
 
     def result(self, outcome: Outcome, *, offline: bool = False) -> StreamResult:
         now = time.monotonic()

@@ -2,13 +2,15 @@
 
 Nothing here talks to the network or knows about Textual. API keys are never
 stored here: a config only names the environment variable holding the key,
-which is read at call time and used only in the ``Authorization`` header.
+which is read at call time and used only in the request's key header
+(``Authorization``, or Anthropic's ``x-api-key``).
 Validation of the ``provider:`` block lives in :mod:`.settings`, the kinds in
 :mod:`.registry`.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, Union
@@ -18,7 +20,7 @@ if TYPE_CHECKING:
 
 #: The implementation kinds (``ProviderConfig.kind``); the accepted spellings,
 #: aliases included, are ``registry.PROVIDER_KINDS``.
-ImplementationKind = Literal["openai", "moonshot", "ollama", "offline"]
+ImplementationKind = Literal["openai", "moonshot", "anthropic", "ollama", "offline"]
 #: What a provider is asked to summarise: the compaction request, or its
 #: OpenAI-style body (``request.body``).
 SummaryInput = Union["CompactionRequest", Mapping[str, Any]]
@@ -30,15 +32,20 @@ MOONSHOT_BASE_URLS = {
 DEFAULT_BASE_URLS = {
     "openai": "https://api.openai.com/v1",
     "moonshot": MOONSHOT_BASE_URLS["global"],
+    "anthropic": "https://api.anthropic.com",
     "ollama": "http://127.0.0.1:11434",
     "offline": None,
 }
 DEFAULT_KEY_ENVS = {
     "openai": "OPENAI_API_KEY",
     "moonshot": "MOONSHOT_API_KEY",
+    "anthropic": "ANTHROPIC_API_KEY",
     "ollama": None,
     "offline": None,
 }
+#: A kind whose base URL, when none is configured, may come from this variable
+#: (read at call time, as Anthropic's own clients do).
+BASE_URL_ENVS = {"anthropic": "ANTHROPIC_BASE_URL"}
 OFFLINE_MODEL = "offline-extractive"
 
 StreamEventKind = Literal["text", "reasoning", "retry", "status"]
@@ -62,6 +69,7 @@ class ProviderConfig:
     extra_body: dict[str, Any] = field(default_factory=dict)
     num_ctx: int | None = None  # ollama native only; estimated from the transcript when None
     chunk_delay: float = 0.0  # offline only: pause between streamed chunks
+    max_tokens: int | None = None  # anthropic only: the answer's limit (None: the default)
 
     @property
     def offline(self) -> bool:
@@ -73,7 +81,19 @@ class ProviderConfig:
             return self.base_url.rstrip("/")
         if self.kind == "moonshot":
             return MOONSHOT_BASE_URLS["cn" if self.region == "cn" else "global"]
+        from_env = self.base_url_from_env
+        if from_env:
+            return from_env.rstrip("/")
         return DEFAULT_BASE_URLS.get(self.kind)
+
+    @property
+    def base_url_from_env(self) -> str | None:
+        """The base URL the environment gives (``ANTHROPIC_BASE_URL`` for anthropic)
+        when none is configured, as it is set (unchecked); None otherwise."""
+        name = BASE_URL_ENVS.get(self.kind)
+        if self.base_url or name is None:
+            return None
+        return os.environ.get(name, "").strip() or None
 
     @property
     def effective_key_env(self) -> str | None:
@@ -144,11 +164,37 @@ class StreamResult:
     def retries(self) -> int:
         return max(0, self.attempts - 1)
 
+    def write_refusal(
+        self, summary: str | None = None, allow_truncated: bool = False
+    ) -> str | None:
+        """The one rule for "writable": None when ``summary`` (default: this
+        run's own text; an edit of it otherwise) may be written into a session
+        after this run, else why not."""
+        text = self.summary if summary is None else summary
+        if self.status == "truncated" and not allow_truncated:
+            return "the summary was truncated at the model's output limit"
+        if self.status not in ("complete", "truncated"):
+            return f"the summary is {self.status}" + (f" ({self.error})" if self.error else "")
+        if not text.strip():
+            return "the summary is empty"
+        return None
+
     def writable(self, allow_truncated: bool = False) -> bool:
-        """True when the summary may be written into a session."""
-        if self.status == "complete":
-            return bool(self.summary.strip())
-        return allow_truncated and self.status == "truncated" and bool(self.summary.strip())
+        """True when this run's summary may be written into a session."""
+        return self.write_refusal(allow_truncated=allow_truncated) is None
+
+    @property
+    def output_tokens(self) -> int | None:
+        """The one output-token rule: the summary's tokens as the provider
+        reported them (None when it did not)."""
+        usage = self.usage
+        if not isinstance(usage, dict):
+            return None
+        for key in ("completion_tokens", "output_tokens", "eval_count"):
+            value = usage.get(key)
+            if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
+                return value
+        return None
 
     def to_json(self) -> dict[str, Any]:
         return {

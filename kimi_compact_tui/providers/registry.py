@@ -42,9 +42,13 @@ class Provider(Protocol):
       (:class:`StreamEvent`), with ``retry`` and ``status`` notes in between;
     - setting ``cancel`` (or cancelling the task) ends it as ``cancelled`` with
       the partial text kept;
-    - ``complete`` only after a normal end with finish reason ``stop``;
+    - ``complete`` only after a normal end with finish reason ``stop`` (or the
+      wire format's own spelling of it, e.g. Anthropic's ``end_turn``);
     - an API key is read from its environment variable at call time, used only
-      in the ``Authorization`` header and scrubbed from every error text.
+      in the key header (``Authorization``, Anthropic's ``x-api-key``) and
+      scrubbed from every error text; a request that needs a key
+      (:func:`~kimi_compact_tui.providers.keys.require_key`) is never sent
+      without one.
     """
 
     config: ProviderConfig
@@ -86,6 +90,7 @@ REGISTRY: dict[str, ProviderKind] = {
     "openai": ProviderKind("openai", _http, description="OpenAI-compatible SSE"),
     "moonshot": ProviderKind("moonshot", _http, description="Kimi / Moonshot (global)"),
     "moonshot-cn": ProviderKind("moonshot", _http, region="cn", description="Moonshot (China)"),
+    "anthropic": ProviderKind("anthropic", _http, description="Anthropic Messages API over SSE"),
     "ollama": ProviderKind("ollama", _http, description="Ollama native /api/chat"),
     "offline": ProviderKind("offline", _offline, remote=False, description="no model"),
     "kimi": ProviderKind("moonshot", _http, description="alias of moonshot"),
@@ -127,6 +132,10 @@ def require_model(config: ProviderConfig, request_model: str | None) -> None:
             f"provider.model: the {config.kind} provider needs a model: set provider.model "
             "or compaction_model in the config, or pass --model"
         )
+
+
+# The key check (``providers.keys.require_key``) is called beside require_model:
+# a provider that needs a key never sends a request without one.
 
 
 def provider_config_from(

@@ -4,15 +4,14 @@ Every kind accepts the common settings (``base_url``, ``model``, ``api_key_env``
 the timeouts and retries, ``extra_body``); the offline provider reads only
 ``model`` (shown as the request's model) and ignores the rest, so a config can
 switch ``kind`` without deleting them. A setting that belongs to one kind
-(``region``: moonshot, ``num_ctx``: ollama, ``chunk_delay``: offline) is an
-error with another. Every error is one line naming the field; a key is never
+(``region``: moonshot, ``num_ctx``: ollama, ``max_tokens``: anthropic,
+``chunk_delay``: offline) is an error with another. Every error is one line naming the field; a key is never
 read from a config file (``api_key`` and friends are refused without echoing
 the value).
 """
 
 from __future__ import annotations
 
-import math
 import re
 from collections.abc import Mapping
 from typing import Annotated, Any, Literal
@@ -20,6 +19,7 @@ from typing import Annotated, Any, Literal
 from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
 from pydantic_core import PydanticCustomError
 
+from kimi_compact_tui import limits
 from kimi_compact_tui.errors import ConfigError
 from kimi_compact_tui.providers.base import ProviderConfig
 
@@ -28,20 +28,22 @@ def _fail(message: str) -> PydanticCustomError:
     return PydanticCustomError("provider_setting", message)
 
 
-def _seconds(*, positive: bool) -> BeforeValidator:
-    def check(v: Any) -> float:
-        if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
-            raise _fail(f"must be a number of seconds, got {v!r}")
-        if v < 0 or (positive and v == 0):
-            raise _fail(f"must be positive, got {v!r}")
-        return float(v)
+def _within(limit: limits.Range) -> BeforeValidator:
+    """A number in ``limit``'s range (seconds come back as a float)."""
+
+    def check(v: Any) -> int | float:
+        try:
+            value = limit.check(v)
+        except ValueError as exc:
+            raise _fail(str(exc)) from None
+        return float(value) if limit.unit == "seconds" else value
 
     return BeforeValidator(check)
 
 
 def _url(v: Any) -> str:
     if not isinstance(v, str) or not re.match(r"^https?://[^\s/]+", v.strip()):
-        raise _fail(f"must be an http(s) URL, got {v!r}")
+        raise _fail(f"must be an http(s) URL, got {limits.shown(v)}")
     return v.strip().rstrip("/")
 
 
@@ -54,12 +56,6 @@ def _model(v: Any) -> str:
 def _env_name(v: Any) -> str:
     if not isinstance(v, str) or (v and not re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", v)):
         raise _fail("must be an environment variable name")
-    return v
-
-
-def _tries(v: Any) -> int:
-    if isinstance(v, bool) or not isinstance(v, int) or not 1 <= v <= 10:
-        raise _fail(f"must be a whole number of tries, 1 to 10, got {v!r}")
     return v
 
 
@@ -83,18 +79,8 @@ REGION_SPELLINGS = {
 def _region(v: Any) -> str:
     region = REGION_SPELLINGS.get(str(v).strip().lower())
     if region is None:
-        raise _fail(f"must be 'global' or 'cn', got {v!r}")
+        raise _fail(f"must be 'global' or 'cn', got {limits.shown(v)}")
     return region
-
-
-def _num_ctx(v: Any) -> int:
-    if isinstance(v, bool) or not isinstance(v, int) or v < 256:
-        raise _fail(f"must be a whole number of tokens >= 256, got {v!r}")
-    return v
-
-
-Seconds = Annotated[float, _seconds(positive=False)]
-PositiveSeconds = Annotated[float, _seconds(positive=True)]
 
 
 class ProviderSettings(BaseModel):
@@ -106,11 +92,13 @@ class ProviderSettings(BaseModel):
     base_url: Annotated[str, BeforeValidator(_url)] | None = None
     model: Annotated[str, BeforeValidator(_model)] | None = None
     api_key_env: Annotated[str, BeforeValidator(_env_name)] | None = None
-    connect_timeout: PositiveSeconds = 10.0
-    read_timeout: PositiveSeconds = 120.0  # longest silence allowed between two chunks
-    max_retries: Annotated[int, BeforeValidator(_tries)] = 3  # tries in all
-    retry_cap: Seconds = 30.0  # longest wait before one retry
-    retry_base_delay: Seconds = 1.0  # first backoff step, doubled each retry
+    connect_timeout: Annotated[float, _within(limits.CONNECT_TIMEOUT)] = 10.0
+    # The longest silence allowed between two chunks.
+    read_timeout: Annotated[float, _within(limits.READ_TIMEOUT)] = 120.0
+    max_retries: Annotated[int, _within(limits.MAX_RETRIES)] = 3  # tries in all
+    retry_cap: Annotated[float, _within(limits.RETRY_CAP)] = 30.0  # longest wait before one retry
+    # The first backoff step, doubled each retry.
+    retry_base_delay: Annotated[float, _within(limits.RETRY_BASE_DELAY)] = 1.0
     extra_body: Annotated[dict[str, Any], BeforeValidator(_mapping)] = {}
 
     def to_config(self) -> ProviderConfig:
@@ -130,24 +118,33 @@ class MoonshotSettings(ProviderSettings):
     region: Annotated[str, BeforeValidator(_region)] | None = None
 
 
+class AnthropicSettings(ProviderSettings):
+    """Anthropic's Messages API: ``max_tokens`` is the answer's limit (the API
+    requires one; a ``max_tokens`` in ``compaction.settings_overrides`` wins)."""
+
+    kind: Literal["anthropic"] = "anthropic"
+    max_tokens: Annotated[int, _within(limits.ANSWER_TOKENS)] | None = None
+
+
 class OllamaSettings(ProviderSettings):
     """Ollama's native ``/api/chat``; ``num_ctx`` is estimated from the transcript
     when not set."""
 
     kind: Literal["ollama"] = "ollama"
-    num_ctx: Annotated[int, BeforeValidator(_num_ctx)] | None = None
+    num_ctx: Annotated[int, _within(limits.NUM_CTX)] | None = None
 
 
 class OfflineSettings(ProviderSettings):
     """The offline extractive summarizer; ``chunk_delay`` paces its stream."""
 
     kind: Literal["offline"] = "offline"
-    chunk_delay: Seconds = 0.0
+    chunk_delay: Annotated[float, _within(limits.CHUNK_DELAY)] = 0.0
 
 
 SETTINGS_BY_KIND: dict[str, type[ProviderSettings]] = {
     "openai": OpenAISettings,
     "moonshot": MoonshotSettings,
+    "anthropic": AnthropicSettings,
     "ollama": OllamaSettings,
     "offline": OfflineSettings,
 }
@@ -172,7 +169,7 @@ def check_keys(raw: Mapping[str, Any]) -> dict[str, Any]:
     values: dict[str, Any] = {}
     for key, value in raw.items():
         if not isinstance(key, str):
-            raise ConfigError(f"provider: field names must be text, got {key!r}")
+            raise ConfigError(f"provider: field names must be text, got {limits.shown(key)}")
         if key.lower() in FORBIDDEN_KEYS:
             raise field_error(
                 key,
@@ -201,4 +198,7 @@ def validate_settings(kind: str, values: Mapping[str, Any]) -> ProviderConfig:
         name = ".".join(str(x) for x in err["loc"][:1]) or "(block)"
         message = err["msg"] if err["type"] == "provider_setting" else err["msg"].lower()
         raise field_error(name, message) from None
+    problem = limits.check_request_fields(settings.extra_body, "provider.extra_body")
+    if problem is not None:
+        raise ConfigError(problem)
     return settings.to_config()

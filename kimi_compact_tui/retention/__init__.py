@@ -19,6 +19,7 @@ from kimi_compact_tui.retention.report import (
     check_min_retention,
     editor_block,
     instructions_for,
+    item_lines_in,
     parse_min_retention,
     retention_report,
 )
@@ -40,6 +41,7 @@ __all__ = [
     "check_min_retention",
     "editor_block",
     "instructions_for",
+    "item_lines_in",
     "extract",
     "parse_min_retention",
     "retention_report",

@@ -40,6 +40,7 @@ from kimi_compact_tui.retention.patterns import (
     paths_in,
     work_root,
 )
+from kimi_compact_tui.sanitize import plain_text
 
 FILE_PATHS = "file_paths"
 COMMANDS = "commands"
@@ -87,7 +88,7 @@ def tool_call_args(call: dict[str, Any]) -> tuple[str, dict[str, Any] | str]:
     fn = call.get("function") if isinstance(call, dict) else None
     if not isinstance(fn, dict):
         return "", ""
-    name = fn.get("name") if isinstance(fn.get("name"), str) else ""
+    name: str = fn["name"] if isinstance(fn.get("name"), str) else ""
     raw = fn.get("arguments")
     if isinstance(raw, str):
         try:
@@ -114,8 +115,9 @@ def parsed_calls(message: Message) -> list[Call]:
 def message_haystack(
     message: Message, text: str | None = None, calls: list[Call] | None = None
 ) -> str:
-    """Everything a reader of the message sees: its text and its tool calls."""
-    text = message.text() if text is None else text
+    """Everything a reader of the message sees: its text and its tool calls, as a
+    terminal shows them (escape sequences and controls dropped: :func:`plain_text`)."""
+    text = plain_text(message.text()) if text is None else text
     calls = parsed_calls(message) if calls is None else calls
     if not calls:
         return text
@@ -123,20 +125,20 @@ def message_haystack(
     for name, args in calls:
         chunks.append(name)
         chunks.extend(arg_strings(args))
-    return "\n".join(c for c in chunks if c)
+    return plain_text("\n".join(c for c in chunks if c))
 
 
 def shell_command(name: str, args: dict[str, Any] | str) -> str | None:
     if not SHELL_TOOLS.search(name):
         return None
     if isinstance(args, str):
-        return args.strip() or None
+        return plain_text(args).strip() or None
     for key in COMMAND_ARGS:
         value = args.get(key)
         if isinstance(value, list) and all(isinstance(v, str) for v in value):
             value = " ".join(value)
         if isinstance(value, str) and value.strip():
-            return value.strip()
+            return plain_text(value).strip() or None
     return None
 
 
@@ -159,7 +161,9 @@ class _Collector:
     def __init__(self) -> None:
         self.out: Extracted = {c: {} for c in CATEGORIES}
 
-    def add(self, category: str, key: str, text: str, index: int, extra=()) -> None:
+    def add(
+        self, category: str, key: str, text: str, index: int, extra: tuple[str, ...] = ()
+    ) -> None:
         bucket = self.out[category]
         item = bucket.get(key)
         if item is None:
@@ -230,7 +234,7 @@ def extract(
     for index in indices:
         message = messages[index]
         role = message.role
-        text = message.text()
+        text = plain_text(message.text())
         calls = parsed_calls(message)
         hay = message_haystack(message, text, calls)
         is_tool = message.is_tool_result()
@@ -269,7 +273,7 @@ def extract(
                 if wants_open and OPEN_RE.search(sentence_low):
                     c.add(OPEN_ITEMS, key, shown(sentence, 240), index)
     if last_user is not None:
-        text = messages[last_user].text().strip()
+        text = plain_text(messages[last_user].text()).strip()
         if text:
             c.add(LATEST_REQUEST, collapse(text).lower(), shown(text, 240), last_user)
     if root is None:

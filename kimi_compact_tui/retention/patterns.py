@@ -19,7 +19,7 @@ SPECIAL_FILES_RE = re.compile(
     r"(?<![\w/.\-])((?:[\w.\-]+/)*(?:Makefile|Dockerfile|Justfile|Rakefile|Gemfile|"
     r"\.gitignore|\.env))(?![\w\-/.])"
 )
-URL_RE = re.compile(r"\bhttps?://[^\s<>\"'`)\]}]+")
+URL_RE = re.compile(r"\bhttps?://[^\s<>\"'`)\]}\x00-\x1f\x7f-\x9f]+")  # never a control
 SHELL_TOOLS = re.compile(r"shell|bash|terminal|command|^sh$|^zsh$|^exec|^run$|powershell", re.I)
 COMMAND_ARGS = ("command", "cmd", "commands", "script", "code", "input")
 WRITE_TOOLS = re.compile(r"write|edit|replace|patch|create|apply|insert", re.I)

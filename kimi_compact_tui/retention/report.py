@@ -12,10 +12,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
+from kimi_compact_tui.compaction.plan import CompactionPlan
 from kimi_compact_tui.errors import RetentionShortfall, UserError
-from kimi_compact_tui.model import Session
+from kimi_compact_tui.model import Message
 from kimi_compact_tui.retention.extraction import (
     CATEGORIES,
     FILE_PATHS,
@@ -25,6 +26,24 @@ from kimi_compact_tui.retention.extraction import (
 )
 from kimi_compact_tui.retention.matching import Haystack, find
 from kimi_compact_tui.retention.patterns import WORK_DIR_RE
+from kimi_compact_tui.sanitize import plain_text
+
+
+class _Meta(Protocol):
+    @property
+    def system_prompt(self) -> str | None: ...
+
+
+class Reviewed(Protocol):
+    """What retention reads of a session (a ``formats.base.Session`` is one):
+    its messages and the agent's system prompt, when the file records it."""
+
+    @property
+    def messages(self) -> list[Message]: ...
+
+    @property
+    def meta(self) -> _Meta: ...
+
 
 EXIT_RETENTION_SHORTFALL = (
     RetentionShortfall.exit_code
@@ -140,7 +159,7 @@ def _s(seq: Iterable[Any]) -> str:
 
 
 def retention_report(
-    session: Session, plan: Any, summary_text: str, *, work_dir: str | None = None
+    session: Reviewed, plan: CompactionPlan, summary_text: str, *, work_dir: str | None = None
 ) -> RetentionReport:
     """The retention of ``summary_text`` for the range ``plan.compact_indices``."""
     messages = session.messages
@@ -149,7 +168,7 @@ def retention_report(
     root = work_dir.rstrip("/") + "/" if work_dir else None
     extracted, root = extract(messages, compact, root)
     kept_indices = [*plan.leading_system_indices, *plan.preserved_indices]
-    summary = Haystack(summary_text or "")
+    summary = Haystack(plain_text(summary_text or ""))
     tail = Haystack("\n".join(message_haystack(messages[i]) for i in kept_indices))
     unique = _unique_basenames(extracted[FILE_PATHS].values())
     categories: dict[str, CategoryReport] = {}
@@ -169,9 +188,9 @@ def retention_report(
     return RetentionReport(categories, span, root)
 
 
-def stated_work_dir(session: Session, plan: Any) -> str | None:
+def stated_work_dir(session: Reviewed, plan: CompactionPlan) -> str | None:
     """The work folder a system prompt or leading system message states."""
-    texts = [session.system_prompt or ""]
+    texts = [session.meta.system_prompt or ""]
     texts += [session.messages[i].text() for i in plan.leading_system_indices]
     for text in texts:
         m = WORK_DIR_RE.search(text)
@@ -240,6 +259,24 @@ def item_line(item: Item) -> str:
     where = ", ".join(str(n) for n in numbers(item))
     label = CATEGORY_LABELS.get(item.category, item.category)
     return f"- {label}: {item.text} (message{_s(item.messages)} {where})"
+
+
+_ITEM_LINE_RE = re.compile(
+    r"^- (?P<label>"
+    + "|".join(re.escape(label) for label in CATEGORY_LABELS.values())
+    + r"): (?P<text>.+) \(messages? \d+(?:, \d+)*\)$"
+)
+
+
+def item_lines_in(text: str) -> list[tuple[str, str]]:
+    """(category label, item text) of every :func:`item_line` in ``text``: what
+    :func:`instructions_for` and :func:`editor_block` wrote, read back."""
+    out = []
+    for line in text.splitlines():
+        m = _ITEM_LINE_RE.match(line.strip())
+        if m:
+            out.append((m.group("label"), m.group("text")))
+    return out
 
 
 def instructions_for(items: Iterable[Item]) -> str:

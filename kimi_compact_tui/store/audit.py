@@ -1,7 +1,6 @@
 """The audit log: one JSON line per write and restore, beside the session.
 
-``<session file name>.compact-audit.jsonl`` (the agents ignore it), in the
-session's restore folder (:func:`store.keep.restore_folder`). A record
+``<session file name>.compact-audit.jsonl`` (the agents ignore it). A record
 holds times, paths, sizes and sha256s, the plan's indices, the prompt's
 source and sha256, the provider (with any user:password removed from URLs),
 the model, the usage numbers and the summary's sha256: never a key, never
@@ -18,7 +17,8 @@ import re
 from pathlib import Path
 from typing import Any
 
-from kimi_compact_tui.store.keep import restore_folder
+from kimi_compact_tui import __version__
+from kimi_compact_tui.compaction.prompts import PromptSource
 
 AUDIT_SUFFIX = ".compact-audit.jsonl"
 
@@ -28,7 +28,7 @@ _URL_USERINFO = re.compile(r"(\w+://)[^/@\s]*@")
 
 def audit_path(path: str | Path) -> Path:
     p = Path(path)
-    return restore_folder(p) / (p.name + AUDIT_SUFFIX)
+    return p.with_name(p.name + AUDIT_SUFFIX)
 
 
 def scrub_text(text: str) -> str:
@@ -51,35 +51,14 @@ def numbers_only(value: Any) -> Any:
     return None
 
 
-def provider_kind(provider: Any) -> str | None:
-    """The provider's kind ("offline", "openai", ...): the audit's ``provider``."""
-    if provider is None:
-        return None
-    return scrub_text(str(getattr(provider, "kind", provider)))
-
-
-def provider_text(provider: Any) -> str | None:
-    """The provider in one line (kind, model, URL without credentials)."""
-    if provider is None:
-        return None
-    describe = getattr(provider, "describe", None)
-    text = describe() if callable(describe) else str(provider)
-    return scrub_text(str(text))
-
-
-def prompt_json(prompt: Any) -> dict[str, Any] | None:
+def prompt_json(prompt: PromptSource | None) -> dict[str, Any] | None:
     if prompt is None:
         return None
-    to_json = getattr(prompt, "to_json", None)
-    if callable(to_json):
-        data = to_json()
-        return {k: data.get(k) for k in ("source", "path", "sha256", "upstream_exact")}
-    return {"source": str(prompt)}
+    data = prompt.to_json()
+    return {k: data.get(k) for k in ("source", "path", "sha256", "upstream_exact")}
 
 
 def tool_name() -> str:
-    from kimi_compact_tui import __version__
-
     return f"kimi-compact-tui {__version__}"
 
 
@@ -87,8 +66,6 @@ def append_audit(path: Path, record: dict[str, Any], mode: int) -> tuple[Path, s
     log = audit_path(path)
     line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
     try:
-        if log.parent != Path(path).parent:
-            log.parent.mkdir(mode=0o700, exist_ok=True)
         fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, (mode & 0o666) | 0o600)
         try:
             os.write(fd, line)

@@ -39,18 +39,11 @@ def step(name: str) -> None:
 
 
 def write_new_file(
-    path: Path,
-    names: Iterable[str],
-    data: bytes,
-    *,
-    mode: int,
-    mtime_ns: int | None,
-    directory: Path | None = None,
-) -> Path:
-    """Write ``data`` to a new file in ``directory`` (default: beside ``path``)
-    under the first free name of ``names``, never overwriting anything."""
-    directory = path.parent if directory is None else directory
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=directory)
+    directory: Path, names: Iterable[str], data: bytes, mode: int, mtime_ns: int | None
+) -> Path | None:
+    """Write ``data`` to a new file in ``directory`` under the first free name
+    of ``names``, never overwriting anything; None when every name is taken."""
+    fd, tmp = tempfile.mkstemp(prefix=".restore-point.", suffix=".tmp", dir=directory)
     dest: Path | None = None
     try:
         with os.fdopen(fd, "wb") as fh:

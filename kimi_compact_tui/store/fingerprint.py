@@ -1,8 +1,8 @@
-"""What a session file looked like when it was loaded, and the conflict check.
+"""The conflict check: a session file must still be what was loaded.
 
-A fingerprint (size, ``mtime_ns``, sha256) is taken from the very bytes that
-were parsed (:func:`load_fingerprinted`). Before anything is written the file
-is read again; if any of the three differs (the agent appended a turn, an
+A fingerprint (size, ``mtime_ns``, sha256; :class:`formats.loader.Fingerprint`)
+is taken from the very bytes that were parsed. Before anything is written the
+file is read again; if any of the three differs (the agent appended a turn, an
 editor saved it, ...) nothing is written.
 """
 
@@ -10,22 +10,13 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from kimi_compact_tui.errors import ApplyError, SessionFormatError
-from kimi_compact_tui.model import Session
+from kimi_compact_tui.formats.loader import Fingerprint
+from kimi_compact_tui.formats.registry import resolve_session_path
 
-
-@dataclass(frozen=True)
-class Fingerprint:
-    size: int
-    mtime_ns: int
-    sha256: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {"size": self.size, "mtime_ns": self.mtime_ns, "sha256": self.sha256}
+__all__ = ["Fingerprint", "conflict_message", "fingerprint", "read_fingerprinted"]
 
 
 def read_fingerprinted(path: Path) -> tuple[bytes, Fingerprint, int]:
@@ -40,8 +31,6 @@ def read_fingerprinted(path: Path) -> tuple[bytes, Fingerprint, int]:
 
 def fingerprint(path: str | Path) -> Fingerprint:
     """The fingerprint of the session file at ``path`` (a file or a session folder)."""
-    from kimi_compact_tui.formats import resolve_session_path
-
     try:
         p = resolve_session_path(path)
     except SessionFormatError as exc:
@@ -50,15 +39,6 @@ def fingerprint(path: str | Path) -> Fingerprint:
         return read_fingerprinted(p)[1]
     except OSError as exc:
         raise ApplyError(f"{p}: cannot read ({exc.strerror or exc})") from None
-
-
-def load_fingerprinted(path: str | Path, fmt: str | None = None) -> tuple[Session, Fingerprint]:
-    """Load a session and take its fingerprint from the same bytes (no window
-    in which the file could change between the two)."""
-    from kimi_compact_tui.formats import load_with_fingerprint
-
-    session, (size, mtime_ns, sha) = load_with_fingerprint(path, fmt)
-    return session, Fingerprint(size, mtime_ns, sha)
 
 
 def conflict_message(path: Path, loaded: Fingerprint, now: Fingerprint) -> str:

@@ -25,20 +25,37 @@ from pathlib import Path
 from typing import Any
 
 from kimi_compact_tui.errors import ApplyError, SessionFormatError
-from kimi_compact_tui.formats import parse_session_bytes, registry
+from kimi_compact_tui.formats import registry
+from kimi_compact_tui.formats.base import Session, SessionFormat
+from kimi_compact_tui.formats.loader import parse_bytes
 from kimi_compact_tui.store import audit
 from kimi_compact_tui.store.durable import atomic_write_bytes, os_error_line, truncate_durable
 from kimi_compact_tui.store.fingerprint import read_fingerprinted
 from kimi_compact_tui.store.keep import (
     BACKUP_MARK,
     backups,
+    drop_copy,
     keep_copy,
     next_rotation,
-    restore_folder,
     rotations,
     sha256_file,
 )
 from kimi_compact_tui.store.write import now_utc
+
+
+@dataclass(frozen=True)
+class Target:
+    """The session file a restore acts on, and its format (whose policy says
+    how a write was kept and is undone)."""
+
+    path: Path
+    format: SessionFormat
+
+    @classmethod
+    def of(cls, session: Session) -> Target:
+        if session.path is None:
+            raise ApplyError("the session has no file")
+        return cls(Path(session.path), session.format)
 
 
 @dataclass(frozen=True)
@@ -101,60 +118,71 @@ class RestoreResult:
         return line
 
 
-def target_of(path: str | Path) -> Path:
-    """The session file for ``path`` (a file, a session folder, or a session id a
-    format knows)."""
+def locate(path: str | Path) -> Target:
+    """The session file for ``path`` (a file or a session folder, the file
+    possibly gone) and its format: read from the file, else from the audit log
+    of the compaction written there."""
     p = Path(path).expanduser()
-    if not p.exists():
-        p = registry.find_by_id(str(path)) or p
     if p.is_dir():
         try:
-            return registry.resolve_session_path(p)
+            p = registry.resolve_session_path(p)
         except SessionFormatError as exc:
             # The session file may be gone: the audit log beside it still names it.
             logs = sorted(p.glob("*" + audit.AUDIT_SUFFIX))
-            if len(logs) == 1:
-                return logs[0].with_name(logs[0].name[: -len(audit.AUDIT_SUFFIX)])
+            if len(logs) != 1:
+                raise ApplyError(str(exc)) from None
+            p = logs[0].with_name(logs[0].name[: -len(audit.AUDIT_SUFFIX)])
+    elif not p.exists():
+        found = registry.find_by_id(str(path))
+        if found is not None:
+            return locate(found)
+        if not p.parent.is_dir():
+            raise ApplyError(f"{p.parent}: no such folder")
+    if p.exists():
+        try:
+            with open(p, "rb") as fh:
+                head = fh.read(registry.HEAD_BYTES)
+            return Target(p, registry.detect(p, head))
+        except SessionFormatError as exc:
             raise ApplyError(str(exc)) from None
-    if not p.parent.is_dir():
-        raise ApplyError(f"{p.parent}: no such folder")
-    return p
+        except OSError as exc:
+            raise ApplyError(os_error_line(p, exc, "read the session")) from None
+    names = [r.get("format") for r in audit.read_audit(p)]
+    for name in reversed(names):
+        if isinstance(name, str) and name in registry.names():
+            return Target(p, registry.get(name))
+    raise ApplyError(
+        f"{p}: no such session file, and no record of a compaction written there "
+        "(nothing to restore)"
+    )
 
 
-def _format(target: Path) -> Any:
-    """The file's format (from its first bytes), or None."""
-    with contextlib.suppress(OSError, SessionFormatError):
-        with open(target, "rb") as fh:
-            head = fh.read(registry.HEAD_BYTES)
-        return registry.detect(target, head)
-    return None
+Where = Target | str | Path
 
 
-def _policy(target: Path) -> str:
-    """The write policy of the file's format."""
-    fmt = _format(target)
-    return fmt.write_policy if fmt is not None else "backup"
+def _target(where: Where) -> Target:
+    """A :class:`Target` as given, or located once from a path (the CLI's entry)."""
+    return where if isinstance(where, Target) else locate(where)
 
 
 def _records(target: Path) -> list[dict[str, Any]]:
     return [r for r in audit.read_audit(target) if r.get("action") in ("apply", "restore")]
 
 
-def restore_points(path: str | Path) -> list[RestorePoint]:
+def restore_points(where: Where) -> list[RestorePoint]:
     """The restore points of a session, newest first, each labelled with where
     it came from."""
-    target = target_of(path)
+    where = _target(where)
+    target, fmt = where.path, where.format
     origins: dict[str, str] = {}
     for rec in _records(target):
         backup = rec.get("backup")
         if isinstance(backup, str):
             what = "before the compaction written" if rec["action"] == "apply" else "replaced"
             origins[backup] = f"made by kimi-compact-tui: the version {what} at {rec.get('time')}"
-    found = [("backup", p) for _, p in backups(target)]
-    fmt = _format(target)
-    if fmt is not None and fmt.write_policy == "rotate":
-        found = [("rotation", p) for _, p in rotations(target)] + found
-    agent = getattr(fmt, "agent", "the agent")
+    found = [("rotation", p) for _, p in rotations(target, fmt)]
+    found += [("backup", p) for _, p in backups(target, fmt)]
+    agent = fmt.agent or "the agent"
     points = []
     for kind, p in found:
         try:
@@ -184,6 +212,13 @@ def _pick(target: Path, points: list[RestorePoint], point: Any) -> RestorePoint:
     raise ApplyError(f"{target}: {point} is not a restore point of this session (have: {names})")
 
 
+def pick_point(where: Where, point: str | Path) -> RestorePoint:
+    """The restore point ``point`` names (a file name from the list, or a path),
+    or an ApplyError naming it and the points there are."""
+    where = _target(where)
+    return _pick(where.path, restore_points(where), point)
+
+
 @dataclass
 class UndoPlan:
     """What an undo would do; ``describe`` is what the confirm dialog says."""
@@ -207,19 +242,18 @@ class UndoPlan:
         )
 
 
-def undo_plan(path: str | Path) -> UndoPlan:
+def undo_plan(where: Where) -> UndoPlan:
     """The undo of the last compaction this tool wrote, or an ApplyError saying
     why there is nothing to undo."""
-    target = target_of(path)
+    where = _target(where)
+    target = where.path
     records = _records(target)
     if not records:
-        if not restore_points(target):
-            folder = restore_folder(target)
-            where = "beside it" if folder == target.parent else f"in {folder}"
+        if not restore_points(where):
             raise ApplyError(
                 f"{target}: nothing of ours to undo: kimi-compact-tui has written no compaction "
                 f"here, and there are no restore points (no rotation or {target.name}"
-                f"{BACKUP_MARK}* file {where})"
+                f"{BACKUP_MARK}* file beside it)"
             )
         raise ApplyError(
             f"{target}: nothing of ours to undo: kimi-compact-tui wrote no compaction here; a "
@@ -246,7 +280,7 @@ def undo_plan(path: str | Path) -> UndoPlan:
 
 
 def restore(
-    path: str | Path,
+    where: Where,
     point: RestorePoint | str | Path | None = None,
     *,
     force: bool = False,
@@ -254,14 +288,15 @@ def restore(
 ) -> RestoreResult:
     """Undo the last compaction written here (``point`` None), or put back the
     restore point ``point``. See the module docstring for the rules."""
-    target = target_of(path)
-    undo = undo_plan(target) if point is None else None
+    where = _target(where)
+    target, fmt = where.path, where.format
+    undo = undo_plan(where) if point is None else None
     if undo is not None and undo.changed_since and not force:
         raise ApplyError(
             f"{undo.changed_since}; restoring would drop those changes, so nothing was "
             "changed — force it to keep the current file as a restore point first"
         )
-    points = restore_points(target)
+    points = restore_points(where)
     source = undo.source if undo is not None else _pick(target, points, point).path
     when = now_utc(now)
     try:
@@ -269,7 +304,7 @@ def restore(
     except OSError as exc:
         raise ApplyError(os_error_line(source, exc, "read the restore point")) from None
     try:
-        messages_after = len(parse_session_bytes(data, target).messages)
+        messages_after = len(parse_bytes(data, target, fmt).messages)
     except SessionFormatError as exc:
         raise ApplyError(f"{source}: not restored: it is not a valid session ({exc})") from None
     try:
@@ -283,7 +318,7 @@ def restore(
     messages_before = None
     if current_bytes is not None:
         with contextlib.suppress(SessionFormatError):
-            messages_before = len(parse_session_bytes(current_bytes, target).messages)
+            messages_before = len(parse_bytes(current_bytes, target, fmt).messages)
 
     kept: Path | None = None
     made: Path | None = None
@@ -301,15 +336,11 @@ def restore(
             if current_bytes is not None and current is not None:
                 kept = None if force else _same_bytes(points, current.size, current.sha256)
                 if kept is None:
-                    made = keep_copy(
-                        target, _policy(target), current_bytes, mode, current.mtime_ns, when
-                    )
+                    made = keep_copy(target, fmt, current_bytes, mode, current.mtime_ns, when)
                     kept = made
             atomic_write_bytes(target, data, mode=mode)
     except OSError as exc:
         if made is not None and current is not None:
-            from kimi_compact_tui.store.keep import drop_copy
-
             drop_copy(target, current.sha256, made)
         raise ApplyError(os_error_line(target, exc, "restore the session")) from None
 
@@ -343,22 +374,21 @@ def restore(
     )
 
 
-def keeps_current_as(path: str | Path) -> str:
+def keeps_current_as(where: Where) -> str:
     """Where a restore would keep the current file: a new rotation or backup,
     or the restore point that already holds the very same bytes."""
-    target = target_of(path)
+    where = _target(where)
+    target, fmt = where.path, where.format
     try:
         size = target.stat().st_size
     except OSError:
         return "(no current file to keep)"
-    same = _same_bytes(restore_points(target), size, sha256_file(target) or "")
+    same = _same_bytes(restore_points(where), size, sha256_file(target) or "")
     if same is not None:
         return f"{same.name} (it already holds the same bytes)"
-    if _policy(target) == "rotate":
-        return next_rotation(target).name
-    folder = restore_folder(target)
-    where = "" if folder == target.parent else f" in {folder}"
-    return f"{target.name}{BACKUP_MARK}<UTC time>{where}"
+    if fmt.write_policy == "rotate":
+        return next_rotation(target, fmt).name
+    return f"{target.name}{BACKUP_MARK}<UTC time>"
 
 
 def _same_bytes(points: list[RestorePoint], size: int, sha: str) -> Path | None:

@@ -22,14 +22,16 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
+from kimi_compact_tui.compaction.plan import CompactionPlan
+from kimi_compact_tui.compaction.prompts import PromptSource
 from kimi_compact_tui.errors import ApplyError
-from kimi_compact_tui.formats.registry import format_of
-from kimi_compact_tui.model import Session
+from kimi_compact_tui.formats.base import Session
 from kimi_compact_tui.store import audit
 from kimi_compact_tui.store.durable import (
     append_durable,
@@ -39,6 +41,18 @@ from kimi_compact_tui.store.durable import (
 )
 from kimi_compact_tui.store.fingerprint import Fingerprint, conflict_message, read_fingerprinted
 from kimi_compact_tui.store.keep import drop_copy, keep_copy
+
+
+@dataclass(frozen=True)
+class Provenance:
+    """Where a summary came from, for the audit record (never a key, never text
+    of the session or the summary)."""
+
+    prompt: PromptSource | None = None
+    provider: str | None = None  # the provider's kind ("offline", "openai", ...)
+    provider_detail: str | None = None  # kind, model, URL without credentials
+    model: str | None = None
+    usage: Mapping[str, Any] | None = None
 
 
 def now_utc(now: datetime | None = None) -> datetime:
@@ -76,19 +90,20 @@ class ApplyResult:
         return line
 
 
-def _check(source: Session, compacted: Session, summary: str, plan: Any) -> Path:
+def _check(source: Session, compacted: Session, summary: str, plan: CompactionPlan) -> Path:
     if source.path is None:
         raise ApplyError("the session has no file to write to")
     path = Path(source.path)
-    if compacted.format != source.format:
+    if compacted.format is not source.format:
         raise ApplyError(
-            f"{path}: the compacted session is {compacted.format}, the file is {source.format}"
+            f"{path}: the compacted session is {compacted.format.name}, "
+            f"the file is {source.format.name}"
         )
-    if getattr(plan, "noop", None):
+    if plan.noop:
         raise ApplyError(f"{path}: nothing to write: {plan.noop}")
     if not summary or not summary.strip():
         raise ApplyError(f"{path}: nothing written: the summary is empty")
-    leading = getattr(plan, "leading", 0)
+    leading = plan.leading
     if not (
         len(compacted.messages) > leading and compacted.messages[leading].text().endswith(summary)
     ):
@@ -104,11 +119,8 @@ def apply_compaction(
     *,
     loaded_fingerprint: Fingerprint,
     summary: str,
-    plan: Any,
-    prompt: Any,
-    provider: Any,
-    model: str | None,
-    usage: dict[str, Any] | None,
+    plan: CompactionPlan,
+    provenance: Provenance,
     now: datetime | None = None,
 ) -> ApplyResult:
     """Write ``compacted_session`` for ``source_session`` (see the module docstring)."""
@@ -122,12 +134,12 @@ def apply_compaction(
         raise ApplyError(conflict_message(path, loaded_fingerprint, current))
     step("checked")
     # Built after the check: kept lines are read back from the (unchanged) file.
-    context = {"summary": summary, "usage": usage, "plan": plan, "model": model}
-    op = format_of(source_session).write_op(source_session, compacted_session, context)
+    fmt = source_session.format
+    op = fmt.write_op(source_session, compacted_session)
 
     backup: Path | None = None
     try:
-        backup = keep_copy(path, op.policy, old_bytes, mode, current.mtime_ns, when)
+        backup = keep_copy(path, fmt, old_bytes, mode, current.mtime_ns, when)
         step("backup-done")
         st = os.stat(path)
         if st.st_size != current.size or st.st_mtime_ns != current.mtime_ns:
@@ -152,14 +164,14 @@ def apply_compaction(
         raise ApplyError(os_error_line(path, exc, "write the compacted session")) from None
 
     n = len(source_session.messages)
-    leading = getattr(plan, "leading", 0)
-    boundary = getattr(plan, "boundary", leading)
+    leading, boundary = plan.leading, plan.boundary
+    usage = provenance.usage
     record = {
         "time": when.strftime("%Y-%m-%dT%H:%M:%SZ"),
         "action": "apply",
         "tool": audit.tool_name(),
         "source": str(path),
-        "format": source_session.format,
+        "format": fmt.name,
         "policy": op.policy,
         "backup": str(backup),
         "before": {"size": current.size, "sha256": current.sha256, "messages": n},
@@ -176,15 +188,17 @@ def apply_compaction(
             "kept": [boundary, n],
         },
         "plan": {
-            "mode": getattr(plan, "mode", None),
-            "up_to": getattr(plan, "up_to", None),
-            "max_preserved_messages": getattr(plan, "max_preserved_messages", None),
+            "mode": plan.mode,
+            "up_to": plan.up_to,
+            "max_preserved_messages": plan.max_preserved_messages,
         },
-        "prompt": audit.prompt_json(prompt),
-        "provider": audit.provider_kind(provider),
-        "provider_detail": audit.provider_text(provider),
-        "model": audit.scrub_text(model) if model else None,
-        "usage": audit.numbers_only(usage) if isinstance(usage, dict) else None,
+        "prompt": audit.prompt_json(provenance.prompt),
+        "provider": audit.scrub_text(provenance.provider) if provenance.provider else None,
+        "provider_detail": (
+            audit.scrub_text(provenance.provider_detail) if provenance.provider_detail else None
+        ),
+        "model": audit.scrub_text(provenance.model) if provenance.model else None,
+        "usage": audit.numbers_only(dict(usage)) if isinstance(usage, Mapping) else None,
         "summary_sha256": hashlib.sha256(summary.encode("utf-8", "surrogatepass")).hexdigest(),
         "summary_chars": len(summary),
     }
@@ -198,8 +212,8 @@ def apply_compaction(
     step("audited")
     return ApplyResult(
         path=path,
-        backup_path=backup,  # type: ignore[arg-type]
-        format=source_session.format,
+        backup_path=backup,
+        format=fmt.name,
         policy=op.policy,
         messages_before=n,
         messages_after=len(compacted_session.messages),
@@ -210,5 +224,5 @@ def apply_compaction(
         after_size=new_size,
         audit_path=None if audit_error else log,
         audit_error=audit_error,
-        written=[backup, path] + ([] if audit_error else [log]),  # type: ignore[list-item]
+        written=[backup, path] + ([] if audit_error else [log]),
     )

@@ -2,9 +2,10 @@
 
 ``create_app`` builds it for the CLI, ``serve`` and tests. The app owns the
 work that touches files: loading a session, writing, undo and restore. Each
-runs in a thread worker that only reads and returns a value (nothing in the
-review state is changed off the UI thread); the UI thread applies the result
-in :meth:`ReviewApp.on_worker_state_changed`.
+runs in a thread worker given everything it needs, taken on the UI thread (a
+:class:`JobLoader`, a draft, a restore offer): it reads no state and touches
+no widget, and returns an :class:`Outcome` that the UI thread applies in
+:meth:`ReviewApp.on_worker_state_changed`.
 """
 
 from __future__ import annotations
@@ -20,26 +21,33 @@ from textual.app import App
 from textual.worker import Worker, WorkerState
 
 from kimi_compact_tui.errors import UserError
+from kimi_compact_tui.formats.registry import resolve_session_path
+from kimi_compact_tui.job import CompactionJob
 from kimi_compact_tui.sanitize import visible
-from kimi_compact_tui.tui.commands import HELP_KEYS, ReviewCommands
-from kimi_compact_tui.tui.screens.confirm import ConfirmWriteScreen
+from kimi_compact_tui.tui.palette import ReviewCommands
+from kimi_compact_tui.tui.screens.confirm import AskScreen, ConfirmWriteScreen
 from kimi_compact_tui.tui.screens.error import ErrorDialog
 from kimi_compact_tui.tui.screens.main import MainScreen
 from kimi_compact_tui.tui.screens.picker import PickerScreen
 from kimi_compact_tui.tui.screens.restore import RestoreConfirmScreen, RestorePointsScreen
-from kimi_compact_tui.tui.state import LoadedSession, ReviewState, read_session
-from kimi_compact_tui.tui.undo import RestoreOffer
+from kimi_compact_tui.tui.snapshot import JobLoader
+from kimi_compact_tui.tui.state import ReviewState
+from kimi_compact_tui.tui.undo import RestoreOffer, run_restore
 from kimi_compact_tui.tui.widgets.message_list import MessageList
 
-LOAD_SWITCH_INTERVAL = 0.05  # seconds (Python's default is 0.005)
+# The interpreter's thread switch interval, set once when the app starts: a
+# loading or diffing thread keeps the GIL longer before the UI thread takes it
+# back (Python's default is 0.005 s), which keeps a 100k-message load fast
+# while the UI still redraws 50 times a second.
+SWITCH_INTERVAL = 0.02
 
 
 def loading_label(path: Path) -> str:
-    """``context.jsonl (86.1 MB)``: what is being loaded, and how much."""
-    target = path / "context.jsonl" if path.is_dir() else path
+    """``wire.jsonl (86.1 MB)``: what is being loaded, and how much."""
     try:
+        target = resolve_session_path(path)
         size = target.stat().st_size
-    except OSError:
+    except (UserError, OSError):
         return visible(str(path))
     return f"{visible(target.name)} ({size / 1e6:.1f} MB)"
 
@@ -51,7 +59,7 @@ class Outcome:
 
     message: str | None = None
     error: str | None = None
-    loaded: LoadedSession | None = None
+    job: CompactionJob | None = None
     up_to: int | None = None
 
 
@@ -80,6 +88,7 @@ class ReviewApp(App):
         self.initial_up_to = up_to
         self.last_error: str | None = None
         self.main_screen = MainScreen(state)
+        self._switch_interval = sys.getswitchinterval()
 
     def get_default_screen(self) -> MainScreen:
         return self.main_screen
@@ -91,8 +100,9 @@ class ReviewApp(App):
     def refresh_view(self) -> None:
         self.main_screen.refresh_view()
 
-    def command_entries(self) -> list[tuple[str, str, str]]:
-        return [(k, a, d) for k, a, d in HELP_KEYS if a]
+    def on_load(self) -> None:
+        """Process-wide settings, made once when the app starts (see SWITCH_INTERVAL)."""
+        sys.setswitchinterval(SWITCH_INTERVAL)
 
     def main_ready(self) -> None:
         """Called by the main screen once it is mounted: open what was asked for."""
@@ -104,7 +114,8 @@ class ReviewApp(App):
             self.open_picker()
 
     def on_unmount(self) -> None:
-        gc.unfreeze()  # see ReviewState.load: let the collector reclaim it all again
+        gc.unfreeze()  # see _adopt: let the collector reclaim it all again
+        sys.setswitchinterval(self._switch_interval)
 
     def show_error(self, message: str, title: str = "Error", *, dialog: bool = False) -> None:
         self.last_error = message
@@ -113,10 +124,31 @@ class ReviewApp(App):
         else:
             self.notify(visible(message), title=title, severity="error", markup=False, timeout=10)
 
+    # --- leaving with unwritten work ----------------------------------------------
+    def ask_unwritten(self, what: str, then: Callable[[], object]) -> None:
+        """Run ``then`` now, or after asking when a summary or an edit is not
+        written (quitting or opening another session would lose it)."""
+        state = self.state
+        if not state.has_work:
+            then()
+            return
+        edited = " and your edit" if state.summary_edited else ""
+        paid = "" if state.offline else " (a model wrote it: running again costs another request)"
+        body = f"The summary{edited} is not written{paid}. {what} loses it."
+
+        def done(ok: bool | None) -> None:
+            if ok:
+                then()
+
+        self.push_screen(AskScreen("Discard the unwritten summary?", body, yes="Discard (y)"), done)
+
+    def quit_review(self) -> None:
+        self.ask_unwritten("Quitting", self.exit)
+
     # --- loading ------------------------------------------------------------------
     def load(self, path: str | Path, *, up_to: int | None = None) -> None:
         self.message_list.show_loading(f"Loading {loading_label(Path(path))}…")
-        self._load_worker(Path(path), up_to)
+        self._load_worker(self.state.loader(), Path(path), up_to)
 
     @work(
         thread=True,
@@ -126,44 +158,42 @@ class ReviewApp(App):
         description="load",
         exit_on_error=False,
     )
-    def _load_worker(self, path: Path, up_to: int | None) -> Outcome:
-        # While a session loads the screen only shows a still line: let the loading
-        # thread hold the GIL longer before the event loop takes it back.
-        switch = sys.getswitchinterval()
-        sys.setswitchinterval(LOAD_SWITCH_INTERVAL)
+    def _load_worker(self, loader: JobLoader, path: Path, up_to: int | None) -> Outcome:
         try:
-            loaded = read_session(path)
-            # Process-wide, no state: freeze before the UI thread allocates again,
-            # so no full collection pass walks the new messages.
-            ReviewState.freeze_loaded()
-            return Outcome(loaded=loaded, up_to=up_to)
+            return Outcome(job=loader.load(path), up_to=up_to)
         except Exception as exc:
             return Outcome(error=_error_line(exc, path))
-        finally:
-            sys.setswitchinterval(switch)
 
     def _adopt(self, outcome: Outcome) -> str | None:
         """Apply a worker's session to the state (UI thread); an error line or None."""
-        if outcome.loaded is None:
+        if outcome.job is None:
             return outcome.error
         try:
-            self.state.adopt(outcome.loaded, up_to=outcome.up_to)
+            self.state.adopt(outcome.job, up_to=outcome.up_to)
         except UserError as exc:  # a bad --up-to: the session stays, the error is shown
             return str(exc)
+        finally:
+            # The loaded messages live as long as the session and hold no cycles:
+            # keep them out of every later collection (100k messages are ~700k
+            # objects, 0.3 s per full pass otherwise). What an earlier load froze
+            # goes back to the collector first; the app unfreezes all on exit.
+            gc.unfreeze()
+            gc.freeze()
         return outcome.error
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         worker = event.worker
         if worker.name not in ("load", "file") or event.state != WorkerState.SUCCESS:
             return
-        outcome: Outcome = worker.result
+        outcome = worker.result
+        assert isinstance(outcome, Outcome)
         self.message_list.show_loading(None)
         self.message_list.loading = False
         error = self._adopt(outcome)
         if self.state.session is not None:
             self.main_screen.show_session()
-            if outcome.loaded is not None:
-                self._warn_skipped(outcome.loaded.session.warnings)
+            if outcome.job is not None:
+                self._warn_skipped(outcome.job.session.warnings)
         if outcome.message:
             self.notify(visible(outcome.message), markup=False, timeout=8)
         if error is None:
@@ -187,7 +217,7 @@ class ReviewApp(App):
     def open_picker(self) -> None:
         def done(path: str | Path | None) -> None:
             if path is not None:
-                self.load(path)
+                self.ask_unwritten("Opening another session", lambda: self.load(path))
             elif self.state.session is None:
                 self.exit()
 
@@ -198,9 +228,16 @@ class ReviewApp(App):
         screen = ConfirmWriteScreen(self.state)
 
         def done(ok: bool | None) -> None:
-            if ok:
-                split = bool(screen.splits)
-                self._file_worker(lambda: self.state.write(allow_split=split), "Writing…")
+            snap = self.state.snapshot()
+            if not ok or snap is None or snap.draft is None:
+                return
+            job, draft, provider = snap.job, snap.draft, snap.provider
+            split = bool(screen.splits)
+
+            def write() -> str:
+                return job.commit(draft, provider, allow_split=split).describe()
+
+            self._file_worker(write, "Writing…")
 
         self.push_screen(screen, done)
 
@@ -221,7 +258,7 @@ class ReviewApp(App):
 
         def done(point: object) -> None:
             if point is not None:
-                offer = self.state.restore_offer(point)
+                offer = self.state.restore_offer(point)  # type: ignore[arg-type]
                 self._confirm_restore(offer, "Restore this version?")
 
         self.push_screen(RestorePointsScreen(points), done)
@@ -230,14 +267,14 @@ class ReviewApp(App):
         def done(choice: str | None) -> None:
             if choice in ("restore", "force"):
                 force = choice == "force"
-                self._file_worker(lambda: self.state.restore(offer, force=force), "Restoring…")
+                self._file_worker(lambda: run_restore(offer, force=force), "Restoring…")
 
         self.push_screen(RestoreConfirmScreen(offer, title=title), done)
 
     def _file_worker(self, op: Callable[[], str], progress: str) -> None:
         self.notify(progress, markup=False, timeout=3)
         self.message_list.loading = True
-        self._run_file_op(op, self.state.session_path)
+        self._run_file_op(op, self.state.loader(), self.state.session_path)
 
     @work(
         thread=True,
@@ -247,18 +284,18 @@ class ReviewApp(App):
         description="file",
         exit_on_error=False,
     )
-    def _run_file_op(self, op: Callable[[], str], path: Path | None) -> Outcome:
-        """Write or restore, then read the file back; the UI thread adopts it."""
+    def _run_file_op(self, op: Callable[[], str], loader: JobLoader, path: Path | None) -> Outcome:
+        """Write or restore (``op`` carries its own inputs), then read the file
+        back; the UI thread adopts it."""
         try:
             message = op()
         except Exception as exc:
             return Outcome(error=_error_line(exc))
         try:
-            loaded = read_session(path) if path is not None else None
-            ReviewState.freeze_loaded()
+            job = loader.load(path) if path is not None else None
         except Exception as exc:
             return Outcome(message=message, error=_error_line(exc, path))
-        return Outcome(message=message, loaded=loaded)
+        return Outcome(message=message, job=job)
 
 
 def create_app(

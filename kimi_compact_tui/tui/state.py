@@ -1,36 +1,31 @@
 """The review state shared by every TUI screen (plain Python, no Textual).
 
-A :class:`ReviewState` holds the session, config, provider, the user's choices
-and the engine's :class:`Preparation`, plus the last stream result and the
-summary (possibly edited). Screens change it only through its methods; the
-store calls (write, undo, restore points) go through it alone. Per-message
-token estimates are computed once per load, so replanning stays cheap.
+A :class:`ReviewState` holds the config and provider, the compaction job of
+the session under review (the same job the CLI runs), the user's choices, the
+engine's :class:`~kimi_compact_tui.job.Preparation`, the last run and the
+summary to write (possibly edited), and the runs kept as candidates. Screens
+change it only through its methods, on the UI thread. Thread workers never
+read it: they get a frozen :class:`Snapshot` (or a draft) taken on the UI
+thread, and return a value the UI thread applies.
 """
 
 from __future__ import annotations
 
-import gc
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
 from kimi_compact_tui import store
-from kimi_compact_tui.compaction import (
-    Preparation,
-    PromptSource,
-    prepare_compaction,
-)
-from kimi_compact_tui.compaction.job import CompactionJob, Draft
 from kimi_compact_tui.compaction.pairs import ToolSplit, find_splits, nearest_safe_up_to
-from kimi_compact_tui.compaction.prompts import edited_prompt, resolve_prompt
-from kimi_compact_tui.compaction.tokens import message_tokens
+from kimi_compact_tui.compaction.prompts import PromptSource, edited_prompt, resolve_prompt
 from kimi_compact_tui.config import AppConfig, _get_compaction_config, load_config
 from kimi_compact_tui.errors import UserError
-from kimi_compact_tui.fsutil import gc_paused
-from kimi_compact_tui.model import Session
+from kimi_compact_tui.formats.base import Session
+from kimi_compact_tui.formats.loader import Fingerprint
+from kimi_compact_tui.job import CompactionJob, Draft, Preparation, writable_reason
 from kimi_compact_tui.providers import ProviderConfig, StreamResult, provider_config_from
 from kimi_compact_tui.tui import undo as undo_rules
-from kimi_compact_tui.tui.loading import LoadedSession, file_fingerprint, read_session
+from kimi_compact_tui.tui.runs import RunBook, RunKey
+from kimi_compact_tui.tui.snapshot import JobLoader, Snapshot
 from kimi_compact_tui.tui.undo import RestoreOffer
 
 
@@ -38,23 +33,24 @@ from kimi_compact_tui.tui.undo import RestoreOffer
 class ReviewState:
     config: AppConfig = field(default_factory=AppConfig)
     provider: ProviderConfig | None = None
-    session_path: Path | None = None
-    session: Session | None = None
-    fingerprint: Any = None
+    prompt_file: str | None = None
+    cli_model: str | None = None  # --model: the request model, over any compaction_model
+    job: CompactionJob | None = None
+    generation: int = 0  # one more per load: what a run summarised is tied to it
     up_to: int | None = None  # 1-based explicit boundary, None = default preserved tail
     custom_instruction: str = ""
     compaction_model: str | None = None  # per-session override
-    prompt_file: str | None = None
     preparation: Preparation | None = None
-    message_tokens: list[int] = field(default_factory=list)
     stream_result: StreamResult | None = None  # the last run
     summary: str | None = None  # the summary to write (edited or as streamed)
     summary_edited: bool = False
+    runs: RunBook = field(default_factory=RunBook)
     _prompt: PromptSource | None = None
+    _edited_prompt: bool = False
     # safe_boundaries() of the session (tool_exchanges is ~0.5 s at 100k messages):
     # computed off the UI thread after a load, None until then.
     safe: list[bool] | None = None
-    _splits: tuple[Any, int, list[ToolSplit]] | None = None
+    _splits: tuple[int, int, list[ToolSplit]] | None = None
 
     # --- construction -------------------------------------------------------------
     @classmethod
@@ -72,63 +68,64 @@ class ReviewState:
         prov = provider_config_from(
             config.provider, provider=provider, model=model, base_url=base_url
         )
-        # An explicit --model is the request model, over any configured compaction_model.
-        return cls(config=config, provider=prov, prompt_file=prompt_file, compaction_model=model)
+        return cls(
+            config=config,
+            provider=prov,
+            prompt_file=prompt_file,
+            cli_model=model,
+            compaction_model=model,
+        )
 
-    # --- loading ------------------------------------------------------------------
+    def loader(self) -> JobLoader:
+        """The loader for a worker (see :class:`JobLoader`)."""
+        return JobLoader(self.config, self.prompt_file, self.base_model)
+
+    # --- the session under review -------------------------------------------------
+    @property
+    def session(self) -> Session | None:
+        return self.job.session if self.job is not None else None
+
+    @property
+    def session_path(self) -> Path | None:
+        return self.job.path if self.job is not None else None
+
+    @property
+    def fingerprint(self) -> Fingerprint | None:
+        return self.job.fingerprint if self.job is not None else None
+
+    @property
+    def message_tokens(self) -> list[int]:
+        job = self.job
+        return (job.message_tokens or []) if job is not None else []
+
     def load(self, path: str | Path) -> Session:
-        """Load ``path`` (a file or kimi-cli session folder), reset choices and plan.
-        Raises :class:`UserError` with the CLI's one-line text."""
-        session = self.adopt(read_session(path))
-        self.freeze_loaded()
-        return session
+        """Load ``path`` on this thread and adopt it (tests and scripts)."""
+        job = self.loader().load(path)
+        self.adopt(job)
+        return job.session
 
-    def adopt(self, loaded: LoadedSession, *, up_to: int | None = None) -> Session:
-        """Make ``loaded`` the session under review (UI thread); ``up_to`` is an
-        explicit 1-based boundary (a bad one raises UserError, the session stays)."""
-        self.set_session(loaded.session, loaded.path, loaded.fingerprint, loaded.tokens)
-        if up_to is not None:
-            self.set_boundary(up_to - 1)
-        return loaded.session
-
-    @staticmethod
-    def freeze_loaded() -> None:
-        """The loaded messages live as long as the session and hold no cycles: keep
-        them out of every later garbage-collector pass (100k messages are
-        ~700k objects, 0.3 s per full pass otherwise). Objects frozen by an
-        earlier load go back to the collector first, so nothing stays frozen
-        that has become garbage since; the app unfreezes everything on exit."""
-        gc.unfreeze()
-        gc.freeze()
-
-    def set_session(
-        self,
-        session: Session,
-        path: Path | None,
-        fingerprint: Any = None,
-        tokens: list[int] | None = None,
-    ) -> None:
-        self.session = session
-        self.session_path = path
-        if tokens is None:
-            with gc_paused():
-                tokens = [message_tokens(m) for m in session.messages]
-        self.message_tokens = tokens
+    def adopt(self, job: CompactionJob, *, up_to: int | None = None) -> None:
+        """Make ``job`` the session under review (UI thread). Another file resets
+        every per-session choice (instructions, model override, edited prompt,
+        candidates); reloading the same file (after a write or an undo) keeps
+        the choices. ``up_to``: an explicit 1-based boundary (a bad one raises
+        UserError; the session stays)."""
+        same_file = self.session_path is not None and self.session_path == job.path
+        self.job = job
+        self.generation += 1
+        if not same_file:
+            self.custom_instruction = ""
+            self.compaction_model = self.cli_model
+            if self._edited_prompt:
+                self._prompt, self._edited_prompt = None, False
+            self.runs = RunBook()
         self.safe = None
         self._splits = None
-        if fingerprint is None and path is not None:
-            fingerprint = file_fingerprint(path)
-        self.fingerprint = fingerprint
         self.up_to = None
         self.clear_result()
         self.replan()
-
-    def reload(self) -> Session:
-        """Reload the current file (after a write or an undo), keeping the choices
-        that still make sense (custom instructions, model override)."""
-        if self.session_path is None:
-            raise ValueError("no session loaded")
-        return self.load(self.session_path)
+        if up_to is not None:
+            self.set_boundary(up_to - 1)
 
     # --- planning -----------------------------------------------------------------
     @property
@@ -146,18 +143,14 @@ class ReviewState:
 
     def replan(self) -> Preparation | None:
         """Recompute the preparation from the current choices."""
-        if self.session is None:
+        if self.job is None:
             self.preparation = None
             return None
-        self.preparation = prepare_compaction(
-            self.session,
-            self.config,
+        self.preparation = self.job.prepare(
             up_to=self.up_to,
             custom_instruction=self.custom_instruction,
-            base_model=self.base_model,
             compaction_model=self.compaction_model,
             prompt=self.prompt,
-            message_token_list=self.message_tokens,
         )
         return self.preparation
 
@@ -184,6 +177,7 @@ class ReviewState:
     def set_prompt_text(self, text: str | None) -> None:
         """Use an edited copy of the prompt (None: back to the configured one)."""
         self._prompt = None if text is None else edited_prompt(text)
+        self._edited_prompt = text is not None
         self.clear_result()
         self.replan()
 
@@ -200,91 +194,115 @@ class ReviewState:
         self.summary = None
         self.summary_edited = False
 
-    def set_result(self, result: Any) -> None:
-        """Store a provider StreamResult; only a complete, non-empty summary
-        becomes the one to write (truncated, failed and cancelled runs leave None)."""
+    def run_key(self) -> RunKey | None:
+        """What a run started now summarises (None when nothing compacts)."""
+        prep = self.preparation
+        if self.job is None or prep is None or prep.plan.noop:
+            return None
+        return RunKey(self.generation, prep.plan.mode, prep.plan.boundary)
+
+    def set_result(self, result: StreamResult | None) -> None:
+        """Store a run; its summary becomes the one to write only when the one
+        writable rule (``StreamResult.write_refusal``) allows it."""
         self.stream_result = result
-        complete = (
-            result is not None
-            and result.status == "complete"
-            and bool(result.summary.strip())
-            and result.writable()
-        )
-        self.summary = result.summary if complete else None
+        ok = result is not None and result.write_refusal() is None
+        self.summary = result.summary if ok and result is not None else None
         self.summary_edited = False
+
+    def finish_run(self, result: StreamResult, key: RunKey | None) -> int | None:
+        """A run ended (UI thread): keep it as the result when it summarised what
+        is under review now, and as a candidate; the candidate's number or None."""
+        if key is not None and key == self.run_key():
+            self.set_result(result)
+        if key is None:
+            return None
+        candidate = self.runs.record(
+            result,
+            key,
+            prompt=self.prompt,
+            instructions=self.custom_instruction,
+            model=self.preparation.compaction_model if self.preparation else None,
+        )
+        return candidate.number if candidate is not None else None
+
+    def choose_candidate(self, number: int) -> None:
+        """Make candidate ``number`` the summary to edit and write (UserError when
+        it summarised another session or range, or cannot be written)."""
+        result = self.runs.choosable(number, self.run_key())
+        self.runs.mark_chosen(number)
+        self.set_result(result)
 
     def set_summary(self, text: str) -> None:
         self.summary = text
         self.summary_edited = True
 
     # --- writing (the compaction job, as the CLI) -----------------------------------
-    def job(self) -> CompactionJob:
-        """The compaction job for the loaded session (the same steps as the CLI)."""
-        assert self.session is not None
-        return CompactionJob(
-            self.session,
-            self.config,
-            self.fingerprint,
-            prompt_file=self.prompt_file,
-            base_model=self.base_model,
-        )
+    def write_refusal(self) -> str | None:
+        """The one writable rule, for the summary under review: None when it can
+        be written, else why not."""
+        if self.job is None or self.preparation is None:
+            return "no session is loaded"
+        if self.preparation.plan.noop:
+            return f"nothing to compact: {self.preparation.plan.noop}"
+        return writable_reason(self.stream_result, self.summary)
+
+    @property
+    def writable(self) -> bool:
+        return self.write_refusal() is None
 
     def draft(self) -> Draft | None:
         """The job's draft of the reviewed summary (None when there is nothing
         writable): the one build the diff, the confirm dialog and the write use."""
-        prep, summary = self.preparation, self.summary
-        if self.session is None or prep is None or summary is None or prep.plan.noop:
+        if self.job is None or self.preparation is None or not self.writable:
             return None
         try:
-            return self.job().draft(prep, self.stream_result, summary)
+            return self.job.draft(self.preparation, self.stream_result, self.summary)
         except UserError:
             return None
 
     def compacted_session(self) -> Session | None:
-        """The session a write would produce (None without a writable summary)."""
         draft = self.draft()
         return draft.compacted if draft is not None else None
 
+    def snapshot(self) -> Snapshot | None:
+        """A frozen view for a worker (None without a session)."""
+        if self.job is None or self.preparation is None:
+            return None
+        provider = self.provider if self.provider is not None else ProviderConfig()
+        return Snapshot(self.job, self.preparation, provider, self.summary, self.draft())
+
     def write(self, *, allow_split: bool = False) -> str:
-        """Write the reviewed summary through the compaction job (the file must
-        still be the one loaded; a history that splits a tool exchange is
-        written only with ``allow_split``); return the one-line report.
-        Raises UserError with the CLI's text."""
-        if not self.writable or self.session is None or self.preparation is None:
-            raise UserError("nothing to write: compact first (c) and let the summary complete")
-        job = self.job()
-        draft = job.draft(self.preparation, self.stream_result, self.summary)
-        return job.commit(draft, self.provider, allow_split=allow_split).describe()
+        """Write the reviewed summary through the compaction job, on this thread
+        (tests and scripts; the app commits a snapshot's draft in a worker)."""
+        snap = self.snapshot()
+        if snap is None or snap.draft is None:
+            raise UserError(f"nothing to write: {self.write_refusal() or 'compact first (c)'}")
+        return snap.job.commit(snap.draft, snap.provider, allow_split=allow_split).describe()
 
     # --- undo and restore points (the only calls into the store's restore) -------
+    def target(self) -> store.Target:
+        """The session file and its format, for the store's restore rules."""
+        if self.session is None:
+            raise UserError("no session loaded")
+        return store.Target.of(self.session)
+
     def undo_offer(self) -> RestoreOffer:
         """What ``u`` offers: the copy kept by this tool's newest write, or why
         there is nothing of ours to undo (see :mod:`kimi_compact_tui.tui.undo`)."""
-        if self.session_path is None:
-            raise UserError("no session loaded")
-        return undo_rules.undo_offer(self.session_path)
+        return undo_rules.undo_offer(self.target())
 
-    def restore_points(self) -> list[Any]:
-        """Every restore point beside the session, newest first, each labelled
-        with its origin (this tool's audit log, or kimi-cli's own rotation)."""
-        if self.session_path is None:
-            raise UserError("no session loaded")
-        return store.restore_points(self.session_path)
+    def restore_points(self) -> list[store.RestorePoint]:
+        """Every restore point of the session, newest first, labelled by origin."""
+        return store.restore_points(self.target())
 
-    def restore_offer(self, point: Any) -> RestoreOffer:
+    def restore_offer(self, point: store.RestorePoint) -> RestoreOffer:
         """The offer for a restore point picked from :meth:`restore_points`."""
-        if self.session_path is None:
-            raise UserError("no session loaded")
-        return undo_rules.point_offer(self.session_path, point)
+        return undo_rules.point_offer(self.target(), point)
 
     def restore(self, offer: RestoreOffer, *, force: bool = False) -> str:
-        """Carry out a confirmed offer (refused when the live file changed since
-        this tool wrote it, unless ``force``); return the one-line report."""
+        """Carry out a confirmed offer on this thread (refused when the live file
+        changed since this tool wrote it, unless ``force``)."""
         return undo_rules.run_restore(offer, force=force)
-
-    def undo(self, *, force: bool = False) -> str:
-        """Undo this tool's newest write (the offer of :meth:`undo_offer`)."""
-        return self.restore(self.undo_offer(), force=force)
 
     # --- derived ------------------------------------------------------------------
     @property
@@ -304,14 +322,6 @@ class ReviewState:
         return self.enabled and self.preparation is not None and not self.preparation.plan.noop
 
     @property
-    def writable(self) -> bool:
-        """A complete (not truncated, failed or cancelled) summary exists to write."""
-        result = self.stream_result
-        if not self.can_compact or result is None or self.summary is None:
-            return False
-        return bool(result.writable() and self.summary.strip())
-
-    @property
     def has_work(self) -> bool:
         """A summary (streamed or edited) exists that a replan would discard."""
         return self.summary is not None or self.summary_edited
@@ -321,16 +331,17 @@ class ReviewState:
         """The tool exchanges the current plan would split (none when nothing
         compacts). Uses :attr:`safe` when known, so an unsplit boundary costs
         nothing; a split one is described once per boundary."""
-        if not self.can_compact or self.session is None or self.preparation is None:
+        session, prep = self.session, self.preparation
+        if not self.can_compact or session is None or prep is None:
             return []
-        plan = self.preparation.plan
+        plan = prep.plan
         if self.safe is not None and len(self.safe) > plan.boundary and self.safe[plan.boundary]:
             return []
         cached = self._splits
-        if cached is not None and cached[0] is self.session and cached[1] == plan.boundary:
+        if cached is not None and cached[:2] == (self.generation, plan.boundary):
             return cached[2]
-        found = find_splits(self.session.messages, plan)
-        self._splits = (self.session, plan.boundary, found)
+        found = find_splits(session.messages, plan)
+        self._splits = (self.generation, plan.boundary, found)
         return found
 
     @property
@@ -339,17 +350,17 @@ class ReviewState:
         status line and the keys, which must not stall the UI thread)."""
         return self.splits if self.safe is not None else []
 
-    def set_safe(self, session: Session, safe: list[bool]) -> None:
-        """Adopt ``safe_boundaries(session.messages)`` computed in a worker."""
-        if session is self.session:
+    def set_safe(self, generation: int, safe: list[bool]) -> None:
+        """Adopt ``safe_boundaries`` computed in a worker for load ``generation``."""
+        if generation == self.generation:
             self.safe = safe
 
     def safe_up_to(self) -> int | None:
         """The nearest explicit boundary (1-based) that splits no tool exchange."""
-        prep = self.preparation
-        if self.session is None or prep is None or prep.plan.noop:
+        session, prep = self.session, self.preparation
+        if session is None or prep is None or prep.plan.noop:
             return None
-        return nearest_safe_up_to(self.session.messages, prep.plan.boundary, prep.plan.leading)
+        return nearest_safe_up_to(session.messages, prep.plan.boundary, prep.plan.leading)
 
     def move_to_safe_boundary(self) -> int:
         """Move the boundary to :meth:`safe_up_to`; return it (UserError when none)."""
@@ -365,10 +376,7 @@ class ReviewState:
 
     def tokens_after(self) -> int:
         """The estimated tokens of the session that would be written: the one
-        figure the status line, the diff and the confirm dialog show. With a
-        summary it is the kept messages plus the summary message as written
-        (``message_tokens`` of the format's own summary message, as the diff
-        counts it); before one, the engine's typical-summary estimate."""
+        figure the status line, the diff and the confirm dialog show."""
         prep = self.preparation
         if prep is None:
             return self.tokens_before

@@ -26,13 +26,18 @@ from kimi_compact_tui.errors import ApplyError, UserError
 class RestoreOffer:
     """One restore the user may confirm (``point`` set) or why there is none."""
 
-    live: Path  # the session file that the restore replaces
+    target: store.Target  # the session file that the restore replaces, and its format
     point: Any = None  # the store's RestorePoint, None = nothing to offer
     reason: str | None = None  # why nothing is offered
     origin: str = ""  # where the restore point came from (audit log or not)
     ours: bool = False  # the undo of this tool's newest write
     changed: str | None = None  # why the live file differs from what this tool wrote
     keep_as: str = ""  # where the current live file is kept before the restore
+    truncate_to: int | None = None  # an appended compaction, undone by cutting it off
+
+    @property
+    def live(self) -> Path:
+        return self.target.path
 
     @property
     def available(self) -> bool:
@@ -43,8 +48,15 @@ class RestoreOffer:
         if self.point is None:
             return [self.reason or "nothing to restore"]
         name = self.point.path.name
-        out = [f"{name} becomes the live {self.live.name}", f"  ({self.origin})"]
-        out.append(f"the current {self.live.name} is kept as {self.keep_as}")
+        if self.truncate_to is not None:
+            out = [
+                f"the compaction appended to {self.live.name} is cut off again: the file "
+                f"goes back to its first {self.truncate_to:,} bytes, as before the write",
+                f"  (the same bytes as {name}: {self.origin})",
+            ]
+        else:
+            out = [f"{name} becomes the live {self.live.name}", f"  ({self.origin})"]
+            out.append(f"the current {self.live.name} is kept as {self.keep_as}")
         if self.changed:
             out.append(self.changed)
         return out
@@ -57,30 +69,29 @@ def _changed_text(changed: str) -> str:
     )
 
 
-def undo_offer(live: Path) -> RestoreOffer:
-    """What ``u`` offers for the session file ``live``."""
+def undo_offer(target: store.Target) -> RestoreOffer:
+    """What ``u`` offers for the session file ``target``."""
     try:
-        plan = store.undo_plan(live)
+        plan = store.undo_plan(target)
     except ApplyError as exc:
-        return RestoreOffer(live, reason=str(exc))
-    points = {p.path: p for p in store.restore_points(live)}
+        return RestoreOffer(target, reason=str(exc))
+    points = {p.path: p for p in store.restore_points(target)}
     point = points.get(plan.source)
     if point is None:
         return RestoreOffer(
-            live,
+            target,
             reason=f"cannot undo: {plan.source.name}, the copy kept by the last write, is gone",
         )
     changed = _changed_text(plan.changed_since) if plan.changed_since else None
-    keep_as = store.keeps_current_as(live)
-    if plan.truncate_to is not None:
-        keep_as = f"nothing: the journal is cut back to {plan.truncate_to} bytes"
-    return RestoreOffer(live, point, None, point.origin, True, changed, keep_as)
+    keep_as = store.keeps_current_as(target) if plan.truncate_to is None else ""
+    return RestoreOffer(target, point, None, point.origin, True, changed, keep_as, plan.truncate_to)
 
 
-def point_offer(live: Path, point: Any) -> RestoreOffer:
+def point_offer(target: store.Target, point: Any) -> RestoreOffer:
     """A restore point picked from the list (any origin, labelled); the current
     file is always kept first, so nothing is refused."""
-    return RestoreOffer(live, point, None, point.origin, False, None, store.keeps_current_as(live))
+    keep_as = store.keeps_current_as(target)
+    return RestoreOffer(target, point, None, point.origin, False, None, keep_as)
 
 
 def run_restore(offer: RestoreOffer, *, force: bool) -> str:
@@ -89,4 +100,4 @@ def run_restore(offer: RestoreOffer, *, force: bool) -> str:
     if offer.point is None:
         raise UserError(offer.reason or "nothing to restore")
     point = None if offer.ours else offer.point
-    return store.restore(offer.live, point, force=force).describe()
+    return store.restore(offer.target, point, force=force).describe()

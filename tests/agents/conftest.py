@@ -11,6 +11,13 @@ import os
 
 import pytest
 
+from tests.agents.compaction_cases import (
+    ALL_CASES,
+    OUTPUT_TOKENS,
+    SUMMARY,
+    SUMMARY_THINK,
+    SYSTEM_PROMPT,
+)
 from tests.agents.fake_model import FakeModel
 from tests.agents.harness import (
     KimiCli,
@@ -20,6 +27,7 @@ from tests.agents.harness import (
     require_agent,
     shared_template,
 )
+from tests.agents.kimi_cli_upstream import shared_upstream_results
 
 _require = require_agent
 
@@ -64,3 +72,18 @@ def kimi_code_session_template(tmp_path_factory):
     made once per test run. Use ``runner.clone(root, fake)`` to work on a copy."""
     _require(kimi_code_installed(), "kimi-code")
     return shared_template(tmp_path_factory, "kimi-code", KimiCode)
+
+
+@pytest.fixture(scope="session")
+def kimi_cli_upstream(tmp_path_factory):
+    """kimi-cli's own ``SimpleCompaction`` run on every case of tests/agents/compaction_cases.py
+    (one subprocess per test run): the run's facts and, under ``cases``, each case's result."""
+    _require(kimi_cli_installed(), "kimi-cli")
+    payload = {
+        "summary": SUMMARY,
+        "summary_think": SUMMARY_THINK,
+        "output_tokens": OUTPUT_TOKENS,
+        "system_prompt": SYSTEM_PROMPT,
+        "cases": [{k: v for k, v in c.items() if k != "stored_upstream"} for c in ALL_CASES],
+    }
+    return shared_upstream_results(tmp_path_factory, payload)

@@ -228,9 +228,16 @@ def _tool_call(turn: Turn, body: dict[str, Any]) -> dict[str, Any] | None:
     }
 
 
+COMPLETION_TOKENS = 10  # the output tokens every answer reports
+
+
 def _usage(body: dict[str, Any]) -> dict[str, int]:
     prompt = len(json.dumps(body.get("messages") or [])) // 4
-    return {"prompt_tokens": prompt, "completion_tokens": 10, "total_tokens": prompt + 10}
+    return {
+        "prompt_tokens": prompt,
+        "completion_tokens": COMPLETION_TOKENS,
+        "total_tokens": prompt + COMPLETION_TOKENS,
+    }
 
 
 def _make_handler(fm: FakeModel) -> type[BaseHTTPRequestHandler]:

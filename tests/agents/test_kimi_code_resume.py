@@ -22,8 +22,8 @@ from typing import Any
 import pytest
 
 from kimi_compact_tui.compaction.summary import build_compact_summary_text
-from kimi_compact_tui.formats.kimi_code import KimiCodeFormat
 from kimi_compact_tui.formats.kimi_code.convert import blob_file, media_urls
+from kimi_compact_tui.formats.kimi_code.plugin import KimiCodeFormat
 from kimi_compact_tui.model import Message
 from tests.agents.fake_model import FakeModel, Turn
 from tests.agents.harness import KimiCode, run_ours
@@ -137,8 +137,8 @@ def test_our_messages_equal_the_history_kimi_code_sends_on_resume(original):
     # the history has the real shell calls and results, and kimi-code's reminders
     roles = [m.role for m in session.messages]
     assert roles.count("tool") == 2 and "hello" in session.messages[roles.index("tool")].text()
-    assert session.system_prompt == system["content"]
-    assert session.extra["warnings"] == [] and session.extra["open_turn"] is None
+    assert session.meta.system_prompt == system["content"]
+    assert session.warnings == [] and session.format_state.open_turn is None
 
 
 # 4 cuts between the echo hello call and its result (allowed explicitly; kimi-code

@@ -19,7 +19,11 @@ from typing import Any
 
 from kimi_compact_tui.model import Message
 
-MEDIA_KEYS = {"image_url": "imageUrl", "audio_url": "audioUrl", "video_url": "videoUrl"}
+MEDIA_KEYS: dict[Any, str] = {
+    "image_url": "imageUrl",
+    "audio_url": "audioUrl",
+    "video_url": "videoUrl",
+}
 META_KEYS = ("origin", "id", "isError", "note", "durationMs", "synthetic")
 BLOBREF = "blobref:"
 
@@ -86,7 +90,7 @@ def media_urls(message: Message) -> list[str]:
     urls = []
     for part in message.parts():
         kind = part.get("type") if type(part) is dict else None
-        holder = part.get(kind) if kind in MEDIA_KEYS else None
+        holder = part.get(kind) if kind in MEDIA_KEYS else None  # type: ignore[arg-type]  # kind is a str here (checked above)
         if type(holder) is dict and type(holder.get("url")) is str:
             urls.append(holder["url"])
     return urls

@@ -129,7 +129,7 @@ def discover(
         info.work_dir = cwd if type(cwd) is str else index_work
         updated = state.get("updatedAt")
         if type(updated) in (int, float):
-            info.updated = updated / 1000
+            info.updated = updated / 1000  # type: ignore[operator]  # a number: type() checked first
         title = state.get("title")
         if type(title) is not str or not title.strip():
             title = state.get("lastPrompt")

@@ -52,7 +52,7 @@ class _Fold:
         self.open_step: str | None = None  # None: no open step
         self.has_calls = False
         self.vacuous = True
-        self.pending: dict[str, Any] = {}
+        self.pending: dict[Any, Any] = {}
         self.deferred: list[dict[str, Any]] = []
 
     def append_message(self, message: dict[str, Any]) -> None:
@@ -132,7 +132,7 @@ class _Fold:
             del self.pending[call_id]
             result = event.get("result") or {}
             output = result.get("output")
-            content = [{"type": "text", "text": output}] if type(output) is str else list(output)
+            content = [{"type": "text", "text": output}] if type(output) is str else list(output)  # type: ignore[arg-type]  # a list (kimi-code's own shape)
             message: dict[str, Any] = {
                 "role": "tool",
                 "content": content,
@@ -284,7 +284,7 @@ def _malformed(kind: str, record: dict[str, Any]) -> str | None:
         return None
     if kind == "context.undo":
         count = record.get("count")
-        if type(count) not in (int, float) or count != int(count) or not 0 < count < 2**53:
+        if type(count) not in (int, float) or count != int(count) or not 0 < count < 2**53:  # type: ignore[arg-type]  # a number: type() checked first
             return "count is not a positive integer"
         return None
     if kind == "context.apply_compaction":

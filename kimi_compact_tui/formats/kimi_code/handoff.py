@@ -135,7 +135,7 @@ def compacted_history(
     elif type(context_summary) is str:
         raw_summary = context_summary
     elif is_context_message(summary):
-        raw_summary = text_of(summary["content"])
+        raw_summary = text_of(summary["content"])  # type: ignore[index]  # is_context_message checked it
     else:
         raise SessionFormatError(
             f"{where}: context.apply_compaction without a summary: kimi-code cannot resume it"
@@ -148,7 +148,7 @@ def compacted_history(
     text = context_summary if type(context_summary) is str else raw_summary
     if legacy:
         first = summary if is_context_message(summary) else summary_message(text)
-        return [first, *history[js_slice_start(compacted, len(history)) :]]
+        return [first, *history[js_slice_start(compacted, len(history)) :]]  # type: ignore[list-item]  # a context message (checked)
     users = [m for m in history if is_real_user_input(m)]
     head, tail, elided = select_user_messages(users)
     kept = [*head, _note(ELISION_NOTE), *tail] if elided else [*head, *tail]

@@ -3,32 +3,36 @@
 Read: the journal is folded into the history exactly as kimi-code resumes it
 (:mod:`.wire`, :mod:`.fold`); each message is one kimi-code context message.
 Write: four records are appended (:mod:`.records`); earlier bytes never
-change. ``Session.extra`` holds ``journal`` (the bytes read), ``journal_length``,
-``agent_id``, ``context`` (kimi-code's context messages), ``warnings``,
-``open_turn`` and ``tail`` (see :data:`.wire.TAIL_NEWLINE`).
+change. The plugin's state is a :class:`KimiCodeState`.
 """
 
 from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
+from kimi_compact_tui.compaction.plan import CompactionPlan
 from kimi_compact_tui.compaction.summary import build_compact_summary_text
-from kimi_compact_tui.errors import ApplyError, SessionFormatError
-from kimi_compact_tui.formats.base import SessionInfo, WriteOp
+from kimi_compact_tui.errors import ApplyError
+from kimi_compact_tui.formats.base import (
+    Session,
+    SessionFormat,
+    SessionInfo,
+    SessionMeta,
+    WriteOp,
+    state_of,
+)
 from kimi_compact_tui.formats.kimi_code import discover as discovery
 from kimi_compact_tui.formats.kimi_code import handoff, records, wire
-from kimi_compact_tui.formats.kimi_code.convert import to_message
+from kimi_compact_tui.formats.kimi_code.convert import origin_kind, to_message
 from kimi_compact_tui.formats.kimi_code.fold import fold
 from kimi_compact_tui.fsutil import gc_paused
-from kimi_compact_tui.model import Message, Session
+from kimi_compact_tui.model import Message
 
-if TYPE_CHECKING:
-    from kimi_compact_tui.compaction.plan import CompactionPlan
-
-FORMAT = "kimi-code"
+NAME = "kimi-code"
 WIRE_NAME = "wire.jsonl"
 CLOSE_NOTE = (
     "kimi-code must not be running on this session: it keeps its own copy of the "
@@ -49,6 +53,26 @@ def agent_id_of(path: Path) -> str:
     return "main"
 
 
+@dataclass(frozen=True)
+class KimiCodeState:
+    """What the kimi-code plugin keeps of a session: the journal bytes read
+    (the write appends to exactly them), its agent, kimi-code's own context
+    messages, why it cannot be written (``open_turn``, ``tail``), and for a
+    compacted session the records to append."""
+
+    journal: bytes
+    agent_id: str
+    context: list[dict[str, Any]]
+    open_turn: str | None = None
+    tail: str = wire.TAIL_NEWLINE
+    appended: bytes = b""
+    compaction: dict[str, Any] | None = None
+
+    @property
+    def journal_length(self) -> int:
+        return len(self.journal)
+
+
 def parse_journal(data: bytes, path: Path) -> Session:
     journal = wire.read_journal(data, path)
     agent_id = agent_id_of(path)
@@ -66,34 +90,26 @@ def parse_journal(data: bytes, path: Path) -> Session:
         elif kind in TOKEN_RECORDS and type(record.get("tokens")) in (int, float):
             recorded = int(record["tokens"])
     return Session(
-        path=path,
-        format=FORMAT,
-        messages=[to_message(cm) for cm in result.history],
-        entries=None,
-        system_prompt=system_prompt,
-        recorded_tokens=recorded,
-        extra={
-            "journal": data,
-            "journal_length": len(data),
-            "agent_id": agent_id,
-            "context": result.history,
-            "warnings": journal.warnings + result.warnings,
-            "open_turn": result.open_turn,
-            "tail": journal.tail,
-        },
+        path,
+        FORMAT,
+        [to_message(cm) for cm in result.history],
+        journal.warnings + result.warnings,
+        SessionMeta(system_prompt=system_prompt, recorded_tokens=recorded),
+        KimiCodeState(data, agent_id, result.history, result.open_turn, journal.tail),
     )
 
 
 def write_refusal(session: Session) -> str | None:
     """Why a compaction cannot be appended to this loaded session, or None."""
-    if session.format != FORMAT or not isinstance(session.extra.get("journal"), bytes):
+    state = session.format_state
+    if not isinstance(state, KimiCodeState):
         return "not a loaded kimi-code session"
-    if session.extra.get("tail") == wire.TAIL_TORN:
+    if state.tail == wire.TAIL_TORN:
         return (
             "the journal ends with a partial record (kimi-code stopped while writing it); "
             "open the session once in kimi-code, which repairs the journal, then compact"
         )
-    open_turn = session.extra.get("open_turn")
+    open_turn = state.open_turn
     if open_turn:
         return (
             f"the session ends mid-turn ({open_turn}); run one more turn in kimi-code, "
@@ -102,8 +118,8 @@ def write_refusal(session: Session) -> str | None:
     return None
 
 
-class KimiCodeFormat:
-    name = FORMAT
+class KimiCodeFormat(SessionFormat):
+    name = NAME
     label = "kimi-code wire.jsonl"
     agent = "kimi-code"
     write_policy = "append"
@@ -113,7 +129,6 @@ class KimiCodeFormat:
         return [discovery.root_of(env, home) / "sessions"]
 
     def write_refusal(self, session: Session) -> str | None:
-        """Why a compaction cannot be written to this session (None: it can)."""
         return write_refusal(session)
 
     def recognise(self, path: Path, head: bytes) -> bool:
@@ -149,8 +164,14 @@ class KimiCodeFormat:
     def discover(self, env: Mapping[str, str], home: Path) -> list[SessionInfo]:
         return discovery.discover(env, home, self.name, parse_journal)
 
+    def short_name(self, path: Path) -> str:
+        """``<session folder>/wire.jsonl`` (``… · <agent>`` for a sub-agent's journal)."""
+        agent = agent_id_of(path)
+        folder = path.parents[2] if path.parent.parent.name == "agents" else path.parent
+        name = f"{folder.name}/{path.name}" if folder.name else path.name
+        return name if agent == "main" else f"{name} · {agent}"
+
     def find_session(self, session_id: str, env: Mapping[str, str], home: Path) -> Path | None:
-        """The folder of the kimi-code session with this id, or None."""
         return discovery.find_session(session_id, env, home)
 
     def parse(self, data: bytes, path: Path) -> Session:
@@ -158,13 +179,11 @@ class KimiCodeFormat:
             return parse_journal(data, path)
 
     def dump(self, session: Session) -> bytes:
-        journal = session.extra.get("journal")
-        if not isinstance(journal, bytes):
-            raise SessionFormatError(
-                f"{session.path}: a kimi-code session is written by appending records to "
-                "the journal it was read from"
-            )
-        return journal + session.extra.get("appended", b"")
+        state = state_of(session, KimiCodeState)
+        return state.journal + state.appended
+
+    def injected(self, message: Message) -> bool:
+        return message.role == "user" and origin_kind(message) == "injection"
 
     def summary_message(self, summary: str) -> Message:
         return to_message(handoff.summary_message(build_compact_summary_text(summary)))
@@ -185,11 +204,12 @@ class KimiCodeFormat:
                 f"{session.path}: the history starts with {plan.leading} system message(s), "
                 "which kimi-code's compaction cannot keep"
             )
-        context = session.extra["context"]
+        state = state_of(session, KimiCodeState)
+        context = state.context
         text = build_compact_summary_text(summary)
         kept = context[plan.boundary :]
         summary_cm = handoff.summary_message(text)
-        before = session.recorded_tokens
+        before = session.meta.recorded_tokens
         if before is None:
             before = sum(handoff.estimate_message(cm) for cm in context)
         kept_tokens = sum(handoff.estimate_message(cm) for cm in kept)
@@ -198,7 +218,7 @@ class KimiCodeFormat:
         else:
             after = handoff.estimate_message(summary_cm) + kept_tokens
         new = records.compaction_records(
-            agent_id=session.extra["agent_id"],
+            agent_id=state.agent_id,
             summary=summary,
             context_summary=text,
             compacted_count=plan.boundary,
@@ -209,39 +229,27 @@ class KimiCodeFormat:
             time_ms=time_ms,
         )
         appended = records.encode_records(new)
-        if session.extra.get("tail") == wire.TAIL_UNTERMINATED:
+        if state.tail == wire.TAIL_UNTERMINATED:
             appended = b"\n" + appended
         messages = [to_message(summary_cm)] + list(session.messages[plan.boundary :])
-        extra = dict(session.extra)
-        extra.update(
-            context=[summary_cm, *kept],
-            appended=appended,
-            compaction=new[1],
-            recorded_tokens=after,
+        new_state = replace(
+            state, context=[summary_cm, *kept], appended=appended, compaction=new[1]
         )
-        return Session(
-            path=session.path,
-            format=FORMAT,
-            messages=messages,
-            system_prompt=session.system_prompt,
-            recorded_tokens=after,
-            extra=extra,
-        )
+        meta = SessionMeta(session.meta.system_prompt, after)
+        return Session(session.path, self, messages, meta=meta, format_state=new_state)
 
-    def write_op(self, session: Session, compacted: Session, context: Mapping[str, Any]) -> WriteOp:
+    def write_op(self, session: Session, compacted: Session) -> WriteOp:
         refusal = write_refusal(session)
         if refusal:
             raise ApplyError(f"{session.path}: {refusal}")
-        appended = compacted.extra.get("appended")
-        if not isinstance(appended, bytes) or compacted.extra.get(
-            "journal"
-        ) is not session.extra.get("journal"):
+        loaded = state_of(session, KimiCodeState)
+        new = state_of(compacted, KimiCodeState)
+        if not new.appended or new.journal is not loaded.journal:
             raise ApplyError(f"{session.path}: the compacted session was not built from this one")
-        return WriteOp("append", appended, [CLOSE_NOTE])
+        return WriteOp("append", new.appended)
 
-    def rotation_name(self, path: Path, number: int) -> Path:
-        raise NotImplementedError("kimi-code journals are appended to, never rotated")
 
+FORMAT = KimiCodeFormat()
 
 append_allowed = records.append_allowed
 undo_allowed = records.undo_allowed

@@ -163,7 +163,7 @@ def _read_edge(entry: Entry) -> _Edge | None:
         entry.line,
         branch,
         base_branch,
-        base_line,
+        base_line,  # type: ignore[arg-type]  # checked as a number by _read_edge's caller
         legacy if type(legacy) in (int, float) else None,
     )
 

@@ -1,14 +1,16 @@
-"""Streaming over HTTP: OpenAI-compatible SSE and Ollama's native NDJSON.
+"""Streaming over HTTP: OpenAI-compatible SSE, Anthropic's Messages API over SSE
+and Ollama's native NDJSON.
 
-One retry loop serves both wire formats (:mod:`.wire`). Retries happen only
+One retry loop serves every wire format (:mod:`.wire`, :mod:`.anthropic`). Retries happen only
 before the first token: 429 (honouring ``Retry-After`` / ``retry-after-ms``,
 capped), 5xx and connection errors with jittered exponential backoff, at most
 ``config.max_retries`` tries in total. Quota-exhausted 429s are not retried
 (:mod:`.errors`).
 
 The API key is read from its environment variable when the request is made,
-is only ever placed in the ``Authorization`` header, and is scrubbed from any
-error text the provider sends back.
+is only ever placed in the wire format's key header (``Authorization``, or
+Anthropic's ``x-api-key``), and is scrubbed from any error text the provider
+sends back. A request that needs a key (:mod:`..keys`) is never sent without one.
 """
 
 from __future__ import annotations
@@ -20,6 +22,7 @@ from typing import Any
 
 import httpx
 
+from kimi_compact_tui.errors import ConfigError
 from kimi_compact_tui.providers._stream import Collector, Outcome, one_line, run_stream
 from kimi_compact_tui.providers.base import (
     EventCallback,
@@ -29,6 +32,7 @@ from kimi_compact_tui.providers.base import (
     SummaryInput,
     request_body,
 )
+from kimi_compact_tui.providers.http.anthropic import AnthropicMessages
 from kimi_compact_tui.providers.http.errors import (
     QUOTA_CODES,
     HttpError,
@@ -44,11 +48,13 @@ from kimi_compact_tui.providers.http.wire import (
     strip_tools,
     text_of,
 )
+from kimi_compact_tui.providers.keys import require_key
 
 USER_AGENT = "kimi-compact-tui"
 
 __all__ = [
     "QUOTA_CODES",
+    "AnthropicMessages",
     "TOOL_FIELDS",
     "USER_AGENT",
     "HttpError",
@@ -68,12 +74,14 @@ __all__ = [
 
 def wire_format(kind: str) -> Protocol:
     """The wire format that serves an implementation kind."""
+    if kind == "anthropic":
+        return AnthropicMessages()
     return OllamaChat() if kind == "ollama" else OpenAIChat(kind)
 
 
 class HttpProvider:
     """The :class:`~kimi_compact_tui.providers.registry.Provider` for the HTTP kinds
-    (openai, moonshot, ollama)."""
+    (openai, moonshot, anthropic, ollama)."""
 
     def __init__(self, config: ProviderConfig) -> None:
         self.config = config
@@ -98,13 +106,10 @@ async def _attempts(
 ) -> Outcome:
     url = protocol.url(config)
     key_env = config.effective_key_env
-    headers = {"User-Agent": USER_AGENT}
-    if protocol.kind != "ollama":
-        headers["Accept"] = "text/event-stream"
-    key = os.environ.get(key_env, "") if key_env else ""
+    key = os.environ.get(key_env, "").strip() if key_env else ""
     if key:
         col.secrets.append(key)
-        headers["Authorization"] = f"Bearer {key}"
+    headers = {"User-Agent": USER_AGENT, **protocol.headers(key)}
     timeout = httpx.Timeout(
         connect=config.connect_timeout,
         read=config.read_timeout,
@@ -202,4 +207,8 @@ async def stream_http(
                 "failed", "no model configured: set provider.model in the config or pass --model"
             )
         )
+    try:  # a request that needs a key is never sent without one
+        require_key(config)
+    except ConfigError as exc:
+        return col.result(Outcome("failed", str(exc)))
     return await run_stream(col, lambda: _attempts(config, protocol, payload, col), cancel)

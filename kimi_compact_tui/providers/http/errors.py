@@ -2,7 +2,8 @@
 to wait before trying again.
 
 Provider error bodies come in many shapes (``{"error": {"message", "code"}}``,
-``{"detail": ...}``, plain text); the message shown is always the provider's own,
+Anthropic's ``{"type": "error", "error": {"type", "message"}}``, ``{"detail": ...}``,
+plain text); the message shown is always the provider's own,
 labelled by status. Quota-exhausted 429s are not retryable.
 """
 
@@ -89,7 +90,10 @@ def describe_http_error(
     lowered = f"{message} {code}".lower()
     retryable = False
     if status == 400:
-        if any(w in lowered for w in ("context", "token", "too long", "length", "maximum")):
+        output_limit = "max_tokens" in lowered or "output token" in lowered
+        if not output_limit and any(
+            w in lowered for w in ("context", "token", "too long", "length", "maximum")
+        ):
             label = "request too long for the model's context"
         else:
             label = "bad request"
@@ -109,6 +113,9 @@ def describe_http_error(
         quota = code.lower() in QUOTA_CODES or any(w in lowered for w in QUOTA_WORDS)
         label = "quota exhausted" if quota else "rate limited"
         retryable = not quota
+    elif status == 529:  # Anthropic: the API is overloaded
+        label = "overloaded"
+        retryable = True
     elif status >= 500:
         label = "server error"
         retryable = True

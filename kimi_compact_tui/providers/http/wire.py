@@ -45,6 +45,14 @@ class Protocol:
     kind: str = "openai"
     end_marker = "[DONE]"
 
+    def headers(self, key: str) -> dict[str, str]:
+        """The request's own headers; ``key`` (may be empty: none is sent) goes
+        only here."""
+        headers = {"Accept": "text/event-stream"}
+        if key:
+            headers["Authorization"] = f"Bearer {key}"
+        return headers
+
     def url(self, config: ProviderConfig) -> str:
         raise NotImplementedError
 
@@ -182,6 +190,10 @@ class OllamaChat(Protocol):
 
     kind = "ollama"
     end_marker = "done: true"
+
+    def headers(self, key: str) -> dict[str, str]:
+        return {"Authorization": f"Bearer {key}"} if key else {}
+
     _OPTION_FIELDS = {
         "temperature": "temperature",
         "top_p": "top_p",

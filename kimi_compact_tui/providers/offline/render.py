@@ -10,11 +10,18 @@ the text of the compacted messages.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 
 from kimi_compact_tui.compaction.summary import build_compact_summary_text
 from kimi_compact_tui.compaction.tokens import estimate_tokens
+from kimi_compact_tui.providers.offline.detail import FULL, LEFT_OUT, LEVELS, Detail
 from kimi_compact_tui.providers.offline.extract import CodeSeen, ErrorSeen, Extract
+from kimi_compact_tui.providers.offline.instructions import (
+    Instructions,
+    focus_lines,
+    kept_lines,
+    read_instructions,
+)
 from kimi_compact_tui.providers.offline.patterns import (
     ABS_DIR_RE,
     CONSTRAINT_RE,
@@ -39,39 +46,6 @@ from kimi_compact_tui.providers.offline.text import (
 from kimi_compact_tui.providers.offline.transcript import TMessage, Transcript
 
 MESSAGE_OVERHEAD = 4  # tokens per message, as the app counts them
-LEFT_OUT = "(left out of this trimmed summary)"
-
-
-@dataclass(frozen=True)
-class Detail:
-    """How much of the extract goes into the summary."""
-
-    focus_chars: int = 600
-    reply_chars: int = 300
-    env_items: int = 5
-    done_items: int = 12
-    errors: int = 8
-    error_blocks: bool = True
-    fix_chars: int = 280
-    code_files: int = 12
-    code_bodies: bool = True
-    key_elements: int = 10
-    other_files: int = 10
-    context_items: int = 12
-    sentence_chars: int = 240
-
-
-FULL = Detail()
-# Less and less detail: code bodies first, verbatim error blocks and signatures
-# late, the six sections never.
-LEVELS = (
-    FULL,
-    replace(FULL, code_bodies=False, done_items=8, context_items=8, other_files=6),
-    Detail(300, 0, 3, 4, 5, True, 100, 6, False, 6, 3, 4, 120),
-    Detail(300, 0, 3, 4, 5, False, 100, 6, False, 6, 3, 4, 120),
-    Detail(160, 0, 1, 2, 3, False, 60, 3, False, 4, 0, 2, 100),
-    Detail(80, 0, 0, 0, 0, False, 0, 0, False, 0, 0, 0, 60),
-)
 
 
 @dataclass
@@ -89,6 +63,7 @@ class Reading:
     done: list[tuple[int, str]]  # (message number, sentence) of finished work
     said: frozenset[tuple[int, str]] = frozenset()  # the same, for look-ups
     diffs: dict[str, list[int]] = field(default_factory=dict)  # file -> diff messages
+    instructions: Instructions = field(default_factory=Instructions)
 
 
 def _done(assistants: list[TMessage]) -> list[tuple[int, str]]:
@@ -108,6 +83,7 @@ def read(transcript: Transcript) -> Reading:
     ex = Extract(messages)
     assistants = [m for m in messages if m.role == "assistant" and m.prose.strip()]
     done = _done(assistants)
+    all_text = "\n".join(m.own_text for m in messages)
     return Reading(
         transcript,
         messages,
@@ -116,14 +92,20 @@ def read(transcript: Transcript) -> Reading:
         ex.mentioned_files(),
         [m for m in messages if m.role == "user" and not m.injected and m.prose.strip()],
         assistants,
-        "\n".join(m.own_text for m in messages),
+        all_text,
         done,
         frozenset(done),
         ex.diffs(),
+        read_instructions(transcript.instruction, all_text),
     )
 
 
 def _focus(r: Reading, d: Detail) -> list[str]:
+    limit = 4 if d.context_items >= 8 else min(2, d.context_items)
+    return _focus_base(r, d) + focus_lines(r.instructions, r.messages, limit, d.sentence_chars)
+
+
+def _focus_base(r: Reading, d: Detail) -> list[str]:
     if r.users:
         last = r.users[-1]
         out = [
@@ -299,6 +281,7 @@ def _context(r: Reading, d: Detail, trimmed_note: str | None) -> list[str]:
             if DECISION_RE.search(s) and not PLAN_RE.match(s) and not s.endswith("?") and not said:
                 ctx.append(f"Decision (message {m.number}): {s[: d.sentence_chars]}")
     ctx = dedupe(ctx, d.context_items) if d.context_items else []
+    ctx = kept_lines(r.instructions) + ctx
     everything = r.transcript.messages
     if len(everything) > len(r.messages):
         ctx.append(
@@ -307,6 +290,8 @@ def _context(r: Reading, d: Detail, trimmed_note: str | None) -> list[str]:
         )
     if trimmed_note:
         ctx.append(trimmed_note)
+    if r.instructions:
+        ctx.append(r.instructions.note())
     if everything:
         roles: dict[str, int] = {}
         for m in everything:
@@ -318,7 +303,7 @@ def _context(r: Reading, d: Detail, trimmed_note: str | None) -> list[str]:
         )
     else:
         ctx.append("Offline extractive summary (no model wrote it); the transcript was empty.")
-    return [f"- {c}" for c in ctx]
+    return [c if c.startswith("  - ") else f"- {c}" for c in ctx]
 
 
 def write(r: Reading, d: Detail = FULL, trimmed_note: str | None = None) -> str:

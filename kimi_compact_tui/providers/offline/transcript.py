@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kimi_compact_tui.compaction.request import CUSTOM_INSTRUCTION_HEADER
 from kimi_compact_tui.providers.base import SummaryInput
 from kimi_compact_tui.providers.offline.patterns import (
     FENCE_RE,
@@ -22,6 +23,7 @@ from kimi_compact_tui.providers.offline.patterns import (
     REMINDER_RE,
     SYSTEM_TAG_RE,
 )
+from kimi_compact_tui.sanitize import plain_text
 
 _HEADER_END = "\nContent:\n"
 
@@ -64,10 +66,12 @@ class TMessage:
 @dataclass
 class Transcript:
     """The sent messages; the first ``leading`` are leading system messages that the
-    compaction keeps, the rest (``compacted``) are what the summary replaces."""
+    compaction keeps, the rest (``compacted``) are what the summary replaces.
+    ``instruction`` is the user's custom instruction (from the prompt part)."""
 
     messages: list[TMessage]
     leading: int = 0
+    instruction: str = ""
 
     @property
     def compacted(self) -> list[TMessage]:
@@ -98,24 +102,37 @@ def _request_parts(request_messages: Any) -> list[str]:
 
 
 def read_parts(parts: Sequence[str]) -> list[TMessage]:
-    """The messages in a request's text parts (the final prompt part dropped)."""
+    """The messages in a request's text parts (the final prompt part dropped), as a
+    terminal shows them: escape sequences and controls dropped, an OSC 8 link's
+    target written out (:func:`~kimi_compact_tui.sanitize.plain_text`)."""
     out: list[TMessage] = []
     for part in parts[:-1]:  # the final part is the prompt (and any custom instruction)
         role = header_role(part, len(out) + 1)
         if role is not None:
             out.append(TMessage(len(out) + 1, role))
         elif out:
-            out[-1].parts.append(part)
+            out[-1].parts.append(plain_text(part))
     return out
+
+
+def custom_instruction_of(prompt_part: str) -> str:
+    """The custom instruction appended to the prompt part (kimi-cli's wording:
+    :data:`~kimi_compact_tui.compaction.request.CUSTOM_INSTRUCTION_HEADER`), or ""."""
+    at = prompt_part.find(CUSTOM_INSTRUCTION_HEADER)
+    return "" if at < 0 else prompt_part[at + len(CUSTOM_INSTRUCTION_HEADER) :]
 
 
 def read_request(request: SummaryInput) -> Transcript:
     """The transcript of a :class:`CompactionRequest` (or of its body)."""
     if isinstance(request, Mapping):
-        messages = read_parts(_request_parts(request.get("messages")))
+        parts = _request_parts(request.get("messages"))
+        messages = read_parts(parts)
         leading = 0
         while leading < len(messages) and messages[leading].role == "system":
             leading += 1
-        return Transcript(messages, leading)
-    messages = read_parts(_request_parts(request.messages))
-    return Transcript(messages, min(request.plan.leading, len(messages)))
+    else:
+        parts = _request_parts(request.messages)
+        messages = read_parts(parts)
+        leading = min(request.plan.leading, len(messages))
+    instruction = custom_instruction_of(parts[-1]) if parts else ""
+    return Transcript(messages, leading, instruction)

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, OptionList, RichLog, Static
@@ -24,6 +23,7 @@ from textual.widgets.option_list import Option
 
 from kimi_compact_tui.retention import Candidate, CandidateSet, Comparison
 from kimi_compact_tui.sanitize import one_line, visible
+from kimi_compact_tui.tui import keys
 from kimi_compact_tui.tui.widgets.retention_pane import figures_text
 
 MAX_MISSING_SHOWN = 30
@@ -77,10 +77,7 @@ def diff_line(line: str) -> Text:
 
 
 class CandidatesScreen(Screen[int | None]):
-    BINDINGS = [
-        Binding("space", "toggle_mark", "Mark to compare"),
-        Binding("escape", "close", "Close"),
-    ]
+    BINDINGS = keys.bindings(keys.CANDIDATES_KEYS)
 
     DEFAULT_CSS = """
     CandidatesScreen #candidates-list {
@@ -189,7 +186,7 @@ class CandidatesScreen(Screen[int | None]):
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
-        # The app marks it chosen once its checks pass (review_extras.choose_candidate).
+        # The app marks it chosen once its checks pass (ReviewState.choose_candidate).
         self.dismiss(self.candidates.items[event.option_index].number)
 
     def action_close(self) -> None:

@@ -17,35 +17,31 @@ from pathlib import Path
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, Static
 
-from kimi_compact_tui.model import Session
+from kimi_compact_tui.formats.base import Session
 from kimi_compact_tui.sanitize import visible
 from kimi_compact_tui.store import keep_description
+from kimi_compact_tui.tui import keys
 from kimi_compact_tui.tui.state import ReviewState
 
 
 def backup_description(path: Path | None, session: Session) -> str:
     """One line saying what copy of the old file the write keeps."""
-    from kimi_compact_tui.formats.registry import format_of
-
-    return keep_description(path, format_of(session).write_policy)
+    return keep_description(path, session.format)
 
 
 def _format_notes(session: Session) -> list[str]:
     """What the format says a person must know before writing (e.g. close the agent)."""
-    from kimi_compact_tui.formats.registry import format_of
-
-    fmt = format_of(session)
-    return list(getattr(fmt, "write_notes", ()))
+    return list(session.format.write_notes)
 
 
 def write_counts(state: ReviewState) -> dict[str, int]:
     """before → after message counts, and how many are compacted and kept."""
     prep = state.preparation
+    assert prep is not None  # the dialog opens only with a plan
     plan = prep.plan
     before = plan.total
     compacted = len(plan.compact_indices)
@@ -78,7 +74,7 @@ class AskScreen(ModalScreen[bool]):
     """A yes/no question (``y``/``n``/``escape``); dismisses with a bool."""
 
     AUTO_FOCUS = None
-    BINDINGS = [Binding("y", "answer(True)", "Yes"), Binding("n,escape", "answer(False)", "No")]
+    BINDINGS = keys.bindings(keys.ASK_KEYS)
     DEFAULT_CSS = _dialog_css("AskScreen", "$warning")
 
     def __init__(self, title: str, body: str, *, yes: str = "Yes (y)", no: str = "No (n)") -> None:
@@ -107,11 +103,7 @@ class AskScreen(ModalScreen[bool]):
 
 class ConfirmWriteScreen(ModalScreen[bool]):
     AUTO_FOCUS = None
-    BINDINGS = [
-        Binding("y,enter", "confirm", "Write"),
-        Binding("exclamation_mark", "confirm_split", "Write the split history", show=False),
-        Binding("n,escape", "cancel", "Cancel"),
-    ]
+    BINDINGS = keys.bindings(keys.CONFIRM_WRITE_KEYS)
 
     DEFAULT_CSS = """
     ConfirmWriteScreen {
@@ -148,7 +140,7 @@ class ConfirmWriteScreen(ModalScreen[bool]):
         state = self.state
         session = state.session
         path = state.session_path or (session.path if session is not None else None)
-        fmt = session.format if session is not None else "?"
+        fmt = session.format.label if session is not None else "?"
         text = Text()
         text.append("file     ", style="bold")
         text.append(visible(str(path)) if path is not None else "(none)")

@@ -11,20 +11,19 @@ writes from here (the app asks to confirm first).
 
 from __future__ import annotations
 
-from typing import Any
-
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 from textual.worker import Worker, WorkerState
 
 from kimi_compact_tui.diff import ADDED, KEPT, REMOVED, SessionDiff, diff_sessions
-from kimi_compact_tui.model import Session
-from kimi_compact_tui.tui.screens.retention_host import RETENTION_BINDINGS, RetentionHost
+from kimi_compact_tui.formats.base import Session
+from kimi_compact_tui.tui import keys
+from kimi_compact_tui.tui.flow import FlowRequest, WriteRequested
+from kimi_compact_tui.tui.screens.retention_host import RetentionHost
 from kimi_compact_tui.tui.state import ReviewState
 from kimi_compact_tui.tui.widgets.diff_view import DiffRow, DiffView
 from kimi_compact_tui.tui.widgets.retention_pane import RetentionPane
@@ -84,17 +83,12 @@ def diff_header(diff: SessionDiff, *, edited: bool = False) -> Text:
     return text
 
 
-class DiffScreen(RetentionHost, Screen[Any]):
+class DiffScreen(RetentionHost, Screen[FlowRequest | None]):
     """Old session beside the compacted one; the summary below as written.
-    Dismisses with ``"write"`` when ``w`` asks for the write, else None."""
+    Dismisses with a :class:`WriteRequested` when ``w`` asks for the write
+    (or a retention request), else None."""
 
-    BINDINGS = [
-        Binding("escape,q", "close", "Back"),
-        Binding("w", "write", "Write"),
-        Binding("s", "toggle_summary", "Summary pane"),
-        Binding("m", "toggle_markdown", "Raw / Markdown"),
-        *RETENTION_BINDINGS,
-    ]
+    BINDINGS = keys.bindings(keys.DIFF_KEYS)
 
     DEFAULT_CSS = """
     DiffScreen #diff-head {
@@ -157,7 +151,13 @@ class DiffScreen(RetentionHost, Screen[Any]):
     def on_mount(self) -> None:
         if self.reason is None:
             self.query_one("#diff-columns").loading = True
-            self._compute()
+            session = self.state.session
+            draft = self.state.draft()  # built here, on the UI thread: the one the write uses
+            tokens = self.state.message_tokens
+            if session is None or draft is None:
+                self._failed("no compacted session to compare")
+                return
+            self._compute(session, draft.compacted, tokens)
             self.score_retention(self.state, self.summary or "")
 
     @work(
@@ -168,15 +168,13 @@ class DiffScreen(RetentionHost, Screen[Any]):
         description="diff",
         exit_on_error=False,
     )
-    def _compute(self) -> tuple[SessionDiff, list[DiffRow], list[DiffRow]] | str:
-        """The diff and its two columns, or the error line (reads the state only)."""
+    def _compute(
+        self, before: Session, after: Session, tokens: list[int]
+    ) -> tuple[SessionDiff, list[DiffRow], list[DiffRow]] | str:
+        """The diff and its two columns, or the error line (reads its arguments only)."""
         try:
-            before = self.state.session
-            after = compacted_session_of(self.state)
-            if before is None or after is None:
-                raise ValueError("no compacted session to compare")
-            known = self.state.message_tokens
-            if not known or len(known) != len(before.messages):
+            known: list[int] | None = tokens
+            if not tokens or len(tokens) != len(before.messages):
                 known = None
             diff = diff_sessions(before, after, before_tokens=known)
             return (diff, *split_rows(diff))
@@ -187,10 +185,10 @@ class DiffScreen(RetentionHost, Screen[Any]):
         if event.worker.name != "diff" or event.state != WorkerState.SUCCESS:
             return
         result = event.worker.result
-        if isinstance(result, str):
-            self._failed(result)
-        else:
+        if isinstance(result, tuple):
             self._show(*result)
+        else:
+            self._failed(str(result))
 
     def _failed(self, message: str) -> None:
         self.query_one("#diff-columns").loading = False
@@ -223,7 +221,7 @@ class DiffScreen(RetentionHost, Screen[Any]):
 
     def action_write(self) -> None:
         if self.reason is not None or not self.state.writable:
-            why = self.reason or "nothing to write: the summary is not complete"
+            why = self.reason or f"nothing to write: {self.state.write_refusal()}"
             self.notify(why, markup=False, timeout=4)
             return
-        self.dismiss("write")
+        self.dismiss(WriteRequested())

@@ -12,20 +12,17 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Static, TextArea
 
 from kimi_compact_tui.compaction.contract import check_sections
 from kimi_compact_tui.sanitize import visible
+from kimi_compact_tui.tui import keys
 from kimi_compact_tui.tui.state import ReviewState
 
 
 class EditSummaryScreen(Screen[str | None]):
-    BINDINGS = [
-        Binding("ctrl+s", "save", "Save", priority=True),
-        Binding("escape", "cancel", "Cancel", priority=True),
-    ]
+    BINDINGS = keys.bindings(keys.EDIT_KEYS)
 
     DEFAULT_CSS = """
     EditSummaryScreen #edit-head {

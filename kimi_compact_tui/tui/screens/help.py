@@ -1,4 +1,5 @@
-"""The ``?`` help screen: the basic flow, then every key and what it does.
+"""The ``?`` help screen: the basic flow, then every key of every screen
+(from the key tables, :data:`kimi_compact_tui.tui.keys.SCREEN_TABLES`).
 
 Text, never markup. The descriptions wrap to the dialog's width (the table's
 second column is sized on every resize and its rows grow in height), so a
@@ -12,11 +13,13 @@ from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import VerticalScroll
+from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
+from textual.widgets.data_table import ColumnKey
 
 from kimi_compact_tui.sanitize import visible
+from kimi_compact_tui.tui.keys import SCREEN_TABLES, Key
 
 BASIC_FLOW = (
     "1. ↑ ↓ move; b compacts up to the highlighted message.",
@@ -33,11 +36,10 @@ class HelpScreen(ModalScreen[None]):
     HelpScreen {
         align: center middle;
     }
-    HelpScreen > VerticalScroll {
+    HelpScreen > Vertical {
         width: 80;
         max-width: 95%;
-        height: auto;
-        max-height: 90%;
+        height: 90%;
         border: thick $accent;
         background: $panel;
         padding: 0 1;
@@ -50,7 +52,7 @@ class HelpScreen(ModalScreen[None]):
         padding: 0 1 1 1;
     }
     HelpScreen DataTable {
-        height: auto;
+        height: 1fr;
     }
     HelpScreen #help-foot {
         color: $text-muted;
@@ -58,19 +60,27 @@ class HelpScreen(ModalScreen[None]):
     }
     """
 
-    def __init__(self, bindings: list[tuple[str, str]]) -> None:
+    def __init__(self, tables: tuple[tuple[str, tuple[Key, ...]], ...] = SCREEN_TABLES) -> None:
         super().__init__()
-        self.bindings_list = [(visible(k), visible(d)) for k, d in bindings]
+        # (key, description, is a section heading)
+        self.rows: list[tuple[str, str, bool]] = []
+        for title, table in tables:
+            self.rows.append(("", title, True))
+            self.rows += [(visible(k.shown_key), visible(k.help), False) for k in table]
+        self.bindings_list = [(k, d) for k, d, heading in self.rows if not heading]
         self._key_width = max((cell_len(k) for k, _d in self.bindings_list), default=1)
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll():
+        with Vertical():
             yield Static(Text("How it works"), id="help-title")
             yield Static(Text("\n".join(BASIC_FLOW)), id="help-flow")
             table: DataTable = DataTable(
-                id="help-table", cursor_type="row", zebra_stripes=True, show_cursor=False
+                id="help-table",
+                cursor_type="none",
+                zebra_stripes=True,
+                show_cursor=False,
+                show_header=False,  # a fixed header would hide one row of every page
             )
-            table.can_focus = False  # the scroll container takes the keys
             table.add_column(Text("key"), key="key", width=self._key_width)
             table.add_column(Text("what it does"), key="what", width=self._what_width(60))
             self._add_rows(table)
@@ -81,7 +91,10 @@ class HelpScreen(ModalScreen[None]):
             )
 
     def _add_rows(self, table: DataTable) -> None:
-        for key, description in self.bindings_list:
+        for key, description, heading in self.rows:
+            if heading:
+                table.add_row(Text(""), Text(description, style="bold underline"), height=None)
+                continue
             # height None: the row is as tall as its wrapped description.
             table.add_row(Text(key, style="bold"), Text(description), height=None)
 
@@ -93,19 +106,21 @@ class HelpScreen(ModalScreen[None]):
         self.call_after_refresh(self._fit_table)
 
     def on_mount(self) -> None:
-        self.query_one(VerticalScroll).focus()
+        # The table scrolls itself (arrows, PgUp/PgDn): it is taller than the screen.
+        self.query_one(DataTable).focus()
         self.call_after_refresh(self._fit_table)
 
     def _fit_table(self) -> None:
         table = self.query_one("#help-table", DataTable)
-        inner = self.query_one(VerticalScroll).scrollable_content_region.width
+        inner = self.query_one(Vertical).scrollable_content_region.width
         width = self._what_width(inner)
-        column = table.columns["what"]
+        column = table.columns[ColumnKey("what")]
         if inner and column.width != width:
             column.width = width
             column.auto_width = False
             table.clear()  # rows measure their wrapped height when added
             self._add_rows(table)
+            table.refresh(layout=True)  # the scroll container takes the table's new height
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -8,17 +8,15 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static, TextArea
 
+from kimi_compact_tui.tui import keys
+
 
 class InstructionsScreen(ModalScreen[str | None]):
-    BINDINGS = [
-        Binding("ctrl+s", "save", "Save", priority=True),
-        Binding("escape", "cancel", "Cancel", priority=True),
-    ]
+    BINDINGS = keys.bindings(keys.INSTRUCTIONS_KEYS)
 
     DEFAULT_CSS = """
     InstructionsScreen {

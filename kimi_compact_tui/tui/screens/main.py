@@ -10,12 +10,11 @@ short notification instead of doing nothing.
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from rich.text import Text
 from textual import events, work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.screen import Screen
 from textual.widgets import Header, Static
@@ -24,9 +23,18 @@ from textual.worker import Worker, WorkerState
 from kimi_compact_tui.compaction.pairs import safe_boundaries
 from kimi_compact_tui.compaction.plan import REGION_KEPT
 from kimi_compact_tui.errors import UserError
+from kimi_compact_tui.formats.base import Session
 from kimi_compact_tui.sanitize import one_line, visible
-from kimi_compact_tui.tui.commands import HELP_KEYS, MAIN_ACTIONS, availability, why_unavailable
-from kimi_compact_tui.tui.review_extras import choose_candidate, extras_of
+from kimi_compact_tui.tui import keys
+from kimi_compact_tui.tui.flow import (
+    AddInstructions,
+    FlowRequest,
+    JumpToMessage,
+    OpenEditor,
+    RerunRequested,
+    WriteRequested,
+)
+from kimi_compact_tui.tui.keys import MAIN_KEYS
 from kimi_compact_tui.tui.screens.candidates import CandidatesScreen
 from kimi_compact_tui.tui.screens.confirm import AskScreen
 from kimi_compact_tui.tui.screens.diff import DiffScreen
@@ -45,47 +53,23 @@ from kimi_compact_tui.tui.widgets.legend import Legend
 from kimi_compact_tui.tui.widgets.message_list import MessageList
 from kimi_compact_tui.tui.widgets.status import StatusLine, session_label
 
-if TYPE_CHECKING:
-    from kimi_compact_tui.tui.app import ReviewApp
-
 #: What a change of boundary, instructions or model discards.
 DISCARD_TITLE = "Discard the summary?"
 
 
 class MainScreen(Screen[None]):
-    BINDINGS = [
-        Binding("enter", "detail", "Detail", show=False, id="detail"),
-        Binding("b", "boundary", "Up to here", id="boundary"),
-        Binding("s", "safe_boundary", "Safe boundary", id="safe_boundary"),
-        Binding("escape", "reset_boundary", "Tail", key_display="esc", id="reset"),
-        Binding("p", "preview", "Preview", id="preview"),
-        Binding("i", "instructions", "Instruct", id="instructions"),
-        Binding("m", "model", "Model", id="model"),
-        Binding("P", "prompt", "Prompt", show=False, id="prompt"),
-        Binding("c", "compact", "Compact", id="compact"),
-        Binding("d", "diff", "Diff", id="diff"),
-        Binding("e", "edit", "Edit", id="edit"),
-        Binding("C", "candidates", "Candidates", id="candidates"),
-        Binding("w", "write", "Write", id="write"),
-        Binding("u", "undo", "Undo", id="undo"),
-        Binding("r", "restore_points", "Restore points", show=False, id="restore_points"),
-        Binding("slash", "search", "Search", key_display="/", id="search"),
-        Binding("n", "search_next", "Next match", show=False, id="search_next"),
-        Binding("N", "search_prev", "Previous match", show=False, id="search_prev"),
-        Binding("o", "open", "Open", show=False, id="open"),
-        Binding("question_mark", "help", "Help", key_display="?", id="help"),
-        Binding("q", "quit", "Quit", id="quit"),
-    ]
+    BINDINGS = keys.bindings(MAIN_KEYS)
 
     def __init__(self, state: ReviewState) -> None:
         super().__init__(id="main-screen")
         self.state = state
         self.last_search = ""
-        self._safe_for: Any = None  # the session whose safe boundaries are being found
+        self._safe_for: int | None = None  # the load generation being scanned
 
     @property
-    def review(self) -> ReviewApp:
-        return self.app  # type: ignore[return-value]
+    def review(self) -> Any:
+        """The app (a ReviewApp: it owns loading, writing and restoring)."""
+        return self.app
 
     # --- layout -------------------------------------------------------------------
     def compose(self) -> ComposeResult:
@@ -110,15 +94,16 @@ class MainScreen(Screen[None]):
         state = self.state
         session = state.session
         assert session is not None
-        self.sub_title = session_label(state.session_path)
+        self.sub_title = session_label(session)
         self.app.sub_title = self.sub_title
         pinned = self.query_one("#system-prompt", Static)
-        if session.system_prompt is not None:
+        system_prompt = session.meta.system_prompt
+        if system_prompt is not None:
             text = Text("system prompt ", style="bold")
             text.append("(session metadata, kept) ", style="dim")
-            text.append(one_line(session.system_prompt, 300))
+            text.append(one_line(system_prompt, 300))
             pinned.update(text)
-        pinned.display = session.system_prompt is not None
+        pinned.display = system_prompt is not None
         self.message_list.set_messages(session.messages, state.message_tokens, self._region_of())
         self.message_list.focus()
         self.refresh_view()
@@ -131,9 +116,9 @@ class MainScreen(Screen[None]):
         description="safe",
         exit_on_error=False,
     )
-    def _find_safe_boundaries(self, session: Any) -> tuple[Any, list[bool]]:
+    def _find_safe_boundaries(self, generation: int, session: Session) -> tuple[int, list[bool]]:
         """Which boundaries keep every tool call with its results (off the UI thread)."""
-        return session, safe_boundaries(session.messages)
+        return generation, safe_boundaries(session.messages)
 
     def _region_of(self) -> Callable[[int], str] | None:
         prep = self.state.preparation
@@ -161,9 +146,9 @@ class MainScreen(Screen[None]):
         # An explicit boundary may split a tool exchange (the default tail never
         # should): find the safe boundaries once per session, off the UI thread.
         if state.safe is None and state.up_to is not None and state.session is not None:
-            if self._safe_for is not state.session:
-                self._safe_for = state.session
-                self._find_safe_boundaries(state.session)
+            if self._safe_for != state.generation:
+                self._safe_for = state.generation
+                self._find_safe_boundaries(state.generation, state.session)
 
     def on_message_list_highlighted(self, event: MessageList.Highlighted) -> None:
         self._show_detail(event.index)
@@ -212,22 +197,17 @@ class MainScreen(Screen[None]):
 
     # --- keys ---------------------------------------------------------------------
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action not in MAIN_ACTIONS:
-            return True
-        return availability(self.state, action)
+        return keys.check(MAIN_KEYS, action, self.state)
 
     def on_key(self, event: events.Key) -> None:
         """A review key that is unavailable now says why (the binding does not run)."""
-        for binding in self.BINDINGS:
-            assert isinstance(binding, Binding)
-            if event.key not in binding.key.split(","):
-                continue
-            if self.check_action(binding.action, ()) is not True:
-                event.stop()
-                event.prevent_default()
-                reason = why_unavailable(self.state, binding.action)
-                self.notify(visible(reason), markup=False, timeout=4)
+        key = keys.key_for(MAIN_KEYS, event.key)
+        if key is None or self.check_action(key.action, ()) is True:
             return
+        event.stop()
+        event.prevent_default()
+        reason = keys.why_not(MAIN_KEYS, key.action, self.state)
+        self.notify(visible(reason), markup=False, timeout=4)
 
     def action_detail(self) -> None:
         detail = self.query_one(DetailPane)
@@ -271,7 +251,10 @@ class MainScreen(Screen[None]):
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.name == "safe" and event.state == WorkerState.SUCCESS:
-            self.state.set_safe(*event.worker.result)
+            result = event.worker.result
+            assert isinstance(result, tuple)
+            generation, safe = result
+            self.state.set_safe(generation, safe)
             self.refresh_view()
         if event.worker.name != "request":
             return
@@ -303,27 +286,22 @@ class MainScreen(Screen[None]):
         screen = ModelScreen(self.state.compaction_model, self.state.compaction_model_suggestions())
         self.app.push_screen(screen, done)
 
-    def _after_flow(self, result: Any) -> None:
-        """Back from a flow screen: refresh, and do what it asked for: write (w),
-        run again (r), or a retention request (jump, instructions, editor)."""
+    def _after_flow(self, request: FlowRequest | None) -> None:
+        """Back from a flow screen: refresh, and do what it asked for."""
         self.refresh_view()
-        if isinstance(result, tuple):
-            self._retention_request(*result)
-        elif result == "write":
+        if isinstance(request, WriteRequested):
             self.action_write()
-        elif result == "rerun":
+        elif isinstance(request, RerunRequested):
             self.app.push_screen(StreamScreen(self.state, run=True), self._after_flow)
-
-    def _retention_request(self, kind: str, value: Any) -> None:
-        if kind == "jump":
-            self.message_list.move_to(value - 1)
+        elif isinstance(request, JumpToMessage):
+            self.message_list.move_to(request.number - 1)
             self.message_list.focus()
-        elif kind == "editor":
-            screen = EditSummaryScreen(self.state, append=value)
+        elif isinstance(request, OpenEditor):
+            screen = EditSummaryScreen(self.state, append=request.block)
             self.app.push_screen(screen, lambda _r: self.refresh_view())
-        elif kind == "instruct":
+        elif isinstance(request, AddInstructions):
             old = self.state.custom_instruction.rstrip()
-            text = f"{old}\n\n{value}" if old else value
+            text = f"{old}\n\n{request.text}" if old else request.text
 
             def change() -> None:
                 self.state.set_custom_instruction(text)
@@ -334,11 +312,11 @@ class MainScreen(Screen[None]):
     def action_candidates(self) -> None:
         def done(number: int | None) -> None:
             if number is not None:
-                self._apply(choose_candidate, self.state, number)
-                if self.state.summary is not None:
+                self._apply(self.state.choose_candidate, number)
+                if self.state.summary is not None and self.state.runs.candidates.chosen == number:
                     self.notify(f"candidate #{number} is the summary to write", markup=False)
 
-        self.app.push_screen(CandidatesScreen(extras_of(self.state).candidates), done)
+        self.app.push_screen(CandidatesScreen(self.state.runs.candidates), done)
 
     def action_compact(self) -> None:
         self.app.push_screen(StreamScreen(self.state), self._after_flow)
@@ -383,10 +361,10 @@ class MainScreen(Screen[None]):
             ml.move_to(found)
 
     def action_help(self) -> None:
-        self.app.push_screen(HelpScreen([(k, d) for k, _a, d in HELP_KEYS]))
+        self.app.push_screen(HelpScreen())
 
     def action_open(self) -> None:
         self.review.open_picker()
 
-    async def action_quit(self) -> None:
-        self.app.exit()
+    def action_quit(self) -> None:
+        self.review.quit_review()

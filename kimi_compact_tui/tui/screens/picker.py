@@ -17,7 +17,6 @@ from pathlib import Path
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label, OptionList, Static
@@ -26,6 +25,7 @@ from textual.widgets.option_list import Option
 from kimi_compact_tui.formats.base import SessionInfo
 from kimi_compact_tui.formats.registry import describe_path, discover_all, discovery_note
 from kimi_compact_tui.sanitize import one_line, visible
+from kimi_compact_tui.tui import keys
 
 MAX_ROWS = 2000  # newest first; older sessions can still be opened by path
 ERROR_MARK = "✗"
@@ -97,10 +97,7 @@ class PickerScreen(ModalScreen[str | None]):
         text-style: bold reverse;
     }
     """
-    BINDINGS = [
-        Binding("escape", "cancel", "Cancel"),
-        Binding("q", "cancel", "Quit", show=False),
-    ]
+    BINDINGS = keys.bindings(keys.PICKER_KEYS)
 
     def __init__(
         self,

@@ -16,7 +16,6 @@ from typing import Any
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import (
@@ -31,6 +30,7 @@ from textual.worker import Worker, WorkerState
 
 from kimi_compact_tui.compaction.request import CUSTOM_INSTRUCTION_HEADER
 from kimi_compact_tui.sanitize import one_line, visible
+from kimi_compact_tui.tui import keys
 from kimi_compact_tui.tui.state import ReviewState
 from kimi_compact_tui.tui.widgets.text_lines import TextLines
 
@@ -50,7 +50,7 @@ def _pretty(value: Any, level: int, out: list[str]) -> None:
         pad = "  " * (level + 1)
         is_dict = isinstance(value, dict)
         out.append("{\n" if is_dict else "[\n")
-        items = list(value.items()) if is_dict else list(enumerate(value))
+        items = list(value.items()) if isinstance(value, dict) else list(enumerate(value))
         for n, (key, item) in enumerate(items):
             out.append(pad)
             if is_dict:
@@ -95,7 +95,7 @@ def token_line(state: ReviewState, request: Any = None) -> Text:
     """The token figures: the state's one before/after estimate (as on the
     status line, the diff and the confirm dialog) and the request's size."""
     text = Text("tokens: ", style="bold")
-    recorded = state.session.recorded_tokens if state.session is not None else None
+    recorded = state.session.meta.recorded_tokens if state.session is not None else None
     if recorded is not None:
         text.append(f"recorded {recorded:,} · ")
     text.append(f"estimated {state.tokens_before:,} → ~{state.tokens_after():,}")
@@ -120,11 +120,7 @@ def prompt_line(prompt: Any) -> Text:
 class PreviewScreen(Screen[None]):
     """What ``c`` would send, before it is sent."""
 
-    BINDINGS = [
-        Binding("escape,q", "close", "Back"),
-        Binding("b", "copy_body", "Copy body"),
-        Binding("t", "copy_transcript", "Copy transcript"),
-    ]
+    BINDINGS = keys.bindings(keys.PREVIEW_KEYS)
 
     DEFAULT_CSS = """
     PreviewScreen #preview-head {
@@ -257,7 +253,7 @@ class PreviewScreen(Screen[None]):
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.name == "body" and event.state == WorkerState.SUCCESS:
-            self._body_text = event.worker.result
+            self._body_text = str(event.worker.result)
             self._show_body(self._body_text)
 
     def _show_body(self, text: str) -> None:

@@ -7,19 +7,15 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.screen import Screen
 from textual.widgets import Footer, Static, TextArea
 
 from kimi_compact_tui.sanitize import visible
+from kimi_compact_tui.tui import keys
 
 
 class EditPromptScreen(Screen[str | None]):
-    BINDINGS = [
-        Binding("ctrl+s", "save", "Use this prompt", priority=True),
-        Binding("ctrl+r", "reset", "Configured prompt", priority=True),
-        Binding("escape", "cancel", "Cancel", priority=True),
-    ]
+    BINDINGS = keys.bindings(keys.PROMPT_KEYS)
     DEFAULT_CSS = """
     EditPromptScreen #prompt-head { height: auto; padding: 0 1; }
     EditPromptScreen TextArea { height: 1fr; }

@@ -19,24 +19,20 @@ from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, OptionList, Static
 from textual.widgets.option_list import Option
 
 from kimi_compact_tui.sanitize import visible
+from kimi_compact_tui.tui import keys
 from kimi_compact_tui.tui.screens.confirm import _dialog_css
 from kimi_compact_tui.tui.undo import RestoreOffer
 
 
 class RestoreConfirmScreen(ModalScreen[str | None]):
     AUTO_FOCUS = None
-    BINDINGS = [
-        Binding("y,enter", "restore", "Restore"),
-        Binding("f", "force", "Keep current and restore", show=False),
-        Binding("n,escape", "cancel", "Cancel"),
-    ]
+    BINDINGS = keys.bindings(keys.RESTORE_KEYS)
     DEFAULT_CSS = _dialog_css("RestoreConfirmScreen", "$warning")
 
     def __init__(self, offer: RestoreOffer, *, title: str = "Undo the last write?") -> None:
@@ -100,7 +96,7 @@ class RestoreConfirmScreen(ModalScreen[str | None]):
 
 
 class RestorePointsScreen(ModalScreen[Any]):
-    BINDINGS = [Binding("escape,q", "cancel", "Cancel")]
+    BINDINGS = keys.bindings(keys.RESTORE_POINTS_KEYS)
     DEFAULT_CSS = _dialog_css("RestorePointsScreen", "$accent") + """
     RestorePointsScreen OptionList { height: auto; max-height: 20; }
     """

@@ -2,29 +2,23 @@
 
 :class:`RetentionHost` is mixed into those screens: ``i`` and ``e`` act on the
 pane's selected missing items from anywhere on the screen, and the pane's
-messages dismiss the screen with a request the main screen carries out
-(``("jump", number)``, ``("instruct", text)``, ``("editor", block)``).
+messages dismiss the screen with a typed request the main screen carries out
+(:mod:`kimi_compact_tui.tui.flow`: ``JumpToMessage``, ``AddInstructions``,
+``OpenEditor``).
 """
 
 from __future__ import annotations
 
 from typing import Any
 
-from textual.binding import Binding
-
-from kimi_compact_tui.tui.review_extras import set_retention
+from kimi_compact_tui.tui.flow import AddInstructions, JumpToMessage, OpenEditor
 from kimi_compact_tui.tui.widgets.retention_pane import RetentionPane
-
-RETENTION_BINDINGS = [
-    Binding("i", "retention_instructions", "Missing → instructions"),
-    Binding("e", "retention_editor", "Missing → editor"),
-]
 
 
 class RetentionHost:
     """Mixin for a Screen holding a ``RetentionPane`` with id ``retention-pane``."""
 
-    candidate: Any = None  # the candidate the scored report belongs to
+    candidate: int | None = None  # the number of the candidate the scored report belongs to
 
     def retention_pane(self) -> RetentionPane:
         return self.query_one("#retention-pane", RetentionPane)  # type: ignore[attr-defined]
@@ -38,19 +32,19 @@ class RetentionHost:
         pane.score(state.session, prep.plan, summary)
 
     def on_retention_pane_scored(self, event: RetentionPane.Scored) -> None:
-        set_retention(self.state, self.candidate, event.report)  # type: ignore[attr-defined]
+        self.state.runs.set_retention(self.candidate, event.report)  # type: ignore[attr-defined]
 
     def on_retention_pane_jump_to_message(self, event: RetentionPane.JumpToMessage) -> None:
         event.stop()
-        self.dismiss(("jump", event.number))  # type: ignore[attr-defined]
+        self.dismiss(JumpToMessage(event.number))  # type: ignore[attr-defined]
 
     def on_retention_pane_add_to_instructions(self, event: RetentionPane.AddToInstructions) -> None:
         event.stop()
-        self.dismiss(("instruct", event.text))  # type: ignore[attr-defined]
+        self.dismiss(AddInstructions(event.text))  # type: ignore[attr-defined]
 
     def on_retention_pane_append_to_editor(self, event: RetentionPane.AppendToEditor) -> None:
         event.stop()
-        self.dismiss(("editor", event.block))  # type: ignore[attr-defined]
+        self.dismiss(OpenEditor(event.block))  # type: ignore[attr-defined]
 
     def _pane_ready(self) -> RetentionPane | None:
         panes = self.query("#retention-pane")  # type: ignore[attr-defined]

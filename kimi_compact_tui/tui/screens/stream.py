@@ -1,8 +1,12 @@
 """The compaction stream: the summary arrives live, then is checked.
 
-The request is built and the provider runs in a thread worker with its own
-event loop (never on the UI's loop). Its events are only collected (thread-safe
-queues), and a timer on the UI thread shows them every ~50 ms (:class:`StreamView`),
+The run goes through the compaction job, as ``compact`` does: its
+``check_ready`` refuses (before any request) a no-op, a disabled config or a
+provider missing its model. The request is built and the provider runs in a
+thread worker with its own event loop (never on the UI's loop), given all it
+needs as arguments: the job, the preparation, the provider and a
+:class:`~kimi_compact_tui.tui.stream_buffer.StreamBuffer` (it touches no
+widget and no state). A timer on the UI thread shows the buffer every ~50 ms,
 so 10,000 tiny chunks never freeze the screen. The worker returns the
 StreamResult; the UI thread stores it on the state. ``escape`` cancels a running
 stream (and closes the screen once it has ended). A run that is not complete
@@ -13,26 +17,28 @@ pane is shown below (``i``/``e``: missing items to the instructions / editor).
 
 Leaving the screen keeps the finished summary: opened again, the screen shows
 it; ``r`` runs again (asking first). ``w`` asks the app to write once the run is
-complete (the dismiss value ``"write"``); ``m`` toggles raw text / Markdown.
+complete (a :class:`~kimi_compact_tui.tui.flow.WriteRequested`); ``m`` toggles
+raw text / Markdown.
 """
 
 from __future__ import annotations
 
 import asyncio
 import time
-from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from collections.abc import Callable
 
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import Screen
 from textual.timer import Timer
 from textual.widgets import Footer, Static
 from textual.worker import Worker, WorkerState
 
+from kimi_compact_tui.errors import UserError
+from kimi_compact_tui.job import CompactionJob, Preparation
+from kimi_compact_tui.job.job import StreamFunction
 from kimi_compact_tui.providers import (
     OFFLINE_NOTICE,
     ProviderConfig,
@@ -41,19 +47,19 @@ from kimi_compact_tui.providers import (
     stream_summary,
 )
 from kimi_compact_tui.sanitize import one_line, visible
-from kimi_compact_tui.tui.review_extras import record_run
-from kimi_compact_tui.tui.screens.retention_host import RETENTION_BINDINGS, RetentionHost
+from kimi_compact_tui.tui import keys
+from kimi_compact_tui.tui.flow import FlowRequest, RerunRequested, WriteRequested
+from kimi_compact_tui.tui.runs import RunKey
+from kimi_compact_tui.tui.screens.retention_host import RetentionHost
 from kimi_compact_tui.tui.state import ReviewState
+from kimi_compact_tui.tui.stream_buffer import RunControl, StreamBuffer
 from kimi_compact_tui.tui.widgets.retention_pane import RetentionPane
 from kimi_compact_tui.tui.widgets.stream_view import StreamView, approx_tokens, outcome_lines
 
 FLUSH_INTERVAL = 0.05
 OFFLINE_BANNER = "offline — no model wrote this summary"
 
-StreamFn = Callable[
-    [Any, Mapping[str, Any], Callable[[StreamEvent], None] | None, asyncio.Event | None],
-    Awaitable[StreamResult],
-]
+StreamFn = StreamFunction
 
 
 def provider_of(state: ReviewState) -> ProviderConfig:
@@ -61,22 +67,29 @@ def provider_of(state: ReviewState) -> ProviderConfig:
     return state.provider if state.provider is not None else ProviderConfig()
 
 
-def store_result(state: ReviewState, result: StreamResult | None) -> None:
-    """Keep ``result`` on the state (only a complete summary becomes one to write)."""
-    state.set_result(result)
+def buffer_events(buffer: StreamBuffer) -> Callable[[StreamEvent], None]:
+    """The provider's ``on_event`` (called in the worker): collect into ``buffer`` only."""
+
+    def on_event(event: StreamEvent) -> None:
+        if event.kind == "text":
+            buffer.push_text(event.text)
+            buffer.note = ""  # progress notes ("waiting for the first token") are stale now
+        elif event.kind == "reasoning":
+            buffer.push_reasoning(event.text)
+            buffer.note = ""
+        elif event.kind == "retry":
+            delay = f" in {event.delay:.1f} s" if event.delay is not None else ""
+            buffer.note = f"retrying{delay} (attempt {event.attempt or '?'}): {event.text}"
+        else:
+            buffer.note = event.text
+
+    return on_event
 
 
-class StreamScreen(RetentionHost, Screen[Any]):
-    """Stream the summary for ``state``'s request; dismiss with the StreamResult."""
+class StreamScreen(RetentionHost, Screen[FlowRequest | None]):
+    """Stream the summary for ``state``'s request; dismiss with a flow request or None."""
 
-    BINDINGS = [
-        Binding("escape", "cancel_or_close", "Cancel / close"),
-        Binding("enter", "close", "Close", show=False),
-        Binding("w", "write", "Write"),
-        Binding("m", "toggle_markdown", "Raw / Markdown"),
-        Binding("r", "rerun", "Run again"),
-        *RETENTION_BINDINGS,
-    ]
+    BINDINGS = keys.bindings(keys.STREAM_KEYS)
 
     DEFAULT_CSS = """
     StreamScreen {
@@ -127,15 +140,13 @@ class StreamScreen(RetentionHost, Screen[Any]):
         self._stream_fn: StreamFn = stream_fn or stream_summary
         self._clock = clock
         self.show_timing = show_timing and clock is not None
-        self.cancel_event = asyncio.Event()  # waited on by the provider, in the worker's loop
+        self.control = RunControl()
         self.cancelling = False
-        self._worker_loop: asyncio.AbstractEventLoop | None = None
-        self._worker_task: asyncio.Task | None = None
+        self.run_key: RunKey | None = None
         self.result: StreamResult | None = None
         self.running = False
         self._started: float | None = None
         self._ended: float | None = None
-        self._note = ""
         self._timer: Timer | None = None
 
     # --- layout -------------------------------------------------------------------
@@ -157,11 +168,14 @@ class StreamScreen(RetentionHost, Screen[Any]):
             n = len(prep.plan.compact_indices)
             text.append(f"{n:,} message{'' if n == 1 else 's'}")
             model = prep.compaction_model or self.provider.model
-            if model:
+            if model and not self.provider.offline:
                 text.append(" with ")
                 text.append(one_line(str(model), 80), style="bold cyan")
         text.append(" · ")
         text.append(one_line(self.provider.describe(), 100))
+        configured = prep.compaction_model if prep is not None else None
+        if self.provider.offline and configured:  # no model runs: not the configured one either
+            text.append(f" · {one_line(str(configured), 60)} is not used", style="dim")
         return text
 
     @property
@@ -188,62 +202,53 @@ class StreamScreen(RetentionHost, Screen[Any]):
         if not self.run_now and self.state.stream_result is not None:
             self._show_kept(self.state.stream_result)
             return
+        job = self.state.job
+        assert job is not None and prep is not None
+        try:  # the job's refusals, before any request (as in the CLI)
+            job.check_ready(prep, self.provider)
+        except UserError as exc:
+            self._set_status(Text(f"not started: {visible(str(exc))}", style="bold red"))
+            self._show_outcome([("nothing was sent · escape: back", "")])
+            return
+        self.run_key = self.state.run_key()
         self.running = True
         self._started = self._now()
         self._timer = self.set_interval(FLUSH_INTERVAL, self._tick)
-        self._run(prep)
+        self._run(job, prep, self.provider, self._view.buffer, self.control, self._stream_fn)
 
     # --- the worker ---------------------------------------------------------------
-    def _on_event(self, event: StreamEvent) -> None:
-        """Provider callback (in the worker thread): collect only; the timer shows it."""
-        if event.kind == "text":
-            self._view.push_text(event.text)
-            self._note = ""  # progress notes ("waiting for the first token") are stale now
-        elif event.kind == "reasoning":
-            self._view.push_reasoning(event.text)
-            self._note = ""
-        elif event.kind == "retry":
-            delay = f" in {event.delay:.1f} s" if event.delay is not None else ""
-            self._note = f"retrying{delay} (attempt {event.attempt or '?'}): {event.text}"
-        else:
-            self._note = event.text
-
     @work(
         thread=True, exclusive=True, group="compaction-stream", name="stream", description="stream"
     )
-    async def _run(self, prep: Any) -> StreamResult:
-        """Build the request and stream it, in this thread's own event loop.
-        A cancellation (the second escape, or the app closing) propagates."""
-        self._worker_loop = asyncio.get_running_loop()
-        self._worker_task = asyncio.current_task()
-        if self.cancelling:
-            self.cancel_event.set()
+    async def _run(
+        self,
+        job: CompactionJob,
+        prep: Preparation,
+        provider: ProviderConfig,
+        buffer: StreamBuffer,
+        control: RunControl,
+        stream_fn: StreamFn,
+    ) -> StreamResult:
+        """Build the request and stream it through the job, in this thread's own
+        event loop; reads only its arguments. A cancellation propagates."""
+        cancel = control.attach()
         try:
-            body = prep.build_request().body  # built here, never on the UI thread
-            return await self._stream_fn(self.provider, body, self._on_event, self.cancel_event)
+            return await job.summarize(prep, provider, buffer_events(buffer), cancel, stream_fn)
         except Exception as exc:  # a provider must not take the app down
             return StreamResult(
                 status="failed",
-                summary=self._view.text,
+                summary=buffer.text,
                 error=f"{type(exc).__name__}: {exc}",
-                provider=self.provider.kind,
+                provider=provider.kind,
             )
-
-    def _in_worker_loop(self, callback: Callable[[], Any]) -> None:
-        """Run ``callback`` in the worker's event loop (asyncio objects there are
-        not thread-safe); nothing when the worker has not started or has ended."""
-        loop = self._worker_loop
-        if loop is not None and not loop.is_closed():
-            try:
-                loop.call_soon_threadsafe(callback)
-            except RuntimeError:  # the loop closed meanwhile
-                pass
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.name != "stream":
             return
         if event.state == WorkerState.SUCCESS:
-            self._done(event.worker.result)
+            result = event.worker.result
+            assert isinstance(result, StreamResult)
+            self._done(result)
         elif event.state in (WorkerState.CANCELLED, WorkerState.ERROR):
             error = event.worker.error
             failed = error is not None and not isinstance(error, asyncio.CancelledError)
@@ -259,23 +264,18 @@ class StreamScreen(RetentionHost, Screen[Any]):
     def on_unmount(self) -> None:
         """Leaving (or the app closing) stops a run still going in its thread."""
         self.cancelling = True
-        self._in_worker_loop(self.cancel_event.set)
-        task = self._worker_task
-        if task is not None:
-            self._in_worker_loop(task.cancel)
+        self.control.stop()
 
     def _done(self, result: StreamResult) -> None:
         if self.result is not None:
             return
         self.result = result
         self.running = False
-        self._note = ""
+        self._view.buffer.note = ""
         self._ended = self._now()
         if self._timer is not None:
             self._timer.stop()
-        store_result(self.state, result)
-        elapsed = None if self._started is None else (self._ended or 0.0) - self._started
-        self.candidate = record_run(self.state, result, elapsed)
+        self.candidate = self.state.finish_run(result, self.run_key)
         if self.candidate is not None:
             self.score_retention(self.state, result.summary)
         complete = result.status == "complete" and bool(result.summary.strip())
@@ -344,36 +344,36 @@ class StreamScreen(RetentionHost, Screen[Any]):
 
     def _update_status(self) -> None:
         self._set_status(self.status_text())
-        self.query_one("#stream-note", Static).update(Text(one_line(self._note, 200)))
+        note = self._view.buffer.note
+        self.query_one("#stream-note", Static).update(Text(one_line(note, 200)))
 
     # --- actions ------------------------------------------------------------------
     def action_cancel_or_close(self) -> None:
         if not self.running:
-            self.dismiss(self.result)
+            self.dismiss(None)
             return
         if not self.cancelling:
             self.cancelling = True
-            self._in_worker_loop(self.cancel_event.set)
-            self._note = "cancelling…"
+            self.control.cancel()
+            self._view.buffer.note = "cancelling…"
             self._update_status()
             return
         # A second escape: stop waiting for the provider.
-        task = self._worker_task
-        if task is not None:
-            self._in_worker_loop(task.cancel)
+        self.control.stop()
         self._done(StreamResult(status="cancelled", summary=self._view.text, error="cancelled"))
 
     def action_close(self) -> None:
         if not self.running:
-            self.dismiss(self.result)
+            self.dismiss(None)
 
     def action_write(self) -> None:
         if self.running:
             self.notify("still streaming: w works once the summary is complete", markup=False)
         elif not self.state.writable:
-            self.notify("nothing to write: the run did not complete (r: run again)", markup=False)
+            why = self.state.write_refusal() or "the run did not complete"
+            self.notify(f"nothing to write: {why} (r: run again)", markup=False)
         else:
-            self.dismiss("write")  # type: ignore[arg-type]
+            self.dismiss(WriteRequested())
 
     def action_toggle_markdown(self) -> None:
         if not self.view.toggle_markdown():
@@ -384,7 +384,7 @@ class StreamScreen(RetentionHost, Screen[Any]):
             self.notify("already running: escape cancels", markup=False, timeout=3)
             return
         if not self.state.has_work:
-            self.dismiss("rerun")  # type: ignore[arg-type]
+            self.dismiss(RerunRequested())
             return
         from kimi_compact_tui.tui.screens.confirm import AskScreen
 
@@ -393,6 +393,6 @@ class StreamScreen(RetentionHost, Screen[Any]):
 
         def done(ok: bool | None) -> None:
             if ok:
-                self.dismiss("rerun")  # type: ignore[arg-type]
+                self.dismiss(RerunRequested())
 
         self.app.push_screen(ask, done)

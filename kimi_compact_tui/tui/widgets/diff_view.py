@@ -20,6 +20,7 @@ from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
 from kimi_compact_tui.model import Message
+from kimi_compact_tui.previews import message_preview
 from kimi_compact_tui.sanitize import fit_cells, one_line
 
 KIND_REMOVED = "removed"
@@ -45,21 +46,8 @@ class DiffRow:
 
 
 def describe_message(message: Message, width: int = 200) -> str:
-    """A one-line preview of ``message``: its text, else what it holds."""
-    text = message.text()
-    if text.strip():
-        return one_line(text, width)
-    bits: list[str] = []
-    for call in message.tool_calls:
-        fn = call.get("function") if isinstance(call, dict) else None
-        name = fn.get("name") if isinstance(fn, dict) else None
-        bits.append(f"tool call {name or '?'}")
-    bits += [f"[{kind.removesuffix('_url')}]" for kind in message.media_types()]
-    if message.has_think():
-        bits.append("(think)")
-    if not bits:
-        bits.append("(empty)")
-    return one_line(" · ".join(bits), width)
+    """The one-line preview every view shows (:func:`kimi_compact_tui.previews.message_preview`)."""
+    return message_preview(message, width)
 
 
 def format_tokens(n: int) -> str:
@@ -123,7 +111,7 @@ class DiffView(ScrollView, can_focus=True):
         head = f"{row.number:>{self._number_width}} {MARKERS.get(row.kind, ' ')} "
         role = fit_cells(one_line(row.message.role or "?", 9), 9) + " "
         room = max(1, width - cell_len(head) - cell_len(role) - cell_len(tokens) - 1)
-        preview = fit_cells(describe_message(row.message, max(room, 40)), room)
+        preview = fit_cells(describe_message(row.message, room), room)
         text = Text(no_wrap=True, overflow="crop", end="")
         text.append(head, style=style)
         text.append(role, style=style + Style(bold=True))

@@ -31,6 +31,7 @@ from kimi_compact_tui.compaction.plan import (
     REGION_TAIL,
 )
 from kimi_compact_tui.model import Message
+from kimi_compact_tui.previews import message_preview as engine_preview
 from kimi_compact_tui.sanitize import fit_cells, one_line
 
 REGIONS = (REGION_LEADING, REGION_COMPACT, REGION_TAIL, REGION_AFTER, REGION_KEPT)
@@ -54,30 +55,8 @@ def message_markers(message: Message) -> str:
 
 
 def message_preview(message: Message, width: int = PREVIEW_CHARS) -> str:
-    """A one-line, sanitized preview of a message's content."""
-    text = ""
-    for part in message.parts():
-        if not isinstance(part, dict):
-            continue
-        kind = part.get("type")
-        if kind == "text" and isinstance(part.get("text"), str) and part["text"].strip():
-            text = part["text"]
-            break
-    if not text:
-        for call in message.tool_calls:
-            fn = call.get("function") if isinstance(call, dict) else None
-            if isinstance(fn, dict):
-                args = str(fn.get("arguments") or "")[:width]
-                text = f"{fn.get('name') or '?'}({args})"
-                break
-    if not text:
-        for part in message.parts():
-            if isinstance(part, dict) and part.get("type") == "think":
-                text = str(part.get("think") or "")
-                break
-    if not text and message.media_types():
-        text = ", ".join(message.media_types())
-    return one_line(text.lstrip(), width)
+    """The one-line preview every view shows (:func:`kimi_compact_tui.previews.message_preview`)."""
+    return engine_preview(message, width)
 
 
 class MessageList(ScrollView, can_focus=True):

@@ -12,17 +12,17 @@ from pathlib import Path
 from rich.text import Text
 from textual.widgets import Static
 
+from kimi_compact_tui.formats.base import Session
 from kimi_compact_tui.sanitize import visible
 from kimi_compact_tui.tui.state import ReviewState
 
 
-def session_label(path: Path | None) -> str:
-    """A short, stable name for a session file (``folder/context.jsonl`` for kimi-cli)."""
-    if path is None:
+def session_label(session: Session | None) -> str:
+    """A short, stable name for a session file, as its format gives it
+    (``<session folder>/context.jsonl`` for kimi-cli, the file name for most)."""
+    if session is None or session.path is None:
         return "(no session)"
-    if path.name.startswith("context") and path.parent.name:
-        return visible(f"{path.parent.name}/{path.name}")
-    return visible(path.name)
+    return visible(session.format.short_name(Path(session.path)))
 
 
 def status_text(state: ReviewState) -> Text:
@@ -33,10 +33,11 @@ def status_text(state: ReviewState) -> Text:
         return out
     prep = state.preparation
     n = len(session.messages)
-    out.append(session_label(state.session_path), style="bold")
-    out.append(f" · {session.format} · {n:,} message{'' if n == 1 else 's'}")
-    if session.recorded_tokens is not None:
-        out.append(f" · recorded {session.recorded_tokens:,} tokens")
+    out.append(session_label(session), style="bold")
+    out.append(f" · {session.format.name} · {n:,} message{'' if n == 1 else 's'}")
+    recorded = session.meta.recorded_tokens
+    if recorded is not None:
+        out.append(f" · recorded {recorded:,} tokens")
     if prep is not None:
         before = state.tokens_before
         out.append(f" · est. {before:,}")

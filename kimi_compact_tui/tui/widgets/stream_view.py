@@ -15,7 +15,6 @@ parsed as markup.
 from __future__ import annotations
 
 import re
-from collections import deque
 
 from markdown_it import MarkdownIt
 from rich.text import Text
@@ -26,6 +25,7 @@ from textual.widgets import Markdown, Static, TextArea
 from kimi_compact_tui.compaction.contract import SECTIONS, check_sections
 from kimi_compact_tui.providers import StreamResult
 from kimi_compact_tui.sanitize import one_line, visible
+from kimi_compact_tui.tui.stream_buffer import StreamBuffer
 
 #: While streaming, only the end of a long reasoning text is shown.
 REASONING_TAIL = 6000
@@ -209,14 +209,8 @@ class StreamView(Vertical):
 
     def __init__(self, **kwargs) -> None:
         super().__init__(**kwargs)
-        # Filled by the provider's thread, drained by the UI thread: deque's
-        # append and popleft are atomic, so no chunk is lost between the two.
-        self._pending_text: deque[str] = deque()
-        self._pending_reasoning: deque[str] = deque()
-        self._text_parts: list[str] = []
-        self._reasoning_parts: list[str] = []
-        self._reasoning_len = 0
-        self._text_len = 0
+        # Filled by the provider's thread, drained here by the UI thread.
+        self.buffer = StreamBuffer()
         self.flushes = 0
         self.finished = False
         self._markdown_source: str | None = None
@@ -242,51 +236,37 @@ class StreamView(Vertical):
 
     # --- collecting ---------------------------------------------------------------
     def push_text(self, chunk: str) -> None:
-        if chunk:
-            self._pending_text.append(chunk)
+        self.buffer.push_text(chunk)
 
     def push_reasoning(self, chunk: str) -> None:
-        if chunk:
-            self._pending_reasoning.append(chunk)
+        self.buffer.push_reasoning(chunk)
 
     @property
     def text(self) -> str:
         """All summary text received so far (flushed or not)."""
-        return "".join(self._text_parts) + "".join(list(self._pending_text))
+        return self.buffer.text
 
     @property
     def reasoning(self) -> str:
-        return "".join(self._reasoning_parts) + "".join(list(self._pending_reasoning))
+        return self.buffer.reasoning
 
     @property
     def text_chars(self) -> int:
-        return self._text_len + sum(len(c) for c in list(self._pending_text))
+        return self.buffer.text_chars
 
     @property
     def reasoning_chars(self) -> int:
-        return self._reasoning_len + sum(len(c) for c in list(self._pending_reasoning))
-
-    @staticmethod
-    def _drain(pending: deque[str]) -> str:
-        out = []
-        while pending:
-            out.append(pending.popleft())
-        return "".join(out)
+        return self.buffer.reasoning_chars
 
     # --- showing ------------------------------------------------------------------
     def flush(self) -> bool:
         """Show what arrived since the last flush. True when anything changed."""
         changed = False
-        if self._pending_reasoning:
-            chunk = self._drain(self._pending_reasoning)
-            self._reasoning_parts.append(chunk)
-            self._reasoning_len += len(chunk)
+        if self.buffer.take_reasoning():
             self._show_reasoning(final=False)
             changed = True
-        if self._pending_text:
-            chunk = self._drain(self._pending_text)
-            self._text_parts.append(chunk)
-            self._text_len += len(chunk)
+        chunk = self.buffer.take_text()
+        if chunk:
             live = self.query_one("#summary-live", TextArea)
             follow = live.scroll_y >= live.max_scroll_y - 1
             live.insert(visible(chunk, tabs=None), live.document.end)
@@ -298,7 +278,7 @@ class StreamView(Vertical):
         return changed
 
     def _show_reasoning(self, *, final: bool) -> None:
-        full = "".join(self._reasoning_parts)
+        full = self.buffer.shown_reasoning
         if not full:
             return
         box = self.query_one("#reasoning-box", VerticalScroll)
@@ -322,7 +302,12 @@ class StreamView(Vertical):
             live = self.query_one("#summary-live", TextArea)
             live.load_text(visible(text, tabs=None))  # exactly the text as written
             live.border_title = WRITTEN_TITLE
-            live.scroll_home(animate=False, immediate=True)  # reviewed from its start
+            # Reviewed from its start: the cursor too, so a later resize (the
+            # retention pane appearing) keeps the start in view.
+            live.cursor_location = (0, 0)
+            live.scroll_home(animate=False, immediate=True)
+            # and once more after the refresh, past any scroll queued while it streamed
+            self.call_after_refresh(live.scroll_home, animate=False)
             self._markdown_source = text  # rendered on the first toggle
             self.add_class("finished")
         self.finished = True

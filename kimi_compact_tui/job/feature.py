@@ -14,12 +14,12 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from kimi_compact_tui.compaction.job import CompactionJob
 from kimi_compact_tui.compaction.prompts import PromptSource
 from kimi_compact_tui.compaction.request import CompactionRequest
 from kimi_compact_tui.config import AppConfig, compaction_enablement
 from kimi_compact_tui.errors import UserError
-from kimi_compact_tui.model import Session
+from kimi_compact_tui.formats.base import Session
+from kimi_compact_tui.job.job import CompactionJob
 from kimi_compact_tui.providers.base import StreamResult
 
 ACTION_COMPACT_CONVERSATION = "compact_conversation"
@@ -104,6 +104,7 @@ class KimiCompactionFeature:
         if plan.noop:
             return {"ok": True, "noop": True, "reason": plan.noop, "plan": plan.to_json()}
         request = prep.request
+        assert request is not None  # not a no-op
         if summarize is None:
             return {"ok": True, "noop": False, "plan": plan.to_json(), "request": request}
         summary = summarize(request)

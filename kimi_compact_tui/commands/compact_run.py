@@ -1,0 +1,91 @@
+"""The compaction run behind ``compact``: load, plan, check, stream the summary
+and build (not write) the compacted session, through the compaction job.
+
+:func:`run_compaction` does everything except printing the verdict and
+writing, and returns a :class:`CompactionRun` (unpacks as ``session, plan,
+result``); ``compact`` (:mod:`.compact`) prints and writes it.
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from kimi_compact_tui.commands.common import load_and_prepare, provider_config
+from kimi_compact_tui.compaction.plan import CompactionPlan
+from kimi_compact_tui.config import AppConfig
+from kimi_compact_tui.errors import UserError
+from kimi_compact_tui.formats.base import Session
+from kimi_compact_tui.job import CompactionJob, Draft, Preparation
+from kimi_compact_tui.providers import EventCallback, ProviderConfig, StreamResult
+
+
+@dataclass
+class CompactionRun:
+    """Everything one compaction produced. ``result`` is None for a no-op plan."""
+
+    session: Session
+    config: AppConfig
+    preparation: Preparation
+    provider: ProviderConfig
+    result: StreamResult | None
+    draft: Draft | None  # set only when the summary may be written
+    job: CompactionJob
+
+    @property
+    def compacted(self) -> Session | None:
+        return self.draft.compacted if self.draft is not None else None
+
+    @property
+    def plan(self) -> CompactionPlan:
+        return self.preparation.plan
+
+    @property
+    def status(self) -> str:
+        return "noop" if self.result is None else self.result.status
+
+    def __iter__(self) -> Iterator[Any]:  # session, plan, result = run_compaction(args)
+        return iter((self.session, self.plan, self.result))
+
+
+def run_compaction(
+    args: argparse.Namespace,
+    *,
+    on_event: EventCallback | None = None,
+    cancel: asyncio.Event | None = None,
+    allow_truncated: bool | None = None,
+    on_start: Callable[[Preparation, ProviderConfig], None] | None = None,
+) -> CompactionRun:
+    """Load, plan, stream the summary and build (not write) the compacted session.
+
+    ``args`` needs ``session``, ``up_to``, ``config``, ``prompt_file`` and may
+    have ``instructions``, ``provider``, ``model``, ``base_url`` and
+    ``allow_truncated``. Raises :class:`UserError` for bad input; provider
+    trouble is reported in the returned result, never raised.
+    """
+    in_place = bool(getattr(args, "in_place", False))
+    job, prep = load_and_prepare(args, for_write=in_place)
+    session, config = job.session, job.config
+    pcfg = provider_config(config, args)
+    if prep.plan.noop or prep.build_request is None:
+        return CompactionRun(session, config, prep, pcfg, None, None, job)
+    job.check_ready(prep, pcfg)  # disabled, no model, or no key when one is needed: refused
+    if in_place and job.write_refusal() is not None:  # refused before any request is made
+        raise UserError(f"{session.path}: not written: {job.write_refusal()}")
+    if on_start is not None:  # the split check (refused in place) and the announcement
+        on_start(prep, pcfg)
+    stream = job.summarize(prep, pcfg, on_event, cancel)
+    try:
+        result = asyncio.run(stream)
+    except BaseException:  # Ctrl+C before the stream started: no "never awaited" warning
+        stream.close()
+        raise
+    if allow_truncated is None:
+        allow_truncated = bool(getattr(args, "allow_truncated", False))
+    draft = None
+    if result.writable(allow_truncated=allow_truncated):
+        draft = job.draft(prep, result, allow_truncated=allow_truncated)
+    return CompactionRun(session, config, prep, pcfg, result, draft, job)

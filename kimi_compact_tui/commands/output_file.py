@@ -1,0 +1,97 @@
+"""`compact --output FILE`: where the compacted session may be written.
+
+- An existing file is refused (before any request) unless ``--force``.
+- The session being compacted is never the output, ``--force`` or not,
+  however it is named: the same path, ``./x``, ``a/../x``, a symlink to it, a
+  hard link to it, or the session file inside the folder given as SESSION.
+  Paths are compared resolved, and an existing file by identity (device and
+  inode).
+- The write is atomic: a temporary file beside the target, fsynced, then
+  linked into place, which fails if a file appeared there meanwhile (nothing
+  is replaced that the user did not name with ``--force``); with ``--force``
+  it is renamed over the old file.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+from pathlib import Path
+
+from kimi_compact_tui.errors import ApplyError, SessionFormatError, UserError
+from kimi_compact_tui.formats import resolve_session_path
+from kimi_compact_tui.fsutil import atomic_write_bytes
+from kimi_compact_tui.store.durable import os_error_line, write_new_file
+
+NEW_FILE_MODE = 0o600  # as a session file: it holds the conversation
+
+
+def _session_file(session: str | Path) -> Path | None:
+    """The session file SESSION names, or None when it does not resolve (the
+    load then says why, in its own words)."""
+    try:
+        return resolve_session_path(session)
+    except SessionFormatError:
+        return None
+
+
+def is_same_file(out: Path, session: Path) -> bool:
+    """``out`` names ``session``: by resolved path, or as the same file."""
+    try:
+        if out.resolve() == session.resolve():
+            return True
+    except (OSError, RuntimeError):  # a symlink loop is not the session
+        return False
+    try:
+        return os.path.samefile(out, session)
+    except OSError:  # either one missing or unreadable: not the same file
+        return False
+
+
+def refuse_the_session(out: Path, session: Path | None) -> None:
+    if session is not None and is_same_file(out, session):
+        raise UserError(
+            f"{out}: --output is the session being compacted ({session}); it is never "
+            "written over, even with --force (write over the source with --in-place)"
+        )
+
+
+def output_target(args: argparse.Namespace) -> Path | None:
+    """Check ``--output`` before anything is loaded or requested: the folder
+    exists, it is not the session, and it is not an existing file (unless
+    ``--force``). Returns the path, or None when there is no ``--output``."""
+    force = bool(getattr(args, "force", False))
+    if not args.output:
+        if force:
+            raise UserError("--force goes with --output FILE (it allows replacing that file)")
+        return None
+    out = Path(args.output).expanduser()
+    refuse_the_session(out, _session_file(args.session))
+    if out.is_dir():
+        raise UserError(f"{out}: --output is a folder; give a file name")
+    parent = out.parent
+    if not parent.exists():
+        raise UserError(f"{parent}: folder for --output does not exist")
+    if not parent.is_dir():
+        raise UserError(f"{parent}: --output's folder is not a folder")
+    if os.path.lexists(out) and not force:
+        raise UserError(f"{out}: --output exists; pass --force to replace it")
+    return out
+
+
+def write_output(data: bytes, out: Path, session: Path, *, force: bool) -> None:
+    """Write the compacted session's bytes to ``out`` atomically (see the module
+    docstring); ``session`` is the file that was compacted."""
+    refuse_the_session(out, session)
+    try:
+        if force:
+            atomic_write_bytes(out, data)
+            return
+        made = write_new_file(out.parent, [out.name], data, NEW_FILE_MODE, None)
+    except OSError as exc:
+        raise ApplyError(os_error_line(out, exc, "write the compacted session")) from None
+    if made is None:
+        raise ApplyError(
+            f"{out}: a file appeared there while the summary was made; not written over "
+            "(pass --force to replace it)"
+        )

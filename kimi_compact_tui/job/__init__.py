@@ -1,0 +1,29 @@
+"""The compaction job: the one path through the steps, for every front end
+(``compact``, the TUI and the spec facade in :mod:`.feature`).
+
+It sits above the formats, the store and the providers; the plain-data steps
+it runs are in :mod:`kimi_compact_tui.compaction`.
+"""
+
+from __future__ import annotations
+
+from kimi_compact_tui.job.job import (
+    CompactionJob,
+    Draft,
+    build_compacted_session,
+    draft_output_tokens,
+    split_refusal,
+    writable_reason,
+)
+from kimi_compact_tui.job.prepare import Preparation, prepare_compaction
+
+__all__ = [
+    "CompactionJob",
+    "Draft",
+    "Preparation",
+    "build_compacted_session",
+    "draft_output_tokens",
+    "prepare_compaction",
+    "split_refusal",
+    "writable_reason",
+]

@@ -1,0 +1,43 @@
+"""What a flow screen (the stream, the diff) asks the main screen to do next.
+
+A flow screen dismisses with one of these typed requests (or None); the main
+screen carries it out. No strings or tuples travel between screens.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class WriteRequested:
+    """``w``: write the reviewed summary (the app asks to confirm first)."""
+
+
+@dataclass(frozen=True)
+class RerunRequested:
+    """``r``: run the compaction again (asked first when it replaces work)."""
+
+
+@dataclass(frozen=True)
+class JumpToMessage:
+    """``enter`` on a retention item: show message ``number`` (1-based)."""
+
+    number: int
+
+
+@dataclass(frozen=True)
+class AddInstructions:
+    """``i`` on retention items: add ``text`` to the instructions and run again."""
+
+    text: str
+
+
+@dataclass(frozen=True)
+class OpenEditor:
+    """``e`` on retention items: open the summary editor with ``block`` appended."""
+
+    block: str
+
+
+FlowRequest = WriteRequested | RerunRequested | JumpToMessage | AddInstructions | OpenEditor

@@ -1,0 +1,334 @@
+"""The key tables: one per screen, the single source of its keys.
+
+Each :class:`Key` says which key runs which action, its footer label, its help
+text and (main screen) its rule: a function of the review state that answers
+:data:`AVAILABLE`, :data:`ABSENT` (not offered at all, e.g. compaction disabled)
+or a short reason why it cannot run now. From these tables come the screens'
+``BINDINGS``, the help screen (every key of every screen), the command
+palette, the footer's availability and the "why not" notification.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from textual.binding import Binding, BindingType
+
+if TYPE_CHECKING:
+    from kimi_compact_tui.tui.state import ReviewState
+
+AVAILABLE: str | None = None
+ABSENT = "\x00absent"  # a sentinel reason: the key is not offered at all
+
+Rule = Callable[["ReviewState"], str | None]
+
+
+def _always(state: ReviewState) -> str | None:
+    return AVAILABLE
+
+
+@dataclass(frozen=True)
+class Key:
+    """One key of one screen."""
+
+    key: str  # Textual key name(s), comma-separated ("escape,q")
+    action: str  # the action it runs ("" for a help-only row, e.g. the arrows)
+    label: str  # the footer label ("" keeps it out of the footer)
+    help: str  # what it does, for the help screen and the palette
+    display: str | None = None  # how the key is shown ("esc", "/")
+    rule: Rule = _always
+    priority: bool = False
+
+    @property
+    def shown_key(self) -> str:
+        return self.display or self.key.split(",")[0]
+
+    def binding(self) -> Binding:
+        return Binding(
+            self.key,
+            self.action,
+            self.label,
+            show=bool(self.label),
+            key_display=self.display,
+            priority=self.priority,
+            id=self.action,
+        )
+
+
+def bindings(table: Sequence[Key]) -> list[BindingType]:
+    """A screen's ``BINDINGS`` from its table (help-only rows left out)."""
+    return [k.binding() for k in table if k.action]
+
+
+def by_action(table: Sequence[Key], action: str) -> Key | None:
+    for k in table:
+        if k.action == action:
+            return k
+    return None
+
+
+def key_for(table: Sequence[Key], pressed: str) -> Key | None:
+    """The table entry a pressed key runs, or None."""
+    for k in table:
+        if k.action and pressed in k.key.split(","):
+            return k
+    return None
+
+
+def check(table: Sequence[Key], action: str, state: ReviewState) -> bool | None:
+    """Textual's ``check_action`` answer: True (run and show), None (shown but
+    disabled) or False (hidden)."""
+    k = by_action(table, action)
+    if k is None:
+        return True
+    why = k.rule(state)
+    if why is AVAILABLE:
+        return True
+    return False if why == ABSENT else None
+
+
+def why_not(table: Sequence[Key], action: str, state: ReviewState) -> str:
+    """One short line: why ``action`` cannot run now."""
+    k = by_action(table, action)
+    why = k.rule(state) if k is not None else AVAILABLE
+    if why is AVAILABLE:
+        return "available"
+    if why == ABSENT:
+        return absent_reason(state, action)
+    return why or "available"
+
+
+def absent_reason(state: ReviewState, action: str) -> str:
+    prep = state.preparation
+    if prep is not None and not prep.enabled:
+        return f"compaction is disabled: {prep.disabled_reason or 'see the config'}"
+    if action == "candidates":
+        return "no candidates yet: every finished run (c) becomes one"
+    if action == "safe_boundary":
+        return "the boundary splits no tool exchange"
+    return "not available here"
+
+
+# ----------------------------------------------------------------------------- rules
+# Each answers AVAILABLE, ABSENT or a reason. They read the state only.
+
+
+def _session(state: ReviewState) -> str | None:
+    return AVAILABLE if state.session is not None else "no session is loaded"
+
+
+def _compaction(state: ReviewState) -> str | None:
+    """Keys that only make sense when compaction is enabled for a session."""
+    if state.session is None:
+        return "no session is loaded"
+    prep = state.preparation
+    if prep is None:
+        return "the compaction could not be prepared (see the legend)"
+    if not prep.enabled:
+        return ABSENT
+    return AVAILABLE
+
+
+def _can_compact(state: ReviewState) -> str | None:
+    why = _compaction(state)
+    if why is not AVAILABLE:
+        return why
+    noop = state.noop
+    return f"nothing to compact: {noop}" if noop else AVAILABLE
+
+
+def _has_summary(state: ReviewState) -> str | None:
+    why = _compaction(state)
+    if why is not AVAILABLE:
+        return why
+    if state.summary is None:
+        result = state.stream_result
+        if result is not None and result.status != "complete":
+            return f"the last run was {result.status}: there is no summary (press c)"
+        return "no summary yet: press c to compact first"
+    return AVAILABLE
+
+
+def _write(state: ReviewState) -> str | None:
+    why = _has_summary(state)
+    if why == "no summary yet: press c to compact first":
+        return "nothing to write yet: press c to compact first"
+    if why is not AVAILABLE:
+        return why
+    return state.write_refusal()
+
+
+def _explicit(state: ReviewState) -> str | None:
+    why = _compaction(state)
+    if why is not AVAILABLE:
+        return why
+    return AVAILABLE if state.up_to is not None else "already the default preserved tail"
+
+
+def _split(state: ReviewState) -> str | None:
+    why = _compaction(state)
+    if why is not AVAILABLE:
+        return why
+    return AVAILABLE if state.known_splits else ABSENT
+
+
+def _file(state: ReviewState) -> str | None:
+    return AVAILABLE if state.session_path is not None else "no session file is open"
+
+
+def _candidates(state: ReviewState) -> str | None:
+    return AVAILABLE if len(state.runs) else ABSENT
+
+
+MOVE_KEYS = (
+    Key("up,down,j,k", "", "", "move the highlight one message", display="↑ ↓ j k"),
+    Key("pageup,pagedown,home,end", "", "", "move by a page / to the first or last message",
+        display="PgUp PgDn Home End"),  # fmt: skip
+)
+
+MAIN_KEYS: tuple[Key, ...] = (
+    *MOVE_KEYS,
+    Key("enter", "detail", "", "show the highlighted message in the detail pane", rule=_session),
+    Key("b", "boundary", "Up to here",
+        "compact up to here (explicit boundary at the highlighted message)", rule=_compaction),
+    Key("s", "safe_boundary", "Safe boundary",
+        "move the boundary so no tool call is cut off from its results", rule=_split),
+    Key("escape", "reset_boundary", "Tail", "back to the default preserved tail",
+        display="esc", rule=_explicit),
+    Key("p", "preview", "Preview", "preview the request (transcript, prompt, JSON body, tokens)",
+        rule=_can_compact),
+    Key("i", "instructions", "Instruct", "edit the custom compaction instructions",
+        rule=_compaction),
+    Key("m", "model", "Model", "choose the compaction model (per-session override)",
+        rule=_compaction),
+    Key("P", "prompt", "", "edit the prompt for this review (a copy; no prompt file changes)",
+        rule=_compaction),
+    Key("c", "compact", "Compact", "compact: stream the summary", rule=_can_compact),
+    Key("d", "diff", "Diff", "diff the session before and after", rule=_has_summary),
+    Key("e", "edit", "Edit", "edit the summary", rule=_has_summary),
+    Key("C", "candidates", "Candidates",
+        "candidates: every finished run, compare two, choose one to write", rule=_candidates),
+    Key("w", "write", "Write", "write the compacted session (asks to confirm)", rule=_write),
+    Key("u", "undo", "Undo", "undo this tool's last write (asks to confirm)", rule=_file),
+    Key("r", "restore_points", "", "restore points: every earlier version, labelled by origin",
+        rule=_file),
+    Key("slash", "search", "Search", "search messages", display="/", rule=_session),
+    Key("n", "search_next", "", "next match of the last search", rule=_session),
+    Key("N", "search_prev", "", "previous match of the last search", rule=_session),
+    Key("o", "open", "", "open another session (the session picker)"),
+    Key("question_mark", "help", "Help", "this help: every key of every screen", display="?"),
+    Key("ctrl+p", "", "", "command palette: every action by name"),
+    Key("q", "quit", "Quit", "quit (asks first when a summary or an edit is not written)"),
+)  # fmt: skip
+
+# ----------------------------------------------------------------------------- other screens
+
+RETENTION_KEYS: tuple[Key, ...] = (
+    Key("i", "retention_instructions", "Missing → instructions",
+        "add the marked missing items to the instructions and run again (asks first)"),
+    Key("e", "retention_editor", "Missing → editor",
+        "open the summary editor with the marked missing items appended"),
+)  # fmt: skip
+
+RETENTION_PANE_KEYS: tuple[Key, ...] = (
+    Key("space", "toggle_mark", "Mark", "mark or unmark the highlighted missing item"),
+    Key("enter", "", "", "show the message the highlighted missing item comes from"),
+)
+
+STREAM_KEYS: tuple[Key, ...] = (
+    Key("escape", "cancel_or_close", "Cancel / close",
+        "cancel a running stream (twice: stop waiting); back once it has ended"),
+    Key("enter", "close", "", "back, once the stream has ended"),
+    Key("w", "write", "Write", "write this summary (asks to confirm)"),
+    Key("m", "toggle_markdown", "Raw / Markdown", "show the summary raw or rendered as Markdown"),
+    Key("r", "rerun", "Run again", "run the compaction again (asks before replacing a summary)"),
+    *RETENTION_KEYS,
+)  # fmt: skip
+
+DIFF_KEYS: tuple[Key, ...] = (
+    Key("escape,q", "close", "Back", "back to the main screen", display="esc"),
+    Key("w", "write", "Write", "write the compacted session (asks to confirm)"),
+    Key("s", "toggle_summary", "Summary pane", "show or hide the summary pane"),
+    Key("m", "toggle_markdown", "Raw / Markdown", "show the summary raw or rendered as Markdown"),
+    *RETENTION_KEYS,
+)
+
+CANDIDATES_KEYS: tuple[Key, ...] = (
+    Key("space", "toggle_mark", "Mark to compare", "mark a candidate; two marked are compared"),
+    Key("enter", "", "", "choose the highlighted candidate as the summary to edit and write"),
+    Key("escape", "close", "Close", "back to the main screen", display="esc"),
+)
+
+EDIT_KEYS: tuple[Key, ...] = (
+    Key("ctrl+s", "save", "Save", "save: this text is what gets written", priority=True),
+    Key("escape", "cancel", "Cancel", "cancel (asks first when there are unsaved changes)",
+        display="esc", priority=True),
+)  # fmt: skip
+
+INSTRUCTIONS_KEYS: tuple[Key, ...] = (
+    Key("ctrl+s", "save", "Save", "use these instructions (the summary must be run again)",
+        priority=True),
+    Key("escape", "cancel", "Cancel", "cancel", display="esc", priority=True),
+)  # fmt: skip
+
+PROMPT_KEYS: tuple[Key, ...] = (
+    Key("ctrl+s", "save", "Use this prompt", "use this prompt for this review (a copy)",
+        priority=True),
+    Key("ctrl+r", "reset", "Configured prompt", "back to the configured prompt", priority=True),
+    Key("escape", "cancel", "Cancel", "cancel (asks first when there are unsaved changes)",
+        display="esc", priority=True),
+)  # fmt: skip
+
+CONFIRM_WRITE_KEYS: tuple[Key, ...] = (
+    Key("y,enter", "confirm", "Write", "write (refused when the boundary splits a tool exchange)"),
+    Key("exclamation_mark", "confirm_split", "", "write the split history anyway", display="!"),
+    Key("n,escape", "cancel", "Cancel", "do not write", display="n"),
+)
+
+ASK_KEYS: tuple[Key, ...] = (
+    Key("y", "answer(True)", "Yes", "yes"),
+    Key("n,escape", "answer(False)", "No", "no", display="n"),
+)
+
+RESTORE_KEYS: tuple[Key, ...] = (
+    Key("y,enter", "restore", "Restore", "restore (refused when the file changed since the write)"),
+    Key("f", "force", "", "keep the current file as a restore point, then restore"),
+    Key("n,escape", "cancel", "Cancel", "do not restore", display="n"),
+)
+
+RESTORE_POINTS_KEYS: tuple[Key, ...] = (
+    Key("enter", "", "", "restore the highlighted version (asks first)"),
+    Key("escape,q", "cancel", "Cancel", "back", display="esc"),
+)
+
+PICKER_KEYS: tuple[Key, ...] = (
+    Key("enter", "", "", "open the highlighted session (or the path typed below)"),
+    Key("escape", "cancel", "Cancel", "close the picker", display="esc"),
+    Key("q", "cancel", "", "close the picker"),
+)
+
+PREVIEW_KEYS: tuple[Key, ...] = (
+    Key("escape,q", "close", "Back", "back to the main screen", display="esc"),
+    Key("b", "copy_body", "Copy body", "copy the JSON body to the clipboard"),
+    Key("t", "copy_transcript", "Copy transcript", "copy the synthetic transcript"),
+)
+
+#: Every screen's keys, for the help screen (in the order a review meets them).
+SCREEN_TABLES: tuple[tuple[str, tuple[Key, ...]], ...] = (
+    ("Main screen", MAIN_KEYS),
+    ("Session picker (o)", PICKER_KEYS),
+    ("Request preview (p)", PREVIEW_KEYS),
+    ("Instructions (i)", INSTRUCTIONS_KEYS),
+    ("Prompt (P)", PROMPT_KEYS),
+    ("Stream (c)", STREAM_KEYS),
+    ("Diff (d)", DIFF_KEYS),
+    ("Retention pane (stream and diff)", RETENTION_PANE_KEYS),
+    ("Summary editor (e)", EDIT_KEYS),
+    ("Candidates (C)", CANDIDATES_KEYS),
+    ("Write dialog (w)", CONFIRM_WRITE_KEYS),
+    ("Undo and restore dialogs (u, r)", RESTORE_KEYS),
+    ("Restore points (r)", RESTORE_POINTS_KEYS),
+    ("Questions", ASK_KEYS),
+)
