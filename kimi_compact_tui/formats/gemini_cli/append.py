@@ -23,7 +23,7 @@ from typing import Any
 
 from kimi_compact_tui.errors import ApplyError
 from kimi_compact_tui.formats.gemini_cli.state import GeminiState
-from kimi_compact_tui.formats.kimi_code.jsvalue import js_stringify
+from kimi_compact_tui.formats.jsvalue import js_stringify
 
 
 def iso_time(now: datetime | None = None) -> str:

@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from kimi_compact_tui.formats.kimi_code.jsvalue import js_number
+from kimi_compact_tui.formats.jsvalue import js_number
 
 _LINE_END = re.compile(rb"\r\n|\n|\r")
 # ECMAScript WhiteSpace and LineTerminator code points (what trim() removes).
