@@ -11,7 +11,6 @@ from textual.widgets import Static
 from kimi_compact_tui.formats import load_session, registry
 from kimi_compact_tui.providers import StreamResult
 from kimi_compact_tui.tui.screens.confirm import ConfirmWriteScreen
-from kimi_compact_tui.tui.screens.stream import store_result
 from tests import gemini_sessions as g
 from tests.test_tui_flow_support import SUMMARY, FlowHost, make_state
 
@@ -68,7 +67,7 @@ def test_a_session_opens_by_its_id(tmp_path, monkeypatch):
     assert registry.find_by_id(OTHER) == files["second"]
     assert registry.find_by_id("sub-1") is None and registry.find_by_id(g.SID[:8]) is None
     session = load_session(g.SID)
-    assert session.path == files["main"] and session.format == "gemini-cli"
+    assert session.path == files["main"] and session.format.name == "gemini-cli"
     row = registry.describe_path(files["stray"])
     assert row.format == "gemini-cli" and row.message_count == 0
 
@@ -76,12 +75,12 @@ def test_a_session_opens_by_its_id(tmp_path, monkeypatch):
 async def test_confirm_says_appended_and_close_gemini_cli_first(tmp_path: Path) -> None:
     path = g.session_file(tmp_path)
     state = make_state(path)
-    store_result(state, StreamResult(status="complete", summary=SUMMARY))
+    state.set_result(StreamResult(status="complete", summary=SUMMARY))
     screen = ConfirmWriteScreen(state)
     app = FlowHost(screen)
     async with app.run_test(size=(120, 40)) as pilot:
         await pilot.pause()
         body = " ".join(str(screen.query_one("#confirm-body", Static).render()).split())
-    assert "(gemini-cli)" in body and "the compaction is appended" in body
+    assert "(Gemini CLI session)" in body and "the compaction is appended" in body
     assert "Gemini CLI must not be running on this session" in body
     assert "kimi-compact-tui-restore-points" in body

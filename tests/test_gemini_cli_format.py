@@ -10,13 +10,15 @@ from pathlib import Path
 
 import pytest
 
-from kimi_compact_tui.compaction.job import CompactionJob
 from kimi_compact_tui.config import AppConfig
 from kimi_compact_tui.errors import SessionFormatError
-from kimi_compact_tui.formats import dump_session, load_session, parse_session_bytes
-from kimi_compact_tui.formats.gemini_cli import GeminiCliFormat
+from kimi_compact_tui.formats import dump_session, load_session, parse_bytes
+from kimi_compact_tui.formats.base import SessionMeta, state_of
+from kimi_compact_tui.formats.gemini_cli import FORMAT as FMT
 from kimi_compact_tui.formats.gemini_cli.history import PREFIX_ID, stable_id
 from kimi_compact_tui.formats.gemini_cli.js import lines
+from kimi_compact_tui.formats.gemini_cli.state import GeminiState
+from kimi_compact_tui.job import CompactionJob
 from tests import gemini_sessions as g
 
 # ../shared/reference beside the repository (or beside the folder of worktrees)
@@ -28,7 +30,6 @@ REFERENCE = next(
     ),
     Path(__file__).resolve().parents[1].parent / "shared" / "reference" / "agents",
 )
-FMT = GeminiCliFormat()
 
 
 def parse(tmp_path: Path, records: list, name: str = "session-2026-01-01T10-00-5f0c3a52.jsonl"):
@@ -45,7 +46,7 @@ def texts(session) -> list[str]:
 
 def test_the_built_conversation_reads_as_gemini_resumes_it(tmp_path):
     session = parse(tmp_path, g.conversation())
-    assert session.format == "gemini-cli" and session.warnings == []
+    assert session.format is FMT and session.warnings == []
     # the context message is Gemini's prefix; m2 was replaced in place by its later line;
     # the result is sent twice (from the reply's toolCalls and from its own record)
     assert roles(session) == ["user", "assistant", "tool", "tool", "assistant", "user", "assistant"]
@@ -56,7 +57,8 @@ def test_the_built_conversation_reads_as_gemini_resumes_it(tmp_path):
     assert texts(session)[2:4] == ["hi", "hi"]
     think = [p for p in session.messages[4].parts() if p["type"] == "think"]
     assert think == [{"type": "think", "think": "**Plan** say it"}]
-    state = session.extra["state"]
+    state = state_of(session, GeminiState)
+    assert session.meta == SessionMeta(recorded_tokens=105)
     assert (
         state.title == "run echo hi" and state.session_id == g.SID and state.recorded_tokens == 105
     )
@@ -76,7 +78,7 @@ def test_set_messages_replaces_the_list_and_a_header_mid_file_does_not(tmp_path)
     again = g.conversation() + [g.header(when="2026-01-01T11:00:00.000Z"), g.user("m9", "next")]
     session = parse(tmp_path, again)
     assert texts(session)[-1] == "next" and len(session.messages) == 8
-    assert session.extra["state"].metadata["startTime"] == "2026-01-01T11:00:00.000Z"
+    assert state_of(session, GeminiState).metadata["startTime"] == "2026-01-01T11:00:00.000Z"
 
 
 def test_ignored_messages_are_not_history(tmp_path):
@@ -99,7 +101,7 @@ def test_lines_split_as_nodes_readline_does(tmp_path):
     odd = "a\u2028b\u0085c"
     data = (g.js(g.header()) + "\r\n" + g.js(g.user("m1", odd)) + "\n").encode()
     assert [raw for _, _, raw in lines(b"x\ry\r\nz\nw")] == [b"x", b"y", b"z", b"w"]
-    session = parse_session_bytes(data, tmp_path / "s.jsonl")
+    session = parse_bytes(data, tmp_path / "s.jsonl")
     assert texts(session) == [odd]
 
 
@@ -185,7 +187,7 @@ def test_recognised_by_its_header_only(tmp_path):
     openai = {"role": "user", "content": "hi"}
     assert not FMT.recognise(tmp_path / "a.jsonl", (g.js(openai) + "\n").encode())
     with pytest.raises(SessionFormatError, match="no Gemini CLI session header"):
-        parse_session_bytes(b'{"$set":{"a":1}}\n', tmp_path / "x.jsonl", fmt="gemini-cli")
+        parse_bytes(b'{"$set":{"a":1}}\n', tmp_path / "x.jsonl", FMT)
 
 
 def _reference(name: str) -> Path:
@@ -207,5 +209,5 @@ def test_the_reference_session_after_geminis_compression(tmp_path):
 
 def test_the_reference_stray_file_holds_no_conversation():
     session = load_session(_reference("gemini-session-before-compress.jsonl"))
-    state = session.extra["state"]
+    state = state_of(session, GeminiState)
     assert session.messages == [] and not state.resumable() and state.session_id

@@ -10,12 +10,13 @@ from pathlib import Path
 
 import pytest
 
-from kimi_compact_tui.compaction.job import CompactionJob
 from kimi_compact_tui.compaction.summary import build_compact_summary_text
 from kimi_compact_tui.config import AppConfig
 from kimi_compact_tui.errors import ApplyError, UserError
 from kimi_compact_tui.formats import load_session
-from kimi_compact_tui.providers.base import StreamResult
+from kimi_compact_tui.formats.gemini_cli import FORMAT
+from kimi_compact_tui.job import CompactionJob
+from kimi_compact_tui.providers.base import ProviderConfig, StreamResult
 from kimi_compact_tui.store import read_audit, restore, restore_points, undo_plan
 from tests import gemini_sessions as g
 from tests.factories import run_cli
@@ -27,7 +28,7 @@ def compact(path: Path, up_to: int | None = None, text: str = "SUMMARY TEXT", **
     job = CompactionJob.load(path, AppConfig())
     prep = job.prepare(up_to=up_to)
     draft = job.draft(prep, StreamResult(status="complete", summary=text))
-    return job.commit(draft, "offline", **kw)
+    return job.commit(draft, ProviderConfig(), **kw)
 
 
 def names(folder: Path) -> set[str]:
@@ -48,11 +49,24 @@ def test_write_and_undo_leave_nothing_but_the_session_in_chats(tmp_path):
     undone = restore(path)
     assert undone.truncated_to == len(data) and path.read_bytes() == data
     assert names(chats) == before
-    assert [r["action"] for r in read_audit(path)] == ["apply", "restore"]
+    assert [r["action"] for r in read_audit(path, FORMAT)] == ["apply", "restore"]
     assert all(
         not n.startswith("session-") or n.endswith(".compact-audit.jsonl") or ".bak-" in n
         for n in names(folder)
     )
+
+
+def test_a_session_file_deleted_after_our_write_is_restored_by_its_path(tmp_path):
+    """The audit log is in the restore folder, not beside the (gone) file: it still
+    says which format wrote there, so the restore finds the session's restore points."""
+    path = g.session_file(tmp_path)
+    data = path.read_bytes()
+    compact(path)
+    path.unlink()  # what Gemini CLI's clean-up may do
+    assert undo_plan(path).target == path
+    undone = restore(path)
+    assert path.read_bytes() == data and undone.restored_from.parent.name == RESTORE
+    assert names(path.parent) == {path.name}
 
 
 def test_the_cli_writes_and_undoes_by_session_id(tmp_path):
@@ -124,7 +138,7 @@ def test_a_file_grown_since_load_is_refused(tmp_path):
         fh.write(b'{"$set":{"lastUpdated":"2026-01-01T11:00:00.000Z"}}\n')
     grown = path.read_bytes()
     with pytest.raises(ApplyError, match=str(path)):
-        job.commit(draft, "offline")
+        job.commit(draft, ProviderConfig())
     assert path.read_bytes() == grown and names(path.parent) == {path.name}
 
 

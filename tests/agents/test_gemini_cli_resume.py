@@ -19,7 +19,9 @@ from typing import Any
 import pytest
 
 from kimi_compact_tui.compaction.summary import build_compact_summary_text
-from kimi_compact_tui.formats.gemini_cli import GeminiCliFormat
+from kimi_compact_tui.formats.base import state_of
+from kimi_compact_tui.formats.gemini_cli import FORMAT as FMT
+from kimi_compact_tui.formats.gemini_cli.state import GeminiState
 from kimi_compact_tui.model import Message
 from tests.agents.fake_gemini import FakeGemini
 from tests.agents.fake_model import FakeModel, Turn
@@ -33,7 +35,6 @@ SUMMARY = "FAKE SUMMARY: the user ran echo hello and echo world and asked two qu
 GEMINI_SUMMARY = "FAKE-GEMINI-SNAPSHOT of the session"
 RESUME_PROMPT = "Where were we?"
 RESTORE = "kimi-compact-tui-restore-points"
-FMT = GeminiCliFormat()
 GROWTH = b'{"$set":{"lastUpdated":"2030-01-01T00:00:00.000Z"}}\n'
 
 
@@ -114,7 +115,7 @@ def test_our_messages_equal_the_history_gemini_sends_on_resume(original):
     tools = [m for m in session.messages if m.role == "tool"]
     assert {m.text().split("Output: ")[1].split("\n")[0] for m in tools} == {"hello", "world"}
     assert any(p.get("type") == "think" for m in session.messages for p in m.parts())
-    state = session.extra["state"]
+    state = state_of(session, GeminiState)
     assert state.open_turn is None and session.warnings == [] and state.session_id
     # the resume rewrote the file (calls as parts, <id>_response records): read alike
     assert ours(_before_prompt(after)) == sent(history)

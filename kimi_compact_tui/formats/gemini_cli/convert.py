@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kimi_compact_tui.formats.gemini_cli.history import Turn
-from kimi_compact_tui.formats.kimi_code.jsvalue import js_stringify
+from kimi_compact_tui.formats.jsvalue import js_stringify
 from kimi_compact_tui.model import Message
 
 MEDIA_KEYS = ("inlineData", "fileData")
@@ -40,7 +40,8 @@ def media_ref(part: dict[str, Any]) -> str:
     file_data = part.get("fileData")
     if isinstance(file_data, dict) and isinstance(file_data.get("fileUri"), str):
         return file_data["fileUri"]
-    inline = part.get("inlineData") if isinstance(part.get("inlineData"), dict) else {}
+    inline_data = part.get("inlineData")
+    inline: dict[str, Any] = inline_data if isinstance(inline_data, dict) else {}
     data = inline.get("data")
     digest = (
         hashlib.sha256(data.encode("utf-8", "replace")).hexdigest() if isinstance(data, str) else ""

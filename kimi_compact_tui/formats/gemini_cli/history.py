@@ -68,7 +68,8 @@ def _is_dict_with(part: Any, key: str) -> bool:
 def _model_turn(msg: dict[str, Any], index: int) -> list[Turn]:
     content = msg.get("content")
     content_parts = part_array(content) if truthy(content) else []
-    calls = msg.get("toolCalls") if isinstance(msg.get("toolCalls"), list) else []
+    tool_calls = msg.get("toolCalls")
+    calls: list[Any] = tool_calls if isinstance(tool_calls, list) else []
     parts: list[Any] = []
     if any(_is_dict_with(p, "functionCall") or _is_dict_with(p, "thought") for p in content_parts):
         parts.extend(content_parts)

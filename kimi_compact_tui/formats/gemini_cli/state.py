@@ -31,9 +31,11 @@ class GeminiState:
     torn: bool  # the last line has no line end
     title: str | None
     recorded_tokens: int | None  # the last reply's total tokens, as the API counted them
-    # A compacted session's state: the record to append; its other fields describe
-    # the file as loaded (reload after a write).
+    # A compacted session's state: the record to append, or why none can be (a
+    # boundary inside a record); its other fields describe the file as loaded
+    # (reload after a write).
     appended: bytes = b""
+    refusal: str | None = None
 
     @property
     def length(self) -> int:
