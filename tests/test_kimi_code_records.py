@@ -17,7 +17,7 @@ import pytest
 from kimi_compact_tui.compaction.plan import make_plan
 from kimi_compact_tui.compaction.summary import build_compact_summary_text
 from kimi_compact_tui.errors import ApplyError
-from kimi_compact_tui.formats.kimi_code.jsvalue import js_slice_start, js_stringify
+from kimi_compact_tui.formats.jsvalue import js_slice_start, js_stringify
 from kimi_compact_tui.formats.kimi_code.plugin import (
     CLOSE_NOTE,
     KimiCodeFormat,
