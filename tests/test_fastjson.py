@@ -120,3 +120,25 @@ def test_random_documents_exact_or_refused(
     _same(raw)
     cut = where % (len(raw) + 1)
     _same(raw[:cut] + noise + raw[cut:])  # damaged: still exact, or refused
+
+
+@pytest.mark.parametrize("raw", EDGE_LINES, ids=range(len(EDGE_LINES)))
+def test_openai_jsonl_line_loads_or_fails_as_without_the_fast_decoder(
+    raw: bytes, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from kimi_compact_tui.errors import SessionFormatError
+    from kimi_compact_tui.formats import openai
+
+    path = tmp_path / "chat.jsonl"
+    path.write_bytes(b'{"role":"user","content":"first"}\n' + raw + b"\n")
+
+    def outcome() -> tuple:
+        try:
+            session = load(path).session
+        except SessionFormatError as exc:
+            return ("error", str(exc))
+        return ("ok", repr([m.data for m in session.messages]), session.format.dump(session))
+
+    fast = outcome()
+    monkeypatch.setattr(openai, "decode_fast", lambda raw: MISS)
+    assert fast == outcome()
