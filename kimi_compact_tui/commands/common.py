@@ -167,12 +167,13 @@ def _pretty(value: Any, pad: str) -> str:
 
 def tool_splits(prep: Preparation) -> list[ToolSplit]:
     """The tool calls the plan's boundary would cut off from their results."""
-    return find_splits(prep.session.messages, prep.plan)
+    return find_splits(prep.session.messages, prep.plan, prep.exchanges)
 
 
 def safe_up_to(prep: Preparation) -> int | None:
     """The nearest ``--up-to`` that keeps every tool call with its results."""
-    return nearest_safe_up_to(prep.session.messages, prep.plan.boundary, prep.plan.leading)
+    plan = prep.plan
+    return nearest_safe_up_to(prep.session.messages, plan.boundary, plan.leading, prep.exchanges)
 
 
 def split_advice(prep: Preparation) -> str:
