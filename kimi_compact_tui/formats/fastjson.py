@@ -18,6 +18,7 @@ bits into floats without an error, so it cannot be trusted to refuse.)
 
 from __future__ import annotations
 
+from sys import intern
 from typing import Any
 
 MISS: Any = object()  # "not decoded here": a line may decode to None
@@ -46,3 +47,49 @@ def decode_fast(raw: bytes) -> Any:
         return _decode(raw)
     except _REFUSED:
         return MISS
+
+
+# Values repeated in nearly every message: one shared object each instead of a
+# new string per occurrence (a decoder makes a new one every time; about a
+# fifth of the file size in memory on a session of short messages).
+_SHARED = {
+    s: s
+    for s in (
+        "user",
+        "assistant",
+        "tool",
+        "system",
+        "text",
+        "think",
+        "function",
+        "image_url",
+    )
+}
+
+
+def share_strings(record: dict[str, Any]) -> None:
+    """Replace the common role and type values (and tool names) of a decoded
+    message by shared equal strings (the same values: nothing else changes)."""
+    shared = _SHARED.get
+    role = record.get("role")
+    if type(role) is str:
+        record["role"] = shared(role, role)
+    content = record.get("content")
+    if type(content) is list:
+        for part in content:
+            if type(part) is dict:
+                kind = part.get("type")
+                if type(kind) is str:
+                    part["type"] = shared(kind, kind)
+    calls = record.get("tool_calls")
+    if type(calls) is list:
+        for call in calls:
+            if type(call) is dict:
+                kind = call.get("type")
+                if type(kind) is str:
+                    call["type"] = shared(kind, kind)
+                fn = call.get("function")
+                if type(fn) is dict:
+                    name = fn.get("name")
+                    if type(name) is str and len(name) < 64:
+                        fn["name"] = intern(name)

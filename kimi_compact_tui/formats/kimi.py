@@ -31,7 +31,7 @@ from kimi_compact_tui.formats.base import (
     splice,
     state_of,
 )
-from kimi_compact_tui.formats.fastjson import MISS, decode_fast
+from kimi_compact_tui.formats.fastjson import MISS, decode_fast, share_strings
 from kimi_compact_tui.formats.lines import Lines, raw_bytes
 from kimi_compact_tui.formats.validate import check_message, type_name
 from kimi_compact_tui.model import Message
@@ -170,6 +170,7 @@ def parse_lines(lines: Lines, path: Path) -> Session:
                 recorded = record["token_count"]
             entries.append(SpecialLine(raw))
             continue
+        share_strings(record)
         message = Message(record, keep(raw, offset))
         entries.append(message)
         messages.append(message)
