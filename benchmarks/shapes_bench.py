@@ -71,7 +71,11 @@ def rows(results: list[dict[str, Any]]) -> tuple[list[list[str]], list[list[str]
                 f"{p['ratio']:.2f}x",
                 f"{p['memory_growth']:.2f}x",
                 f"{_fmt(t['ready'])} (load {t['ready'] - t['load_wall']:+.2f} s)" if t else "-",
-                f"{_fmt(k['restore_cpu'])} ({k['ratio']:.1f}x)" if k else "not installed",
+                (
+                    f"{_fmt(k['restore_cpu'])} ({k['ratio']:.1f}x)"
+                    if k
+                    else "-" if "kimi_cli" not in r else "not installed"
+                ),
                 f"{r['load_start']} / {r['load_end']}",
             ]
         )
