@@ -31,6 +31,7 @@ from kimi_compact_tui.formats.base import (
     splice,
     state_of,
 )
+from kimi_compact_tui.formats.fastjson import MISS, decode_fast, share_strings
 from kimi_compact_tui.formats.lines import Lines, raw_bytes
 from kimi_compact_tui.formats.validate import check_message, type_name
 from kimi_compact_tui.model import Message
@@ -126,19 +127,25 @@ def parse_lines(lines: Lines, path: Path) -> Session:
     loads = _LENIENT.decode  # one decoder: json.loads(strict=False) builds one per call
     keep = lines.keep
     for lineno, offset, raw in lines:
+        # The fast decoder takes what it decodes exactly; the rest (blank lines,
+        # bad UTF-8, what only the lenient decoder accepts) goes the json way.
+        record = decode_fast(raw)
+        line = None
+        if record is MISS:
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:  # kimi-cli reads with errors="replace"
+                line = raw.decode("utf-8", "replace")
+                warnings.append(
+                    f"{path}:{lineno}: not valid UTF-8 (byte {offset + exc.start}); read with "
+                    "replacement characters, as kimi-cli does"
+                )
+            if not line.strip():
+                entries.append(BlankLine(raw))
+                continue
         try:
-            line = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:  # kimi-cli reads with errors="replace"
-            line = raw.decode("utf-8", "replace")
-            warnings.append(
-                f"{path}:{lineno}: not valid UTF-8 (byte {offset + exc.start}); read with "
-                "replacement characters, as kimi-cli does"
-            )
-        if not line.strip():
-            entries.append(BlankLine(raw))
-            continue
-        try:
-            record = loads(line)
+            if line is not None:
+                record = loads(line)
             reason = _skip_reason(record)
             if reason is None and not record["role"].startswith("_"):
                 check_message(record, f"{path}:{lineno}")
@@ -163,6 +170,7 @@ def parse_lines(lines: Lines, path: Path) -> Session:
                 recorded = record["token_count"]
             entries.append(SpecialLine(raw))
             continue
+        share_strings(record)
         message = Message(record, keep(raw, offset))
         entries.append(message)
         messages.append(message)
