@@ -111,8 +111,7 @@ def sample_paths() -> list[Path]:
 
 def test_round_trip_every_sample_session():
     paths = sample_paths()
-    if not paths:
-        pytest.skip(f"no sample sessions in {SAMPLES} yet")
+    assert paths, f"the bundled samples are missing from {SAMPLES}"
     checked = 0
     for p in paths:
         if p.is_dir() and not (p / "context.jsonl").is_file():
@@ -134,8 +133,7 @@ def test_round_trip_every_sample_session():
 
 def test_apply_and_restore_every_sample_session(tmp_path):
     paths = sample_paths()
-    if not paths:
-        pytest.skip(f"no sample sessions in {SAMPLES} yet")
+    assert paths, f"the bundled samples are missing from {SAMPLES}"
     for p in paths:
         work = tmp_path / p.name
         if p.is_dir():

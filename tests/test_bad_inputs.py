@@ -313,10 +313,8 @@ TUI_CASES = [
 
 
 def _tui_app_factory():
-    try:
-        from kimi_compact_tui.tui.app import create_app
-    except ImportError as exc:  # pragma: no cover - the TUI not built yet
-        pytest.skip(f"the TUI is not available yet ({exc})")
+    from kimi_compact_tui.tui.app import create_app
+
     return create_app
 
 

@@ -561,7 +561,6 @@ async def test_instruction_and_model_choices_replan(tmp_path):
 
 
 async def test_offline_compact_stores_summary(tmp_path):
-    pytest.importorskip("kimi_compact_tui.tui.screens.stream")
     path = write_openai(tmp_path / "s.json", regions_messages())
     app = create_app(path)
     async with app.run_test(size=SIZE) as pilot:
