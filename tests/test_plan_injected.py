@@ -15,6 +15,7 @@ import itertools
 
 import pytest
 
+from kimi_compact_tui.compaction.pairs import nearest_safe_up_to, splits_at
 from kimi_compact_tui.compaction.plan import make_plan
 from kimi_compact_tui.config import AppConfig
 from kimi_compact_tui.formats import registry
@@ -98,6 +99,45 @@ def test_every_default_tail_starts_a_turn_and_keeps_exactly_n_counted_messages(k
         assert kept[0] != "I" or head[0] == "P", kinds
         # a kept prompt keeps the reminders right before it
         assert not (kept[0] == "P" and kinds[b - 1] == "I"), kinds
+
+
+def _with_tools(kinds: str) -> list[Message]:
+    """P, I, A as in ``_seq``; C: an assistant message calling a tool, R: a result of the
+    latest call (an orphan result when there is none)."""
+    out: list[Message] = []
+    call = "orphan"
+    for i, k in enumerate(kinds):
+        if k == "C":
+            call = f"c{i}"
+            tool_call = {"id": call, "type": "function", "function": {"name": "f"}}
+            out.append(Message({"role": "assistant", "content": "", "tool_calls": [tool_call]}))
+        elif k == "R":
+            out.append(Message({"role": "tool", "content": "ok", "tool_call_id": call}))
+        else:
+            out.extend(_seq(k))
+    return out
+
+
+def test_the_nearest_safe_boundary_never_separates_a_prompt_from_its_reminders():
+    """The TUI's ``s`` and the refusal's hint (``nearest_safe_up_to``) move a boundary that
+    splits a tool exchange to an end of the exchanges around it: a tool call, or the
+    message right after a result. So it never lands between a prompt and the context
+    injected with it (the predicate is not needed there); an explicit boundary itself
+    is exact (above)."""
+    moved = 0
+    for kinds in map("".join, itertools.product("PIACR", repeat=6)):
+        messages = _with_tools(kinds)
+        for boundary in range(1, len(messages)):
+            if not splits_at(messages, boundary):
+                continue
+            safe = nearest_safe_up_to(messages, boundary, 0)
+            if safe is None or safe == len(messages):
+                continue
+            moved += 1
+            assert not splits_at(messages, safe), (kinds, boundary)
+            assert kinds[safe] == "C" or kinds[safe - 1] == "R", (kinds, boundary, safe)
+            assert not (kinds[safe - 1] in "PI" and kinds[safe] in "PI"), (kinds, boundary)
+    assert moved > 1000
 
 
 def _thanks_journal() -> Journal:

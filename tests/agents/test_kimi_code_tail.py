@@ -58,3 +58,35 @@ def test_the_tail_kimi_code_resumes_starts_at_a_real_user_prompt(
     # what kimi-code resumes after the summary: the user's prompt, its reminders, its answer
     assert history[1] == {"role": "user", "content": messages[last_prompt].text()}
     assert [message_text(m) for m in history[1 : len(turn) + 1]] == [m.text() for m in turn]
+
+
+def test_an_explicit_boundary_at_an_injected_reminder_is_exact(
+    kimi_code_session_template, tmp_path
+):
+    """``--up-to`` is the person's choice and stays exact (the spec's Decision 2), even
+    when it compacts the last prompt and keeps the reminder injected with it: kimi-code
+    then resumes ``[summary, reminder, answer]``. Only the default tail keeps turns
+    whole (see the README's Decisions)."""
+    template, sid = kimi_code_session_template
+    with FakeModel(summary=SUMMARY, lifetime=300) as model:
+        code = template.clone(tmp_path / "code", model)
+        messages = load_session(code.session_dir(sid)).messages
+        last_prompt = max(i for i, m in enumerate(messages) if _origin(m) == "user")
+        up_to = last_prompt + 1  # 1-based: the prompt is the last message compacted
+        assert _origin(messages[up_to]) == "injection"
+        journal = code.wire_file(sid).read_bytes()
+        status, _, err = run_ours(
+            ["compact", str(code.session_dir(sid)), "--in-place", "--yes", "--provider", "openai"]
+            + ["--base-url", model.base_url, "--model", model.model, "--up-to", str(up_to)],
+            code.root,
+        )
+        assert status == 0, err[-2000:]
+        appended = code.wire_file(sid).read_bytes()[len(journal) :]
+        apply = [json.loads(x) for x in appended.split(b"\n") if b"apply_compaction" in x]
+        assert apply[0]["compactedCount"] == up_to
+        body = code.resume(sid, RESUME_PROMPT)
+    history = body["messages"][1:]
+    assert SUMMARY in message_text(history[0])
+    kept = messages[up_to:]
+    assert [message_text(m) for m in history[1 : len(kept) + 1]] == [m.text() for m in kept]
+    assert messages[last_prompt].text() not in [message_text(m) for m in history]
