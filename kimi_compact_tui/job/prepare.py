@@ -125,7 +125,10 @@ def prepare_compaction(
     if prompt is None:
         prompt = resolve_prompt(cfg, prompt_file=prompt_file, base_dir=config.base_dir)
     plan = make_plan(
-        session.messages, max_preserved_messages=cfg["max_preserved_messages"], up_to=up_to
+        session.messages,
+        max_preserved_messages=cfg["max_preserved_messages"],
+        up_to=up_to,
+        injected=session.format.injected,
     )
     model = compaction_model or effective_compaction_model(raw)
     builder = None
