@@ -29,14 +29,9 @@ from __future__ import annotations
 import argparse
 import asyncio
 import cProfile
-import gc
 import json
-import os
-import platform
 import pstats
-import resource
 import statistics
-import subprocess
 import sys
 import time
 from collections.abc import Callable
@@ -48,15 +43,12 @@ if str(ROOT) not in sys.path:  # `python benchmarks/run.py` as well as `-m bench
     sys.path.insert(0, str(ROOT))
 
 from benchmarks import generate  # noqa: E402
-from kimi_compact_tui.compaction import make_plan  # noqa: E402
 from kimi_compact_tui.compaction.prompts import resolve_prompt  # noqa: E402
 from kimi_compact_tui.compaction.request import build_request  # noqa: E402
-from kimi_compact_tui.compaction.tokens import message_tokens  # noqa: E402
 from kimi_compact_tui.config import AppConfig, _get_compaction_config  # noqa: E402
 from kimi_compact_tui.formats import load_session  # noqa: E402
 from kimi_compact_tui.job import build_compacted_session  # noqa: E402
 
-SUMMARY = "## Summary\n" + "The user and the assistant refactored the parser. " * 40
 TARGETS = {
     "load+plan / floor": 1.5,
     "request+compacted+diff / load": 0.5,
@@ -66,322 +58,24 @@ TARGETS = {
 }
 
 
-# ----------------------------------------------------------------------------- timing helpers
-
-
-# The clock of the in-process steps: wall time (default), or this process's
-# CPU time (``--clock cpu``), which a busy neighbour on a shared machine
-# disturbs far less. The TUI and stream figures are always wall time.
-CLOCK: Callable[[], float] = time.perf_counter
-
-
-def median_time(fn: Callable[[], Any], repeats: int) -> float:
-    times = []
-    for _ in range(repeats):
-        gc.collect()
-        t0 = CLOCK()
-        result = fn()
-        times.append(CLOCK() - t0)
-        del result
-    return statistics.median(times)
-
-
-def floor_kimi(path: Path) -> list[Any]:
-    """Plain ``json.loads`` per record: the floor for a line-based file."""
-    text = path.read_bytes().decode("utf-8")
-    loads = json.loads
-    return [loads(line) for line in text.split("\n") if line]
-
-
-def floor_kimi_nogc(path: Path) -> list[Any]:
-    """The same with the cyclic GC paused, as ``formats.parse_session`` does:
-    the stricter floor."""
-    gc.disable()
-    try:
-        return floor_kimi(path)
-    finally:
-        gc.enable()
-
-
-def floor_json(path: Path) -> Any:
-    return json.loads(path.read_bytes().decode("utf-8"))
-
-
-def plan_and_tokens(session) -> tuple[Any, list[int]]:
-    cfg = _get_compaction_config(AppConfig().raw)
-    plan = make_plan(session.messages, max_preserved_messages=cfg["max_preserved_messages"])
-    return plan, [message_tokens(m) for m in session.messages]
-
-
-def load_and_plan(path: Path) -> Any:
-    """Load and plan: what ``plan`` needs to draw the regions."""
-    session = load_session(path)
-    cfg = _get_compaction_config(AppConfig().raw)
-    return session, make_plan(
-        session.messages, max_preserved_messages=cfg["max_preserved_messages"]
-    )
-
-
-def load_plan_tokens(path: Path) -> Any:
-    """Load, plan and the per-message token figures (what ``plan`` prints)."""
-    session = load_session(path)
-    return session, plan_and_tokens(session)
-
-
-# ----------------------------------------------------------------------------- core benchmarks
-
-
-def bench_core(n: int, paths: dict[str, Path], repeats: int) -> dict[str, Any]:
-    """Medians of ``repeats`` rounds; each round runs every step once, in turn,
-    so that a busy neighbour on the machine slows all steps alike."""
-    from kimi_compact_tui.diff import diff_sessions
-
-    kimi_path = paths["kimi"]
-    json_path = paths["openai-json"]
-    session = load_session(kimi_path)
-    cfg = _get_compaction_config(AppConfig().raw)
-    prompt = resolve_prompt(cfg)
-    plan, tokens = plan_and_tokens(session)
-    compacted = build_compacted_session(session, plan, SUMMARY)
-    steps: dict[str, Callable[[], Any]] = {
-        "floor": lambda: floor_kimi(kimi_path),
-        "floor_nogc": lambda: floor_kimi_nogc(kimi_path),
-        "load": lambda: load_session(kimi_path),
-        "load+plan": lambda: load_and_plan(kimi_path),
-        "load+plan+tokens": lambda: load_plan_tokens(kimi_path),
-        "request": lambda: build_request(session.messages, plan, prompt, cfg),
-        "compacted": lambda: build_compacted_session(session, plan, SUMMARY),
-        # As the TUI does it: the per-message token figures of the plan are reused.
-        "diff": lambda: diff_sessions(session, compacted, before_tokens=tokens),
-        "json_floor": lambda: floor_json(json_path),
-        "json_load": lambda: load_session(json_path),
-    }
-    samples: dict[str, list[float]] = {k: [] for k in steps}
-    for _ in range(repeats):
-        for name, fn in steps.items():
-            samples[name].append(median_time(fn, 1))
-    row: dict[str, Any] = {k: statistics.median(v) for k, v in samples.items()}
-    row["n"] = n
-    row["file_mb"] = kimi_path.stat().st_size / 1e6
-    row["json_mb"] = json_path.stat().st_size / 1e6
-    row["r+c+d"] = row["request"] + row["compacted"] + row["diff"]
-    return row
-
-
-# ----------------------------------------------------------------------------- memory (subprocess)
-
-
-def _peak_rss() -> int:
-    """This process's peak RSS in bytes. ``VmHWM`` rather than ``ru_maxrss``:
-    on Linux ``ru_maxrss`` survives ``exec`` and would report the parent's peak."""
-    try:
-        for line in Path("/proc/self/status").read_text().splitlines():
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) * 1024
-    except OSError:
-        pass
-    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss * 1024
-
-
-def _memory_child(path: str, what: str) -> None:
-    """Runs in a fresh interpreter: print the peak RSS growth in bytes."""
-    p = Path(path)
-    gc.collect()
-    before = _peak_rss()
-    if what == "floor":
-        keep = floor_kimi(p)
-    elif what == "load":
-        keep = load_session(p)
-    else:
-        keep = load_plan_tokens(p)
-    after = _peak_rss()
-    print(json.dumps({"peak_growth": after - before, "baseline": before}))
-    del keep
-
-
-def bench_memory(path: Path) -> dict[str, float]:
-    out = {}
-    size = path.stat().st_size
-    for what in ("floor", "load", "load+plan"):
-        proc = subprocess.run(
-            [sys.executable, "-m", "benchmarks.run", "--memory-child", str(path), what],
-            cwd=ROOT,
-            capture_output=True,
-            text=True,
-            check=True,
-        )
-        data = json.loads(proc.stdout.strip().splitlines()[-1])
-        out[what] = data["peak_growth"] / size
-        out["baseline_mb"] = data["baseline"] / 1e6
-    return out
-
-
-# ----------------------------------------------------------------------------- TUI
-
-
-def tui_available() -> str | None:
-    """None when the TUI can be benchmarked, else the reason it cannot."""
-    try:
-        from kimi_compact_tui.tui import app as _app  # noqa: F401
-    except Exception as exc:  # not landed yet / broken import
-        return f"kimi_compact_tui.tui.app not importable ({type(exc).__name__}: {exc})"
-    if not hasattr(_app, "create_app"):
-        return "kimi_compact_tui.tui.app has no create_app"
-    return None
-
-
-def _find_message_list(app) -> Any:
-    from kimi_compact_tui.tui.widgets.message_list import MessageList
-
-    for screen in [app.screen, *getattr(app, "screen_stack", [])]:
-        found = screen.query(MessageList)
-        if found:
-            return found.first()
-    return None
-
-
-async def _tui_open_once(path: Path) -> tuple[float, float]:
-    from kimi_compact_tui.tui.app import create_app
-
-    t0 = time.perf_counter()
-    app = create_app(path)
-    async with app.run_test(size=(120, 40)) as pilot:
-        total = None
-        while True:
-            lst = _find_message_list(app)
-            count = _row_count(lst) if lst is not None else None
-            if count:
-                total = count
-                break
-            await pilot.pause(0.005)
-            if time.perf_counter() - t0 > 120:
-                raise TimeoutError("TUI list not ready after 120 s")
-        ready = time.perf_counter() - t0
-        t1 = time.perf_counter()
-        lst.focus()
-        await pilot.press("end")
-        while _highlighted(lst) != total - 1:
-            await pilot.pause(0.005)
-            if time.perf_counter() - t1 > 60:
-                raise TimeoutError("end of list not reached after 60 s")
-        await pilot.pause()  # let the refresh happen
-        to_end = time.perf_counter() - t1
-    return ready, to_end
-
-
-def _row_count(lst) -> int | None:
-    for attr in ("message_count", "row_count", "count", "total"):
-        value = getattr(lst, attr, None)
-        if isinstance(value, int):
-            return value
-    items = getattr(lst, "items", None) or getattr(lst, "messages", None)
-    return len(items) if items is not None else None
-
-
-def _highlighted(lst) -> int | None:
-    for attr in ("index", "cursor", "highlighted", "selected"):
-        value = getattr(lst, attr, None)
-        if isinstance(value, int):
-            return value
-    return None
-
-
-def _wall(fn: Callable[[], Any]) -> float:
-    gc.collect()
-    t0 = time.perf_counter()
-    fn()
-    return time.perf_counter() - t0
-
-
-def bench_tui(path: Path, repeats: int) -> dict[str, float]:
-    ready, to_end = [], []
-    for _ in range(repeats):
-        gc.collect()
-        r, e = asyncio.run(_tui_open_once(path))
-        ready.append(r)
-        to_end.append(e)
-    return {"ready": statistics.median(ready), "to_end": statistics.median(to_end)}
-
-
-# ----------------------------------------------------------------------------- streaming
-
-
-def stream_available() -> str | None:
-    reason = tui_available()
-    if reason:
-        return reason
-    try:
-        from kimi_compact_tui.tui.screens import stream  # noqa: F401
-    except Exception as exc:
-        return f"kimi_compact_tui.tui.screens.stream not importable ({type(exc).__name__}: {exc})"
-    return None
-
-
-async def _stream_once(chunks: int) -> dict[str, float]:
-    from benchmarks.stream_bench import stream_through_tui
-
-    return await stream_through_tui(chunks)
-
-
-def bench_stream(chunks: int, repeats: int) -> dict[str, float]:
-    lags, totals = [], []
-    for _ in range(repeats):
-        res = asyncio.run(_stream_once(chunks))
-        lags.append(res["lag"])
-        totals.append(res["total"])
-    return {"lag": statistics.median(lags), "total": statistics.median(totals)}
-
-
-# ----------------------------------------------------------------------------- report
-
-
-def machine() -> str:
-    cpu = platform.processor() or ""
-    try:
-        for line in Path("/proc/cpuinfo").read_text().splitlines():
-            if line.startswith("model name"):
-                cpu = line.split(":", 1)[1].strip()
-                break
-    except OSError:
-        pass
-    mem = ""
-    try:
-        for line in Path("/proc/meminfo").read_text().splitlines():
-            if line.startswith("MemTotal"):
-                mem = f", {int(line.split()[1]) / 1e6:.0f} GB RAM"
-    except OSError:
-        pass
-    return (
-        f"{cpu}, {os.cpu_count()} cores{mem}; {platform.system()} {platform.release()}; "
-        f"Python {platform.python_version()}"
-    )
-
-
-def _load_avg() -> str:
-    try:
-        return " ".join(f"{x:.2f}" for x in os.getloadavg())
-    except OSError:
-        return "n/a"
-
-
-def fmt_s(value: float) -> str:
-    if value < 1:
-        return f"{value * 1000:.1f} ms"
-    return f"{value:.2f} s"
-
-
-def verdict(ok: bool) -> str:
-    return "met" if ok else "MISSED"
-
-
-def print_table(headers: list[str], rows: list[list[str]]) -> None:
-    widths = [max(len(h), *(len(r[i]) for r in rows)) for i, h in enumerate(headers)]
-    line = " | ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True))
-    print(line)
-    print("-+-".join("-" * w for w in widths))
-    for r in rows:
-        print(" | ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)))
-    print()
+from benchmarks import core_bench  # noqa: E402
+from benchmarks.core_bench import (  # noqa: E402
+    SUMMARY,
+    bench_core,
+    bench_memory,
+    floor_kimi,
+    memory_child,
+    plan_and_tokens,
+)
+from benchmarks.report import fmt_s, load_avg, machine, print_table, verdict  # noqa: E402
+from benchmarks.tui_bench import (  # noqa: E402
+    bench_stream,
+    bench_tui,
+    stream_available,
+    tui_available,
+    tui_open_once,
+    wall,
+)
 
 
 def whole_commands(paths_by_n: dict[int, dict[str, Path]], args: argparse.Namespace) -> list:
@@ -396,7 +90,7 @@ def whole_commands(paths_by_n: dict[int, dict[str, Path]], args: argparse.Namesp
 
     def tui(path: Path) -> dict[str, float]:
         t = bench_tui(path, repeats)
-        t["load_wall"] = statistics.median(_wall(lambda: load_session(path)) for _ in range(3))
+        t["load_wall"] = statistics.median(wall(lambda: load_session(path)) for _ in range(3))
         return t
 
     shapes = [
@@ -438,7 +132,7 @@ def run(args: argparse.Namespace) -> int:
     print(f"machine: {machine()}")
     print(
         f"repeats: {args.repeats} (medians); clock: {args.clock}; "
-        f"load average at start: {_load_avg()}\n"
+        f"load average at start: {load_avg()}\n"
     )
     results = []
     paths_by_n = {}
@@ -534,7 +228,7 @@ def run(args: argparse.Namespace) -> int:
                 t = bench_tui(path, max(1, min(args.repeats, 3)))
                 # Compared with the load by the same (wall) clock, whatever --clock says.
                 t["load_wall"] = statistics.median(
-                    _wall(lambda p=path: load_session(p)) for _ in range(3)
+                    wall(lambda p=path: load_session(p)) for _ in range(3)
                 )
                 r["tui"] = t
                 tui_rows.append(
@@ -607,7 +301,7 @@ def run(args: argparse.Namespace) -> int:
         )
     checks.extend(extra_checks)
     print_table(["target", "measured", "verdict"], checks)
-    print(f"load average at the end: {_load_avg()}")
+    print(f"load average at the end: {load_avg()}")
     if args.json:
         raw = {"sizes": results, "shapes": args.shape_results}
         Path(args.json).write_text(json.dumps(raw, indent=2, default=str))
@@ -631,7 +325,7 @@ def profile(step: str, n: int) -> int:
         "request": lambda: build_request(session.messages, plan, prompt, cfg),
         "compacted": lambda: build_compacted_session(session, plan, SUMMARY),
         "diff": lambda: diff_sessions(session, compacted),
-        "tui": lambda: asyncio.run(_tui_open_once(path)),
+        "tui": lambda: asyncio.run(tui_open_once(path)),
     }
     prof = cProfile.Profile()
     prof.enable()
@@ -665,10 +359,9 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--memory-child", nargs=2, metavar=("PATH", "WHAT"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    global CLOCK
-    CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
+    core_bench.CLOCK = time.process_time if args.clock == "cpu" else time.perf_counter
     if args.memory_child:
-        _memory_child(*args.memory_child)
+        memory_child(*args.memory_child)
         return 0
     if args.profile:
         return profile(args.profile, max(args.sizes))

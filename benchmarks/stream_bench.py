@@ -16,7 +16,6 @@ from textual.app import App
 
 from benchmarks import generate
 from kimi_compact_tui.config import AppConfig
-from kimi_compact_tui.formats import load_session
 from kimi_compact_tui.providers import ProviderConfig, stream_summary
 from kimi_compact_tui.tui.screens.stream import StreamScreen
 from kimi_compact_tui.tui.state import ReviewState
@@ -63,7 +62,7 @@ async def stream_through_tui(chunks: int, session_path: Path | None = None) -> d
             kind="openai", base_url=server.base_url, model="bench", api_key_env=None
         )
         state = ReviewState(config=AppConfig(), provider=provider)
-        state.set_session(load_session(path), path)
+        state.load(path)
 
         async def timed_stream(cfg: Any, body: Any, on_event: Any, cancel: Any) -> Any:
             def wrapped(event: Any) -> None:

@@ -1,0 +1,16 @@
+"""The benchmark steps that drive the app still run against today's APIs (a
+figure is not checked here: speed belongs to ``python -m benchmarks.run``)."""
+
+from __future__ import annotations
+
+from benchmarks import generate
+from benchmarks.stream_bench import stream_through_tui
+
+
+async def test_the_stream_benchmark_drives_the_stream_screen_to_its_end(tmp_path):
+    """It streamed through the screen until the last chunk was shown (it called
+    an API of the TUI state that the redesign removed)."""
+    path = generate.write_kimi(tmp_path / "context.jsonl", generate.generate_messages(200))
+    figures = await stream_through_tui(50, session_path=path)
+    assert set(figures) == {"lag", "total"}
+    assert 0 <= figures["lag"] <= figures["total"]
