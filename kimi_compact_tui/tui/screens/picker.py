@@ -24,6 +24,7 @@ from textual.widgets.option_list import Option
 
 from kimi_compact_tui.formats.base import SessionInfo
 from kimi_compact_tui.formats.registry import describe_path, discover_all, discovery_note
+from kimi_compact_tui.samples import samples_dir
 from kimi_compact_tui.sanitize import one_line, visible
 from kimi_compact_tui.tui import keys
 
@@ -47,7 +48,7 @@ def session_label(info: SessionInfo, *, sample: bool = False) -> Text:
         count = info.message_count
         details.append(f"{count:,} message{'s' if count != 1 else ''}")
     if sample:
-        details.append(f"sample: {visible(info.path.name)}")
+        details.append(f"sample: {visible(info.path.name)} (opens a copy)")
     elif info.session_id and title:
         details.append(visible(info.session_id[:8]))
     out.append("\n  " + " · ".join(details), style="dim")
@@ -56,16 +57,9 @@ def session_label(info: SessionInfo, *, sample: bool = False) -> Text:
     return out
 
 
-def sample_sessions_dir() -> Path | None:
-    here = Path(__file__).resolve().parents[2]  # the package folder
-    for candidate in (here / "_bundled" / "sample_sessions", here.parent / "sample_sessions"):
-        if candidate.is_dir():
-            return candidate
-    return None
-
-
 def sample_sessions(folder: Path | None = None) -> list[SessionInfo]:
-    folder = folder or sample_sessions_dir()
+    """The bundled samples (:mod:`kimi_compact_tui.samples`: opened as copies)."""
+    folder = folder or samples_dir()
     if folder is None:
         return []
     out = []

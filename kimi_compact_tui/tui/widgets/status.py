@@ -13,16 +13,22 @@ from rich.text import Text
 from textual.widgets import Static
 
 from kimi_compact_tui.formats.base import Session
+from kimi_compact_tui.samples import copied_sample
 from kimi_compact_tui.sanitize import visible
 from kimi_compact_tui.tui.state import ReviewState
 
 
 def session_label(session: Session | None) -> str:
     """A short, stable name for a session file, as its format gives it
-    (``<session folder>/context.jsonl`` for kimi-cli, the file name for most)."""
+    (``<session folder>/context.jsonl`` for kimi-cli, the file name for most),
+    saying when it is the copy of a bundled sample that the review opened."""
     if session is None or session.path is None:
         return "(no session)"
-    return visible(session.format.short_name(Path(session.path)))
+    label = visible(session.format.short_name(Path(session.path)))
+    origin = copied_sample(session.path)
+    if origin is None:
+        return label
+    return f"{label} (copy of the sample{'' if origin in label else ' ' + visible(origin)})"
 
 
 def status_text(state: ReviewState) -> Text:
