@@ -80,6 +80,9 @@ class ReviewApp(App):
     CSS_PATH = "app.tcss"
     TITLE = "kimi-compact-tui"
     COMMANDS = App.COMMANDS | {ReviewCommands}
+    #: Times and rates on screen (the stream, the candidates); off for pictures
+    #: that must not change between runs (scripts/screenshots.py).
+    show_timing = True
 
     def __init__(
         self,
