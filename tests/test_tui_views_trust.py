@@ -89,9 +89,7 @@ def candidate_rows(app) -> list[str]:
 # --- item 12: one run, one set of figures ----------------------------------------------------
 
 
-async def test_a_run_with_reported_tokens_shows_that_figure_and_time_everywhere(
-    tmp_path, loopback
-):
+async def test_a_run_with_reported_tokens_shows_that_figure_and_time_everywhere(tmp_path, loopback):
     chunks = [SUMMARY[i : i + 40] for i in range(0, len(SUMMARY), 40)]
     usage = {"prompt_tokens": 400, "completion_tokens": REPORTED, "total_tokens": 450}
     loopback.script([openai_sse(chunks, usage=usage)])

@@ -19,7 +19,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Input, Label, OptionList, Static
+from textual.widgets import Footer, Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from kimi_compact_tui.formats.base import SessionInfo
@@ -44,7 +44,7 @@ def session_label(info: SessionInfo, *, sample: bool = False) -> Text:
         details.append(visible(info.work_dir))
     if info.updated is not None:
         details.append(_dt.datetime.fromtimestamp(info.updated).strftime("%Y-%m-%d %H:%M"))
-    if info.message_count is not None:
+    if info.message_count is not None and not info.error:
         count = info.message_count
         details.append(f"{count:,} message{'s' if count != 1 else ''}")
     if sample:
@@ -111,6 +111,7 @@ class PickerScreen(ModalScreen[str | None]):
             yield OptionList(id="picker-list")
             yield Static(Text(""), id="picker-note")
             yield Input(placeholder="…or type a path and press enter", id="picker-path")
+        yield Footer()  # the picker's own keys, not the main screen's behind it
 
     def on_mount(self) -> None:
         self.set_class(self.app.no_color, "-no-color")  # the highlight in reverse video
