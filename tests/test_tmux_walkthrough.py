@@ -148,11 +148,13 @@ def test_first_session_under_no_color(terminal, tmp_path):
     assert "3 removed" in screen and "1 added" in screen
     assert "summary as it will be written" in screen
 
-    # escape, q: the app ends cleanly (Textual draws on stderr, so a crash would
+    # escape, q, y: the app ends cleanly (Textual draws on stderr, so a crash would
     # print its traceback here) and leaves the session as it was.
     terminal.keys("Escape")
     terminal.wait_for(lambda s: len(list_rows(s)) >= 10, "back to the list")
-    terminal.keys("q")
+    terminal.keys("q")  # an unwritten summary: quitting asks first (issue 18 item 3)
+    terminal.wait_for(lambda s: "Discard the unwritten summary?" in s, "the quit question")
+    terminal.keys("y")
     screen = terminal.wait_for(lambda s: "walkthrough exit status" in s, "the exit")
     assert "walkthrough exit status 0" in screen
     assert "Traceback" not in screen and "Error" not in screen  # nothing printed on the way out

@@ -18,12 +18,13 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, OptionList, RichLog, Static
+from textual.widgets import OptionList, RichLog, Static
 from textual.widgets.option_list import Option
 
 from kimi_compact_tui.retention import Candidate, CandidateSet, Comparison
 from kimi_compact_tui.sanitize import clip_cells, one_line, visible
 from kimi_compact_tui.tui import keys
+from kimi_compact_tui.tui.widgets.footer import KeysFooter
 from kimi_compact_tui.tui.widgets.retention_pane import figures_text
 
 MAX_MISSING_SHOWN = 30
@@ -126,7 +127,7 @@ class CandidatesScreen(Screen[int | None]):
             with VerticalScroll(classes="report"):
                 yield Static(id="right-report")
         yield RichLog(id="summary-diff", markup=False, highlight=False, wrap=False)
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         options = self.query_one("#candidates-list", OptionList)

@@ -13,12 +13,13 @@ from __future__ import annotations
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.screen import Screen
-from textual.widgets import Footer, Static, TextArea
+from textual.widgets import Static, TextArea
 
 from kimi_compact_tui.compaction.contract import check_sections
 from kimi_compact_tui.sanitize import visible
 from kimi_compact_tui.tui import keys
 from kimi_compact_tui.tui.state import ReviewState
+from kimi_compact_tui.tui.widgets.footer import KeysFooter
 
 
 class EditSummaryScreen(Screen[str | None]):
@@ -80,7 +81,7 @@ class EditSummaryScreen(Screen[str | None]):
         area.cursor_blink = False
         yield area
         yield Static(self._sections_text(self.shown), id="edit-sections")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.query_one(TextArea).focus()

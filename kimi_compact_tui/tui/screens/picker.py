@@ -19,7 +19,7 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.screen import ModalScreen
-from textual.widgets import Footer, Input, Label, OptionList, Static
+from textual.widgets import Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from kimi_compact_tui.formats.base import SessionInfo
@@ -27,6 +27,7 @@ from kimi_compact_tui.formats.registry import describe_path, discover_all, disco
 from kimi_compact_tui.samples import samples_dir
 from kimi_compact_tui.sanitize import one_line, visible
 from kimi_compact_tui.tui import keys
+from kimi_compact_tui.tui.widgets.footer import KeysFooter
 
 MAX_ROWS = 2000  # newest first; older sessions can still be opened by path
 ERROR_MARK = "✗"
@@ -111,7 +112,7 @@ class PickerScreen(ModalScreen[str | None]):
             yield OptionList(id="picker-list")
             yield Static(Text(""), id="picker-note")
             yield Input(placeholder="…or type a path and press enter", id="picker-path")
-        yield Footer()  # the picker's own keys, not the main screen's behind it
+        yield KeysFooter()  # the picker's own keys, not the main screen's behind it
 
     def on_mount(self) -> None:
         self.set_class(self.app.no_color, "-no-color")  # the highlight in reverse video

@@ -33,7 +33,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 
 from kimi_compact_tui.compaction.figures import RunFigures
@@ -53,6 +53,7 @@ from kimi_compact_tui.tui.runs import RunKey
 from kimi_compact_tui.tui.screens.retention_host import RetentionHost
 from kimi_compact_tui.tui.state import ReviewState
 from kimi_compact_tui.tui.stream_buffer import RunControl, StreamBuffer, buffer_events
+from kimi_compact_tui.tui.widgets.footer import KeysFooter
 from kimi_compact_tui.tui.widgets.retention_pane import RetentionPane
 from kimi_compact_tui.tui.widgets.stream_view import StreamView, outcome_lines
 
@@ -140,7 +141,7 @@ class StreamScreen(RetentionHost, Screen[FlowRequest | None]):
         yield StreamView(id="stream-view")
         yield Static(Text(""), id="stream-outcome")
         yield RetentionPane(id="retention-pane")
-        yield Footer()
+        yield KeysFooter()
 
     def _title(self) -> Text:
         prep = self.state.preparation
