@@ -94,6 +94,14 @@ ROW = re.compile(
 )
 
 
+#: What the main screen's footer may show, each key whole.
+MAIN_FOOTER = [
+    "b Up to here", "s Safe boundary", "esc Tail", "p Preview", "i Instruct", "m Model",
+    "c Compact", "d Diff", "e Edit", "C Candidates", "w Write", "u Undo", "/ Search",
+    "? Help", "q Quit",
+]  # fmt: skip
+
+
 def list_rows(screen: str) -> list[re.Match[str]]:
     return [m for line in screen.splitlines() if (m := ROW.match(line))]
 
@@ -120,6 +128,15 @@ def test_first_session_under_no_color(terminal, tmp_path):
     assert all(r["tokens"].replace(",", "").isdigit() for r in rows)
     footer = screen.rstrip("\n").splitlines()[-1]
     assert "? Help" in footer and "q Quit" in footer
+    rest = footer  # whole keys only (issue 18 item 15: never "d Di")
+    for shown in MAIN_FOOTER:
+        rest = rest.replace(shown, "", 1)
+    assert rest.strip() == "", f"a cut key in the footer: {footer!r}"
+    # The status area is three lines: legend, figures, model · prompt · provider.
+    lines = screen.rstrip("\n").splitlines()
+    edge = max(i for i, line in enumerate(lines) if line.startswith("▔▔▔"))
+    assert len(lines) - 1 - edge - 1 == 3, lines[edge:]
+    assert "→" in lines[-3] and lines[-2].lstrip().startswith("model "), lines[edge:]
     assert "24 messages" in screen
 
     # Move down twice: the marker follows; b sets the boundary there.
