@@ -96,6 +96,25 @@ def item_prompt(item: Item, marked: bool) -> Text:
     return out
 
 
+class RetentionFigures(Static):
+    """The figures of one report, laid out for the width they are drawn at
+    (labels cut in a narrow pane, see :func:`figures_text`)."""
+
+    def __init__(self, report: RetentionReport | None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.report = report
+        self.note: Text | None = None  # shown instead while a report is computed
+
+    def show(self, report: RetentionReport | None, note: Text | None = None) -> None:
+        self.report, self.note = report, note
+        self.refresh(layout=True)
+
+    def render(self) -> Text:
+        if self.note is not None:
+            return self.note
+        return figures_text(self.report, self.content_region.width or None)
+
+
 class RetentionPane(Vertical, can_focus=False):
     """Per-category figures, then the missing items of one report."""
 
@@ -171,7 +190,7 @@ class RetentionPane(Vertical, can_focus=False):
         self.marked: set[int] = set()
 
     def compose(self) -> ComposeResult:
-        yield Static(figures_text(self.report), id="retention-figures")
+        yield RetentionFigures(self.report, id="retention-figures")
         yield OptionList(id="retention-missing")
         yield Static(
             Text("enter: go to message · space: mark · i: add to instructions · e: to editor"),
@@ -193,18 +212,13 @@ class RetentionPane(Vertical, can_focus=False):
         self._fill()
 
     def _show_figures(self) -> None:
-        figures = self.query_one("#retention-figures", Static)
-        width = figures.content_region.width or None
-        figures.update(figures_text(self.report, width))
-
-    def on_resize(self) -> None:
-        self._show_figures()
+        self.query_one(RetentionFigures).show(self.report)
 
     def score(self, session: Any, plan: Any, summary: str) -> None:
         """Compute the report in a worker thread (a 10,000-message range takes
         about half a second), then show it and post :class:`Scored`."""
-        figures = self.query_one("#retention-figures", Static)
-        figures.update(Text("retention: scoring the summary…", style="dim"))
+        note = Text("retention: scoring the summary…", style="dim")
+        self.query_one(RetentionFigures).show(None, note)
         self._score(session, plan, summary)
 
     @work(thread=True, exclusive=True, group="retention")
