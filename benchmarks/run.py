@@ -388,6 +388,7 @@ def whole_commands(paths_by_n: dict[int, dict[str, Path]], args: argparse.Namesp
     """``plan --json`` as a whole command and the retention report: tables, and
     their target rows (see benchmarks/commands_bench.py, retention_bench.py)."""
     from benchmarks.commands_bench import bench_plan_command
+    from benchmarks.discover_bench import bench_discover
     from benchmarks.retention_bench import bench_retention
 
     big_n = max(paths_by_n)
@@ -409,6 +410,9 @@ def whole_commands(paths_by_n: dict[int, dict[str, Path]], args: argparse.Namesp
     ret = bench_retention(min(10_000, big_n), max(1, min(args.repeats, 3)))
     print(f"retention report on a {ret['compacted']:,}-message range ({ret['items']:,} items)")
     print_table(["wall", "CPU"], [[fmt_s(ret["seconds"]), fmt_s(ret["cpu_seconds"])]])
+    found = bench_discover(1500, max(1, min(args.repeats, 3)))
+    print(f"session discovery ({found['sessions']:,} kimi-cli sessions)")
+    print_table(["wall", "CPU"], [[fmt_s(found["seconds"]), fmt_s(found["cpu_seconds"])]])
     return [
         [
             "plan --json <= 1.5x json.loads script",
@@ -424,6 +428,11 @@ def whole_commands(paths_by_n: dict[int, dict[str, Path]], args: argparse.Namesp
             "retention on 10k messages < 1 s (CPU)",
             fmt_s(ret["cpu_seconds"]),
             verdict(ret["cpu_seconds"] < 1.0),
+        ],
+        [
+            "discover 1,500 sessions < 5 s (CPU)",
+            fmt_s(found["cpu_seconds"]),
+            verdict(found["cpu_seconds"] < 5.0),
         ],
     ]
 

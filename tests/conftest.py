@@ -1,11 +1,28 @@
 """Shared pytest fixtures. Each block below belongs to one area of the project."""
 
+import os
+import signal
+
 import pytest
 
 # --- provider fixtures (loopback HTTP server, provider configs): tests/provider_fixtures.py
 from tests.provider_fixtures import *  # noqa: E402,F401,F403
 
 # --- end provider fixtures
+
+# --- xdist workers at the end of a run --------------------------------------------------------
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_sessionfinish(session):
+    """An xdist worker has reported every result by now. When the master then ends it,
+    execnet interrupts a worker still tearing down 5 s later with a SIGINT to itself
+    (seen on a loaded machine: a KeyboardInterrupt in whatever code runs then, such
+    as hypothesis' gc callback); it ends the worker 10 s later anyway, so the
+    interrupt only adds a traceback to the log. Ignore it from here on."""
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
+
 
 # --- isolation from the machine running the tests ------------------------------------------
 
@@ -17,12 +34,20 @@ def _isolated_environment(monkeypatch, tmp_path_factory):
     prompt source and the snapshots do not depend on who runs them."""
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
-    for name in ("XDG_CONFIG_HOME", "XDG_DATA_HOME", "UV_TOOL_DIR", "PIPX_HOME"):
+    for name in (
+        "XDG_CONFIG_HOME",
+        "XDG_DATA_HOME",
+        "XDG_CACHE_HOME",
+        "XDG_STATE_HOME",
+        "UV_TOOL_DIR",
+        "PIPX_HOME",
+    ):
         monkeypatch.setenv(name, str(home / name.lower()))
     for name in (
         "KIMI_COMPACT_TUI_CONFIG",
         "KIMI_CLI_COMPACT_MD",
         "KIMI_SHARE_DIR",
+        "CODEX_HOME",
         "OPENAI_API_KEY",
         "MOONSHOT_API_KEY",
         "ANTHROPIC_API_KEY",

@@ -141,11 +141,13 @@ def run_cli(
     import subprocess
     import sys
 
+    from tests import procs
+
     base = {k: v for k, v in os.environ.items() if not k.endswith("_API_KEY")}
     base.pop("KIMI_COMPACT_TUI_CONFIG", None)
     base["XDG_CONFIG_HOME"] = str((cwd or ROOT) / "no-config")
     base.update(env or {})
-    return subprocess.run(
+    return procs.run(
         [sys.executable, "-m", "kimi_compact_tui", *args],
         capture_output=True,
         text=True,

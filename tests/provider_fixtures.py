@@ -21,7 +21,7 @@ REFERENCE_STREAMS = Path(__file__).resolve().parents[2] / "shared" / "reference"
 
 @pytest.fixture
 def loopback() -> Iterator[LoopbackServer]:
-    with LoopbackServer(lifetime=60) as server:
+    with LoopbackServer(lifetime=900) as server:
         yield server
 
 

@@ -112,7 +112,8 @@ def test_the_whole_review_works_on_a_new_format(tmp_path: Path, chat_format: Cha
     backup = applied.backup_path
     assert backup.parent == tmp_path / "chat-restore-points"  # the format's restore folder
     assert backup.read_bytes() == original
-    (record,) = store.read_audit(path)
+    assert applied.audit_path == backup.parent / f"{path.name}.compact-audit.jsonl"  # with it
+    (record,) = store.read_audit(path, chat_format)
     assert record["format"] == "test-chat" and record["policy"] == "backup"
     after = load(path).session
     assert after.messages[1].text().endswith(result.summary)

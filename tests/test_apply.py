@@ -10,7 +10,6 @@ import io
 import json
 import os
 import shutil
-import subprocess
 import tempfile
 import uuid
 from argparse import Namespace
@@ -40,6 +39,7 @@ from kimi_compact_tui.store import (
     restore_points,
 )
 from kimi_compact_tui.store import durable as durable_mod
+from tests import procs
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_sessions"
@@ -111,8 +111,7 @@ def sample_paths() -> list[Path]:
 
 def test_round_trip_every_sample_session():
     paths = sample_paths()
-    if not paths:
-        pytest.skip(f"no sample sessions in {SAMPLES} yet")
+    assert paths, f"the bundled samples are missing from {SAMPLES}"
     checked = 0
     for p in paths:
         if p.is_dir() and not (p / "context.jsonl").is_file():
@@ -134,8 +133,7 @@ def test_round_trip_every_sample_session():
 
 def test_apply_and_restore_every_sample_session(tmp_path):
     paths = sample_paths()
-    if not paths:
-        pytest.skip(f"no sample sessions in {SAMPLES} yet")
+    assert paths, f"the bundled samples are missing from {SAMPLES}"
     for p in paths:
         work = tmp_path / p.name
         if p.is_dir():
@@ -450,7 +448,7 @@ def test_read_only_simulated(tmp_path, monkeypatch):
 def tiny_tmpfs(tmp_path: Path, size: str):
     mnt = tmp_path / f"mnt-{uuid.uuid4().hex[:6]}"
     mnt.mkdir()
-    res = subprocess.run(
+    res = procs.run(
         ["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", str(mnt)],
         capture_output=True,
         text=True,
@@ -460,7 +458,7 @@ def tiny_tmpfs(tmp_path: Path, size: str):
     try:
         yield mnt
     finally:
-        subprocess.run(["umount", "-l", str(mnt)], capture_output=True)
+        procs.run(["umount", "-l", str(mnt)], capture_output=True)
 
 
 def test_full_disk_real_tmpfs(tmp_path):
@@ -498,7 +496,7 @@ def test_read_only_folder_real(tmp_path):
         return
     with tiny_tmpfs(tmp_path, "1m") as mnt:
         path = write_kimi(mnt / "s")
-        res = subprocess.run(["mount", "-o", "remount,ro", str(mnt)], capture_output=True)
+        res = procs.run(["mount", "-o", "remount,ro", str(mnt)], capture_output=True)
         if res.returncode != 0:
             pytest.skip("cannot remount the tmpfs read-only")
         digest, names = sha(path), listing(path.parent)

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import signal
 import subprocess
 import sys
 import time
@@ -18,6 +17,7 @@ from kimi_compact_tui.compaction import make_plan
 from kimi_compact_tui.formats import dump_session, load_session
 from kimi_compact_tui.formats.kimi import dump_message, dump_special
 from kimi_compact_tui.job import build_compacted_session
+from tests import procs
 
 ROOT = Path(__file__).resolve().parents[1]
 WRITER = ROOT / "tests" / "crash_writer.py"
@@ -83,7 +83,7 @@ def check_old_or_new(path: Path, old: bytes, new: bytes) -> str:
 
 
 def run_writer(path: Path, *extra: str) -> subprocess.CompletedProcess:
-    return subprocess.run(
+    return procs.run(
         [PY, str(WRITER), str(path), "--summary", SUMMARY, *extra],
         capture_output=True,
         text=True,
@@ -140,7 +140,7 @@ def test_sigkill_at_many_moments(tmp_path):
     # One complete run tells how long an apply takes here; kills are spread over it.
     probe = tmp_path / "probe"
     shutil.copytree(src, probe)
-    proc = subprocess.Popen(
+    proc = procs.popen(
         [PY, str(WRITER), str(probe / "context.jsonl"), "--summary", SUMMARY],
         stdout=subprocess.PIPE,
         text=True,
@@ -148,6 +148,7 @@ def test_sigkill_at_many_moments(tmp_path):
     assert proc.stdout.readline().strip() == "ready"
     t0 = time.monotonic()
     proc.wait(timeout=120)
+    procs.stop(proc)
     span = max(time.monotonic() - t0, 0.02)
     assert check_old_or_new(probe / "context.jsonl", old, new) == "new"
 
@@ -156,16 +157,15 @@ def test_sigkill_at_many_moments(tmp_path):
         work = tmp_path / f"kill{i}"
         shutil.copytree(src, work)
         target = work / "context.jsonl"
-        proc = subprocess.Popen(
+        proc = procs.popen(
             [PY, str(WRITER), str(target), "--summary", SUMMARY],
             stdout=subprocess.PIPE,
             text=True,
         )
         assert proc.stdout.readline().strip() == "ready"
         time.sleep(span * i / 16)
-        proc.send_signal(signal.SIGKILL)
-        proc.wait(timeout=60)
-        proc.stdout.close()
+        procs.kill_group(proc)  # SIGKILL: the writer gets no chance to clean up
+        procs.stop(proc)
         seen.add(check_old_or_new(target, old, new))
         leftovers = [p for p in work.iterdir() if p.name.endswith(".tmp")]
         assert len(leftovers) <= 1  # at most the one temp file being written
@@ -186,7 +186,7 @@ def test_restore_exit_at_every_file_system_call(tmp_path):
         work = tmp_path / f"restore{k}"
         shutil.copytree(src, work)
         target = work / "context.jsonl"
-        res = subprocess.run(
+        res = procs.run(
             [PY, str(WRITER), str(target), "--restore", "--exit-at-call", str(k)],
             capture_output=True,
             text=True,

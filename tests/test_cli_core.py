@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import procs
 from tests.core_helpers import REPO, SAMPLES, kimi_cli_compact_md_file
 from tests.factories import write_openai_json
 
@@ -25,7 +26,7 @@ def smoke(*args: str, env: dict | None = None) -> subprocess.CompletedProcess:
     full_env.pop("KIMI_COMPACT_TUI_CONFIG", None)
     full_env["XDG_CONFIG_HOME"] = str(REPO / "tests" / "no-such-config-dir")
     full_env.update(env or {})
-    return subprocess.run(
+    return procs.run(
         [sys.executable, "-m", "kimi_compact_tui", *args],
         capture_output=True,
         text=True,

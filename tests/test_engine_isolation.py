@@ -4,11 +4,11 @@ the package is imported in a fresh interpreter and the loaded modules checked.""
 from __future__ import annotations
 
 import pkgutil
-import subprocess
 import sys
 from pathlib import Path
 
 import kimi_compact_tui
+from tests import procs
 
 PACKAGE = Path(kimi_compact_tui.__file__).parent
 
@@ -51,5 +51,5 @@ def test_no_module_outside_tui_imports_textual_or_tui():
         "print(bad)\n"
         "sys.exit(1 if bad else 0)\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    result = procs.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr

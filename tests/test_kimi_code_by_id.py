@@ -8,6 +8,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+from tests import procs
 from tests.cli_fixtures import cli_main  # noqa: F401  (fixture)
 from tests.test_kimi_code_records import conversation
 
@@ -27,7 +28,7 @@ def make_home(tmp_path: Path, journal: bytes) -> tuple[Path, Path]:
 
 def cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
     env = {"PATH": "/usr/bin:/bin", "HOME": str(root.parent), "KIMI_CODE_HOME": str(root)}
-    return subprocess.run(
+    return procs.run(
         [sys.executable, "-m", "kimi_compact_tui", *args],
         capture_output=True,
         text=True,

@@ -17,7 +17,7 @@ import pytest
 from kimi_compact_tui.compaction.plan import make_plan
 from kimi_compact_tui.compaction.summary import build_compact_summary_text
 from kimi_compact_tui.errors import ApplyError
-from kimi_compact_tui.formats.kimi_code.jsvalue import js_slice_start, js_stringify
+from kimi_compact_tui.formats.jsvalue import js_slice_start, js_stringify
 from kimi_compact_tui.formats.kimi_code.plugin import (
     CLOSE_NOTE,
     KimiCodeFormat,
@@ -346,6 +346,7 @@ async def test_the_tui_appends_our_records_and_undo_cuts_them_off(tmp_path):
     from kimi_compact_tui.tui.app import ReviewApp
     from kimi_compact_tui.tui.screens.confirm import ConfirmWriteScreen
     from kimi_compact_tui.tui.state import ReviewState
+    from tests.tui_support import settle
 
     folder = tmp_path / "sessions" / "wd_work_d7a539110fa4" / "session_1"
     wire = folder / "agents" / "main" / "wire.jsonl"
@@ -355,11 +356,6 @@ async def test_the_tui_appends_our_records_and_undo_cuts_them_off(tmp_path):
     app = ReviewApp(
         ReviewState(config=AppConfig(), provider=ProviderConfig(kind="offline")), folder
     )
-
-    async def settle(pilot) -> None:
-        for _ in range(3):
-            await pilot.pause()
-            await pilot.app.workers.wait_for_complete()
 
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)

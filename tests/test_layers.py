@@ -148,3 +148,70 @@ def test_the_checker_sees_function_local_imports(tmp_path):
         "def f():\n    from kimi_compact_tui.job import CompactionJob\n    return CompactionJob\n"
     )
     assert imports(probe, set(modules())) == {"job"}
+
+
+def _calls(tree: ast.AST, name: str) -> list[ast.Call]:
+    return [
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == name
+    ]
+
+
+def test_no_format_is_read_with_getattr():
+    """Every hook is declared on SessionFormat: nothing reads a format (or a
+    plan) with getattr."""
+    found = []
+    for module, path in modules().items():
+        for call in _calls(ast.parse(path.read_text(encoding="utf-8")), "getattr"):
+            subject = ast.unparse(call.args[0]) if call.args else ""
+            if any(w in subject.lower() for w in ("fmt", "format", "plugin", "plan")):
+                found.append(f"{module}: getattr({subject}, ...)")
+    assert not found, "\n".join(found)
+
+
+def test_no_format_file_name_outside_formats():
+    """Only the formats know their files' names."""
+    names = ("context.jsonl", "wire.jsonl", "context_", ".chat", "rollout-", "session-")
+    found = []
+    for module, path in modules().items():
+        if area(module) == "formats":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docstrings = {
+            id(n.body[0].value)
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+            and n.body
+            and isinstance(n.body[0], ast.Expr)
+            and isinstance(n.body[0].value, ast.Constant)
+        }
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                if id(node) in docstrings:
+                    continue  # prose may name a file by way of example
+                if any(n in node.value for n in names):
+                    found.append(f"{module}: {node.value[:60]!r}")
+    assert not found, "\n".join(found)
+
+
+def test_thread_workers_read_only_their_arguments():
+    """A TUI thread worker is given what it needs (taken on the UI thread) and
+    touches no state, widget or process-wide setting."""
+    forbidden = ("self.state", "self.query", "self._view", "self.app", "gc.freeze",
+                 "setswitchinterval", "self.notify")  # fmt: skip
+    found = []
+    for module, path in modules().items():
+        if area(module) != "tui":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            decorators = [ast.unparse(d) for d in node.decorator_list]
+            if not any(d.startswith("work(") and "thread=True" in d for d in decorators):
+                continue
+            body = "\n".join(ast.unparse(stmt) for stmt in node.body)
+            for word in forbidden:
+                if word in body:
+                    found.append(f"{module}.{node.name}: {word}")
+    assert not found, "\n".join(found)

@@ -10,7 +10,8 @@ from textual.widgets import TextArea
 
 from kimi_compact_tui.tui.screens.main import MainScreen
 from kimi_compact_tui.tui.screens.prompt_edit import EditPromptScreen
-from tests.test_retention_wiring import SIZE, compact, make_app, runs, settle  # noqa: F401
+from tests.test_retention_wiring import SIZE, compact, make_app, runs  # noqa: F401
+from tests.tui_support import settle
 
 BUNDLED = Path(__file__).resolve().parents[1] / "prompts" / "kimi_compact.md"
 

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import procs
 from tests.cli_fixtures import CliResult
 from tests.factories import write_openai_json
 from tests.loopback_server import Reply, moonshot_sse, openai_sse
@@ -239,17 +240,20 @@ def test_ctrl_c_cancels_with_130_and_writes_nothing(loopback, session_file, tmp_
     out = tmp_path / "out.json"
     cmd = [sys.executable, "-m", "kimi_compact_tui", "compact", str(session_file)]
     cmd += ["--config", str(config), "--output", str(out)]
-    proc = subprocess.Popen(
-        cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    try:
+    # Its own session: the SIGINT goes to the child alone, and nothing the child does
+    # to its process group reaches this test process (or an xdist worker).
+    with procs.spawned(
+        cmd,
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as proc:
         first = proc.stdout.readline()
         assert first == "first line\n"
         proc.send_signal(signal.SIGINT)
         _, err = proc.communicate(timeout=30)
-    finally:
-        if proc.poll() is None:
-            proc.kill()
     assert proc.returncode == 130, err
     assert "Traceback" not in err
     assert not out.exists()
@@ -265,11 +269,16 @@ def test_closed_stdout_does_not_stop_the_stream(loopback, session_file, tmp_path
     out = tmp_path / "out.json"
     cmd = [sys.executable, "-m", "kimi_compact_tui", "compact", str(session_file)]
     cmd += ["--config", str(config), "--output", str(out)]
-    proc = subprocess.Popen(
-        cmd, cwd=ROOT, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
-    )
-    proc.stdout.close()  # like `| head -0`: the reader is gone before the summary arrives
-    _, err = proc.communicate(timeout=60)
+    with procs.spawned(
+        cmd,
+        cwd=ROOT,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    ) as proc:
+        proc.stdout.close()  # like `| head -0`: the reader is gone before the summary arrives
+        _, err = proc.communicate(timeout=60)
     assert proc.returncode == 0, err
     assert "Traceback" not in err
     assert out.exists()

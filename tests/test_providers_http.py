@@ -257,7 +257,7 @@ async def test_events_split_across_tcp_writes(loopback, provider_config, every):
 @given(cuts=st.lists(st.integers(min_value=1, max_value=2000), max_size=12))
 def test_split_at_arbitrary_offsets(cuts):
     async def run():
-        with LoopbackServer(lifetime=30) as srv:
+        with LoopbackServer(lifetime=300) as srv:
             srv.script([openai_sse(["a€", "b\n", "c😀"], usage=USAGE_A, crlf=True, split_at=cuts)])
             from kimi_compact_tui.providers.base import ProviderConfig
 

@@ -196,8 +196,9 @@ def test_noop_plan_reports_nothing():
 
 
 def test_engine_does_not_import_textual():
-    import subprocess
     import sys
+
+    from tests import procs
 
     code = (
         "import sys\n"
@@ -205,7 +206,7 @@ def test_engine_does_not_import_textual():
         "bad = sorted(m for m in sys.modules if m == 'textual' or m.startswith('textual.'))\n"
         "sys.exit(1 if bad else 0)\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+    result = procs.run([sys.executable, "-c", code], capture_output=True, text=True)
     assert result.returncode == 0, result.stdout + result.stderr
 
 

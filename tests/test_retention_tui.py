@@ -212,9 +212,9 @@ async def test_candidates_screen_with_one_then_three_candidates():
 
 def test_snapshot_retention_pane(snap_compare):
     app = PaneApp(kimi_report())
-    assert snap_compare(app, press=["down", "space", "wait:200"], terminal_size=SIZE)
+    assert snap_compare(app, press=["down", "space"], terminal_size=SIZE)
 
 
 def test_snapshot_candidates_comparison(snap_compare):
     app = CandidatesApp(candidate_set())
-    assert snap_compare(app, press=["wait:200"], terminal_size=SIZE)
+    assert snap_compare(app, terminal_size=SIZE)

@@ -24,6 +24,7 @@ from kimi_compact_tui.tui.screens.stream import StreamScreen
 from kimi_compact_tui.tui.state import ReviewState
 from kimi_compact_tui.tui.widgets.retention_pane import RetentionPane
 from tests.test_tui_flow_support import write_kimi_session
+from tests.tui_support import settle
 
 SIZE = (140, 44)
 
@@ -41,13 +42,6 @@ def runs(monkeypatch):
 
     monkeypatch.setattr(screens.stream, "stream_summary", fake)
     return bodies
-
-
-async def settle(pilot) -> None:
-    for _ in range(3):
-        await pilot.pause()
-        await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 def make_app(tmp_path: Path) -> tuple[ReviewApp, Path]:

@@ -6,6 +6,7 @@ another site is refused."""
 from __future__ import annotations
 
 import asyncio
+import os
 import re
 import socket
 import subprocess
@@ -20,6 +21,8 @@ from pathlib import Path
 import aiohttp
 import pytest
 
+from tests import procs
+
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_sessions" / "openai-retry-refactor.json"
 
@@ -30,33 +33,74 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def listens(pid: int, port: int) -> bool:
+    """Whether process ``pid`` itself holds a listening TCP socket on ``port`` (so a
+    connection there reaches it, not another process that took the port first)."""
+    try:
+        inodes = {
+            os.readlink(f"/proc/{pid}/fd/{fd}")[len("socket:[") : -1]
+            for fd in os.listdir(f"/proc/{pid}/fd")
+            if os.readlink(f"/proc/{pid}/fd/{fd}").startswith("socket:[")
+        }
+    except OSError:
+        return False
+    for table in ("/proc/net/tcp", "/proc/net/tcp6"):
+        try:
+            lines = Path(table).read_text().splitlines()[1:]
+        except OSError:
+            continue
+        for line in lines:
+            fields = line.split()
+            local, state, inode = fields[1], fields[3], fields[9]
+            if state == "0A" and int(local.rsplit(":", 1)[1], 16) == port and inode in inodes:
+                return True
+    return False
+
+
+def start_serve(extra: tuple[str, ...], host: str) -> tuple[subprocess.Popen, int]:
+    """``serve`` on a port free a moment ago. Another process (another xdist worker)
+    may take that port first: then serve exits and another port is tried."""
+    errors = []
+    for _attempt in range(5):
+        port = free_port()
+        cmd = [sys.executable, "-m", "kimi_compact_tui", "serve", str(SAMPLE)]
+        cmd += ["--host", host, "--port", str(port), "--provider", "offline", *extra]
+        proc = procs.popen(
+            cmd,
+            cwd=ROOT,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        deadline = time.monotonic() + 30
+        while proc.poll() is None and not listens(proc.pid, port):
+            if time.monotonic() > deadline:
+                procs.stop(proc)
+                raise AssertionError(f"serve did not listen on {port} in 30 s")
+            time.sleep(0.05)
+        if proc.poll() is None:
+            return proc, port
+        errors.append(proc.stderr.read())
+        procs.stop(proc)
+    raise AssertionError(f"serve did not start: {errors}")
+
+
 @contextmanager
 def serving(*extra: str, host: str = "127.0.0.1") -> Iterator[int]:
-    """``kimi-compact-tui serve`` on a free port, stopped (SIGTERM, then kill) afterwards."""
-    port = free_port()
-    cmd = [sys.executable, "-m", "kimi_compact_tui", "serve", str(SAMPLE)]
-    cmd += ["--host", host, "--port", str(port), "--provider", "offline", *extra]
-    proc = subprocess.Popen(
-        cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True
-    )
+    """``kimi-compact-tui serve`` on a free port, in a session of its own (the app
+    processes it starts for each browser are in its group), stopped afterwards:
+    SIGTERM, then its whole group killed."""
+    proc, port = start_serve(extra, host)
     try:
-        deadline = time.monotonic() + 30
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise AssertionError(f"serve did not start: {proc.stderr.read()}") from None
-                time.sleep(0.1)
         yield port
     finally:
         proc.terminate()
         try:
             proc.wait(timeout=10)
         except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
+            pass
+        procs.stop(proc)
 
 
 def page(url: str, host_header: str | None = None) -> str:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from tests import procs
 from tests.test_serve import ROOT, SAMPLE, free_port
 
 
@@ -23,10 +24,7 @@ def run_serve(
     (None, why) as soon as something answers on the port (it served; with
     ``watch``) or at the time limit."""
     cmd = [sys.executable, "-m", "kimi_compact_tui", "serve", *args, "--port", str(port)]
-    proc = subprocess.Popen(
-        cmd, cwd=ROOT, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE, text=True,
-    )  # fmt: skip
+    proc = procs.popen(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + timeout
     try:
         while proc.poll() is None:
@@ -41,14 +39,7 @@ def run_serve(
             time.sleep(0.05)
         return proc.returncode, proc.stderr.read()
     finally:
-        if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=10)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
-        proc.stderr.close()
+        procs.stop(proc)
 
 
 def assert_refused(code: int | None, stderr: str, *needles: str) -> None:

@@ -4,27 +4,25 @@ The installed console script opens a copy of the kimi sample session with
 the offline summarizer; keys go in with ``send-keys`` and what a person would
 read comes back from ``capture-pane``: the list with its token figures and
 the highlighted row's marker, the boundary, the streamed summary, the diff,
-and a clean exit. Every wait is bounded.
+and a clean exit. Each key is sent once the screen shows the state it acts on,
+and each wait is on a state (a row marked, a run finished, a screen shown),
+never on text that is on screen only at some scroll position or terminal size.
 """
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
-import subprocess
 import sys
-import time
-import uuid
 from pathlib import Path
 
 import pytest
 
+from tests.tui_support import TMUX, Terminal
+
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_sessions" / "kimi-debugging-session"
-TMUX = shutil.which("tmux")
 SCRIPT = Path(sys.executable).with_name("kimi-compact-tui")
-WAIT = 20.0  # seconds for any one screen to appear
 
 pytestmark = [
     pytest.mark.skipif(TMUX is None, reason="tmux is not installed (apt-get install -y tmux)"),
@@ -33,58 +31,9 @@ pytestmark = [
 ]
 
 
-class Terminal:
-    """One tmux server on its own socket, holding one 80x24 window."""
-
-    def __init__(self, tmp: Path) -> None:
-        self.socket = f"kct-walk-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-        self.tmp = tmp
-        self.socket_path = ""
-
-    def tmux(self, *args: str) -> str:
-        done = subprocess.run(
-            [str(TMUX), "-L", self.socket, "-f", os.devnull, *args],
-            capture_output=True,
-            text=True,
-            timeout=10,
-        )
-        assert done.returncode == 0, (args, done.stderr)
-        return done.stdout
-
-    def start(self, command: str) -> None:
-        self.tmux("new-session", "-d", "-x", "80", "-y", "24", "-s", "walk", command)
-        self.socket_path = self.tmux("display-message", "-p", "#{socket_path}").strip()
-
-    def screen(self) -> str:
-        return self.tmux("capture-pane", "-p", "-t", "walk")
-
-    def keys(self, *keys: str) -> None:
-        for key in keys:
-            self.tmux("send-keys", "-t", "walk", key)
-            time.sleep(0.15)
-
-    def wait_for(self, predicate, what: str, timeout: float = WAIT) -> str:
-        deadline = time.monotonic() + timeout
-        screen = ""
-        while time.monotonic() < deadline:
-            screen = self.screen()
-            assert "AttributeError" not in screen, screen
-            if predicate(screen):
-                return screen
-            time.sleep(0.2)
-        raise AssertionError(f"timed out waiting for {what}; the screen:\n{screen}")
-
-    def close(self) -> None:
-        subprocess.run(
-            [str(TMUX), "-L", self.socket, "kill-server"], capture_output=True, timeout=10
-        )
-        if self.socket_path:
-            Path(self.socket_path).unlink(missing_ok=True)
-
-
 @pytest.fixture
-def terminal(tmp_path):
-    term = Terminal(tmp_path)
+def terminal():
+    term = Terminal(80, 24)
     yield term
     term.close()
 
@@ -106,6 +55,20 @@ def list_rows(screen: str) -> list[re.Match[str]]:
     return [m for line in screen.splitlines() if (m := ROW.match(line))]
 
 
+def marks(screen: str) -> list[str]:
+    return [r["mark"] for r in list_rows(screen)]
+
+
+def footer(screen: str) -> str:
+    lines = screen.rstrip("\n").splitlines()
+    return lines[-1] if lines else ""
+
+
+def on_the_list(screen: str) -> bool:
+    """The main screen: message rows, and its footer's keys."""
+    return len(list_rows(screen)) >= 3 and "q Quit" in footer(screen)
+
+
 def test_first_session_under_no_color(terminal, tmp_path):
     session = tmp_path / "session"
     shutil.copytree(SAMPLE, session)
@@ -119,46 +82,43 @@ def test_first_session_under_no_color(terminal, tmp_path):
     terminal.start(command)
 
     # The list: every row with its number, role and full token figure; row 1 marked.
-    screen = terminal.wait_for(
-        lambda s: len(list_rows(s)) >= 10 and "q Quit" in s, "the message list and its keys"
-    )
+    screen = terminal.wait_for(on_the_list, "the message list and its keys")
     rows = list_rows(screen)
     assert [int(r["number"]) for r in rows] == list(range(1, len(rows) + 1))
-    assert [r["mark"] for r in rows][:3] == ["▶", " ", " "]
+    assert marks(screen)[:3] == ["▶", " ", " "]
     assert all(r["tokens"].replace(",", "").isdigit() for r in rows)
-    footer = screen.rstrip("\n").splitlines()[-1]
-    assert "? Help" in footer and "q Quit" in footer
-    rest = footer  # whole keys only (issue 18 item 15: never "d Di")
+    line = footer(screen)
+    assert "? Help" in line and "q Quit" in line
+    rest = line  # whole keys only (issue 18 item 15: never "d Di")
     for shown in MAIN_FOOTER:
         rest = rest.replace(shown, "", 1)
-    assert rest.strip() == "", f"a cut key in the footer: {footer!r}"
+    assert rest.strip() == "", f"a cut key in the footer: {line!r}"
     # The status area is three lines: legend, figures, model · prompt · provider.
     lines = screen.rstrip("\n").splitlines()
-    edge = max(i for i, line in enumerate(lines) if line.startswith("▔▔▔"))
+    edge = max(i for i, text in enumerate(lines) if text.startswith("▔▔▔"))
     assert len(lines) - 1 - edge - 1 == 3, lines[edge:]
     assert "→" in lines[-3] and lines[-2].lstrip().startswith("model "), lines[edge:]
     assert "24 messages" in screen
 
     # Move down twice: the marker follows; b sets the boundary there.
-    terminal.keys("j", "j")
-    screen = terminal.wait_for(
-        lambda s: [r["mark"] for r in list_rows(s)][:3] == [" ", " ", "▶"], "the marker on row 3"
-    )
+    terminal.keys("j")
+    terminal.wait_for(lambda s: marks(s)[:3] == [" ", "▶", " "], "the marker on row 2")
+    terminal.keys("j")
+    terminal.wait_for(lambda s: marks(s)[:3] == [" ", " ", "▶"], "the marker on row 3")
     terminal.keys("b")
     screen = terminal.wait_for(lambda s: "up to message 3" in s, "the boundary in the status")
     assert "after boundary" in screen
 
-    # c: the offline summary streams to completion.
+    # c: the offline summary streams to completion. The run's end is a state shown
+    # below the summary pane whatever the pane's scroll position: its section check.
     terminal.keys("c")
-    screen = terminal.wait_for(
-        lambda s: "all 6 sections present" in s and "<current_focus>" in s, "the finished summary"
-    )
+    screen = terminal.wait_for(lambda s: "all 6 sections present" in s, "the finished summary")
     assert "Compacting 3 messages" in screen
     assert "No model wrote this summary" in screen
 
     # escape, then d: before and after, side by side.
     terminal.keys("Escape")
-    terminal.wait_for(lambda s: len(list_rows(s)) >= 10, "back to the list")
+    terminal.wait_for(on_the_list, "back to the list")
     terminal.keys("d")
     screen = terminal.wait_for(lambda s: "after the write" in s, "the diff")
     assert "before 24 messages" in screen and "after 22 messages" in screen
@@ -168,9 +128,10 @@ def test_first_session_under_no_color(terminal, tmp_path):
     # escape, q, y: the app ends cleanly (Textual draws on stderr, so a crash would
     # print its traceback here) and leaves the session as it was.
     terminal.keys("Escape")
-    terminal.wait_for(lambda s: len(list_rows(s)) >= 10, "back to the list")
-    terminal.keys("q")  # an unwritten summary: quitting asks first (issue 18 item 3)
-    terminal.wait_for(lambda s: "Discard the unwritten summary?" in s, "the quit question")
+    terminal.wait_for(on_the_list, "back to the list")
+    # The summary is not written, so q asks first; y discards it and quits.
+    terminal.keys("q")
+    terminal.wait_for(lambda s: "Discard the unwritten summary?" in s, "the discard question")
     terminal.keys("y")
     screen = terminal.wait_for(lambda s: "walkthrough exit status" in s, "the exit")
     assert "walkthrough exit status 0" in screen

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import threading
 from pathlib import Path
 
 import pytest
@@ -44,6 +45,7 @@ from tests.test_tui_flow_support import (
     write_kimi_session,
     write_openai_session,
 )
+from tests.tui_support import settle, wait_until
 
 SIZE = (120, 40)
 
@@ -59,12 +61,6 @@ def finished_state(path: Path, summary: str = SUMMARY):
     return state
 
 
-async def settle(pilot, app) -> None:
-    await pilot.pause()
-    await app.workers.wait_for_complete()
-    await pilot.pause()
-
-
 # ----------------------------------------------------------------------------- preview
 
 
@@ -77,7 +73,7 @@ async def test_preview_shows_exact_request(kimi_path: Path) -> None:
     copied: list[str] = []
     app.copy_to_clipboard = copied.append  # type: ignore[method-assign]
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, app)
+        await settle(pilot)
         transcript = screen.query_one("#transcript", TextArea)
         assert transcript.read_only
         assert transcript.text == visible(request.transcript, tabs=None)
@@ -147,7 +143,7 @@ async def test_stream_complete_against_loopback(kimi_path, loopback, provider_co
     state = make_state(kimi_path, provider=provider_config("openai"))
     screen, app = await run_stream(state)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, app)
+        await settle(pilot)
         assert screen.result is not None and screen.result.status == "complete"
         assert state.summary == SUMMARY
         assert state.stream_result is screen.result
@@ -176,7 +172,7 @@ async def test_stream_section_warning_does_not_block(kimi_path, loopback, provid
     state = make_state(kimi_path, provider=provider_config("openai"))
     screen, app = await run_stream(state)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, app)
+        await settle(pilot)
         outcome = str(screen.query_one("#stream-outcome", Static).render())
         assert "⚠ missing sections: completed_tasks" in outcome
         assert "empty section: environment" in outcome
@@ -190,7 +186,7 @@ async def test_stream_failed_mid_stream(kimi_path, loopback, provider_config) ->
     state = make_state(kimi_path, provider=provider_config("openai"))
     screen, app = await run_stream(state)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, app)
+        await settle(pilot)
         assert screen.result.status == "failed"
         assert state.summary is None
         assert not state.writable
@@ -206,7 +202,7 @@ async def test_stream_truncated_cannot_be_written(kimi_path, loopback, provider_
     state = make_state(kimi_path, provider=provider_config("openai"))
     screen, app = await run_stream(state)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, app)
+        await settle(pilot)
         assert screen.result.status == "truncated"
         assert state.summary is None
         outcome = str(screen.query_one("#stream-outcome", Static).render())
@@ -224,7 +220,7 @@ async def test_stream_cancel_with_escape(kimi_path, loopback, provider_config) -
         assert "first" in screen.query_one(StreamView).text
         assert screen.running
         await pilot.press("escape")
-        await settle(pilot, app)
+        await settle(pilot)
         assert screen.result is not None and screen.result.status == "cancelled"
         assert state.summary is None
         outcome = str(screen.query_one("#stream-outcome", Static).render())
@@ -241,7 +237,7 @@ async def test_ten_thousand_tiny_chunks(kimi_path, loopback, provider_config) ->
     state = make_state(kimi_path, provider=provider_config("openai"))
     screen, app = await run_stream(state)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, app)
+        await settle(pilot)
         assert screen.result.status == "complete"
         assert state.summary == expected
         view = screen.query_one(StreamView)
@@ -258,7 +254,7 @@ async def test_stream_offline_provider(kimi_path: Path) -> None:
     state = make_state(kimi_path, provider=ProviderConfig(kind="offline"))
     screen, app = await run_stream(state)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, app)
+        await settle(pilot)
         assert screen.result.status == "complete"
         assert screen.result.offline
         assert screen.has_class("offline")
@@ -277,7 +273,7 @@ async def test_stream_provider_exception_becomes_failure(kimi_path: Path) -> Non
     state = make_state(kimi_path)
     screen, app = await run_stream(state, stream_fn=broken)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, app)
+        await settle(pilot)
         assert screen.result.status == "failed"
         outcome = str(screen.query_one("#stream-outcome", Static).render())
         assert "RuntimeError: boom ␛[31m" in outcome
@@ -295,7 +291,7 @@ async def test_stream_noop_runs_nothing(tmp_path: Path) -> None:
     state = make_state(write_openai_session(tmp_path / "s.json", 1))
     screen, app = await run_stream(state, stream_fn=never)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, app)
+        await settle(pilot)
         assert calls == []
         assert "nothing to compact" in str(screen.query_one("#stream-status", Static).render())
         await pilot.press("escape")
@@ -313,7 +309,7 @@ async def test_stream_markup_and_escapes_shown_as_text(kimi_path: Path) -> None:
     state = make_state(kimi_path)
     screen, app = await run_stream(state, stream_fn=fake)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, app)
+        await settle(pilot)
         assert state.summary == evil  # what is written is never altered
         await pilot.press("m")
         await pilot.pause()
@@ -332,7 +328,7 @@ async def test_diff_shows_both_sessions(kimi_path: Path) -> None:
     screen = DiffScreen(state)
     app = FlowHost(screen)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, app)
+        await settle(pilot)
         diff = screen.diff
         assert diff is not None
         before = screen.query_one("#before", DiffView).rows
@@ -356,7 +352,7 @@ async def test_diff_without_summary_says_why(kimi_path: Path) -> None:
     screen = DiffScreen(state)
     app = FlowHost(screen)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, app)
+        await settle(pilot)
         assert "press c" in str(screen.query_one("#diff-reason", Static).render())
 
 
@@ -366,7 +362,7 @@ async def test_diff_large_session(tmp_path: Path) -> None:
     screen = DiffScreen(state)
     app = FlowHost(screen)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, app)
+        await settle(pilot)
         view = screen.query_one("#before", DiffView)
         assert len(view.rows) == 20_001
         assert view.virtual_size.height == 20_001
@@ -593,7 +589,7 @@ async def test_diff_tab_switches_panes(kimi_path: Path) -> None:
     screen = DiffScreen(state)
     app = FlowHost(screen)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, app)
+        await settle(pilot)
         assert app.focused is screen.query_one("#before", DiffView)
         await pilot.press("tab")
         assert app.focused is screen.query_one("#after", DiffView)
@@ -618,7 +614,7 @@ async def test_stream_retry_then_complete(kimi_path, loopback, provider_config) 
 
     screen, app = await run_stream(state, stream_fn=spying)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot, app)
+        await settle(pilot)
         assert screen.result.status == "complete" and screen.result.attempts == 2
         assert any(n.startswith("retrying") and "attempt" in n for n in notes)
         assert str(screen.query_one("#stream-note", Static).render()) == ""
@@ -642,19 +638,22 @@ async def test_closing_the_app_mid_stream_is_clean(kimi_path, loopback, provider
 async def test_second_escape_stops_waiting(kimi_path: Path) -> None:
     import asyncio
 
+    streaming = threading.Event()
+
     async def deaf(cfg, body, on_event, cancel):
         on_event(StreamEvent("text", "some"))
+        streaming.set()
         await asyncio.sleep(30)  # ignores the cancel event
         return StreamResult(status="complete", summary="never")
 
     state = make_state(kimi_path)
     screen, app = await run_stream(state, stream_fn=deaf)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause(0.1)
+        await wait_until(pilot, streaming.is_set, "the first text")
         await pilot.press("escape")
         assert screen.running and screen.cancelling
         await pilot.press("escape")
-        await settle(pilot, app)
+        await settle(pilot)
         assert screen.result.status == "cancelled"
         assert screen.result.summary == "some"
         assert state.summary is None

@@ -12,6 +12,7 @@ from kimi_compact_tui.providers import StreamResult
 from kimi_compact_tui.tui.app import create_app
 from kimi_compact_tui.tui.screens.stream import StreamScreen
 from tests.test_tui_flow_support import SUMMARY, FlowHost, make_state, write_kimi_session
+from tests.tui_support import wait_until
 
 SIZE = (120, 40)
 
@@ -64,7 +65,10 @@ async def test_cancelling_the_worker_is_a_cancelled_run_not_a_crash(tmp_path: Pa
     """The provider's task is cancelled (second escape): CancelledError goes up
     through the worker, and the UI thread records a cancelled run."""
 
+    called = threading.Event()
+
     async def deaf(cfg, body, on_event, cancel):
+        called.set()
         await asyncio.sleep(30)  # ignores the cancel event
         return StreamResult(status="complete", summary=SUMMARY)
 
@@ -72,7 +76,7 @@ async def test_cancelling_the_worker_is_a_cancelled_run_not_a_crash(tmp_path: Pa
     screen = StreamScreen(state, stream_fn=deaf)
     app = FlowHost(screen)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause(0.2)
+        await wait_until(pilot, called.is_set, "the provider called")
         await pilot.press("escape")
         await pilot.press("escape")
         await app.workers.wait_for_complete()

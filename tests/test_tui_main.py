@@ -38,6 +38,7 @@ from tests.test_tui_main_helpers import (
     write_kimi,
     write_openai,
 )
+from tests.tui_support import settle
 
 SIZE = (120, 40)
 
@@ -51,8 +52,7 @@ def _isolated(monkeypatch, tmp_path):
 
 
 async def opened(app: ReviewApp, pilot) -> None:
-    await app.workers.wait_for_complete()
-    await pilot.pause()
+    await settle(pilot)
 
 
 def plain(widget) -> str:
@@ -561,7 +561,6 @@ async def test_instruction_and_model_choices_replan(tmp_path):
 
 
 async def test_offline_compact_stores_summary(tmp_path):
-    pytest.importorskip("kimi_compact_tui.tui.screens.stream")
     path = write_openai(tmp_path / "s.json", regions_messages())
     app = create_app(path)
     async with app.run_test(size=SIZE) as pilot:
@@ -623,13 +622,6 @@ def test_tui_command_bad_config_is_one_line(tmp_path, capsys):
 
 
 # --- write and undo through the main screen --------------------------------------------------
-
-
-async def settle(pilot) -> None:
-    for _ in range(3):
-        await pilot.pause()
-        await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 async def test_write_refuses_when_file_changed_since_loading(tmp_path):

@@ -77,8 +77,7 @@ def use_filters(app: App, filters: list[LineFilter]) -> StrictStyles:
 
 
 def copy_sample(tmp_path: Path) -> Path:
-    if not SAMPLE.is_dir():
-        pytest.skip(f"sample session missing: {SAMPLE}")
+    assert SAMPLE.is_dir(), f"the bundled sample is missing: {SAMPLE}"
     target = tmp_path / "session"
     shutil.copytree(SAMPLE, target)
     return target

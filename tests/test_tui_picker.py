@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import time
 from pathlib import Path
 
 from kimi_compact_tui.formats import kimi_discover
@@ -192,16 +191,14 @@ def test_discover_reads_only_the_ends_of_a_large_session(tmp_path, monkeypatch):
     assert sum(reads) <= 2 * kimi_discover.PROBE_BYTES
 
 
-def test_discover_many_sessions_quickly(tmp_path):
+def test_discover_many_sessions(tmp_path):
     share = tmp_path / "share"
     write_kimi_json(share, WORK)
     for i in range(1500):
         make_session(share, WORK, f"s{i:04d}", CHAT, wire_title=f"task {i}")
-    start = time.perf_counter()
     found = discover({"KIMI_SHARE_DIR": str(share)}, tmp_path)
-    elapsed = time.perf_counter() - start
     assert len(found) == 1500 and all(s.title and s.title.startswith("task ") for s in found)
-    assert elapsed < 5.0, elapsed  # about 0.5 s here; bounded for a shared machine
+    # Its speed (a shared machine makes wall time noise): benchmarks/discover_bench.py.
 
 
 def test_label_shows_title_folder_count_and_flag():

@@ -23,6 +23,7 @@ from kimi_compact_tui.tui.screens.preview import PreviewScreen
 from kimi_compact_tui.tui.screens.stream import StreamScreen
 from tests.loopback_server import openai_sse
 from tests.test_tui_flow_support import SUMMARY, FlowHost, make_state, write_kimi_session
+from tests.tui_support import settle, wait_until
 
 SIZE = (120, 40)
 PROMPT = (
@@ -67,17 +68,15 @@ def snapshot_state(path: Path, provider: ProviderConfig | None = None):
 
 
 async def wait_workers(pilot) -> None:
-    """Until a stream screen has shown its run's end, no worker runs, and none
-    was started by the last one's result (the stream's end starts the
-    retention scoring); never on a clock."""
-    quiet = 0
-    while quiet < 3:
-        await pilot.pause()
-        await pilot.app.workers.wait_for_complete()
+    """Until a stream screen has shown its run's end and the app is at rest (its
+    workers done, also ones the run's end started, and the footer in sync)."""
+
+    def ended() -> bool:
         screen = pilot.app.screen
-        ended = not isinstance(screen, StreamScreen) or screen.result is not None
-        busy = not ended or any(w.is_running for w in pilot.app.workers)
-        quiet = 0 if busy else quiet + 1
+        return not isinstance(screen, StreamScreen) or screen.result is not None
+
+    await wait_until(pilot, ended, "the stream's end")
+    await settle(pilot)
 
 
 def test_snapshot_preview(snap_compare, state_path: Path) -> None:

@@ -11,6 +11,7 @@ from tests.test_tui_main_helpers import (
     write_kimi,
     write_openai,
 )
+from tests.tui_support import settle
 
 SIZE = (120, 40)
 
@@ -23,9 +24,7 @@ def _isolated(monkeypatch, tmp_path):
     monkeypatch.delenv("KIMI_CLI_COMPACT_MD", raising=False)
 
 
-async def loaded(pilot) -> None:
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
+loaded = settle  # the app at rest before the keys and the screenshot
 
 
 def test_snapshot_all_regions(snap_compare, tmp_path):

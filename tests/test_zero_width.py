@@ -19,6 +19,7 @@ from kimi_compact_tui.tui.app import create_app
 from kimi_compact_tui.tui.screens.diff import DiffScreen
 from kimi_compact_tui.tui.screens.picker import PickerScreen
 from kimi_compact_tui.tui.screens.stream import StreamScreen
+from tests import procs
 from tests.test_tui_layout import screen_cells
 from tests.test_tui_main_helpers import write_kimi
 from tests.test_tui_picker import CHAT, WORK, make_session, write_kimi_json
@@ -145,9 +146,8 @@ def run_in_terminal(*args: str | Path) -> str:
     """The command's output as a terminal receives it (its stdout is a pty)."""
     master, slave = pty.openpty()
     env = {**os.environ, "NO_COLOR": "1", "KIMI_CLI_COMPACT_MD": ""}
-    proc = subprocess.Popen(
+    proc = procs.popen(
         [sys.executable, "-m", "kimi_compact_tui", *map(str, args)],
-        stdin=subprocess.DEVNULL,
         stdout=slave,
         stderr=subprocess.PIPE,
         cwd=REPO,

@@ -11,10 +11,16 @@ from typing import Any
 from kimi_compact_tui.compaction.pairs import ToolSplit, find_splits, nearest_safe_up_to
 from kimi_compact_tui.config import AppConfig, load_config
 from kimi_compact_tui.errors import UserError
+from kimi_compact_tui.formats import registry
 from kimi_compact_tui.formats.base import Session
 from kimi_compact_tui.job import CompactionJob, Preparation
 from kimi_compact_tui.providers import PROVIDER_KINDS, ProviderConfig, provider_config_from
 from kimi_compact_tui.sanitize import visible
+
+
+def session_kinds() -> str:
+    """What SESSION may be, from the registry (for the help text)."""
+    return ", ".join(f.label for f in registry.FORMATS)
 
 
 def positive_int(text: str) -> int:
@@ -31,7 +37,7 @@ def add_session_args(p: argparse.ArgumentParser, *, instructions: bool = False) 
     p.add_argument(
         "session",
         metavar="SESSION",
-        help="context.jsonl, a kimi-cli session folder, " "or an OpenAI-style .json/.jsonl file",
+        help=f"a session file or folder ({session_kinds()}), or a session id",
     )
     p.add_argument(
         "--up-to",

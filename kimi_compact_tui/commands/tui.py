@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 
-from kimi_compact_tui.commands.common import add_provider_args, positive_int
+from kimi_compact_tui.commands.common import add_provider_args, positive_int, session_kinds
 from kimi_compact_tui.errors import SessionFormatError
 from kimi_compact_tui.formats import registry
 
@@ -16,8 +16,8 @@ def add_app_args(p: argparse.ArgumentParser) -> None:
         metavar="SESSION",
         nargs="?",
         default=None,
-        help="context.jsonl, a kimi-cli session folder, or an OpenAI-style .json/.jsonl "
-        "(none: pick one from your kimi-cli sessions and the samples)",
+        help=f"a session file or folder ({session_kinds()}), or a session id "
+        "(none: pick one from the sessions on this machine and the samples)",
     )
     p.add_argument("--config", metavar="FILE", default=None, help="YAML config file")
     add_provider_args(p)

@@ -8,15 +8,12 @@ line with a confusing field error; instead the error says what the file is:
   the log with a ``metadata`` record holding only ``protocol_version``, then
   ``timestamp`` + ``message`` records; older logs start with the latter);
 - a Kimi Code journal the kimi-code format did not take (its first record
-  lacks kimi-code's ``created_at``) is named as such, never "not supported";
-- agent sessions of a kind not supported yet (Claude Code, Codex) say what
-  they look like.
+  lacks kimi-code's ``created_at``) is named as such.
 """
 
 from __future__ import annotations
 
 import json
-from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -34,27 +31,6 @@ def _metadata(rec: dict[str, Any]) -> bool:
 
 def _kimi_code_record(rec: dict[str, Any]) -> bool:
     return isinstance(rec.get("type"), str) and ("time" in rec or "agentId" in rec)
-
-
-def _claude_code(rec: dict[str, Any]) -> bool:
-    return "sessionId" in rec and ("parentUuid" in rec or "uuid" in rec or "leafUuid" in rec)
-
-
-def _codex_rollout(rec: dict[str, Any]) -> bool:
-    return "payload" in rec and rec.get("type") in (
-        "session_meta",
-        "response_item",
-        "event_msg",
-        "turn_context",
-        "compacted",
-    )
-
-
-#: Agent sessions of a kind not supported yet, by their first record.
-UNSUPPORTED: list[tuple[str, Callable[[dict[str, Any]], bool]]] = [
-    ("a Claude Code transcript", _claude_code),
-    ("a Codex rollout", _codex_rollout),
-]
 
 
 def first_records(head: bytes, n: int = 5) -> list[dict[str, Any]]:
@@ -87,10 +63,9 @@ def _is_kimi_cli_event_log(records: list[dict[str, Any]]) -> bool:
     return any(_kimi_cli_event(r) for r in rest) or not any(_kimi_code_record(r) for r in rest)
 
 
-def refusal(path: Path, head: bytes, supported: Sequence[str]) -> str | None:
+def refusal(path: Path, head: bytes) -> str | None:
     """The one-line error for the file at ``path`` (first bytes ``head``) when
-    it is a known kind this tool does not open, else None. ``supported``: the
-    labels of the formats that are."""
+    it is a known kind this tool does not open, else None."""
     records = first_records(head)
     if _is_kimi_cli_event_log(records):
         history = path.with_name(KIMI_CLI_HISTORY)
@@ -108,10 +83,4 @@ def refusal(path: Path, head: bytes, supported: Sequence[str]) -> str | None:
             f"{path}:1: this looks like a Kimi Code wire.jsonl, but its metadata record is not "
             "kimi-code's (no created_at time)"
         )
-    for what, test in UNSUPPORTED:
-        if records and test(records[0]):
-            return (
-                f"{path}: this looks like {what}, which is not supported yet "
-                f"(supported: {', '.join(supported)})"
-            )
     return None

@@ -1,7 +1,7 @@
 """The registry of session formats: the one place that knows which exist.
 
 Detection asks each specific format in turn (``recognise``), then checks for
-a known session kind that is not supported yet (``formats.foreign``), then
+a known file that is not a session this tool opens (``formats.foreign``), then
 the fallback formats (OpenAI ``.jsonl`` and ``.json``). A folder is resolved
 by the first format that finds its session file in it.
 """
@@ -16,6 +16,9 @@ from pathlib import Path
 from kimi_compact_tui.errors import SessionFormatError
 from kimi_compact_tui.formats import foreign
 from kimi_compact_tui.formats.base import SessionFormat, SessionInfo
+from kimi_compact_tui.formats.claude_code.plugin import FORMAT as CLAUDE_CODE
+from kimi_compact_tui.formats.codex.plugin import FORMAT as CODEX
+from kimi_compact_tui.formats.gemini_cli import FORMAT as GEMINI_CLI
 from kimi_compact_tui.formats.kimi import FORMAT as KIMI_CLI
 from kimi_compact_tui.formats.kimi_code.plugin import FORMAT as KIMI_CODE
 from kimi_compact_tui.formats.openai import JSON_FORMAT, JSONL_FORMAT
@@ -23,7 +26,10 @@ from kimi_compact_tui.formats.openai import JSON_FORMAT, JSONL_FORMAT
 # One line per format, specific formats first (the order detection asks in).
 FORMATS: list[SessionFormat] = [
     KIMI_CODE,
+    CLAUDE_CODE,
+    CODEX,
     KIMI_CLI,
+    GEMINI_CLI,
     JSONL_FORMAT,
     JSON_FORMAT,
 ]
@@ -95,7 +101,7 @@ def detect(path: Path, head: bytes) -> SessionFormat:
     for fmt in specific():
         if fmt.recognise(path, head):
             return fmt
-    refused = foreign.refusal(path, head, [f.label for f in FORMATS])
+    refused = foreign.refusal(path, head)
     if refused is not None:
         raise SessionFormatError(refused)
     for fmt in FORMATS:

@@ -1,6 +1,8 @@
 """The audit log: one JSON line per write and restore, beside the session.
 
-``<session file name>.compact-audit.jsonl`` (the agents ignore it). A record
+``<session file name>.compact-audit.jsonl`` (the agents ignore it), in the
+format's restore folder (``SessionFormat.restore_folder``: beside the file
+unless the agent would take files there for its own), with the backups. A record
 holds times, paths, sizes and sha256s, the plan's indices, the prompt's
 source and sha256, the provider (with any user:password removed from URLs),
 the model, the usage numbers and the summary's sha256: never a key, never
@@ -14,11 +16,13 @@ import contextlib
 import json
 import os
 import re
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
 from kimi_compact_tui import __version__
 from kimi_compact_tui.compaction.prompts import PromptSource
+from kimi_compact_tui.formats.base import SessionFormat
 
 AUDIT_SUFFIX = ".compact-audit.jsonl"
 
@@ -26,9 +30,12 @@ _SECRETISH = re.compile(r"(key|secret|authori[sz]ation|password|bearer)", re.I)
 _URL_USERINFO = re.compile(r"(\w+://)[^/@\s]*@")
 
 
-def audit_path(path: str | Path) -> Path:
+def audit_path(path: str | Path, fmt: SessionFormat | None = None) -> Path:
+    """The audit log of the session file ``path``: in ``fmt``'s restore folder
+    (without a format: beside the file, the default restore folder)."""
     p = Path(path)
-    return p.with_name(p.name + AUDIT_SUFFIX)
+    folder = fmt.restore_folder(p) if fmt is not None else p.parent
+    return folder / (p.name + AUDIT_SUFFIX)
 
 
 def scrub_text(text: str) -> str:
@@ -62,10 +69,13 @@ def tool_name() -> str:
     return f"kimi-compact-tui {__version__}"
 
 
-def append_audit(path: Path, record: dict[str, Any], mode: int) -> tuple[Path, str | None]:
-    log = audit_path(path)
+def append_audit(
+    path: Path, fmt: SessionFormat, record: dict[str, Any], mode: int
+) -> tuple[Path, str | None]:
+    log = audit_path(path, fmt)
     line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
     try:
+        log.parent.mkdir(parents=True, exist_ok=True)
         fd = os.open(log, os.O_WRONLY | os.O_APPEND | os.O_CREAT, (mode & 0o666) | 0o600)
         try:
             os.write(fd, line)
@@ -77,11 +87,11 @@ def append_audit(path: Path, record: dict[str, Any], mode: int) -> tuple[Path, s
     return log, None
 
 
-def read_audit(path: str | Path) -> list[dict[str, Any]]:
-    """The audit records of the session file at ``path`` (unreadable lines
-    are skipped)."""
+def read_audit(path: str | Path, fmt: SessionFormat | None = None) -> list[dict[str, Any]]:
+    """The audit records of the session file at ``path`` of format ``fmt``
+    (unreadable lines are skipped)."""
     try:
-        data = audit_path(path).read_bytes()
+        data = audit_path(path, fmt).read_bytes()
     except OSError:
         return []
     out = []
@@ -91,3 +101,17 @@ def read_audit(path: str | Path) -> list[dict[str, Any]]:
             if isinstance(value, dict):
                 out.append(value)
     return out
+
+
+def logged_format(path: Path, formats: Sequence[SessionFormat]) -> SessionFormat | None:
+    """The format of the session file ``path`` (gone) as its audit log says: the
+    log in a format's restore folder whose last record names a format keeping
+    its log there."""
+    names = {fmt.name: fmt for fmt in formats}
+    for fmt in formats:
+        folder = fmt.restore_folder(path)
+        for name in reversed([r.get("format") for r in read_audit(path, fmt)]):
+            named = names.get(name) if isinstance(name, str) else None
+            if named is not None and named.restore_folder(path) == folder:
+                return named
+    return None

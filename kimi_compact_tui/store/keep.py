@@ -65,6 +65,18 @@ def backup_folder(path: Path, fmt: SessionFormat) -> Path:
     return fmt.restore_folder(path)
 
 
+def backup_place(path: Path, fmt: SessionFormat) -> str:
+    """Where the backups of ``path`` go, for people: "beside it" or "in <folder>"."""
+    folder = backup_folder(path, fmt)
+    return "beside it" if folder == path.parent else f"in {folder}"
+
+
+def backup_pattern(path: Path, fmt: SessionFormat) -> str:
+    """The name of a new backup of ``path`` (and its folder, when not beside it)."""
+    place = backup_place(path, fmt)
+    return f"{path.name}{BACKUP_MARK}<UTC time>" + ("" if place == "beside it" else f" {place}")
+
+
 def backups(path: Path, fmt: SessionFormat) -> list[tuple[tuple[str, int], Path]]:
     prefix = path.name + BACKUP_MARK
     folder = backup_folder(path, fmt)
@@ -134,6 +146,5 @@ def keep_description(path: Path | None, fmt: SessionFormat) -> str:
         then = "the compaction is appended (undo cuts it off again)"
     else:
         then = f"{path.name} is replaced"
-    folder = backup_folder(path, fmt)
-    where = "beside it" if folder == path.parent else f"in {folder}"
+    where = backup_place(path, fmt)
     return f"a timestamped backup {where}: {path.name}{BACKUP_MARK}<UTC time>, then {then}"

@@ -32,7 +32,7 @@ from kimi_compact_tui.store import audit
 from kimi_compact_tui.store.durable import atomic_write_bytes, os_error_line, truncate_durable
 from kimi_compact_tui.store.fingerprint import read_fingerprinted
 from kimi_compact_tui.store.keep import (
-    BACKUP_MARK,
+    backup_pattern,
     backups,
     drop_copy,
     keep_copy,
@@ -147,10 +147,9 @@ def locate(path: str | Path) -> Target:
             raise ApplyError(str(exc)) from None
         except OSError as exc:
             raise ApplyError(os_error_line(p, exc, "read the session")) from None
-    names = [r.get("format") for r in audit.read_audit(p)]
-    for name in reversed(names):
-        if isinstance(name, str) and name in registry.names():
-            return Target(p, registry.get(name))
+    logged = audit.logged_format(p, registry.FORMATS)
+    if logged is not None:
+        return Target(p, logged)
     raise ApplyError(
         f"{p}: no such session file, and no record of a compaction written there "
         "(nothing to restore)"
@@ -165,8 +164,9 @@ def _target(where: Where) -> Target:
     return where if isinstance(where, Target) else locate(where)
 
 
-def _records(target: Path) -> list[dict[str, Any]]:
-    return [r for r in audit.read_audit(target) if r.get("action") in ("apply", "restore")]
+def _records(where: Target) -> list[dict[str, Any]]:
+    records = audit.read_audit(where.path, where.format)
+    return [r for r in records if r.get("action") in ("apply", "restore")]
 
 
 def restore_points(where: Where) -> list[RestorePoint]:
@@ -175,7 +175,7 @@ def restore_points(where: Where) -> list[RestorePoint]:
     where = _target(where)
     target, fmt = where.path, where.format
     origins: dict[str, str] = {}
-    for rec in _records(target):
+    for rec in _records(where):
         backup = rec.get("backup")
         if isinstance(backup, str):
             what = "before the compaction written" if rec["action"] == "apply" else "replaced"
@@ -247,13 +247,13 @@ def undo_plan(where: Where) -> UndoPlan:
     why there is nothing to undo."""
     where = _target(where)
     target = where.path
-    records = _records(target)
+    records = _records(where)
     if not records:
         if not restore_points(where):
             raise ApplyError(
                 f"{target}: nothing of ours to undo: kimi-compact-tui has written no compaction "
-                f"here, and there are no restore points (no rotation or {target.name}"
-                f"{BACKUP_MARK}* file beside it)"
+                f"here, and there are no restore points (no rotation, and no backup "
+                f"{backup_pattern(target, where.format)})"
             )
         raise ApplyError(
             f"{target}: nothing of ours to undo: kimi-compact-tui wrote no compaction here; a "
@@ -360,7 +360,7 @@ def restore(
         ),
         "after": {"size": src_fp.size, "sha256": src_fp.sha256, "messages": messages_after},
     }
-    log, audit_error = audit.append_audit(target, record, mode)
+    log, audit_error = audit.append_audit(target, fmt, record, mode)
     return RestoreResult(
         target,
         source,
@@ -388,7 +388,7 @@ def keeps_current_as(where: Where) -> str:
         return f"{same.name} (it already holds the same bytes)"
     if fmt.write_policy == "rotate":
         return next_rotation(target, fmt).name
-    return f"{target.name}{BACKUP_MARK}<UTC time>"
+    return backup_pattern(target, fmt)
 
 
 def _same_bytes(points: list[RestorePoint], size: int, sha: str) -> Path | None:

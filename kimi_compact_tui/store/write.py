@@ -208,7 +208,7 @@ def apply_compaction(
             "size": len(op.data),
             "sha256": hashlib.sha256(op.data).hexdigest(),
         }
-    log, audit_error = audit.append_audit(path, record, mode)
+    log, audit_error = audit.append_audit(path, fmt, record, mode)
     step("audited")
     return ApplyResult(
         path=path,

@@ -79,7 +79,7 @@ class AcpClient:
             }
         )
 
-    def call(self, method: str, params: dict[str, Any], timeout: float = 60.0) -> Any:
+    def call(self, method: str, params: dict[str, Any], timeout: float = 120.0) -> Any:
         self._next_id += 1
         rid = self._next_id
         self._send({"jsonrpc": "2.0", "id": rid, "method": method, "params": params})
@@ -109,7 +109,9 @@ class AcpClient:
                     raise AcpError(f"{method}: {msg['error']}")
                 return msg.get("result")
 
-    def close(self, timeout: float = 10.0) -> None:
+    def close(self, timeout: float = 60.0) -> None:
+        """Close its stdin and let it exit (it writes its journal on the way out: a
+        loaded machine may need a while); kill its group only after ``timeout``."""
         if self.proc.poll() is None:
             try:
                 assert self.proc.stdin is not None
@@ -120,12 +122,11 @@ class AcpClient:
                 self.proc.wait(timeout=timeout)
             except subprocess.TimeoutExpired:
                 pass
-        if self.proc.poll() is None:
-            try:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
-            self.proc.wait(timeout=timeout)
+        try:  # the agent if still running, and what it left in its group
+            os.killpg(self.proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+        self.proc.wait(timeout=timeout)
 
     def __enter__(self) -> AcpClient:
         return self

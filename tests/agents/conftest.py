@@ -41,7 +41,7 @@ def pytest_collection_modifyitems(items):
 @pytest.fixture
 def fake_model():
     with FakeModel(
-        summary="FAKE SUMMARY: the user ran echo twice and asked two questions.", lifetime=300
+        summary="FAKE SUMMARY: the user ran echo twice and asked two questions.", lifetime=1800
     ) as fm:
         yield fm
 

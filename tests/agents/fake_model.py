@@ -134,6 +134,7 @@ class FakeModel:
         self._thread: threading.Thread | None = None
         self._timer: threading.Timer | None = None
         self._calls = 0
+        self._closed = threading.Event()
 
     # --- script and records -----------------------------------------------------------------
     def script(self, *turns: Turn) -> None:
@@ -191,6 +192,12 @@ class FakeModel:
         if server is not None:
             server.shutdown()
             server.server_close()
+        self._closed.set()
+
+    def wait_stopped(self, timeout: float) -> bool:
+        """Wait until the server has stopped and closed its port (its lifetime or its
+        request budget ran out, or :meth:`stop`); False if it is still up."""
+        return self._closed.wait(timeout)
 
     # --- answering --------------------------------------------------------------------------
     def _record(self, req: FakeRequest) -> None:

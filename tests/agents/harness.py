@@ -348,7 +348,7 @@ def shared_template(
         fcntl.flock(lock, fcntl.LOCK_EX)
         if not marker.is_file():
             shutil.rmtree(root, ignore_errors=True)
-            with FakeModel(lifetime=180) as fm:
+            with FakeModel(lifetime=1800) as fm:
                 runner = runner_cls(root / "runner", fm)
                 runner.capabilities = capabilities
                 if prepare is not None:

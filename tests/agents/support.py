@@ -10,14 +10,16 @@ import subprocess
 import sys
 from pathlib import Path
 
-RUN_TIMEOUT = 90.0
+RUN_TIMEOUT = 300.0  # a deadline for a hung agent, not a speed check: loaded machines are slow
 FAKE_KEY = "sk-fake-test-key"
 
 
 def run_bounded(
     args: list[str], env: dict[str, str], cwd: Path, timeout: float = RUN_TIMEOUT
 ) -> tuple[int, str, str]:
-    """Run a command with no stdin; kill its whole process group if it runs over."""
+    """Run a command with no stdin, in a session of its own (an agent that signals its
+    process group cannot reach pytest); kill its whole process group if it runs over,
+    and what it left running in that group when it ends."""
     proc = subprocess.Popen(
         args,
         cwd=cwd,
@@ -35,6 +37,11 @@ def run_bounded(
         raise AssertionError(
             f"timed out after {timeout:.0f} s: {args}\nstderr: {err.decode(errors='replace')[-2000:]}"
         ) from None
+    finally:
+        try:  # background processes the agent left (a shell tool's, a helper's)
+            os.killpg(proc.pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
     return proc.returncode, out.decode("utf-8", "replace"), err.decode("utf-8", "replace")
 
 

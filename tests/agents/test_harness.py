@@ -5,7 +5,6 @@ test_kimi_cli_resume.py)."""
 from __future__ import annotations
 
 import json
-import time
 
 import httpx
 import pytest
@@ -93,11 +92,11 @@ def test_fake_model_streams_script_records_and_answers_compaction():
 
 
 def test_fake_model_stops_by_itself():
-    fm = FakeModel(lifetime=0.5)
+    fm = FakeModel(lifetime=2.0)
     fm.start()
     url = fm.base_url + "/models"
     assert httpx.get(url, timeout=5).status_code == 200
-    time.sleep(1.0)
+    assert fm.wait_stopped(timeout=30), "still serving long after its 2 s lifetime"
     with pytest.raises(httpx.TransportError):
         httpx.get(url, timeout=2)
 
@@ -106,8 +105,9 @@ def test_fake_model_stops_after_max_requests():
     with FakeModel(max_requests=2) as fm:
         url = fm.base_url + "/models"
         httpx.get(url, timeout=5)
+        assert not fm.wait_stopped(timeout=0), "stopped before its budget ran out"
         httpx.get(url, timeout=5)
-        time.sleep(0.5)
+        assert fm.wait_stopped(timeout=30), "still serving after its 2 requests"
         with pytest.raises(httpx.TransportError):
             httpx.get(url, timeout=2)
 

@@ -72,7 +72,7 @@ def media_session(tmp_path_factory):
     template, sid = shared_template(
         tmp_path_factory, "kimi-cli-media", KimiCli, CONVERSATION, ["image_in"], _put_pixel
     )
-    with FakeModel(summary=SUMMARY, lifetime=600) as fm:
+    with FakeModel(summary=SUMMARY, lifetime=1800) as fm:
         root = tmp_path_factory.mktemp("media")
         original = template.clone(root / "original", fm).resume(sid, PROMPT)
         yield template, fm, sid, original

@@ -54,7 +54,7 @@ def _summary_message() -> dict:
 
 @pytest.fixture(scope="module")
 def model():
-    with FakeModel(summary=SUMMARY, lifetime=600) as fm:
+    with FakeModel(summary=SUMMARY, lifetime=1800) as fm:
         yield fm
 
 

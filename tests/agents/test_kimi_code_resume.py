@@ -52,7 +52,7 @@ class AppendingModel(FakeModel):
 
 @pytest.fixture(scope="module")
 def model():
-    with AppendingModel(summary=SUMMARY, lifetime=300) as fm:
+    with AppendingModel(summary=SUMMARY, lifetime=1800) as fm:
         yield fm
 
 

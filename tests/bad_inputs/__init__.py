@@ -87,15 +87,6 @@ SESSION_ERRORS: dict[str, tuple[str, bytes]] = {
         "wire.jsonl",
         b'{"timestamp": 1764470000.0, "message": {"type": "TurnBegin", "payload": {}}}\n',
     ),
-    "claude_code_transcript": (
-        "0b1c.jsonl",
-        b'{"parentUuid": null, "sessionId": "0b1c", "type": "user", "uuid": "u1",'
-        b' "message": {"role": "user", "content": "hi"}}\n',
-    ),
-    "codex_rollout": (
-        "rollout-2026-01-01.jsonl",
-        b'{"timestamp": "2026-01-01T00:00:00Z", "type": "session_meta", "payload": {"id": "x"}}\n',
-    ),
 }
 
 # kimi-cli files with a line kimi-cli itself skips on resume (with a warning):
@@ -211,6 +202,11 @@ SESSION_NO_CRASH: dict[str, tuple[str, bytes]] = {
         _special({"role": "_checkpoint", "id": 3, "x": [1]}),
     ),
     "unknown_special_record": ("context.jsonl", _special({"role": "_future_record", "v": 1})),
+    # a Codex rollout with a session_meta and nothing else: a session with no messages
+    "codex_rollout": (
+        "rollout-2026-01-01.jsonl",
+        b'{"timestamp": "2026-01-01T00:00:00Z", "type": "session_meta", "payload": {"id": "x"}}\n',
+    ),
 }
 
 # YAML configs, each wrong in its own way (the session is valid).

@@ -21,8 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kimi_compact_tui.formats.jsvalue import js_stringify
 from kimi_compact_tui.formats.kimi_code import handoff
-from kimi_compact_tui.formats.kimi_code.jsvalue import js_stringify
 from kimi_compact_tui.formats.kimi_code.wire import Entry, is_undo_anchor
 
 INTERRUPTED_NOTE = "(no result recorded: the call was interrupted; kimi-code sends an error result)"

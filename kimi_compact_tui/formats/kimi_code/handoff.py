@@ -18,7 +18,7 @@ import math
 from typing import Any
 
 from kimi_compact_tui.errors import SessionFormatError
-from kimi_compact_tui.formats.kimi_code.jsvalue import js_slice_start, js_stringify
+from kimi_compact_tui.formats.jsvalue import js_slice_start, js_stringify
 
 MAX_KEPT_USER_TOKENS = 20_000
 HEAD_USER_TOKENS = 2_000

@@ -23,7 +23,7 @@ from __future__ import annotations
 import time
 from typing import Any
 
-from kimi_compact_tui.formats.kimi_code.jsvalue import js_stringify
+from kimi_compact_tui.formats.jsvalue import js_stringify
 
 
 def compaction_records(

@@ -27,6 +27,7 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
+from textual.worker import Worker, WorkerState
 
 from kimi_compact_tui.retention import (
     CATEGORY_LABELS,
@@ -221,14 +222,18 @@ class RetentionPane(Vertical, can_focus=False):
         self.query_one(RetentionFigures).show(None, note)
         self._score(session, plan, summary)
 
-    @work(thread=True, exclusive=True, group="retention")
-    def _score(self, session: Any, plan: Any, summary: str) -> None:
-        report = retention_report(session, plan, summary)
-        self.app.call_from_thread(self._scored, report)
+    @work(thread=True, exclusive=True, group="retention", name="retention")
+    def _score(self, session: Any, plan: Any, summary: str) -> RetentionReport:
+        """The report (reads its arguments only); the UI thread shows it."""
+        return retention_report(session, plan, summary)
 
-    def _scored(self, report: RetentionReport) -> None:
-        self.show(report)
-        self.post_message(self.Scored(report))
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.name == "retention" and event.state == WorkerState.SUCCESS:
+            event.stop()
+            report = event.worker.result
+            assert isinstance(report, RetentionReport)
+            self.show(report)
+            self.post_message(self.Scored(report))
 
     def _fill(self) -> None:
         self.items = self.report.missing_items() if self.report is not None else []

@@ -305,9 +305,11 @@ class StreamView(Vertical):
         self.finished = True
 
     def _follow(self) -> None:
-        """Keep the end of a streaming summary in view (not once it is finished)."""
+        """Keep the end of a streaming summary in view (not once it is finished).
+        Already after a refresh, so at once: a scroll deferred once more could land
+        after :meth:`finish` and leave a finished summary scrolled to its end."""
         if not self.finished:
-            self.query_one("#summary-live", TextArea).scroll_end(animate=False)
+            self.query_one("#summary-live", TextArea).scroll_end(animate=False, immediate=True)
 
     def toggle_markdown(self) -> bool:
         """Switch a finished summary between raw text and rendered Markdown;

@@ -1,10 +1,12 @@
-"""JavaScript value semantics kimi-code's journal depends on.
+"""JavaScript value semantics the agents' journals depend on (kimi-code and
+Gemini CLI, both Node programs).
 
 ``js_stringify`` is ``JSON.stringify`` of a value read from JSON (kimi-code
-stores a tool call's ``arguments`` as ``JSON.stringify(args)``): compact,
-non-ASCII kept, numbers as JavaScript prints them, integers beyond 2**53 as
-the double JavaScript reads, and object keys that are array indices first in
-ascending order (JavaScript's property order). ``js_slice_start`` is where
+stores a tool call's ``arguments`` as ``JSON.stringify(args)``; Gemini CLI
+writes every record with it): compact, non-ASCII kept, numbers as JavaScript
+prints them (``js_number``), integers beyond 2**53 as the double JavaScript
+reads, and object keys that are array indices first in ascending order
+(JavaScript's property order). ``js_slice_start`` is where
 ``Array.prototype.slice(n)`` starts.
 """
 

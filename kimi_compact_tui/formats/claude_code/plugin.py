@@ -1,0 +1,190 @@
+"""The claude-code format: Claude Code transcripts (``~/.claude/projects/*/<id>.jsonl``).
+
+A thin adapter over the pure core (:mod:`.records`, :mod:`.chain`,
+:mod:`.convert`, :mod:`.append`, :mod:`.discover`): everything the format keeps
+about a loaded transcript is one :class:`.state.ClaudeState`, the session's
+``format_state``.
+
+The leading system message(s): the transcript holds no system prompt (Claude
+Code sends its own on resume, with a context reminder before the first prompt:
+its prefix), so ``SessionMeta.system_prompt`` is None and no message is pinned
+before the history. Attachments are sent as system messages placed before the
+next reply: a leading run of system messages only happens when a history starts
+with attachments followed by a reply rather than a prompt (not seen in
+practice). Such messages are kept, as the spec keeps leading system messages:
+copied between the boundary and the summary; the agent then sends them after
+the summary and any kept prompts, just before the first kept reply.
+
+Write: the compaction records are appended (:mod:`.append`), policy "append";
+undo cuts the file back to its loaded length while it still ends with exactly
+those records (the store does it from its audit record).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+from collections.abc import Callable, Mapping
+from datetime import datetime
+from pathlib import Path
+
+from kimi_compact_tui.compaction.plan import CompactionPlan
+from kimi_compact_tui.compaction.summary import build_compact_summary_text
+from kimi_compact_tui.errors import ApplyError, SessionFormatError
+from kimi_compact_tui.formats.base import (
+    Session,
+    SessionFormat,
+    SessionInfo,
+    SessionMeta,
+    WriteOp,
+    state_of,
+)
+from kimi_compact_tui.formats.claude_code import append, discover
+from kimi_compact_tui.formats.claude_code.records import looks_like_record
+from kimi_compact_tui.formats.claude_code.state import ClaudeState, read_session, write_refusal
+from kimi_compact_tui.fsutil import gc_paused
+from kimi_compact_tui.model import Message
+
+NAME = "claude-code"
+CLOSE_NOTE = (
+    "Claude Code must not be running on this session: it keeps the history in memory "
+    "and would append its next turn after the old one, not after this compaction "
+    "(close it first, then resume the session)"
+)
+_HEAD_PREFIXES = (b'{"parentUuid":', b'{"type":"')
+
+
+def parse_transcript(data: bytes, path: Path) -> Session:
+    state, messages = read_session(data, path)
+    if not state.records:
+        first = state.warnings[0] if state.warnings else f"{path}: no record"
+        raise SessionFormatError(f"{path}: no Claude Code record in the file ({first})")
+    return Session(
+        path,
+        FORMAT,
+        list(messages),
+        list(state.warnings),
+        SessionMeta(recorded_tokens=state.recorded_tokens),
+        state,
+    )
+
+
+def _estimate(messages: list[Message]) -> int:
+    return sum(len(m.text()) for m in messages) // 4
+
+
+class ClaudeCodeFormat(SessionFormat):
+    name = NAME
+    label = "Claude Code transcript"
+    agent = "Claude Code"
+    write_policy = "append"
+    write_notes = (CLOSE_NOTE,)  # shown by the confirm dialog
+
+    def discovery_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
+        return [discover.projects_of(env, home)]
+
+    def recognise(self, path: Path, head: bytes) -> bool:
+        """The first line is a record only Claude Code writes."""
+        first = head.lstrip().split(b"\n", 1)[0].rstrip(b"\r")
+        try:
+            record = json.loads(first.decode("utf-8"))
+        except (ValueError, RecursionError):
+            # a first line longer than the head: its start tells
+            return (
+                b"\n" not in head.lstrip()
+                and first.startswith(_HEAD_PREFIXES)
+                and (b'"sessionId":"' in first)
+            )
+        return looks_like_record(record)
+
+    def resolve_folder(self, folder: Path) -> Path | None:
+        """A session's own folder (sub-agents, tool results) stands for the
+        transcript beside it."""
+        candidate = folder.parent / f"{folder.name}.jsonl"
+        try:
+            with open(candidate, "rb") as fh:
+                head = fh.read(65536)
+        except OSError:
+            return None
+        return candidate if self.recognise(candidate, head) else None
+
+    def discover(self, env: Mapping[str, str], home: Path) -> list[SessionInfo]:
+        return discover.discover(env, home, self.name, read_session)
+
+    def describe(self, path: Path) -> SessionInfo:
+        target = self.resolve_folder(path) if path.is_dir() else path
+        return discover.describe(target or path, self.name, read_session)
+
+    def find_session(self, session_id: str, env: Mapping[str, str], home: Path) -> Path | None:
+        return discover.find_session(session_id, env, home)
+
+    def write_refusal(self, session: Session) -> str | None:
+        state = session.format_state
+        if session.format is not self or not isinstance(state, ClaudeState):
+            return "not a loaded Claude Code session"
+        return write_refusal(state)
+
+    def parse(self, data: bytes, path: Path) -> Session:
+        with gc_paused():
+            return parse_transcript(data, path)
+
+    def from_messages(
+        self, messages: list[Message], path: Path | None = None, meta: SessionMeta | None = None
+    ) -> Session:
+        """Refused: a Claude Code session is only ever a transcript read from
+        disk (its records, not its messages, are what the agent resumes)."""
+        raise SessionFormatError(
+            f"{path or 'a new session'}: a Claude Code session is read from its transcript; "
+            "it cannot be made from messages"
+        )
+
+    def dump(self, session: Session) -> bytes:
+        state = state_of(session, ClaudeState)
+        return state.data + state.appended
+
+    def summary_message(self, summary: str) -> Message:
+        text = build_compact_summary_text(summary)
+        return Message({"role": "user", "content": text, "claude": {"compact_summary": True}})
+
+    def compacted_session(
+        self,
+        session: Session,
+        plan: CompactionPlan,
+        summary: str,
+        output_tokens: int | None,
+        *,
+        now: datetime | None = None,
+        new_uuid: Callable[[], str] | None = None,
+    ) -> Session:
+        if plan.noop:
+            raise ValueError(f"cannot compact: {plan.noop}")
+        state = state_of(session, ClaudeState)
+        pre = session.meta.recorded_tokens or _estimate(session.messages)
+        records = append.compaction_records(
+            state,
+            leading=plan.leading,
+            boundary=plan.boundary,
+            summary_text=build_compact_summary_text(summary),
+            pre_tokens=pre,
+            now=now,
+            new_uuid=new_uuid,
+        )
+        appended = append.encode_records(state, records)
+        messages = session.messages
+        kept = [messages[i] for i in plan.leading_system_indices]
+        kept.append(self.summary_message(summary))
+        kept.extend(messages[i] for i in plan.preserved_indices)
+        new_state = dataclasses.replace(state, appended=appended)
+        return Session(session.path, self, kept, format_state=new_state)
+
+    def write_op(self, session: Session, compacted: Session) -> WriteOp:
+        refusal = self.write_refusal(session)
+        if refusal:
+            raise ApplyError(f"{session.path}: {refusal}")
+        state, new = state_of(session, ClaudeState), state_of(compacted, ClaudeState)
+        if new.data is not state.data or not new.appended:
+            raise ApplyError(f"{session.path}: the compacted session was not built from this one")
+        return WriteOp("append", new.appended)
+
+
+FORMAT = ClaudeCodeFormat()

@@ -1,0 +1,167 @@
+"""The Codex format: Codex CLI rollouts (``$CODEX_HOME/sessions/…/rollout-….jsonl``).
+
+A thin adapter over the pure core: :mod:`.state` reads a rollout as Codex
+resumes it, :mod:`.records` builds the one record a compaction appends. The
+session's ``format_state`` is a :class:`~.state.CodexState`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import replace
+from datetime import datetime
+from pathlib import Path
+
+from kimi_compact_tui.compaction.plan import CompactionPlan
+from kimi_compact_tui.compaction.summary import build_compact_summary_text
+from kimi_compact_tui.errors import ApplyError
+from kimi_compact_tui.formats.base import (
+    Session,
+    SessionFormat,
+    SessionInfo,
+    SessionMeta,
+    WriteOp,
+    state_of,
+)
+from kimi_compact_tui.formats.codex import discover as discovery
+from kimi_compact_tui.formats.codex import records
+from kimi_compact_tui.formats.codex.history import HistoryItem
+from kimi_compact_tui.formats.codex.messages import map_history
+from kimi_compact_tui.formats.codex.projection import codex_is_running
+from kimi_compact_tui.formats.codex.rollout import RECORD_TYPES, TAIL_NEWLINE, first_record
+from kimi_compact_tui.formats.codex.state import CodexState, load
+from kimi_compact_tui.fsutil import gc_paused
+from kimi_compact_tui.model import Message
+
+NAME = "codex"
+CLOSE_NOTE = (
+    "Codex must not be running on this session: it keeps the history in memory and "
+    "would not see this compaction (close it first)"
+)
+# A first line too long for the head: its start says whether it is a Codex record.
+_LONG_FIRST = re.compile(
+    rb'^\{"timestamp":"[^"]{10,40}",(?:"ordinal":\d+,)?"type":"session_meta","payload":\{'
+)
+
+
+def parse_rollout(data: bytes, path: Path) -> Session:
+    read = load(data, path)
+    return Session(path, FORMAT, read.messages, read.warnings, read.meta, read.state)
+
+
+def write_refusal(session: Session) -> str | None:
+    """Why a compaction cannot be appended to this loaded session, or None
+    (asked before any request and again just before the write)."""
+    state = session.format_state
+    if not isinstance(state, CodexState):
+        return "not a loaded Codex session"
+    if state.open_turn:
+        return (
+            f"the session ends mid-turn ({state.open_turn}); let Codex finish the turn "
+            "(or run one more turn), then compact"
+        )
+    if session.path is not None and codex_is_running(Path(session.path)):
+        return (
+            "Codex is running on this session (it holds the session's writer lock) and "
+            "would not see the compaction; close it first"
+        )
+    return None
+
+
+class CodexFormat(SessionFormat):
+    name = NAME
+    label = "Codex rollout"
+    agent = "Codex"
+    write_policy = "append"
+    write_notes = (CLOSE_NOTE,)  # shown by the confirm dialog
+
+    def discovery_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
+        return [discovery.root_of(env, home) / "sessions"]
+
+    def write_refusal(self, session: Session) -> str | None:
+        return write_refusal(session)
+
+    def recognise(self, path: Path, head: bytes) -> bool:
+        record = first_record(head)
+        if record is None:
+            return b"\n" not in head and _LONG_FIRST.match(head) is not None
+        return (
+            record.get("type") in RECORD_TYPES
+            and type(record.get("payload")) is dict
+            and type(record.get("timestamp")) is str
+        )
+
+    def discover(self, env: Mapping[str, str], home: Path) -> list[SessionInfo]:
+        return discovery.discover(env, home, self.name, self.parse)
+
+    def describe(self, path: Path) -> SessionInfo:
+        return discovery.describe(path, self.name, self.parse)
+
+    def find_session(self, session_id: str, env: Mapping[str, str], home: Path) -> Path | None:
+        return discovery.find_session(session_id, env, home)
+
+    def parse(self, data: bytes, path: Path) -> Session:
+        with gc_paused():
+            return parse_rollout(data, path)
+
+    def dump(self, session: Session) -> bytes:
+        state = state_of(session, CodexState)
+        return state.data + state.appended
+
+    def summary_message(self, summary: str) -> Message:
+        item = records.summary_item(build_compact_summary_text(summary))
+        return map_history((HistoryItem(item, 0),)).messages[0]
+
+    def compacted_session(
+        self,
+        session: Session,
+        plan: CompactionPlan,
+        summary: str,
+        output_tokens: int | None,
+        *,
+        now: datetime | None = None,
+    ) -> Session:
+        if plan.noop:
+            raise ValueError(f"cannot compact: {plan.noop}")
+        state = state_of(session, CodexState)
+        if plan.leading:
+            raise ApplyError(
+                f"{session.path}: the history starts with {plan.leading} system message(s), "
+                "which a Codex compaction cannot keep"
+            )
+        text = build_compact_summary_text(summary)
+        start = state.starts[plan.boundary] if plan.boundary < len(state.starts) else None
+        kept = [] if start is None else list(state.history[start:])
+        record = records.compacted_record(state, text, [h.item for h in kept], now)
+        appended = records.encode(record, state)
+        items = (HistoryItem(record["payload"]["replacement_history"][0], 0), *kept)
+        mapped = map_history(items)
+        new_state = replace(
+            state,
+            history=items,
+            starts=mapped.starts,
+            prefix=mapped.prefix,
+            max_ordinal=record.get("ordinal", state.max_ordinal),
+            last_timestamp=record["timestamp"],
+            tail=TAIL_NEWLINE,
+            open_turn=None,
+            compactions=state.compactions + 1,
+            appended=appended,
+        )
+        # Codex's token count is of the history before: none is known after.
+        meta = SessionMeta(system_prompt=session.meta.system_prompt)
+        return Session(session.path, self, mapped.messages, meta=meta, format_state=new_state)
+
+    def write_op(self, session: Session, compacted: Session) -> WriteOp:
+        refusal = write_refusal(session)
+        if refusal:
+            raise ApplyError(f"{session.path}: {refusal}")
+        state = state_of(session, CodexState)
+        new = state_of(compacted, CodexState)
+        if not new.appended or new.data is not state.data:
+            raise ApplyError(f"{session.path}: the compacted session was not built from this one")
+        return WriteOp("append", new.appended)
+
+
+FORMAT = CodexFormat()
