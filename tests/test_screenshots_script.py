@@ -7,9 +7,10 @@ from __future__ import annotations
 
 import html
 import re
-import subprocess
 import sys
 from pathlib import Path
+
+from tests import procs
 
 REPO = Path(__file__).resolve().parents[1]
 SCRIPT = REPO / "scripts" / "screenshots.py"
@@ -29,7 +30,7 @@ def shown_text(svg: str) -> str:
 
 
 def run_script(out: Path) -> None:
-    done = subprocess.run(
+    done = procs.run(
         [sys.executable, str(SCRIPT), str(out)],
         capture_output=True,
         text=True,

@@ -5,26 +5,24 @@ rest, a split warning keeps the model/prompt/provider line, and the retention
 pane keeps each figure on its line.
 
 What is checked is what the terminal shows (the composed screen, line by
-line). Helpers are local (``tests/tui_support.py`` did not exist when it was
-written); they also run, and fail, on the code from before the fixes.
+line). Helpers are local except ``wait_until`` (``tests/tui_support.py``).
 """
 
 from __future__ import annotations
 
 import re
 import shutil
-import time
 from pathlib import Path
 
 import pytest
 from textual.widgets._footer import FooterKey
 
 from kimi_compact_tui.tui.app import create_app
+from tests.tui_support import wait_until
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "sample_sessions" / "kimi-debugging-session"
 SIZES = [(80, 24), (120, 40)]
-WAIT = 20.0
 
 
 @pytest.fixture(autouse=True)
@@ -45,13 +43,6 @@ async def settle(pilot) -> None:
     await pilot.pause()
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
-
-
-async def wait_until(pilot, predicate, what: str) -> None:
-    deadline = time.monotonic() + WAIT
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        await pilot.pause(0.05)
 
 
 def screen_lines(app) -> list[str]:

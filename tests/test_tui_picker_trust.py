@@ -3,7 +3,7 @@ cannot be opened (an empty ``context.jsonl``, random bytes) is flagged ``✗``
 with the load's reason and no message count; every sample has its count; with
 no session loaded the footer shows the picker's keys, not the main screen's.
 
-Helpers are local (``tests/tui_support.py`` did not exist when it was written);
+Helpers are local except ``wait_until`` (``tests/tui_support.py``);
 screens are found by class name so the tests also run, and fail, on the code
 from before the fixes.
 """

@@ -5,15 +5,14 @@ screenshot lands in a folder that exists (19), and kimi-code's undo dialog
 says what happens (20).
 
 Every test drives the app with keys (or the command palette) and checks what a
-person sees and what is on disk. The helpers are local to this file
-(``tests/tui_support.py`` did not exist when it was written). The tests look
+person sees and what is on disk. The helpers are local to this file, except
+``wait_until`` (``tests/tui_support.py``). The tests look
 screens up by class name, so they also run (and fail) on the code from before
 the fixes.
 """
 
 from __future__ import annotations
 
-import time
 from pathlib import Path
 
 import pytest
@@ -21,11 +20,11 @@ import pytest
 from kimi_compact_tui.tui.app import create_app
 from tests.test_kimi_code_records import conversation
 from tests.test_tui_flow_support import write_kimi_session, write_openai_session
+from tests.tui_support import wait_until
 
 SIZE = (120, 40)
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "sample_sessions" / "kimi-debugging-session"
-WAIT = 20.0  # seconds: the longest any awaited state may take
 
 
 @pytest.fixture(autouse=True)
@@ -41,14 +40,6 @@ async def settle(pilot) -> None:
     await pilot.pause()
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
-
-
-async def wait_until(pilot, predicate, what: str) -> None:
-    """Pause until ``predicate()`` holds (a state, not a clock), at most WAIT seconds."""
-    deadline = time.monotonic() + WAIT
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        await pilot.pause(0.05)
 
 
 def top(app) -> str:

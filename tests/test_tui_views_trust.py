@@ -3,8 +3,8 @@ figures everywhere (item 12), the editor says what it did with the missing
 items (13), cut text ends in an ellipsis (16) and ``?`` lists every key of
 every screen (23).
 
-Helpers are local to this file (``tests/tui_support.py`` did not exist when it
-was written); screens are looked up by class name, so these tests also run,
+Helpers are local to this file except ``wait_until`` (``tests/tui_support.py``);
+screens are looked up by class name, so these tests also run,
 and fail, on the code from before the fixes.
 """
 
@@ -15,7 +15,6 @@ import inspect
 import pkgutil
 import re
 import shutil
-import time
 from pathlib import Path
 
 import pytest
@@ -27,11 +26,11 @@ import kimi_compact_tui.tui.widgets as widgets_package
 from kimi_compact_tui.tui.app import create_app
 from tests.loopback_server import openai_sse
 from tests.test_tui_flow_support import SUMMARY, write_kimi_session
+from tests.tui_support import wait_until
 
 SIZE = (120, 40)
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "sample_sessions" / "kimi-debugging-session"
-WAIT = 20.0
 REPORTED = 50  # the provider's completion_tokens: not what the text would be estimated at
 TIME = re.compile(r"\b\d[\d,]*\.\d+ s\b")
 RATE = re.compile(r"~?\d[\d,]* tokens/s")
@@ -49,13 +48,6 @@ async def settle(pilot) -> None:
     await pilot.pause()
     await pilot.app.workers.wait_for_complete()
     await pilot.pause()
-
-
-async def wait_until(pilot, predicate, what: str) -> None:
-    deadline = time.monotonic() + WAIT
-    while not predicate():
-        assert time.monotonic() < deadline, f"timed out waiting for {what}"
-        await pilot.pause(0.05)
 
 
 def top(app) -> str:
