@@ -43,6 +43,8 @@ class KeysFooter(Footer):
     """
 
     _laid_out_for = 0  # the width the keys were last chosen for
+    #: The actions of the keys the last layout left out (no room for them whole).
+    left_out: frozenset[str] = frozenset()
 
     def compose(self) -> ComposeResult:
         pinned: list[FooterKey] = []
@@ -61,14 +63,17 @@ class KeysFooter(Footer):
         room = width - docked - sum(key_cells(k, self.compact) for k in pinned)
         room -= 1 if pinned else 0
         full = False
+        left_out: set[str] = set()
         for widget in others:
             if isinstance(widget, FooterKey):
                 cells = key_cells(widget, self.compact)
                 full = full or cells > room
                 if full:
+                    left_out.add(widget.action)
                     continue  # this key and those after it: in ? (help)
                 room -= cells
             yield widget
+        self.left_out = frozenset(left_out)
         if pinned:
             order = {action: i for i, action in enumerate(PINNED_ACTIONS)}
             pinned.sort(key=lambda key: order[key.action])
