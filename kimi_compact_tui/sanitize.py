@@ -118,7 +118,7 @@ def clip_cells(text: str, width: int, *, ellipsis: str = "…") -> str:
         return ""
     if cell_len(text) <= width:
         return text
-    mark = ellipsis if cell_len(ellipsis) < width else ""
+    mark = ellipsis if cell_len(ellipsis) <= width else ""
     return set_cell_size(text, width - cell_len(mark)).rstrip() + mark
 
 

@@ -48,7 +48,7 @@ def test_candidates_are_numbered_and_carry_their_run():
     assert data["contract"] == {"ok": True, "warnings": []}
     assert data["retention"]["categories"]["identifiers"]["kept"] == 2
     assert a.label().startswith("#1  offline/offline-extractive  prompt bundled:")
-    assert "24 tok/s" in a.label() and "contract !" in a.label()
+    assert "24 tokens/s" in a.label() and "contract !" in a.label()
     with pytest.raises(KeyError):
         cands.get(3)
 

@@ -43,6 +43,14 @@ ROW = re.compile(
 )
 
 
+#: What the main screen's footer may show, each key whole.
+MAIN_FOOTER = [
+    "b Up to here", "s Safe boundary", "esc Tail", "p Preview", "i Instruct", "m Model",
+    "c Compact", "d Diff", "e Edit", "C Candidates", "w Write", "u Undo", "/ Search",
+    "? Help", "q Quit",
+]  # fmt: skip
+
+
 def list_rows(screen: str) -> list[re.Match[str]]:
     return [m for line in screen.splitlines() if (m := ROW.match(line))]
 
@@ -79,7 +87,17 @@ def test_first_session_under_no_color(terminal, tmp_path):
     assert [int(r["number"]) for r in rows] == list(range(1, len(rows) + 1))
     assert marks(screen)[:3] == ["▶", " ", " "]
     assert all(r["tokens"].replace(",", "").isdigit() for r in rows)
-    assert "? Help" in footer(screen) and "q Quit" in footer(screen)
+    line = footer(screen)
+    assert "? Help" in line and "q Quit" in line
+    rest = line  # whole keys only (issue 18 item 15: never "d Di")
+    for shown in MAIN_FOOTER:
+        rest = rest.replace(shown, "", 1)
+    assert rest.strip() == "", f"a cut key in the footer: {line!r}"
+    # The status area is three lines: legend, figures, model · prompt · provider.
+    lines = screen.rstrip("\n").splitlines()
+    edge = max(i for i, text in enumerate(lines) if text.startswith("▔▔▔"))
+    assert len(lines) - 1 - edge - 1 == 3, lines[edge:]
+    assert "→" in lines[-3] and lines[-2].lstrip().startswith("model "), lines[edge:]
     assert "24 messages" in screen
 
     # Move down twice: the marker follows; b sets the boundary there.

@@ -714,7 +714,7 @@ async def test_help_lists_every_key_and_main_keys_stay_on_main_screen(tmp_path):
         shown = {(row[0].plain, row[1].plain) for row in rows}
         for _title, screen_keys in keys.SCREEN_TABLES:  # every key of every screen, "!" too
             for key in screen_keys:
-                assert (key.shown_key, key.help) in shown, key
+                assert (key.help_keys, key.help) in shown, key
         assert ("!", "write the split history anyway") in shown
         await pilot.press("j", "b", "c")  # main-screen keys do nothing here
         await pilot.pause()

@@ -165,6 +165,9 @@ def describe_session(folder: Path, work_dir: str | None = None) -> SessionInfo:
     info.updated = stat.st_mtime
     try:
         head, tail = _read_ends(context, stat.st_size)
+        if not head.strip() and stat.st_size <= len(head):
+            info.error = f"{CONTEXT}: file is empty"  # as loading it says
+            return info
         if stat.st_size <= len(head):  # the whole file is in hand
             info.message_count = sum(map(_is_message_line, head.split(b"\n")))
         else:
@@ -173,6 +176,8 @@ def describe_session(folder: Path, work_dir: str | None = None) -> SessionInfo:
         info.error = f"cannot read {CONTEXT} ({exc.strerror or exc})"
         return info
     first_user, info.error = _probe(head, tail, stat.st_size)
+    if info.error:
+        info.message_count = None  # lines of a file that cannot be read are not messages
     info.title = state_title(folder) or wire_title(folder / WIRE) or first_user
     return info
 

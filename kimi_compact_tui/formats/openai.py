@@ -124,6 +124,9 @@ def serialize_jsonl(session: Session) -> bytes:
 
 # ----------------------------------------------------------------------------- the plugins
 
+#: The picker parses an OpenAI file up to this size to count and check it.
+DESCRIBE_LIMIT = 8 << 20
+
 
 class _OpenAIFormat(SessionFormat):
     """Shared by the two OpenAI layouts: no discovery, the plain summary
@@ -134,6 +137,27 @@ class _OpenAIFormat(SessionFormat):
 
     def write_op(self, session: Session, compacted: Session) -> WriteOp:
         return WriteOp("backup", self.dump(compacted))
+
+    def describe(self, path: Path) -> SessionInfo:
+        """A file up to :data:`DESCRIBE_LIMIT` is parsed as a load would: its
+        message count, or the load's one-line error (an empty file, random
+        bytes); a larger one is listed without a count."""
+        info = SessionInfo(path, self.name)
+        try:
+            size = path.stat().st_size
+            if size > DESCRIBE_LIMIT:
+                return info
+            data = path.read_bytes()
+        except OSError as exc:
+            info.error = f"{path}: cannot read ({exc.strerror or exc})"
+            return info
+        try:
+            if not data.strip():
+                raise SessionFormatError(f"{path}: file is empty")
+            info.message_count = len(self.parse(data, path).messages)
+        except SessionFormatError as exc:
+            info.error = str(exc)
+        return info
 
 
 class OpenAIJsonlFormat(_OpenAIFormat):
@@ -147,16 +171,6 @@ class OpenAIJsonlFormat(_OpenAIFormat):
             return True
         stripped = head.lstrip()
         return suffix != ".json" and stripped.startswith(b"{") and b"\n{" in stripped
-
-    def describe(self, path: Path) -> SessionInfo:
-        """Messages counted as non-blank lines, without decoding (small files only)."""
-        count = None
-        try:
-            if path.stat().st_size <= 32 << 20:
-                count = sum(1 for line in path.read_bytes().split(b"\n") if line.strip())
-        except OSError:
-            pass
-        return SessionInfo(path, self.name, message_count=count)
 
     def parse(self, data: bytes, path: Path) -> Session:
         return parse_jsonl(data, path)

@@ -15,6 +15,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, Union
 
+from kimi_compact_tui.compaction.figures import RunFigures
+
 if TYPE_CHECKING:
     from kimi_compact_tui.compaction.request import CompactionRequest
 
@@ -195,6 +197,11 @@ class StreamResult:
             if isinstance(value, int) and not isinstance(value, bool) and value >= 0:
                 return value
         return None
+
+    def figures(self) -> RunFigures:
+        """The run's one token figure and time (:mod:`kimi_compact_tui.compaction.figures`):
+        :attr:`output_tokens` when reported, else the estimate of the summary."""
+        return RunFigures.of(self.summary, self.output_tokens, self.total_time)
 
     def to_json(self) -> dict[str, Any]:
         return {

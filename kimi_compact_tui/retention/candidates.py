@@ -14,6 +14,7 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
+from kimi_compact_tui.compaction.figures import RunFigures
 from kimi_compact_tui.retention.report import RetentionReport
 
 
@@ -31,34 +32,38 @@ class Candidate:
     prompt_sha256: str
     custom_instructions: str = ""
     prompt_path: str | None = None
-    output_tokens: int | None = None
+    output_tokens: int | None = None  # the run's one figure (RunFigures): reported or estimated
     seconds: float | None = None
+    tokens_estimated: bool = False  # output_tokens is the estimate (shown with ~)
     contract_ok: bool | None = None
     contract_warnings: tuple[str, ...] = ()
     retention: RetentionReport | None = None
 
     @property
-    def tokens_per_second(self) -> float | None:
-        if not self.output_tokens or not self.seconds or self.seconds <= 0:
+    def figures(self) -> RunFigures | None:
+        if self.output_tokens is None:
             return None
-        return self.output_tokens / self.seconds
+        return RunFigures(self.output_tokens, self.tokens_estimated, self.seconds)
+
+    @property
+    def tokens_per_second(self) -> float | None:
+        figures = self.figures
+        return figures.rate if figures is not None else None
 
     def retention_figures(self) -> dict[str, tuple[int, int]]:
         return self.retention.figures() if self.retention is not None else {}
 
-    def label(self) -> str:
-        """One line for a list: number, provider/model, prompt, speed, figures."""
+    def label(self, *, timing: bool = True) -> str:
+        """One line for a list: number, provider/model, prompt, the run's figures
+        (:class:`RunFigures`, as the stream screen shows them; no time with
+        ``timing`` off), the contract check and the retention figures."""
         model = f"{self.provider}/{self.model}" if self.model else self.provider
         parts = [f"#{self.number}", model, f"prompt {self.prompt_source}:{self.prompt_sha256[:8]}"]
         if self.custom_instructions:
             parts.append("+instructions")
-        if self.output_tokens is not None:
-            parts.append(f"{self.output_tokens} tok")
-        if self.seconds is not None:
-            parts.append(f"{self.seconds:.1f}s")
-        tps = self.tokens_per_second
-        if tps is not None:
-            parts.append(f"{tps:.0f} tok/s")
+        figures = self.figures
+        if figures is not None:
+            parts += figures.parts(timing=timing)
         if self.contract_ok is not None:
             parts.append("contract ok" if self.contract_ok else "contract !")
         if self.retention is not None:
@@ -77,6 +82,7 @@ class Candidate:
             },
             "custom_instructions": self.custom_instructions,
             "output_tokens": self.output_tokens,
+            "output_tokens_estimated": self.tokens_estimated,
             "seconds": self.seconds,
             "tokens_per_second": self.tokens_per_second,
             "contract": {"ok": self.contract_ok, "warnings": list(self.contract_warnings)},

@@ -11,15 +11,18 @@ no widget, and returns an :class:`Outcome` that the UI thread applies in
 from __future__ import annotations
 
 import gc
+import io
 import sys
+import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from textual import work
+from textual import events, on, work
 from textual.app import App
 from textual.worker import Worker, WorkerState
 
+from kimi_compact_tui import samples
 from kimi_compact_tui.errors import UserError
 from kimi_compact_tui.formats.registry import resolve_session_path
 from kimi_compact_tui.job import CompactionJob
@@ -40,6 +43,9 @@ from kimi_compact_tui.tui.widgets.message_list import MessageList
 # back (Python's default is 0.005 s), which keeps a 100k-message load fast
 # while the UI still redraws 50 times a second.
 SWITCH_INTERVAL = 0.02
+SCREENSHOTS = "screenshots"  # under the state folder (kimi_compact_tui.samples.state_dir)
+SCREENSHOT_DELIVERY = "review-screenshot"  # Textual's own "screenshot" handler stays quiet
+QUIT_PURPOSE = "quit"
 
 
 def loading_label(path: Path) -> str:
@@ -74,6 +80,9 @@ class ReviewApp(App):
     CSS_PATH = "app.tcss"
     TITLE = "kimi-compact-tui"
     COMMANDS = App.COMMANDS | {ReviewCommands}
+    #: Times and rates on screen (the stream, the candidates); off for pictures
+    #: that must not change between runs (scripts/screenshots.py).
+    show_timing = True
 
     def __init__(
         self,
@@ -125,7 +134,7 @@ class ReviewApp(App):
             self.notify(visible(message), title=title, severity="error", markup=False, timeout=10)
 
     # --- leaving with unwritten work ----------------------------------------------
-    def ask_unwritten(self, what: str, then: Callable[[], object]) -> None:
+    def ask_unwritten(self, what: str, then: Callable[[], object], *, purpose: str = "") -> None:
         """Run ``then`` now, or after asking when a summary or an edit is not
         written (quitting or opening another session would lose it)."""
         state = self.state
@@ -140,10 +149,56 @@ class ReviewApp(App):
             if ok:
                 then()
 
-        self.push_screen(AskScreen("Discard the unwritten summary?", body, yes="Discard (y)"), done)
+        ask = AskScreen("Discard the unwritten summary?", body, yes="Discard (y)", purpose=purpose)
+        self.push_screen(ask, done)
 
     def quit_review(self) -> None:
-        self.ask_unwritten("Quitting", self.exit)
+        if isinstance(self.screen, AskScreen) and self.screen.purpose == QUIT_PURPOSE:
+            return  # already asking (ctrl+q pressed twice)
+        self.ask_unwritten("Quitting", self.exit, purpose=QUIT_PURPOSE)
+
+    async def action_quit(self) -> None:
+        """Every other way to quit (Textual's ctrl+q, the palette's Quit) asks
+        first too, as ``q`` does."""
+        self.quit_review()
+
+    # --- the palette's screenshot -------------------------------------------------
+    def deliver_screenshot(
+        self,
+        filename: str | None = None,
+        path: str | None = None,
+        time_format: str | None = None,
+    ) -> str | None:
+        """Save an SVG of the screen in a folder that exists (Textual's default,
+        ~/Downloads, often does not): ``path``, else this app's state folder's
+        ``screenshots/`` (created). The notification names the file."""
+        folder = Path(path) if path else samples.state_dir() / SCREENSHOTS
+        try:
+            folder.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            self.show_error(f"cannot save the screenshot in {folder}: {exc.strerror or exc}")
+            return None
+        stamp = time.strftime(time_format or "%Y-%m-%dT%H_%M_%S")
+        name = filename or f"{self.title} {stamp}.svg"
+        return self.deliver_text(
+            io.StringIO(self.export_screenshot()),
+            save_directory=folder,
+            save_filename=name,
+            open_method="browser",
+            mime_type="image/svg+xml",
+            name=SCREENSHOT_DELIVERY,
+        )
+
+    @on(events.DeliveryComplete)
+    def _screenshot_saved(self, event: events.DeliveryComplete) -> None:
+        if event.name == SCREENSHOT_DELIVERY:
+            where = f" to {event.path}" if event.path is not None else ""
+            self.notify(f"Saved the screenshot{where}", title="Screenshot", markup=False)
+
+    @on(events.DeliveryFailed)
+    def _screenshot_failed(self, event: events.DeliveryFailed) -> None:
+        if event.name == SCREENSHOT_DELIVERY:
+            self.show_error(f"cannot save the screenshot: {event.exception}", "Screenshot")
 
     # --- loading ------------------------------------------------------------------
     def load(self, path: str | Path, *, up_to: int | None = None) -> None:
@@ -160,7 +215,15 @@ class ReviewApp(App):
     )
     def _load_worker(self, loader: JobLoader, path: Path, up_to: int | None) -> Outcome:
         try:
-            return Outcome(job=loader.load(path), up_to=up_to)
+            opened = samples.open_path(path)  # a bundled sample: a fresh copy of it
+        except OSError as exc:
+            return Outcome(error=f"{path}: cannot copy the sample ({exc.strerror or exc})")
+        note = None
+        origin = samples.copied_sample(opened) if opened != path else None
+        if origin is not None:
+            note = f"opened a copy of the sample {origin} (the sample never changes): {opened}"
+        try:
+            return Outcome(job=loader.load(opened), up_to=up_to, message=note)
         except Exception as exc:
             return Outcome(error=_error_line(exc, path))
 

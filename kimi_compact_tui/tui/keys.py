@@ -23,6 +23,8 @@ AVAILABLE: str | None = None
 ABSENT = "\x00absent"  # a sentinel reason: the key is not offered at all
 
 Rule = Callable[["ReviewState"], str | None]
+#: How a key is named for people when a row has no ``display`` for it.
+KEY_NAMES = {"escape": "esc", "exclamation_mark": "!", "question_mark": "?", "slash": "/"}
 
 
 def _always(state: ReviewState) -> str | None:
@@ -44,6 +46,16 @@ class Key:
     @property
     def shown_key(self) -> str:
         return self.display or self.key.split(",")[0]
+
+    @property
+    def help_keys(self) -> str:
+        """Every key of the row, as the help screen lists them (``esc q``, ``y enter``)."""
+        names = [KEY_NAMES.get(k, k) for k in self.key.split(",")]
+        if self.display:
+            if len(self.display.split()) >= len(names):
+                return self.display
+            names[0] = self.display
+        return " ".join(names)
 
     def binding(self) -> Binding:
         return Binding(

@@ -56,6 +56,7 @@ class RunBook:
         if result is None or result.status not in FINISHED or not result.summary.strip():
             return None
         check = check_sections(result.summary)
+        figures = result.figures()
         candidate = self.candidates.add(
             result.summary,
             provider=result.provider or "unknown",
@@ -64,8 +65,9 @@ class RunBook:
             prompt_path=prompt.path,
             prompt_sha256=prompt.sha256,
             custom_instructions=instructions,
-            output_tokens=result.output_tokens,
-            seconds=result.total_time,
+            output_tokens=figures.tokens,
+            tokens_estimated=figures.estimated,
+            seconds=figures.seconds,
             contract_ok=check.ok,
             contract_warnings=tuple(check.warnings()),
         )

@@ -13,6 +13,9 @@ import threading
 from collections import deque
 from collections.abc import Callable
 
+from kimi_compact_tui.compaction.tokens import token_counts, tokens_from_counts
+from kimi_compact_tui.providers import StreamEvent
+
 
 class StreamBuffer:
     """Text and reasoning chunks received and not yet shown, and all text so far."""
@@ -23,6 +26,7 @@ class StreamBuffer:
         self._text_parts: list[str] = []
         self._reasoning_parts: list[str] = []
         self.text_len = 0
+        self._counts = (0, 0, 0)  # token_counts of the text taken so far (they add up)
         self.reasoning_len = 0
         self.note = ""  # the provider's latest progress note ("" once text flows)
 
@@ -49,7 +53,16 @@ class StreamBuffer:
         if chunk:
             self._text_parts.append(chunk)
             self.text_len += len(chunk)
+            a, b, c = token_counts(chunk)
+            x, y, z = self._counts
+            self._counts = (x + a, y + b, z + c)
         return chunk
+
+    @property
+    def taken_tokens(self) -> int:
+        """The estimate (:func:`estimate_tokens`) of the text taken so far,
+        without joining it again on every flush."""
+        return tokens_from_counts(self._counts)
 
     def take_reasoning(self) -> str:
         chunk = self._drain(self._reasoning)
@@ -132,3 +145,22 @@ class RunControl:
         task = self._task
         if task is not None:
             self._call(task.cancel)
+
+
+def buffer_events(buffer: StreamBuffer) -> Callable[[StreamEvent], None]:
+    """The provider's ``on_event`` (called in the worker): collect into ``buffer`` only."""
+
+    def on_event(event: StreamEvent) -> None:
+        if event.kind == "text":
+            buffer.push_text(event.text)
+            buffer.note = ""  # progress notes ("waiting for the first token") are stale now
+        elif event.kind == "reasoning":
+            buffer.push_reasoning(event.text)
+            buffer.note = ""
+        elif event.kind == "retry":
+            delay = f" in {event.delay:.1f} s" if event.delay is not None else ""
+            buffer.note = f"retrying{delay} (attempt {event.attempt or '?'}): {event.text}"
+        else:
+            buffer.note = event.text
+
+    return on_event

@@ -18,25 +18,35 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Horizontal, VerticalScroll
 from textual.screen import Screen
-from textual.widgets import Footer, OptionList, RichLog, Static
+from textual.widgets import OptionList, RichLog, Static
 from textual.widgets.option_list import Option
 
 from kimi_compact_tui.retention import Candidate, CandidateSet, Comparison
-from kimi_compact_tui.sanitize import one_line, visible
+from kimi_compact_tui.sanitize import clip_cells, one_line, visible
 from kimi_compact_tui.tui import keys
+from kimi_compact_tui.tui.widgets.footer import KeysFooter
 from kimi_compact_tui.tui.widgets.retention_pane import figures_text
 
 MAX_MISSING_SHOWN = 30
 
 
-def candidate_prompt(candidate: Candidate, marked: bool, chosen: bool) -> Text:
+#: The instructions' line of a candidate is cut at this many cells (with …).
+INSTRUCTIONS_CELLS = 60
+
+
+def candidate_prompt(
+    candidate: Candidate, marked: bool, chosen: bool, *, timing: bool = True
+) -> Text:
+    """The candidate's line (its figures as the stream screen showed them) and,
+    when it had instructions, a second line quoting them, cut by cells with …."""
     out = Text(no_wrap=True, overflow="ellipsis")
     out.append("● " if marked else "  ", style="bold yellow")
-    out.append(one_line(candidate.label(), 300))
-    if candidate.custom_instructions:
-        out.append("  “" + one_line(candidate.custom_instructions, 40) + "”", style="dim")
     if chosen:
-        out.append("  [chosen]", style="bold green")
+        out.append("[chosen] ", style="bold green")
+    out.append(one_line(candidate.label(timing=timing), 300))
+    if candidate.custom_instructions:
+        quoted = clip_cells(one_line(candidate.custom_instructions, 400), INSTRUCTIONS_CELLS)
+        out.append("\n    instructions “" + quoted + "”", style="dim")
     return out
 
 
@@ -117,7 +127,7 @@ class CandidatesScreen(Screen[int | None]):
             with VerticalScroll(classes="report"):
                 yield Static(id="right-report")
         yield RichLog(id="summary-diff", markup=False, highlight=False, wrap=False)
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         options = self.query_one("#candidates-list", OptionList)
@@ -134,13 +144,13 @@ class CandidatesScreen(Screen[int | None]):
         return out
 
     def _options(self) -> list[Option]:
-        chosen = self.candidates.chosen
-        return [
-            Option(
-                candidate_prompt(c, c.number in self.marked, c.number == chosen), id=str(c.number)
-            )
-            for c in self.candidates
-        ]
+        return [Option(self._prompt(c), id=str(c.number)) for c in self.candidates]
+
+    def _prompt(self, c: Candidate) -> Text:
+        timing = getattr(self.app, "show_timing", True)
+        return candidate_prompt(
+            c, c.number in self.marked, c.number == self.candidates.chosen, timing=timing
+        )
 
     def comparison(self) -> Comparison | None:
         if len(self.marked) != 2:
@@ -179,9 +189,7 @@ class CandidatesScreen(Screen[int | None]):
             self.marked.append(number)
             self.marked = self.marked[-2:]
         for i, c in enumerate(self.candidates):
-            options.replace_option_prompt_at_index(
-                i, candidate_prompt(c, c.number in self.marked, c.number == self.candidates.chosen)
-            )
+            options.replace_option_prompt_at_index(i, self._prompt(c))
         self.refresh_comparison()
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:

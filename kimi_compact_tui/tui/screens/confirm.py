@@ -77,9 +77,12 @@ class AskScreen(ModalScreen[bool]):
     BINDINGS = keys.bindings(keys.ASK_KEYS)
     DEFAULT_CSS = _dialog_css("AskScreen", "$warning")
 
-    def __init__(self, title: str, body: str, *, yes: str = "Yes (y)", no: str = "No (n)") -> None:
+    def __init__(
+        self, title: str, body: str, *, yes: str = "Yes (y)", no: str = "No (n)", purpose: str = ""
+    ) -> None:
         super().__init__()
         self.title_text, self.body, self.yes, self.no = title, body, yes, no
+        self.purpose = purpose  # what is being asked for ("quit"), for a caller that asks again
 
     def compose(self) -> ComposeResult:
         with Vertical():

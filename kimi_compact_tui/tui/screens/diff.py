@@ -16,7 +16,7 @@ from textual import work
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 
 from kimi_compact_tui.diff import ADDED, KEPT, REMOVED, SessionDiff, diff_sessions
@@ -26,6 +26,7 @@ from kimi_compact_tui.tui.flow import FlowRequest, WriteRequested
 from kimi_compact_tui.tui.screens.retention_host import RetentionHost
 from kimi_compact_tui.tui.state import ReviewState
 from kimi_compact_tui.tui.widgets.diff_view import DiffRow, DiffView
+from kimi_compact_tui.tui.widgets.footer import KeysFooter
 from kimi_compact_tui.tui.widgets.retention_pane import RetentionPane
 from kimi_compact_tui.tui.widgets.stream_view import SummaryPane
 
@@ -135,7 +136,7 @@ class DiffScreen(RetentionHost, Screen[FlowRequest | None]):
         yield Static(Text("Diff", style="bold"), id="diff-head")
         if self.reason is not None:
             yield Static(Text(self.reason), id="diff-reason")
-            yield Footer()
+            yield KeysFooter()
             return
         with Horizontal(id="diff-columns"):
             with Vertical():
@@ -146,7 +147,7 @@ class DiffScreen(RetentionHost, Screen[FlowRequest | None]):
                 yield DiffView(id="after")
             yield RetentionPane(id="retention-pane")
         yield SummaryPane(self.summary or "", prefix="diff-summary", id="summary-pane")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         if self.reason is None:

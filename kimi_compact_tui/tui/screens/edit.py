@@ -13,12 +13,13 @@ from __future__ import annotations
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.screen import Screen
-from textual.widgets import Footer, Static, TextArea
+from textual.widgets import Static, TextArea
 
 from kimi_compact_tui.compaction.contract import check_sections
 from kimi_compact_tui.sanitize import visible
 from kimi_compact_tui.tui import keys
 from kimi_compact_tui.tui.state import ReviewState
+from kimi_compact_tui.tui.widgets.footer import KeysFooter
 
 
 class EditSummaryScreen(Screen[str | None]):
@@ -54,12 +55,22 @@ class EditSummaryScreen(Screen[str | None]):
             original = result.summary if result is not None else ""
         self.original = original
         # ``append``: a marked block (retention's missing items) added after the text.
-        self.shown = visible(original, tabs=None) + visible(append, tabs=None)
-        self.altered = self.shown != original
+        self.appended = bool(append)
+        shown_original, shown_block = visible(original, tabs=None), visible(append, tabs=None)
+        self.shown = shown_original + shown_block
+        # Only control characters shown as symbols alter the text: the appended
+        # block is the user's to keep (ctrl+s) or drop (escape).
+        self.altered = shown_original != original or shown_block != append
 
     def compose(self) -> ComposeResult:
         head = Text("Edit the summary", style="bold")
         head.append(" · ctrl+s saves (this text is what gets written) · escape cancels")
+        if self.appended:
+            head.append(
+                "\nthe missing items are appended at the end, marked: "
+                "move them into the sections, then ctrl+s",
+                style="bold",
+            )
         if self.altered:
             head.append(
                 "\ncontrol characters in the summary are shown as symbols; saving keeps the symbols",
@@ -70,7 +81,7 @@ class EditSummaryScreen(Screen[str | None]):
         area.cursor_blink = False
         yield area
         yield Static(self._sections_text(self.shown), id="edit-sections")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.query_one(TextArea).focus()

@@ -66,7 +66,7 @@ class HelpScreen(ModalScreen[None]):
         self.rows: list[tuple[str, str, bool]] = []
         for title, table in tables:
             self.rows.append(("", title, True))
-            self.rows += [(visible(k.shown_key), visible(k.help), False) for k in table]
+            self.rows += [(visible(k.help_keys), visible(k.help), False) for k in table]
         self.bindings_list = [(k, d) for k, d, heading in self.rows if not heading]
         self._key_width = max((cell_len(k) for k, _d in self.bindings_list), default=1)
 

@@ -136,9 +136,9 @@ class MainScreen(Screen[None]):
         region_of = self._region_of()
         if region_of is not None:
             ml.set_regions(region_of)
-        self.query_one(Legend).update_from(
-            self.state, lambda r: ml.get_component_rich_style(f"message-list--{r}")
-        )
+        legend = self.query_one(Legend)
+        legend.update_from(self.state, lambda r: ml.get_component_rich_style(f"message-list--{r}"))
+        legend.display = not self.state.known_splits  # the status's warning takes its line
         self.query_one(StatusLine).update_from(self.state)
         self._show_detail(ml.cursor)
         self.refresh_bindings()

@@ -24,8 +24,10 @@ from textual.widgets.option_list import Option
 
 from kimi_compact_tui.formats.base import SessionInfo
 from kimi_compact_tui.formats.registry import describe_path, discover_all, discovery_note
+from kimi_compact_tui.samples import samples_dir
 from kimi_compact_tui.sanitize import one_line, visible
 from kimi_compact_tui.tui import keys
+from kimi_compact_tui.tui.widgets.footer import KeysFooter
 
 MAX_ROWS = 2000  # newest first; older sessions can still be opened by path
 ERROR_MARK = "✗"
@@ -43,11 +45,11 @@ def session_label(info: SessionInfo, *, sample: bool = False) -> Text:
         details.append(visible(info.work_dir))
     if info.updated is not None:
         details.append(_dt.datetime.fromtimestamp(info.updated).strftime("%Y-%m-%d %H:%M"))
-    if info.message_count is not None:
+    if info.message_count is not None and not info.error:
         count = info.message_count
         details.append(f"{count:,} message{'s' if count != 1 else ''}")
     if sample:
-        details.append(f"sample: {visible(info.path.name)}")
+        details.append(f"sample: {visible(info.path.name)} (opens a copy)")
     elif info.session_id and title:
         details.append(visible(info.session_id[:8]))
     out.append("\n  " + " · ".join(details), style="dim")
@@ -56,16 +58,9 @@ def session_label(info: SessionInfo, *, sample: bool = False) -> Text:
     return out
 
 
-def sample_sessions_dir() -> Path | None:
-    here = Path(__file__).resolve().parents[2]  # the package folder
-    for candidate in (here / "_bundled" / "sample_sessions", here.parent / "sample_sessions"):
-        if candidate.is_dir():
-            return candidate
-    return None
-
-
 def sample_sessions(folder: Path | None = None) -> list[SessionInfo]:
-    folder = folder or sample_sessions_dir()
+    """The bundled samples (:mod:`kimi_compact_tui.samples`: opened as copies)."""
+    folder = folder or samples_dir()
     if folder is None:
         return []
     out = []
@@ -117,6 +112,7 @@ class PickerScreen(ModalScreen[str | None]):
             yield OptionList(id="picker-list")
             yield Static(Text(""), id="picker-note")
             yield Input(placeholder="…or type a path and press enter", id="picker-path")
+        yield KeysFooter()  # the picker's own keys, not the main screen's behind it
 
     def on_mount(self) -> None:
         self.set_class(self.app.no_color, "-no-color")  # the highlight in reverse video

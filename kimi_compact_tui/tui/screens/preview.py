@@ -19,7 +19,6 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import (
-    Footer,
     LoadingIndicator,
     Static,
     TabbedContent,
@@ -32,6 +31,7 @@ from kimi_compact_tui.compaction.request import CUSTOM_INSTRUCTION_HEADER
 from kimi_compact_tui.sanitize import one_line, visible
 from kimi_compact_tui.tui import keys
 from kimi_compact_tui.tui.state import ReviewState
+from kimi_compact_tui.tui.widgets.footer import KeysFooter
 from kimi_compact_tui.tui.widgets.text_lines import TextLines
 
 EXACT_BADGE = "exact kimi-cli prompt"
@@ -212,7 +212,7 @@ class PreviewScreen(Screen[None]):
                 yield Static(prompt_line(prep.prompt), id="prompt-source")
         if reason is not None:
             yield Static(Text(visible(reason)), id="preview-noop")
-            yield Footer()
+            yield KeysFooter()
             return
         assert self.request is not None
         custom = self.request.custom_instruction
@@ -233,7 +233,7 @@ class PreviewScreen(Screen[None]):
                     )
             with TabPane("Body (JSON)", id="tab-body"):
                 yield LoadingIndicator(id="body-loading")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         if self.request is not None and self._reason() is None:

@@ -8,10 +8,11 @@ from __future__ import annotations
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.screen import Screen
-from textual.widgets import Footer, Static, TextArea
+from textual.widgets import Static, TextArea
 
 from kimi_compact_tui.sanitize import visible
 from kimi_compact_tui.tui import keys
+from kimi_compact_tui.tui.widgets.footer import KeysFooter
 
 
 class EditPromptScreen(Screen[str | None]):
@@ -37,7 +38,7 @@ class EditPromptScreen(Screen[str | None]):
         area = TextArea(self.original, id="prompt-editor", soft_wrap=True, show_line_numbers=True)
         area.cursor_blink = False
         yield area
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.query_one(TextArea).focus()

@@ -8,9 +8,10 @@ from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.screen import Screen
-from textual.widgets import Footer, OptionList, Static
+from textual.widgets import OptionList, Static
 
 from kimi_compact_tui.retention import RetentionReport
+from kimi_compact_tui.tui.widgets.footer import KeysFooter
 from kimi_compact_tui.tui.widgets.retention_pane import RetentionPane
 
 
@@ -31,7 +32,7 @@ class RetentionScreen(Screen[None]):
     def compose(self) -> ComposeResult:
         yield Static(Text(self.title_text, style="bold"), id="retention-title")
         yield RetentionPane(self.report, id="retention-pane")
-        yield Footer()
+        yield KeysFooter()
 
     def on_mount(self) -> None:
         self.query_one("#retention-missing", OptionList).focus()

@@ -33,16 +33,16 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.screen import Screen
 from textual.timer import Timer
-from textual.widgets import Footer, Static
+from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 
+from kimi_compact_tui.compaction.figures import RunFigures
 from kimi_compact_tui.errors import UserError
 from kimi_compact_tui.job import CompactionJob, Preparation
 from kimi_compact_tui.job.job import StreamFunction
 from kimi_compact_tui.providers import (
     OFFLINE_NOTICE,
     ProviderConfig,
-    StreamEvent,
     StreamResult,
     stream_summary,
 )
@@ -52,9 +52,10 @@ from kimi_compact_tui.tui.flow import FlowRequest, RerunRequested, WriteRequeste
 from kimi_compact_tui.tui.runs import RunKey
 from kimi_compact_tui.tui.screens.retention_host import RetentionHost
 from kimi_compact_tui.tui.state import ReviewState
-from kimi_compact_tui.tui.stream_buffer import RunControl, StreamBuffer
+from kimi_compact_tui.tui.stream_buffer import RunControl, StreamBuffer, buffer_events
+from kimi_compact_tui.tui.widgets.footer import KeysFooter
 from kimi_compact_tui.tui.widgets.retention_pane import RetentionPane
-from kimi_compact_tui.tui.widgets.stream_view import StreamView, approx_tokens, outcome_lines
+from kimi_compact_tui.tui.widgets.stream_view import StreamView, outcome_lines
 
 FLUSH_INTERVAL = 0.05
 OFFLINE_BANNER = "offline — no model wrote this summary"
@@ -65,25 +66,6 @@ StreamFn = StreamFunction
 def provider_of(state: ReviewState) -> ProviderConfig:
     """The provider config held by ``state`` (offline when none is set)."""
     return state.provider if state.provider is not None else ProviderConfig()
-
-
-def buffer_events(buffer: StreamBuffer) -> Callable[[StreamEvent], None]:
-    """The provider's ``on_event`` (called in the worker): collect into ``buffer`` only."""
-
-    def on_event(event: StreamEvent) -> None:
-        if event.kind == "text":
-            buffer.push_text(event.text)
-            buffer.note = ""  # progress notes ("waiting for the first token") are stale now
-        elif event.kind == "reasoning":
-            buffer.push_reasoning(event.text)
-            buffer.note = ""
-        elif event.kind == "retry":
-            delay = f" in {event.delay:.1f} s" if event.delay is not None else ""
-            buffer.note = f"retrying{delay} (attempt {event.attempt or '?'}): {event.text}"
-        else:
-            buffer.note = event.text
-
-    return on_event
 
 
 class StreamScreen(RetentionHost, Screen[FlowRequest | None]):
@@ -159,7 +141,7 @@ class StreamScreen(RetentionHost, Screen[FlowRequest | None]):
         yield StreamView(id="stream-view")
         yield Static(Text(""), id="stream-outcome")
         yield RetentionPane(id="retention-pane")
-        yield Footer()
+        yield KeysFooter()
 
     def _title(self) -> Text:
         prep = self.state.preparation
@@ -184,6 +166,7 @@ class StreamScreen(RetentionHost, Screen[FlowRequest | None]):
 
     def on_mount(self) -> None:
         self._view = self.query_one(StreamView)
+        self.show_timing = self.show_timing and getattr(self.app, "show_timing", True)
         self.retention_pane().display = False
         if self.provider.offline:
             self.add_class("offline")
@@ -299,7 +282,9 @@ class StreamScreen(RetentionHost, Screen[FlowRequest | None]):
         if result.offline or self.provider.offline:
             self.add_class("offline")
         self._update_status()
-        lines = outcome_lines(StreamResult(status="complete", summary=summary))
+        edited = self.state.summary_edited  # an edit's figure: the estimate, no time
+        shown = StreamResult(status="complete", summary=summary) if edited else result
+        lines = outcome_lines(shown)
         if self.state.summary_edited:
             lines.append(("the summary shown is your edit", "yellow"))
         lines.append(("kept from the last run · r: run again (replaces it) · w: write", "bold"))
@@ -325,6 +310,26 @@ class StreamScreen(RetentionHost, Screen[FlowRequest | None]):
             text.append(visible(line), style=style)
         self.query_one("#stream-outcome", Static).update(text)
 
+    def _elapsed(self) -> float | None:
+        if self._started is None:
+            return None
+        now = self._ended if self._ended is not None else self._now()
+        return max(0.0, (now or 0.0) - self._started)
+
+    def figures(self) -> RunFigures:
+        """What the status line shows: while streaming, the estimate of the text
+        so far and this screen's clock; once ended, the run's own figures
+        (:meth:`StreamResult.figures`, as the candidates list shows them)."""
+        result = self.result
+        if result is None:
+            return RunFigures(self.view.buffer.taken_tokens, True, self._elapsed())
+        if self.state.summary_edited and self.state.stream_result is result:
+            return RunFigures.of(self.state.summary or "", None)
+        figures = result.figures()
+        if figures.seconds is None:  # a run this screen ended itself (cancelled, failed)
+            figures = RunFigures(figures.tokens, figures.estimated, self._elapsed())
+        return figures
+
     def status_text(self) -> Text:
         view = self.view
         chars = view.text_chars
@@ -332,14 +337,10 @@ class StreamScreen(RetentionHost, Screen[FlowRequest | None]):
             label = "cancelling…" if self.cancelling else "streaming…"
         else:
             label = self.result.status
-        text = Text(f"{label} {chars:,} characters (~{approx_tokens(chars):,} tokens)")
+        text = Text(f"{label} · {chars:,} characters · ")
+        text.append(self.figures().describe(timing=self.show_timing))
         if view.reasoning_chars:
             text.append(f" · reasoning {view.reasoning_chars:,} characters")
-        if self.show_timing and self._started is not None:
-            now = self._ended if self._ended is not None else self._now()
-            elapsed = max(0.0, (now or 0.0) - self._started)
-            rate = approx_tokens(chars) / elapsed if elapsed > 0 else 0.0
-            text.append(f" · {rate:,.1f} tokens/s · {elapsed:,.1f} s")
         return text
 
     def _update_status(self) -> None:

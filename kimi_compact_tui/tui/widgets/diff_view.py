@@ -50,6 +50,19 @@ def describe_message(message: Message, width: int = 200) -> str:
     return message_preview(message, width)
 
 
+#: Below this many cells a row shows the role in 4 cells (``asst``), leaving
+#: the preview room to say something (a pane of a three-pane diff at 80 columns).
+NARROW_ROW = 40
+SHORT_ROLES = {"assistant": "asst", "system": "sys"}
+
+
+def role_label(role: str, width: int) -> str:
+    """The role column: 9 cells, or 4 in a narrow row (``assistant`` → ``asst``)."""
+    if width >= NARROW_ROW:
+        return fit_cells(one_line(role, 9), 9)
+    return fit_cells(SHORT_ROLES.get(role, one_line(role, 4)), 4, ellipsis="")
+
+
 def format_tokens(n: int) -> str:
     if n >= 10_000:
         return f"{n / 1000:.0f}k"
@@ -109,7 +122,7 @@ class DiffView(ScrollView, can_focus=True):
         style = STYLES.get(row.kind, Style())
         tokens = format_tokens(row.tokens)
         head = f"{row.number:>{self._number_width}} {MARKERS.get(row.kind, ' ')} "
-        role = fit_cells(one_line(row.message.role or "?", 9), 9) + " "
+        role = role_label(row.message.role or "?", width) + " "
         room = max(1, width - cell_len(head) - cell_len(role) - cell_len(tokens) - 1)
         preview = fit_cells(describe_message(row.message, room), room)
         text = Text(no_wrap=True, overflow="crop", end="")

@@ -3,17 +3,32 @@
 Textual's footer lays the keys out left to right and cuts what does not fit,
 so at 80 columns the last keys (help and quit) were the ones lost. Here the
 pinned keys sit in a group docked at the right; the other keys fill the room
-left of it and are the ones cut on a narrow terminal (``?`` lists them all).
+left of it. A key that does not fit whole is left out, never cut mid-word
+(``d Di``), and the keys that fit keep their full labels (``/ Search``, not
+``/``); ``?`` lists them all.
 """
 
 from __future__ import annotations
 
+from rich.cells import cell_len
+from textual import events
 from textual.app import ComposeResult
 from textual.containers import HorizontalGroup
 from textual.widgets import Footer
 from textual.widgets._footer import FooterKey
 
 PINNED_ACTIONS = ("help", "quit")
+
+
+def key_cells(key: FooterKey, compact: bool = True) -> int:
+    """The cells a key takes in the footer: ``k desc`` and one cell of margin
+    (compact), or `` k desc `` (padded); the palette's key adds its border and
+    padding."""
+    text = cell_len(key.key_display) + (1 + cell_len(key.description) if key.description else 0)
+    cells = text + (1 if compact else 2)
+    if key.has_class("-command-palette"):
+        cells += 1 if compact else 2
+    return cells
 
 
 class KeysFooter(Footer):
@@ -27,14 +42,43 @@ class KeysFooter(Footer):
     }
     """
 
+    _laid_out_for = 0  # the width the keys were last chosen for
+    #: The actions of the keys the last layout left out (no room for them whole).
+    left_out: frozenset[str] = frozenset()
+
     def compose(self) -> ComposeResult:
         pinned: list[FooterKey] = []
+        others = []
+        docked = 0  # the palette's key, docked right by Footer itself
         for widget in super().compose():
-            if isinstance(widget, FooterKey) and widget.action in PINNED_ACTIONS:
+            if isinstance(widget, FooterKey) and widget.has_class("-command-palette"):
+                docked += key_cells(widget, self.compact)
+                yield widget
+            elif isinstance(widget, FooterKey) and widget.action in PINNED_ACTIONS:
                 pinned.append(widget)
             else:
-                yield widget
+                others.append(widget)
+        width = self.size.width or self.app.size.width
+        self._laid_out_for = width
+        room = width - docked - sum(key_cells(k, self.compact) for k in pinned)
+        room -= 1 if pinned else 0
+        full = False
+        left_out: set[str] = set()
+        for widget in others:
+            if isinstance(widget, FooterKey):
+                cells = key_cells(widget, self.compact)
+                full = full or cells > room
+                if full:
+                    left_out.add(widget.action)
+                    continue  # this key and those after it: in ? (help)
+                room -= cells
+            yield widget
+        self.left_out = frozenset(left_out)
         if pinned:
             order = {action: i for i, action in enumerate(PINNED_ACTIONS)}
             pinned.sort(key=lambda key: order[key.action])
             yield HorizontalGroup(*pinned, id="pinned-keys")
+
+    def on_resize(self, event: events.Resize) -> None:
+        if event.size.width != self._laid_out_for and self._bindings_ready:
+            self.call_after_refresh(self.recompose)

@@ -1,4 +1,10 @@
-"""The legend: region colours and row markers, or why nothing will be compacted."""
+"""The legend: region colours and row markers, or why nothing will be compacted.
+
+One line, cut with … (never wrapped): with the status line's two it makes the
+three-line status area the main screen keeps at any size (80x24 included).
+While a split tool exchange is shown, the status line takes this line for
+the warning and the legend is hidden (the rows still show the regions).
+"""
 
 from __future__ import annotations
 
@@ -24,30 +30,31 @@ from kimi_compact_tui.tui.widgets.message_list import (
 )
 
 LEGEND_LABELS = {
-    REGION_LEADING: "leading system (kept and sent)",
-    REGION_COMPACT: "compactable (sent, then replaced by the summary)",
-    REGION_TAIL: "preserved tail (kept verbatim)",
+    REGION_LEADING: "leading system (kept, sent)",
+    REGION_COMPACT: "compactable → summary",
+    REGION_TAIL: "preserved tail",
     REGION_AFTER: "after boundary (kept, not sent)",
 }
+MARKERS = f"{MARK_THINK} think {MARK_MEDIA} media {MARK_CALL} call {MARK_RESULT} result"
 
 
 def legend_text(state: ReviewState, style_of: Callable[[str], Style]) -> Text:
-    out = Text(no_wrap=False, overflow="fold")
+    out = Text(no_wrap=True, overflow="ellipsis", end="")
     prep = state.preparation
     if state.session is None:
         return out
     if prep is not None and not prep.enabled:
         out.append(" compaction disabled ", style="bold reverse red")
         out.append(" " + visible(prep.disabled_reason or "disabled in the config"))
-        out.append(" — the session is shown read-only\n", style="dim")
+        out.append(" — read-only", style="dim")
     if prep is not None and not prep.enabled:
         pass
     elif prep is None:
         out.append(" no plan ", style="bold reverse red")
-        out.append(" the compaction could not be prepared (see the error)\n")
+        out.append(" the compaction could not be prepared (see the error)")
     elif prep.plan.noop:
         out.append(" nothing to compact ", style="bold reverse yellow")
-        out.append(" " + visible(prep.plan.noop) + "\n")
+        out.append(" " + visible(prep.plan.noop))
     else:
         regions = [REGION_LEADING] if prep.plan.leading else []
         regions.append(REGION_COMPACT)
@@ -57,18 +64,16 @@ def legend_text(state: ReviewState, style_of: Callable[[str], Style]) -> Text:
                 out.append("  ")
             out.append("▌", style=style_of(region))
             out.append(" " + LEGEND_LABELS[region], style=style_of(region))
-        out.append("\n")
-    out.append(
-        f"{MARK_THINK} think  {MARK_MEDIA} media  {MARK_CALL} tool call  "
-        f"{MARK_RESULT} tool result",
-        style="dim",
-    )
+    out.append("  " + MARKERS, style="dim")
     return out
 
 
 class Legend(Static):
     DEFAULT_CSS = """
-    Legend { height: auto; max-height: 4; padding: 0 1; }
+    Legend {
+        height: auto; max-height: 2; padding: 0 1;  /* its top border and one line */
+        text-wrap: nowrap; text-overflow: ellipsis;
+    }
     """
 
     def update_from(self, state: ReviewState, style_of: Callable[[str], Style]) -> None:

@@ -38,15 +38,25 @@ from kimi_compact_tui.retention import (
     instructions_for,
     retention_report,
 )
-from kimi_compact_tui.sanitize import one_line
+from kimi_compact_tui.sanitize import fit_cells, one_line
 
 MARK_ON = "● "
 MARK_OFF = "  "
 
 
-def figures_text(report: RetentionReport | None) -> Text:
+#: The label column; narrower (labels cut with …) when the row is narrower.
+LABEL_CELLS = 15
+ROW_CELLS = LABEL_CELLS + 1 + 9 + 5  # " label", "kept/total", "pct%"
+
+
+def figures_text(report: RetentionReport | None, width: int | None = None) -> Text:
     """One line per category: label, kept/total, percent, and how many only
-    the kept tail holds; 0/0 shows a dash, never 100%."""
+    the kept tail holds; 0/0 shows a dash, never 100%. In a row narrower than
+    :data:`ROW_CELLS` (``width``) the labels are cut, so the figures stay on
+    their line (a three-pane diff at 80 columns)."""
+    label_cells = LABEL_CELLS
+    if width is not None and width < ROW_CELLS:
+        label_cells = max(4, LABEL_CELLS - (ROW_CELLS - width))
     out = Text(no_wrap=True, overflow="ellipsis")
     if report is None:
         out.append("retention: no summary to score yet", style="dim")
@@ -61,12 +71,14 @@ def figures_text(report: RetentionReport | None) -> Text:
         label = CATEGORY_LABELS.get(name, name)
         pct = c.percent
         style = "dim" if pct is None else "green" if pct >= 80 else "yellow" if pct >= 40 else "red"
-        out.append(f" {label:<15}", style="bold" if c.missing else "")
+        label = fit_cells(label, label_cells)
+        out.append(f" {label}", style="bold" if c.missing else "")
         out.append(f"{c.kept_count:>4}/{c.total:<4}", style=style)
         out.append(f"{'-' if pct is None else f'{pct:.0f}%':>5}", style=style)
         tail = sum(1 for _, where in c.kept if where == KEPT_IN_TAIL)
-        if tail:
-            out.append(f"  {tail} in kept tail", style="dim")
+        note = f"  {tail} in kept tail" if tail else ""
+        if note and (width is None or width >= ROW_CELLS + len(note)):
+            out.append(note, style="dim")  # left out where it would push the figures off
         out.append("\n")
     out.rstrip()
     return out
@@ -85,6 +97,25 @@ def item_prompt(item: Item, marked: bool) -> Text:
     return out
 
 
+class RetentionFigures(Static):
+    """The figures of one report, laid out for the width they are drawn at
+    (labels cut in a narrow pane, see :func:`figures_text`)."""
+
+    def __init__(self, report: RetentionReport | None, **kwargs: Any) -> None:
+        super().__init__(**kwargs)
+        self.report = report
+        self.note: Text | None = None  # shown instead while a report is computed
+
+    def show(self, report: RetentionReport | None, note: Text | None = None) -> None:
+        self.report, self.note = report, note
+        self.refresh(layout=True)
+
+    def render(self) -> Text:
+        if self.note is not None:
+            return self.note
+        return figures_text(self.report, self.content_region.width or None)
+
+
 class RetentionPane(Vertical, can_focus=False):
     """Per-category figures, then the missing items of one report."""
 
@@ -96,6 +127,8 @@ class RetentionPane(Vertical, can_focus=False):
     RetentionPane > #retention-figures {
         height: auto;
         padding: 0 1;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
     }
     RetentionPane > #retention-missing {
         height: 1fr;
@@ -158,7 +191,7 @@ class RetentionPane(Vertical, can_focus=False):
         self.marked: set[int] = set()
 
     def compose(self) -> ComposeResult:
-        yield Static(figures_text(self.report), id="retention-figures")
+        yield RetentionFigures(self.report, id="retention-figures")
         yield OptionList(id="retention-missing")
         yield Static(
             Text("enter: go to message · space: mark · i: add to instructions · e: to editor"),
@@ -176,14 +209,17 @@ class RetentionPane(Vertical, can_focus=False):
         """Show another report (marks are cleared)."""
         self.report = report
         self.marked.clear()
-        self.query_one("#retention-figures", Static).update(figures_text(report))
+        self._show_figures()
         self._fill()
+
+    def _show_figures(self) -> None:
+        self.query_one(RetentionFigures).show(self.report)
 
     def score(self, session: Any, plan: Any, summary: str) -> None:
         """Compute the report in a worker thread (a 10,000-message range takes
         about half a second), then show it and post :class:`Scored`."""
-        figures = self.query_one("#retention-figures", Static)
-        figures.update(Text("retention: scoring the summary…", style="dim"))
+        note = Text("retention: scoring the summary…", style="dim")
+        self.query_one(RetentionFigures).show(None, note)
         self._score(session, plan, summary)
 
     @work(thread=True, exclusive=True, group="retention", name="retention")

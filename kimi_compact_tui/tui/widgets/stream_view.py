@@ -60,20 +60,12 @@ def display_markdown(summary: str) -> str:
     return "\n".join(lines).strip("\n")
 
 
-def approx_tokens(chars: int) -> int:
-    return (chars + 3) // 4
-
-
 def outcome_lines(result: StreamResult) -> list[tuple[str, str]]:
     """(text, style) lines saying plainly how the run ended."""
     out: list[tuple[str, str]] = []
     if result.status == "complete":
         chars = len(result.summary)
-        usage = result.usage or {}
-        tokens = usage.get("completion_tokens") or usage.get("output_tokens")
-        size = (
-            f"{tokens:,} tokens" if isinstance(tokens, int) else f"~{approx_tokens(chars):,} tokens"
-        )
+        size = result.figures().tokens_text()  # the run's one figure, as everywhere
         if not result.summary.strip():
             out.append(("complete, but the summary is empty: nothing can be written", "bold red"))
         else:
