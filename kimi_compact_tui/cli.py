@@ -16,7 +16,7 @@ import difflib
 import importlib
 import os
 import sys
-from typing import NoReturn
+from typing import Any, NoReturn
 
 from kimi_compact_tui import __version__
 from kimi_compact_tui.errors import UserError
@@ -52,7 +52,13 @@ class StoreOnce(argparse._StoreAction):
     (``--up-to 3 --up-to 4``) it is an error, not a silent last-one-wins; a
     file name given empty is an error too."""
 
-    def __call__(self, parser, namespace, values, option_string=None):
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
         if self.metavar in PATH_METAVARS and isinstance(values, str) and not values.strip():
             name = "/".join(self.option_strings) or str(self.metavar)
             parser.error(f"{name} is empty; give a {'folder' if self.metavar == 'DIR' else 'file'}")
@@ -69,7 +75,7 @@ class OneLineParser(argparse.ArgumentParser):
     that takes one value may be given once. Sub-parsers are made with the same
     class."""
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
         super().__init__(*args, **kwargs)
         self.register("action", None, StoreOnce)
         self.register("action", "store", StoreOnce)

@@ -234,5 +234,6 @@ def effective_compaction_model(config: dict[str, Any] | None) -> str | None:
     ``compaction_model`` wins over ``compaction.compaction_model``."""
     top = (config or {}).get("compaction_model")
     if top:
-        return top
-    return _get_compaction_config(config)["compaction_model"]
+        return str(top)
+    model = _get_compaction_config(config)["compaction_model"]
+    return None if model is None else str(model)

@@ -45,7 +45,8 @@ class Range:
             ok = (value > self.low if self.low_open else value >= self.low) and value <= self.high
         if not ok:
             raise ValueError(f"must be {self.describe()}, got {shown(value)}")
-        return value
+        checked: int | float = value
+        return checked
 
 
 def _figure(x: float) -> str:

@@ -46,7 +46,7 @@ EXIT_PROVIDER = 3
 EXIT_CANCELLED = 130
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "compact",
         help="stream the summary from a provider and write the compacted session",

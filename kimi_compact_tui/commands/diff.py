@@ -21,7 +21,7 @@ def _context(text: str) -> int:
     return value
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "diff",
         help="message-level diff of two sessions (kept, removed, added; tokens)",

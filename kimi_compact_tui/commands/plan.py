@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from typing import Any
 
 from kimi_compact_tui.commands.common import (
     add_session_args,
@@ -31,13 +32,13 @@ REGION_LABELS = {
 }
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("plan", help="show which messages are sent, replaced and kept")
     add_session_args(p)
     p.add_argument("--json", action="store_true", help="print the plan as JSON")
 
 
-def plan_json(prep: Preparation) -> dict:
+def plan_json(prep: Preparation) -> dict[str, Any]:
     session = prep.session
     out = {
         "session": str(session.path),

@@ -15,10 +15,11 @@ from kimi_compact_tui.commands.common import (
     write_split_lines,
 )
 from kimi_compact_tui.job import Preparation
+from kimi_compact_tui.providers import ProviderConfig
 from kimi_compact_tui.sanitize import visible
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("preview", help="show the exact compaction request body")
     add_session_args(p, instructions=True)
     add_provider_args(p)
@@ -34,7 +35,7 @@ def not_enabled_line(prep: Preparation) -> str:
     )
 
 
-def model_line(model: str | None, pcfg) -> str:
+def model_line(model: str | None, pcfg: ProviderConfig) -> str:
     """The request model, or why there is none (never ``None``)."""
     if model:
         return f"model    {model}\n"

@@ -22,7 +22,7 @@ from kimi_compact_tui.formats.registry import find_by_id
 from kimi_compact_tui.store import locate, pick_point, restore, restore_points, undo_plan
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "restore",
         help="undo the last compaction written by this tool, or restore a picked version",

@@ -20,7 +20,7 @@ from kimi_compact_tui.sanitize import visible
 SUMMARY_STDIN = "-"
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "retention",
         help="show which file paths, commands, errors... of the compacted range a summary keeps",

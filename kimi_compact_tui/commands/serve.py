@@ -51,7 +51,7 @@ _LOCAL_FONT = """<style>
     </style>"""
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "serve",
         help="serve the review TUI in a browser (textual-serve, 127.0.0.1 by default)",

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import argparse
+from typing import TYPE_CHECKING
 
 from kimi_compact_tui.commands.common import add_provider_args, positive_int, session_kinds
 from kimi_compact_tui.errors import SessionFormatError
 from kimi_compact_tui.formats import registry
+
+if TYPE_CHECKING:
+    from kimi_compact_tui.tui.app import ReviewApp
 
 
 def add_app_args(p: argparse.ArgumentParser) -> None:
@@ -31,7 +35,7 @@ def add_app_args(p: argparse.ArgumentParser) -> None:
     )
 
 
-def register(sub: argparse._SubParsersAction) -> None:
+def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "tui",
         help="open the review TUI (the default: 'kimi-compact-tui [SESSION]')",
@@ -41,7 +45,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     add_app_args(p)
 
 
-def build_app(args: argparse.Namespace):
+def build_app(args: argparse.Namespace) -> ReviewApp:
     """The app for ``args`` (config and provider errors raise UserError here)."""
     from kimi_compact_tui.tui.app import create_app
 

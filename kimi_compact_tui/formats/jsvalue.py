@@ -95,6 +95,7 @@ def js_slice_start(start: Any, length: int) -> int:
         if math.isinf(start):
             return 0 if start < 0 else length
         start = math.trunc(start)
-    if start < 0:
-        return max(length + start, 0)
-    return min(start, length)
+    index = int(start)
+    if index < 0:
+        return max(length + index, 0)
+    return min(index, length)

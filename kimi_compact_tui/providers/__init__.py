@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable
-from typing import Any
 
 from kimi_compact_tui.providers.base import (
     OFFLINE_MODEL,
@@ -86,8 +85,9 @@ def get_provider(config: ProviderConfig) -> StreamFn:
         on_event: EventCallback | None = None,
         cancel: asyncio.Event | None = None,
     ) -> StreamResult:
-        target: Any = provider if cfg is config else create_provider(cfg)
-        return await target.stream(request, on_event, cancel)
+        target = provider if cfg is config else create_provider(cfg)
+        result: StreamResult = await target.stream(request, on_event, cancel)
+        return result
 
     return _stream
 

@@ -76,7 +76,7 @@ def _error_line(exc: Exception, path: Path | None = None) -> str:
     return f"{where}({type(exc).__name__}: {exc})"  # never a traceback: one line
 
 
-class ReviewApp(App):
+class ReviewApp(App[None]):
     CSS_PATH = "app.tcss"
     TITLE = "kimi-compact-tui"
     COMMANDS = App.COMMANDS | {ReviewCommands}

@@ -22,6 +22,7 @@ The steps of its loader, on plain records (see :mod:`.records` for the facts):
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
@@ -216,7 +217,7 @@ class _Loader:
     def pick(self, leaves: set[str]) -> str | None:
         """The resumed leaf: the latest (by timestamp) main-chain user/assistant leaf."""
 
-        def latest(test) -> str | None:
+        def latest(test: Callable[[str, Any], bool]) -> str | None:
             best, best_ms = None, float("-inf")
             for uuid in self.by_uuid:
                 rec = self.rec(uuid)

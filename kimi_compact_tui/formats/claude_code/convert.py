@@ -55,8 +55,9 @@ def _source(block: dict[str, Any]) -> dict[str, Any]:
 def image_ref(block: dict[str, Any]) -> str:
     source = _source(block)
     kind = source.get("type")
-    if kind == "url" and type(source.get("url")) is str:
-        return source["url"]
+    url = source.get("url")
+    if kind == "url" and isinstance(url, str):
+        return url
     if kind == "file" and type(source.get("file_id")) is str:
         return f"claude-file:{source['file_id']}"
     data = source.get("data")

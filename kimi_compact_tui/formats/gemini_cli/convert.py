@@ -38,8 +38,9 @@ class Mapped:
 
 def media_ref(part: dict[str, Any]) -> str:
     file_data = part.get("fileData")
-    if isinstance(file_data, dict) and isinstance(file_data.get("fileUri"), str):
-        return file_data["fileUri"]
+    uri = file_data.get("fileUri") if isinstance(file_data, dict) else None
+    if isinstance(uri, str):
+        return uri
     inline_data = part.get("inlineData")
     inline: dict[str, Any] = inline_data if isinstance(inline_data, dict) else {}
     data = inline.get("data")
@@ -79,8 +80,9 @@ def tool_call(call: dict[str, Any]) -> dict[str, Any]:
 def response_text(response: Any) -> str:
     if isinstance(response, dict):
         for key in ("output", "error"):
-            if isinstance(response.get(key), str):
-                return response[key]
+            value = response.get(key)
+            if isinstance(value, str):
+                return value
     if isinstance(response, str):
         return response
     return json.dumps(response, ensure_ascii=False)
@@ -88,7 +90,7 @@ def response_text(response: Any) -> str:
 
 def _content(parts: list[dict[str, Any]]) -> str | list[dict[str, Any]]:
     if len(parts) == 1 and parts[0]["type"] == "text":
-        return parts[0]["text"]
+        return str(parts[0]["text"])
     return parts
 
 

@@ -86,7 +86,8 @@ def _read(path: Path, read: Callable[[bytes, Path], Any]) -> tuple[Any, Any] | s
     try:
         if path.stat().st_size > COUNT_LIMIT:
             return f"{path}: larger than {COUNT_LIMIT >> 20} MiB; open it by path"
-        return read(path.read_bytes(), path)
+        read_back: tuple[Any, Any] = read(path.read_bytes(), path)
+        return read_back
     except OSError as exc:
         return f"{path}: cannot read ({exc.strerror or exc})"
     except UserError as exc:

@@ -74,8 +74,9 @@ def _title(loaded: records.Loaded) -> str | None:
 def _recorded_tokens(messages: list[dict[str, Any]]) -> int | None:
     for msg in reversed(messages):
         tokens = msg.get("tokens") if msg.get("type") == "gemini" else None
-        if isinstance(tokens, dict) and type(tokens.get("total")) is int and tokens["total"] > 0:
-            return tokens["total"]
+        total = tokens.get("total") if isinstance(tokens, dict) else None
+        if type(total) is int and total > 0:
+            return total
     return None
 
 

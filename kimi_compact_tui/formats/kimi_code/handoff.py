@@ -175,7 +175,7 @@ def is_real_user_input(message: dict[str, Any]) -> bool:
     if kind == "user":
         return True
     if kind in ("skill_activation", "plugin_command"):
-        return origin.get("trigger") == "user-slash"
+        return bool(origin.get("trigger") == "user-slash")
     return False  # the dropped origins and anything unknown
 
 
@@ -245,7 +245,7 @@ def _cut_tail(text: str, budget: int) -> str:
     return text[start:]
 
 
-def select_user_messages(users: list[dict[str, Any]]) -> tuple[list, list, bool]:
+def select_user_messages(users: list[dict[str, Any]]) -> tuple[list[Any], list[Any], bool]:
     """kimi-code's head/tail selection of the kept user messages."""
     total = sum(estimate_message(m) for m in users)
     if total <= MAX_KEPT_USER_TOKENS:

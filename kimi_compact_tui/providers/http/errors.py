@@ -132,6 +132,6 @@ def describe_http_error(
 def backoff_delay(config: ProviderConfig, attempt: int, asked: float | None) -> float:
     """Seconds to wait before try ``attempt + 1``: what the server asked, else jittered."""
     if asked is not None:
-        return min(asked, config.retry_cap)
+        return float(min(asked, config.retry_cap))
     step = config.retry_base_delay * (2 ** (attempt - 1))
-    return min(config.retry_cap, step * random.uniform(0.5, 1.0))
+    return float(min(config.retry_cap, step * random.uniform(0.5, 1.0)))

@@ -14,6 +14,7 @@ separate "write the split history" button (``!``) does.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -220,7 +221,7 @@ class ConfirmWriteScreen(ModalScreen[bool]):
         self.dismiss(False)
 
 
-def ask_discard(screen: Screen, what: str, keep: str) -> None:
+def ask_discard(screen: Screen[Any], what: str, keep: str) -> None:
     """Dismiss ``screen`` with None after asking whether unsaved changes to
     ``what`` may go (``keep``: how to keep them instead)."""
 

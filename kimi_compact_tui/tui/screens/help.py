@@ -8,6 +8,8 @@ narrow terminal shows every word instead of cutting the lines.
 
 from __future__ import annotations
 
+from typing import Any
+
 from rich.cells import cell_len
 from rich.text import Text
 from textual import events
@@ -74,7 +76,7 @@ class HelpScreen(ModalScreen[None]):
         with Vertical():
             yield Static(Text("How it works"), id="help-title")
             yield Static(Text("\n".join(BASIC_FLOW)), id="help-flow")
-            table: DataTable = DataTable(
+            table: DataTable[Any] = DataTable(
                 id="help-table",
                 cursor_type="none",
                 zebra_stripes=True,
@@ -90,7 +92,7 @@ class HelpScreen(ModalScreen[None]):
                 id="help-foot",
             )
 
-    def _add_rows(self, table: DataTable) -> None:
+    def _add_rows(self, table: DataTable[Any]) -> None:
         for key, description, heading in self.rows:
             if heading:
                 table.add_row(Text(""), Text(description, style="bold underline"), height=None)

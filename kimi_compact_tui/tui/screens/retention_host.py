@@ -9,7 +9,7 @@ messages dismiss the screen with a typed request the main screen carries out
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 from kimi_compact_tui.tui.flow import AddInstructions, JumpToMessage, OpenEditor
 from kimi_compact_tui.tui.widgets.retention_pane import RetentionPane
@@ -21,7 +21,10 @@ class RetentionHost:
     candidate: int | None = None  # the number of the candidate the scored report belongs to
 
     def retention_pane(self) -> RetentionPane:
-        return self.query_one("#retention-pane", RetentionPane)  # type: ignore[attr-defined]
+        pane: RetentionPane = self.query_one(  # type: ignore[attr-defined]
+            "#retention-pane", RetentionPane
+        )
+        return pane
 
     def score_retention(self, state: Any, summary: str) -> None:
         prep = state.preparation
@@ -52,7 +55,7 @@ class RetentionHost:
         if pane is None or not pane.display or not pane.items:
             self.notify("no missing items to use", markup=False, timeout=3)  # type: ignore
             return None
-        return pane
+        return cast(RetentionPane, pane)
 
     def action_retention_instructions(self) -> None:
         pane = self._pane_ready()

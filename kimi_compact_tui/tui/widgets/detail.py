@@ -13,6 +13,7 @@ import json
 from typing import Any
 
 from rich.text import Text
+from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.widgets import Static
 
@@ -167,7 +168,7 @@ class DetailPane(VerticalScroll, can_focus=True):
     DetailPane > #detail-body { width: 100%; }
     """
 
-    def compose(self):
+    def compose(self) -> ComposeResult:
         yield Static(Text(""), id="detail-body")
 
     def show(self, text: Text) -> None:

@@ -15,6 +15,7 @@ parsed as markup.
 from __future__ import annotations
 
 import re
+from typing import Any
 
 from markdown_it import MarkdownIt
 from rich.text import Text
@@ -95,7 +96,7 @@ def outcome_lines(result: StreamResult) -> list[tuple[str, str]]:
 class SummaryMarkdown(Markdown):
     """Markdown for model text: no raw HTML, no link following."""
 
-    def __init__(self, summary: str = "", **kwargs) -> None:
+    def __init__(self, summary: str = "", **kwargs: Any) -> None:
         super().__init__(
             display_markdown(summary),
             parser_factory=markdown_parser,
@@ -108,7 +109,7 @@ WRITTEN_TITLE = "summary as it will be written"
 RENDERED_TITLE = "summary rendered as Markdown (display only; m: raw text)"
 
 
-def raw_area(text: str, **kwargs) -> TextArea:
+def raw_area(text: str, **kwargs: Any) -> TextArea:
     """A read-only plain-text view of ``text`` (controls made visible)."""
     area = TextArea(
         visible(text, tabs=None),
@@ -133,7 +134,7 @@ class SummaryPane(Vertical):
     SummaryPane.rendered > VerticalScroll { display: block; }
     """
 
-    def __init__(self, summary: str, *, prefix: str = "summary", **kwargs) -> None:
+    def __init__(self, summary: str, *, prefix: str = "summary", **kwargs: Any) -> None:
         super().__init__(**kwargs)
         self.summary = summary
         self.prefix = prefix
@@ -199,7 +200,7 @@ class StreamView(Vertical):
     }
     """
 
-    def __init__(self, **kwargs) -> None:
+    def __init__(self, **kwargs: Any) -> None:
         super().__init__(**kwargs)
         # Filled by the provider's thread, drained here by the UI thread.
         self.buffer = StreamBuffer()
