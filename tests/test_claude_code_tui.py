@@ -10,7 +10,7 @@ from textual.widgets import Static
 from kimi_compact_tui.formats.claude_code import CLOSE_NOTE, FORMAT
 from kimi_compact_tui.providers import StreamResult
 from kimi_compact_tui.tui.screens.confirm import ConfirmWriteScreen
-from tests.claude_transcripts import two_turns
+from tests.factories.claude_code import two_turns
 from tests.test_tui_flow_support import SUMMARY, FlowHost, make_state
 
 

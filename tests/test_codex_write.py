@@ -15,7 +15,7 @@ from kimi_compact_tui.compaction.summary import build_compact_summary_text
 from kimi_compact_tui.errors import ApplyError
 from kimi_compact_tui.formats import load_session, registry
 from kimi_compact_tui.formats.codex import CLOSE_NOTE
-from tests.codex_rollouts import (
+from tests.factories.codex import (
     FMT,
     NAME,
     SID,

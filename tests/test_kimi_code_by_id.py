@@ -10,20 +10,14 @@ from pathlib import Path
 
 from tests import procs
 from tests.cli_fixtures import cli_main  # noqa: F401  (fixture)
-from tests.test_kimi_code_records import conversation
+from tests.factories.kimi_code import conversation, write_home
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def make_home(tmp_path: Path, journal: bytes) -> tuple[Path, Path]:
     root = tmp_path / "kch"
-    folder = root / "sessions" / "wd_work_d7a539110fa4" / "session_x1"
-    (folder / "agents" / "main").mkdir(parents=True)
-    (folder / "agents" / "main" / "wire.jsonl").write_bytes(journal)
-    (folder / "state.json").write_text(json.dumps({"cwd": "/w", "updatedAt": 1796115608034}))
-    index = {"sessionId": "session_x1", "sessionDir": str(folder), "workDir": "/w"}
-    (root / "session_index.jsonl").write_text(json.dumps(index) + "\n")
-    return root, folder
+    return root, write_home(root, journal)
 
 
 def cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
