@@ -112,8 +112,8 @@ def test_default_plan_preserves_the_last_two_user_or_assistant_messages(written:
 
 
 def test_every_explicit_boundary_compacts_exactly_up_to_it(
-    written: Written, cli_main
-):  # noqa: F811
+    written: Written, cli_main  # noqa: F811
+):
     session = load(written.opened).session
     job = CompactionJob(session, ENABLED)
     n, lead = len(session.messages), leading_count(session)

@@ -14,28 +14,51 @@
 """
 
 from tests.factories.cli import ROOT, run_cli
-from tests.factories.messages import conversation, tool_call, tool_result, tool_session
+from tests.factories.messages import (
+    ESCAPE_TEXT,
+    MARKUP_TEXT,
+    SUMMARY,
+    conversation,
+    hostile_messages,
+    regions_messages,
+    tool_call,
+    tool_result,
+    tool_session,
+)
 from tests.factories.plain import (
     FORMATS,
+    KIMI_LINES,
+    big_session,
     write_kimi,
+    write_kimi_session,
     write_openai_json,
     write_openai_jsonl,
+    write_openai_session,
     write_session,
 )
 from tests.factories.writers import FORMAT_WRITERS, Writer
 
 __all__ = [
+    "ESCAPE_TEXT",
     "FORMATS",
     "FORMAT_WRITERS",
+    "KIMI_LINES",
+    "MARKUP_TEXT",
     "ROOT",
+    "SUMMARY",
     "Writer",
+    "big_session",
     "conversation",
+    "hostile_messages",
+    "regions_messages",
     "run_cli",
     "tool_call",
     "tool_result",
     "tool_session",
     "write_kimi",
     "write_openai_json",
+    "write_kimi_session",
     "write_openai_jsonl",
+    "write_openai_session",
     "write_session",
 ]
