@@ -45,12 +45,14 @@ def write_kimi(
 def write_openai_json(path: Path, messages: list[dict[str, Any]], **extra: Any) -> Path:
     """An OpenAI-style ``.json``: a bare list, or ``{"messages": [...], **extra}``."""
     data: Any = {"messages": messages, **extra} if extra else messages
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, ensure_ascii=False, indent=2), encoding="utf-8")
     return path
 
 
 def write_openai_jsonl(path: Path, messages: list[dict[str, Any]]) -> Path:
     """An OpenAI-style ``.jsonl``: one message per line."""
+    path.parent.mkdir(parents=True, exist_ok=True)
     path.write_bytes("".join(_line(m) + "\n" for m in messages).encode("utf-8"))
     return path
 
