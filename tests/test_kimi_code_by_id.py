@@ -77,7 +77,7 @@ async def test_the_tui_opens_a_kimi_code_session_by_id(tmp_path, monkeypatch):
 
 async def test_the_picker_lists_kimi_code_sessions_beside_kimi_clis(tmp_path, monkeypatch):
     from kimi_compact_tui.tui.app import create_app
-    from tests.test_tui_picker import screen_text, settle
+    from tests.tui_support import cells_text, settle
 
     root, _folder = make_home(tmp_path, conversation().bytes())
     monkeypatch.setenv("KIMI_CODE_HOME", str(root))
@@ -85,7 +85,7 @@ async def test_the_picker_lists_kimi_code_sessions_beside_kimi_clis(tmp_path, mo
     app = create_app(None, provider="offline")
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        text = screen_text(app)
+        text = cells_text(app)
         assert "first prompt" in text and "/w" in text and "7 messages" in text
         note = str(app.screen.query_one("#picker-note").render())
         assert note.startswith(f"1 kimi-code session under {root / 'sessions'}"), note

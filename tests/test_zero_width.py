@@ -21,7 +21,8 @@ from kimi_compact_tui.tui.screens.picker import PickerScreen
 from kimi_compact_tui.tui.screens.stream import StreamScreen
 from tests import procs
 from tests.factories import write_kimi
-from tests.test_tui_picker import CHAT, WORK, make_session, write_kimi_json
+from tests.factories.kimi_cli import share_session, write_kimi_json
+from tests.test_tui_picker import CHAT, WORK
 from tests.tui_support import cells_text, settle
 
 REPO = Path(__file__).resolve().parent.parent
@@ -111,8 +112,8 @@ async def test_the_tui_shows_placeholders_in_list_detail_stream_retention_and_di
 async def test_the_picker_shows_placeholders_in_titles(tmp_path, monkeypatch):
     share = tmp_path / "share"
     write_kimi_json(share, WORK)
-    make_session(share, WORK, "zw-first-user", [{"role": "user", "content": f"Fix {ZW}"}, *CHAT])
-    make_session(share, WORK, "zw-title", CHAT, custom_title=f"Title {ZW}", mtime=1.0)
+    share_session(share, WORK, "zw-first-user", [{"role": "user", "content": f"Fix {ZW}"}, *CHAT])
+    share_session(share, WORK, "zw-title", CHAT, custom_title=f"Title {ZW}", mtime=1.0)
     monkeypatch.setenv("KIMI_SHARE_DIR", str(share))
     app = create_app(None, provider="offline")
     async with app.run_test(size=SIZE) as pilot:
