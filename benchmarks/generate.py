@@ -6,6 +6,14 @@ code, Python tracebacks), and a final assistant answer; some turns are in
 Chinese or Japanese, a few user messages carry an image part. The same seed
 always gives the same bytes.
 
+Two shapes, each seeded:
+
+* ``default``: long tool outputs (numbered listings, tracebacks, JSON, CJK
+  text), so JSON decoding dominates a load;
+* ``dense``: message-dense, short messages (about 650 bytes a message on
+  average in ``context.jsonl``, its special records included), tool calls on
+  half the assistant replies: the per-message cost of every step dominates.
+
 Formats written:
 
 * kimi-cli ``context.jsonl``: ``_system_prompt`` and ``_checkpoint`` records,
@@ -17,7 +25,7 @@ Formats written:
 Usage::
 
     .venv/bin/python -m benchmarks.generate            # 1k, 10k, 100k into benchmarks/out/
-    .venv/bin/python -m benchmarks.generate 5000 --out /tmp/x
+    .venv/bin/python -m benchmarks.generate 5000 --out /tmp/x --shape dense
 """
 
 from __future__ import annotations
@@ -34,6 +42,7 @@ from kimi_compact_tui.formats.kimi import dump_message, dump_special
 OUT_DIR = Path(__file__).resolve().parent / "out"
 SIZES = (1_000, 10_000, 100_000)
 SEED = 20260
+SHAPES = ("default", "dense")
 
 SYSTEM_PROMPT = (
     "You are Kimi, an AI agent running in the user's terminal. You can read and write "
@@ -219,9 +228,84 @@ class _Gen:
             yield self.assistant(with_tools=False)
 
 
-def generate_messages(n: int, seed: int = SEED) -> list[dict[str, Any]]:
+class _DenseGen(_Gen):
+    """Short messages: a sentence or two from the user, a short think and
+    reply from the assistant, tool calls on half the replies, short results."""
+
+    def user(self) -> dict[str, Any]:
+        r = self.rng
+        if r.random() < 0.15:
+            return {"role": "user", "content": self.cjk(r.randint(2, 7))}
+        return {"role": "user", "content": self.paragraph(r.randint(2, 7))}
+
+    def assistant(self, with_tools: bool) -> dict[str, Any]:
+        r = self.rng
+        parts: list[dict[str, Any]] = []
+        if r.random() < 0.6:
+            parts.append({"type": "think", "think": self.paragraph(r.randint(2, 8))})
+        text = self.paragraph(r.randint(2, 8))
+        if r.random() < 0.1:
+            text = self.cjk(1) + "\n" + text
+        parts.append({"type": "text", "text": text})
+        msg: dict[str, Any] = {"role": "assistant", "content": parts}
+        if with_tools:
+            calls = []
+            for _ in range(1 if r.random() < 0.8 else 2):
+                self.call_no += 1
+                name = r.choice(TOOLS)
+                args = {"path": f"src/{r.choice(WORDS)}/{r.choice(WORDS)}.py"}
+                if name in ("Shell", "Grep"):
+                    args = {"command": f"{r.choice(WORDS)} --{r.choice(WORDS)} {r.randint(1, 99)}"}
+                calls.append(
+                    {
+                        "type": "function",
+                        "id": f"call_{self.call_no:08d}",
+                        "function": {"name": name, "arguments": json.dumps(args)},
+                    }
+                )
+            msg["tool_calls"] = calls
+        return msg
+
+    def tool(self, call_id: str) -> dict[str, Any]:
+        r = self.rng
+        kind = r.random()
+        if kind < 0.4:
+            output = "\n".join(
+                f"{i:4d}\t{r.choice(WORDS)} = {r.choice(WORDS)}({r.randint(0, 999)})"
+                for i in range(1, r.randint(5, 34))
+            )
+        elif kind < 0.6:
+            output = self.paragraph(r.randint(3, 8))
+        elif kind < 0.75:
+            output = self.cjk(r.randint(3, 10))
+        else:
+            output = json.dumps(
+                [{"id": i, "name": r.choice(WORDS)} for i in range(r.randint(3, 14))]
+            )
+        content: Any = output
+        if r.random() < 0.5:
+            content = [
+                {"type": "text", "text": "<system>Command executed.</system>"},
+                {"type": "text", "text": output},
+            ]
+        return {"role": "tool", "content": content, "tool_call_id": call_id}
+
+    def turns(self) -> Iterator[dict[str, Any]]:
+        r = self.rng
+        while True:
+            yield self.user()
+            while True:
+                reply = self.assistant(with_tools=r.random() < 0.5)
+                yield reply
+                if "tool_calls" not in reply:
+                    break
+                for call in reply["tool_calls"]:
+                    yield self.tool(call["id"])
+
+
+def generate_messages(n: int, seed: int = SEED, shape: str = "default") -> list[dict[str, Any]]:
     """``n`` messages (tool results may straddle the end: the list is cut at ``n``)."""
-    gen = _Gen(seed + n)
+    gen = (_DenseGen if shape == "dense" else _Gen)(seed + n)
     out: list[dict[str, Any]] = []
     for msg in gen.turns():
         out.append(msg)
@@ -272,19 +356,24 @@ def write_openai_jsonl(path: Path, messages: list[dict[str, Any]]) -> Path:
     return path
 
 
-def paths_for(n: int, out: Path = OUT_DIR) -> dict[str, Path]:
+def paths_for(n: int, out: Path = OUT_DIR, shape: str = "default") -> dict[str, Path]:
+    prefix = "" if shape == "default" else f"{shape}_"
     return {
-        "kimi": out / f"kimi_{n}" / "context.jsonl",
-        "openai-json": out / f"openai_{n}.json",
-        "openai-jsonl": out / f"openai_{n}.jsonl",
+        "kimi": out / f"{prefix}kimi_{n}" / "context.jsonl",
+        "openai-json": out / f"{prefix}openai_{n}.json",
+        "openai-jsonl": out / f"{prefix}openai_{n}.jsonl",
     }
 
 
-def ensure(n: int, out: Path = OUT_DIR, *, force: bool = False) -> dict[str, Path]:
-    """Write the three files for ``n`` messages unless they already exist."""
-    paths = paths_for(n, out)
+def ensure(
+    n: int, out: Path = OUT_DIR, *, force: bool = False, shape: str = "default"
+) -> dict[str, Path]:
+    """Write the three files for ``n`` messages of ``shape`` unless they already exist."""
+    if shape not in SHAPES:
+        raise ValueError(f"unknown shape {shape!r} (expected one of {', '.join(SHAPES)})")
+    paths = paths_for(n, out, shape)
     if force or not all(p.is_file() for p in paths.values()):
-        messages = generate_messages(n)
+        messages = generate_messages(n, shape=shape)
         write_kimi(paths["kimi"], messages)
         write_openai_json(paths["openai-json"], messages)
         write_openai_jsonl(paths["openai-jsonl"], messages)
@@ -295,9 +384,10 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("sizes", nargs="*", type=int, default=list(SIZES))
     parser.add_argument("--out", type=Path, default=OUT_DIR)
+    parser.add_argument("--shape", choices=SHAPES, default="default")
     args = parser.parse_args(argv)
     for n in args.sizes:
-        for fmt, path in ensure(n, args.out, force=True).items():
+        for fmt, path in ensure(n, args.out, force=True, shape=args.shape).items():
             print(f"{n:>7} {fmt:<13} {path.stat().st_size / 1e6:8.1f} MB  {path}")
     return 0
 

@@ -387,26 +387,32 @@ def print_table(headers: list[str], rows: list[list[str]]) -> None:
 def whole_commands(paths_by_n: dict[int, dict[str, Path]], args: argparse.Namespace) -> list:
     """``plan --json`` as a whole command and the retention report: tables, and
     their target rows (see benchmarks/commands_bench.py, retention_bench.py)."""
-    from benchmarks.commands_bench import bench_plan_command
     from benchmarks.discover_bench import bench_discover
     from benchmarks.retention_bench import bench_retention
+    from benchmarks.shapes_bench import HEADERS, bench_shape, rows
 
     big_n = max(paths_by_n)
-    small = generate.ensure(10)["kimi"]
-    plan = bench_plan_command(paths_by_n[big_n]["kimi"], small, max(1, min(args.repeats, 3)))
-    print(f"plan SESSION --json as a whole command ({big_n:,} messages, CPU time)")
-    print_table(
-        ["file", "plan", "json.loads script", "ratio", "peak growth / file"],
-        [
-            [
-                f"{plan['file_mb']:.1f} MB",
-                fmt_s(plan["plan_cpu"]),
-                fmt_s(plan["floor_cpu"]),
-                f"{plan['ratio']:.2f}x",
-                f"{plan['memory_growth']:.2f}x",
-            ]
-        ],
-    )
+    repeats = max(1, min(args.repeats, 3))
+
+    def tui(path: Path) -> dict[str, float]:
+        t = bench_tui(path, repeats)
+        t["load_wall"] = statistics.median(_wall(lambda: load_session(path)) for _ in range(3))
+        return t
+
+    shapes = [
+        bench_shape(
+            shape,
+            big_n,
+            repeats,
+            tui=None if args.skip_tui or tui_available() else tui,
+            kimi_cli=not args.skip_kimi_cli,
+        )
+        for shape in generate.SHAPES
+    ]
+    args.shape_results = shapes
+    table, targets = rows(shapes)
+    print(f"Both shapes at {big_n:,} messages: plan --json as a whole command, TUI, kimi-cli")
+    print_table(HEADERS, table)
     ret = bench_retention(min(10_000, big_n), max(1, min(args.repeats, 3)))
     print(f"retention report on a {ret['compacted']:,}-message range ({ret['items']:,} items)")
     print_table(["wall", "CPU"], [[fmt_s(ret["seconds"]), fmt_s(ret["cpu_seconds"])]])
@@ -414,16 +420,7 @@ def whole_commands(paths_by_n: dict[int, dict[str, Path]], args: argparse.Namesp
     print(f"session discovery ({found['sessions']:,} kimi-cli sessions)")
     print_table(["wall", "CPU"], [[fmt_s(found["seconds"]), fmt_s(found["cpu_seconds"])]])
     return [
-        [
-            "plan --json <= 1.5x json.loads script",
-            f"{plan['ratio']:.2f}x",
-            verdict(plan["ratio"] <= 1.5),
-        ],
-        [
-            "plan --json peak <= 3x file",
-            f"{plan['memory_growth']:.2f}x",
-            verdict(plan["memory_growth"] <= 3.0),
-        ],
+        *targets,
         [
             "retention on 10k messages < 1 s (CPU)",
             fmt_s(ret["cpu_seconds"]),
@@ -612,7 +609,8 @@ def run(args: argparse.Namespace) -> int:
     print_table(["target", "measured", "verdict"], checks)
     print(f"load average at the end: {_load_avg()}")
     if args.json:
-        Path(args.json).write_text(json.dumps(results, indent=2, default=str))
+        raw = {"sizes": results, "shapes": args.shape_results}
+        Path(args.json).write_text(json.dumps(raw, indent=2, default=str))
     return 0
 
 
@@ -657,6 +655,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-tui", action="store_true")
     parser.add_argument("--skip-stream", action="store_true")
     parser.add_argument("--skip-memory", action="store_true")
+    parser.add_argument("--skip-kimi-cli", action="store_true", help="leave out Context.restore()")
     parser.add_argument("--json", metavar="FILE", help="also write the raw figures as JSON")
     parser.add_argument(
         "--profile",

@@ -109,18 +109,26 @@ def load_and_prepare(
     the compaction; ``for_write``: the job holds the loaded file's fingerprint
     (taken from the same bytes that were parsed) for a write."""
     config = load_config(args.config)
-    the_job = CompactionJob.load(
-        args.session,
-        config,
-        for_write=for_write,
-        prompt_file=args.prompt_file,
-        base_model=base_model(config, args),
-    )
-    session = the_job.session
     # The loaded session lives until the command exits and holds no cycles: keep
     # its objects out of every later collection (each full pass would walk them
     # all again, e.g. while the tool-call pairs or the JSON output are built).
-    gc.freeze()
+    # Frozen before the collector runs again: the first collection after the
+    # load would otherwise walk every object the load made, once, for nothing.
+    enabled = gc.isenabled()
+    gc.disable()
+    try:
+        the_job = CompactionJob.load(
+            args.session,
+            config,
+            for_write=for_write,
+            prompt_file=args.prompt_file,
+            base_model=base_model(config, args),
+        )
+        gc.freeze()
+    finally:
+        if enabled:
+            gc.enable()
+    session = the_job.session
     warn_skipped(session)
     if args.up_to is not None and not 1 <= args.up_to <= len(session.messages):
         n = len(session.messages)
@@ -173,12 +181,13 @@ def _pretty(value: Any, pad: str) -> str:
 
 def tool_splits(prep: Preparation) -> list[ToolSplit]:
     """The tool calls the plan's boundary would cut off from their results."""
-    return find_splits(prep.session.messages, prep.plan)
+    return find_splits(prep.session.messages, prep.plan, prep.exchanges)
 
 
 def safe_up_to(prep: Preparation) -> int | None:
     """The nearest ``--up-to`` that keeps every tool call with its results."""
-    return nearest_safe_up_to(prep.session.messages, prep.plan.boundary, prep.plan.leading)
+    plan = prep.plan
+    return nearest_safe_up_to(prep.session.messages, plan.boundary, plan.leading, prep.exchanges)
 
 
 def split_advice(prep: Preparation) -> str:

@@ -14,6 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 from kimi_compact_tui.compaction.plan import CompactionPlan
+from kimi_compact_tui.compaction.scan import Exchange, scan_messages
 from kimi_compact_tui.model import Message
 
 
@@ -40,32 +41,14 @@ class ToolSplit:
         )
 
 
-def tool_exchanges(messages: Sequence[Message]) -> list[tuple[str, int, tuple[int, ...]]]:
+def tool_exchanges(messages: Sequence[Message]) -> list[Exchange]:
     """Every tool call that has a call message and at least one result:
     ``(tool_call_id, call_index, result_indices)``. Calls never answered and
     results with no call are left out (the boundary cannot split them)."""
-    calls: dict[str, int] = {}
-    results: dict[str, list[int]] = {}
-    for index, message in enumerate(messages):
-        data = message.data
-        tool_calls = data.get("tool_calls")
-        if tool_calls and type(tool_calls) is list:
-            for call in tool_calls:
-                if type(call) is dict:
-                    call_id = call.get("id")
-                    if type(call_id) is str and call_id not in calls:
-                        calls[call_id] = index
-        call_id = data.get("tool_call_id")
-        if type(call_id) is str:
-            results.setdefault(call_id, []).append(index)
-    return [
-        (call_id, calls[call_id], tuple(found))
-        for call_id, found in results.items()
-        if call_id in calls
-    ]
+    return scan_messages(messages, tokens=False).exchanges
 
 
-def _spans(exchanges: list[tuple[str, int, tuple[int, ...]]]) -> list[tuple[int, int, int]]:
+def _spans(exchanges: list[Exchange]) -> list[tuple[int, int, int]]:
     """``(first, last, position)`` of each exchange: a boundary ``b`` splits it
     when ``first < b <= last``."""
     return [
@@ -74,9 +57,13 @@ def _spans(exchanges: list[tuple[str, int, tuple[int, ...]]]) -> list[tuple[int,
     ]
 
 
-def splits_at(messages: Sequence[Message], boundary: int) -> list[ToolSplit]:
-    """The exchanges a kept range starting at ``boundary`` would split."""
-    exchanges = tool_exchanges(messages)
+def splits_at(
+    messages: Sequence[Message], boundary: int, exchanges: list[Exchange] | None = None
+) -> list[ToolSplit]:
+    """The exchanges a kept range starting at ``boundary`` would split
+    (``exchanges``: :func:`tool_exchanges`, when already known)."""
+    if exchanges is None:
+        exchanges = tool_exchanges(messages)
     out = []
     for first, last, pos in _spans(exchanges):
         if first < boundary <= last:
@@ -86,18 +73,24 @@ def splits_at(messages: Sequence[Message], boundary: int) -> list[ToolSplit]:
     return out
 
 
-def find_splits(messages: Sequence[Message], plan: CompactionPlan) -> list[ToolSplit]:
+def find_splits(
+    messages: Sequence[Message], plan: CompactionPlan, exchanges: list[Exchange] | None = None
+) -> list[ToolSplit]:
     """The tool exchanges ``plan`` would split (none for a no-op)."""
     if plan.noop:
         return []
-    return splits_at(messages, plan.boundary)
+    return splits_at(messages, plan.boundary, exchanges)
 
 
-def safe_boundaries(messages: Sequence[Message]) -> list[bool]:
+def safe_boundaries(
+    messages: Sequence[Message], exchanges: list[Exchange] | None = None
+) -> list[bool]:
     """``safe[b]`` for every boundary ``0..n``: True when no exchange is split."""
     n = len(messages)
     cover = [0] * (n + 2)
-    for first, last, _ in _spans(tool_exchanges(messages)):
+    if exchanges is None:
+        exchanges = tool_exchanges(messages)
+    for first, last, _ in _spans(exchanges):
         cover[first + 1] += 1
         cover[last + 1] -= 1
     safe, running = [], 0
@@ -107,12 +100,17 @@ def safe_boundaries(messages: Sequence[Message]) -> list[bool]:
     return safe
 
 
-def nearest_safe_up_to(messages: Sequence[Message], boundary: int, leading: int) -> int | None:
+def nearest_safe_up_to(
+    messages: Sequence[Message],
+    boundary: int,
+    leading: int,
+    exchanges: list[Exchange] | None = None,
+) -> int | None:
     """The explicit ``--up-to`` (1-based: the last compacted message) nearest to
     a kept range starting at ``boundary`` that splits no tool exchange and
     still compacts something; on a tie the later one (the whole exchange is
     compacted). None when there is none."""
-    safe = safe_boundaries(messages)
+    safe = safe_boundaries(messages, exchanges)
     n = len(messages)
     for distance in range(0, n + 1):
         for b in (boundary + distance, boundary - distance):

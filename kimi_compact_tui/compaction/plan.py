@@ -7,11 +7,20 @@ the summary), and kept ``[B, n)`` — the preserved tail in ``tail`` mode, or
 the messages after an explicit boundary (kept, not sent) in ``explicit``
 mode. Request indices ``[0, B)`` and deletion indices ``[L, B)`` are separate
 sets, as the spec requires.
+
+Injected context: a format may mark user messages the agent injected (a
+reminder, not a prompt the person typed; ``SessionFormat.injected``), and the
+caller passes that predicate as ``injected``. Such a message belongs to the
+turn it was injected into, so the preserved-tail scan counts only real prompts
+and assistant messages, and a tail that starts at a prompt also keeps the
+injected messages right before it: the boundary never lands between a prompt
+and its reminders. Without a predicate (kimi-cli) the scan is kimi-cli's.
+An explicit boundary is exact either way.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -23,6 +32,9 @@ REGION_COMPACT = "compact"
 REGION_TAIL = "preserved_tail"
 REGION_AFTER = "after_boundary"
 REGION_KEPT = "kept"  # no-op: everything stays
+
+#: Whether a message is context the agent injected (see the module docstring).
+Injected = Callable[[Message], bool]
 
 
 @dataclass(frozen=True)
@@ -88,13 +100,15 @@ def make_plan(
     *,
     max_preserved_messages: int = 2,
     up_to: int | None = None,
+    injected: Injected | None = None,
 ) -> CompactionPlan:
     """Plan a compaction. ``up_to`` (1-based) is an explicit end: messages
     1..N are compacted exactly, no tail preservation (the spec's Decision 2).
     Without it the last ``max_preserved_messages`` user/assistant messages and
-    everything after them are preserved (kimi-cli's backward scan). A plan
-    that would do nothing carries the reason in ``noop``; it never raises for
-    a valid ``up_to``."""
+    everything after them are preserved (kimi-cli's backward scan; with
+    ``injected``, injected messages are not counted and stay with their
+    prompt). A plan that would do nothing carries the reason in ``noop``; it
+    never raises for a valid ``up_to``."""
     total = len(messages)
     leading = count_leading_system(messages)
     if up_to is not None:
@@ -129,22 +143,32 @@ def make_plan(
             f"max_preserved_messages is {max_preserved_messages} (<= 0): "
             "kimi-cli does not compact with this setting"
         )
-    found = 0
+    found = skipped = 0
     boundary = total
     for index in range(total - 1, -1, -1):
-        if messages[index].role in COMPACTION_ROLES:
-            found += 1
-            if found == max_preserved_messages:
-                boundary = index
-                break
+        message = messages[index]
+        if message.role not in COMPACTION_ROLES:
+            continue
+        if injected is not None and injected(message):
+            skipped += 1
+            continue
+        found += 1
+        if found == max_preserved_messages:
+            boundary = index
+            break
+    not_counted = f" (not counting {skipped} injected)" if skipped else ""
     if found < max_preserved_messages:
         return noop_plan(
-            f"only {found} user/assistant message{'' if found == 1 else 's'}; "
+            f"only {found} user/assistant message{'' if found == 1 else 's'}{not_counted}; "
             f"the last {max_preserved_messages} are preserved, so there is nothing to compact"
         )
+    if injected is not None and messages[boundary].role == "user":
+        # the messages injected right before a kept prompt stay with it
+        while boundary > leading and injected(messages[boundary - 1]):
+            boundary -= 1
     if boundary <= leading:
         return noop_plan(
             "nothing to compact before the preserved tail "
-            f"(the last {max_preserved_messages} user/assistant messages)"
+            f"(the last {max_preserved_messages} user/assistant messages{not_counted})"
         )
     return CompactionPlan("tail", total, leading, boundary, None, None, max_preserved_messages)

@@ -253,6 +253,13 @@ class SessionFormat(ABC):
         unless the agent would take them for sessions of its own."""
         return path.parent
 
+    def after_restore(self, path: Path, replaced: bytes | None, restored: bytes) -> list[str]:
+        """Run after a restore or undo put ``restored`` in place of ``replaced``
+        (None: there was no file) at ``path``: bring what the agent keeps
+        derived from the file (an index, a UI projection) back in line with it.
+        Returns warning lines for what could not be done (default: nothing to do)."""
+        return []
+
 
 def state_of(session: Session, kind: type[S]) -> S:
     """``session.format_state``, checked to be a ``kind`` (a plugin reads its

@@ -31,6 +31,8 @@ from kimi_compact_tui.formats.base import (
     splice,
     state_of,
 )
+from kimi_compact_tui.formats.fastjson import MISS, decode_fast, share_strings
+from kimi_compact_tui.formats.kimi_checkpoints import CheckpointPairs, checkpoint_message
 from kimi_compact_tui.formats.lines import Lines, raw_bytes
 from kimi_compact_tui.formats.validate import check_message, type_name
 from kimi_compact_tui.model import Message
@@ -69,6 +71,12 @@ class KimiState:
 
     entries: list[Any] | None
     trailing_newline: bool = True
+    # Each ``_checkpoint`` record is followed by its ``<system>CHECKPOINT N</system>``
+    # user message (the agent has the D-Mail tool): see formats/kimi_checkpoints.py.
+    checkpoint_messages: bool = False
+    # A rebuilt session: the index of the message the ``_checkpoint`` 0 record is
+    # written before (0: right after the system prompt, as kimi-cli writes it).
+    checkpoint_at: int = 0
 
 
 def looks_like_kimi(text: str) -> bool:
@@ -123,22 +131,29 @@ def parse_lines(lines: Lines, path: Path) -> Session:
     system_prompt = None
     recorded = None
     valid = 0
+    checkpoints = CheckpointPairs()
     loads = _LENIENT.decode  # one decoder: json.loads(strict=False) builds one per call
     keep = lines.keep
     for lineno, offset, raw in lines:
+        # The fast decoder takes what it decodes exactly; the rest (blank lines,
+        # bad UTF-8, what only the lenient decoder accepts) goes the json way.
+        record = decode_fast(raw)
+        line = None
+        if record is MISS:
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as exc:  # kimi-cli reads with errors="replace"
+                line = raw.decode("utf-8", "replace")
+                warnings.append(
+                    f"{path}:{lineno}: not valid UTF-8 (byte {offset + exc.start}); read with "
+                    "replacement characters, as kimi-cli does"
+                )
+            if not line.strip():
+                entries.append(BlankLine(raw))
+                continue
         try:
-            line = raw.decode("utf-8")
-        except UnicodeDecodeError as exc:  # kimi-cli reads with errors="replace"
-            line = raw.decode("utf-8", "replace")
-            warnings.append(
-                f"{path}:{lineno}: not valid UTF-8 (byte {offset + exc.start}); read with "
-                "replacement characters, as kimi-cli does"
-            )
-        if not line.strip():
-            entries.append(BlankLine(raw))
-            continue
-        try:
-            record = loads(line)
+            if line is not None:
+                record = loads(line)
             reason = _skip_reason(record)
             if reason is None and not record["role"].startswith("_"):
                 check_message(record, f"{path}:{lineno}")
@@ -153,9 +168,15 @@ def parse_lines(lines: Lines, path: Path) -> Session:
         if reason is not None:
             warnings.append(f"{path}:{lineno}: skipped, as kimi-cli does on resume: {reason}")
             entries.append(SkippedLine(raw))
+            if checkpoints.pending is not None:
+                checkpoints.next_record(None)
             continue
         valid += 1
         role = record["role"]
+        if role == "_checkpoint":
+            checkpoints.checkpoint(record["id"])
+        elif checkpoints.pending is not None:
+            checkpoints.next_record(record)
         if role.startswith("_"):
             if role == "_system_prompt":
                 system_prompt = record["content"]
@@ -163,6 +184,7 @@ def parse_lines(lines: Lines, path: Path) -> Session:
                 recorded = record["token_count"]
             entries.append(SpecialLine(raw))
             continue
+        share_strings(record)
         message = Message(record, keep(raw, offset))
         entries.append(message)
         messages.append(message)
@@ -176,7 +198,7 @@ def parse_lines(lines: Lines, path: Path) -> Session:
         messages,
         warnings,
         SessionMeta(system_prompt=system_prompt, recorded_tokens=recorded),
-        KimiState(entries, lines.trailing_newline),
+        KimiState(entries, lines.trailing_newline, checkpoints.found),
     )
 
 
@@ -218,10 +240,14 @@ def serialize(session: Session) -> bytes:
         meta = session.meta
         if meta.system_prompt is not None:
             specials.append({"role": "_system_prompt", "content": meta.system_prompt})
-        specials.append({"role": "_checkpoint", "id": 0})
         lines.extend(dump_special(d).encode("utf-8") for d in specials)
-        for m in session.messages:
+        at = state.checkpoint_at
+        for i, m in enumerate(session.messages):
+            if i == at:
+                lines.append(dump_special({"role": "_checkpoint", "id": 0}).encode("utf-8"))
             lines.append(raw_bytes(m.raw) if m.raw is not None else dump_message(m.data).encode())  # type: ignore[arg-type]  # bytes, str or RawRef
+        if at >= len(session.messages):
+            lines.append(dump_special({"role": "_checkpoint", "id": 0}).encode("utf-8"))
         if meta.recorded_tokens is not None:
             usage = {"role": "_usage", "token_count": meta.recorded_tokens}
             lines.append(dump_special(usage).encode("utf-8"))
@@ -299,7 +325,10 @@ class KimiCliFormat(SessionFormat):
     ) -> Session:
         """kimi-cli's ``_usage`` after ``/compact``: the summary's output tokens
         when the provider reported them (else the summary message's characters
-        // 4) plus the kept messages' characters // 4."""
+        // 4) plus the kept messages' characters // 4. A session with checkpoint
+        messages gets checkpoint 0's message before the summary (after the
+        leading system messages, so they stay leading), as kimi-cli writes it;
+        like kimi-cli, its ``_usage`` does not count that message."""
         messages = splice(session, plan, self.summary_message(summary))
         after = messages[plan.leading :]
         if output_tokens is not None:
@@ -307,7 +336,11 @@ class KimiCliFormat(SessionFormat):
         else:
             recorded = kimi_estimate(after)
         meta = SessionMeta(session.meta.system_prompt, recorded)
-        return Session(session.path, self, messages, meta=meta, format_state=KimiState(None))
+        state = KimiState(None)
+        if state_of(session, KimiState).checkpoint_messages:
+            messages.insert(plan.leading, checkpoint_message(0))
+            state = KimiState(None, checkpoint_messages=True, checkpoint_at=plan.leading)
+        return Session(session.path, self, messages, meta=meta, format_state=state)
 
     def write_op(self, session: Session, compacted: Session) -> WriteOp:
         return WriteOp("rotate", serialize(compacted))

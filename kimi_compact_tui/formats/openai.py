@@ -19,6 +19,7 @@ from kimi_compact_tui.formats.base import (
     splice,
     state_of,
 )
+from kimi_compact_tui.formats.fastjson import MISS, decode_fast
 from kimi_compact_tui.formats.lines import Lines, decode_line, raw_bytes
 from kimi_compact_tui.formats.validate import check_message, type_name
 from kimi_compact_tui.fsutil import decode_utf8
@@ -86,11 +87,13 @@ def parse_jsonl_lines(lines: Lines, path: Path) -> Session:
     loads = json.loads
     keep = lines.keep
     for lineno, offset, raw in lines:
-        line = decode_line(raw, path, lineno, offset)
-        if not line.strip():
-            continue
+        data = decode_fast(raw)  # exact, or MISS: then json decides, as before
         try:
-            data = loads(line)
+            if data is MISS:
+                line = decode_line(raw, path, lineno, offset)
+                if not line.strip():
+                    continue
+                data = loads(line)
         except RecursionError:
             raise SessionFormatError(f"{path}:{lineno}: JSON nested too deeply") from None
         except ValueError as exc:

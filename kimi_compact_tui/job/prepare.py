@@ -18,7 +18,8 @@ from kimi_compact_tui.compaction.request import (
     build_request,
     estimate_request_tokens,
 )
-from kimi_compact_tui.compaction.tokens import message_token_parts, message_tokens
+from kimi_compact_tui.compaction.scan import Exchange, scan_messages
+from kimi_compact_tui.compaction.tokens import message_tokens
 from kimi_compact_tui.config import (
     AppConfig,
     _get_compaction_config,
@@ -51,6 +52,8 @@ class Preparation:
     _request: CompactionRequest | None = field(default=None, repr=False)
     # The summed token counts of the request range's text parts, when known.
     _text_counts: tuple[int, int, int] | None = field(default=None, repr=False)
+    # The session's tool exchanges (``pairs.tool_exchanges``), when the scan found them.
+    exchanges: list[Exchange] | None = field(default=None, repr=False)
 
     @property
     def request(self) -> CompactionRequest | None:
@@ -122,7 +125,10 @@ def prepare_compaction(
     if prompt is None:
         prompt = resolve_prompt(cfg, prompt_file=prompt_file, base_dir=config.base_dir)
     plan = make_plan(
-        session.messages, max_preserved_messages=cfg["max_preserved_messages"], up_to=up_to
+        session.messages,
+        max_preserved_messages=cfg["max_preserved_messages"],
+        up_to=up_to,
+        injected=session.format.injected,
     )
     model = compaction_model or effective_compaction_model(raw)
     builder = None
@@ -139,20 +145,15 @@ def prepare_compaction(
                 custom_instruction=custom_instruction,
             )
 
-    text_counts = None
+    text_counts = exchanges = None
     if message_token_list is not None:
         tokens = message_token_list
-    else:  # one pass: each message's tokens, and the request range's text counts
-        tokens, a, b, c = [], 0, 0, 0
-        end = plan.request_indices.stop
-        for index, message in enumerate(session.messages):
-            total, x, y, z = message_token_parts(message)
-            tokens.append(total)
-            if index < end:
-                a, b, c = a + x, b + y, c + z
-        text_counts = (a, b, c)
+    else:  # one pass: tokens, the request range's text counts, the tool exchanges
+        scan = scan_messages(session.messages, plan.request_indices.stop)
+        tokens, text_counts, exchanges = scan.tokens, scan.text_counts, scan.exchanges
     prep = Preparation(
         session, plan, prompt, builder, enabled, reason, tokens, model, custom_instruction
     )
     prep._text_counts = text_counts
+    prep.exchanges = exchanges
     return prep

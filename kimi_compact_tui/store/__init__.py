@@ -11,16 +11,18 @@ anything (the y/N prompt belongs to the command line).
 from kimi_compact_tui.store.audit import audit_path, read_audit
 from kimi_compact_tui.store.fingerprint import Fingerprint, fingerprint
 from kimi_compact_tui.store.keep import keep_description, next_rotation
-from kimi_compact_tui.store.restore import (
+from kimi_compact_tui.store.points import (
     RestorePoint,
-    RestoreResult,
     Target,
-    UndoPlan,
-    keeps_current_as,
     locate,
     pick_point,
-    restore,
     restore_points,
+)
+from kimi_compact_tui.store.restore import (
+    RestoreResult,
+    UndoPlan,
+    keeps_current_as,
+    restore,
     undo_plan,
 )
 from kimi_compact_tui.store.write import ApplyResult, Provenance, apply_compaction

@@ -19,67 +19,32 @@
 from __future__ import annotations
 
 import contextlib
-from dataclasses import dataclass
-from datetime import UTC, datetime
+from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from kimi_compact_tui.errors import ApplyError, SessionFormatError
-from kimi_compact_tui.formats import registry
-from kimi_compact_tui.formats.base import Session, SessionFormat
 from kimi_compact_tui.formats.loader import parse_bytes
 from kimi_compact_tui.store import audit
 from kimi_compact_tui.store.durable import atomic_write_bytes, os_error_line, truncate_durable
 from kimi_compact_tui.store.fingerprint import read_fingerprinted
 from kimi_compact_tui.store.keep import (
     backup_pattern,
-    backups,
     drop_copy,
     keep_copy,
     next_rotation,
-    rotations,
     sha256_file,
 )
+from kimi_compact_tui.store.points import (
+    RestorePoint,
+    Where,
+    pick,
+    records_of,
+    restore_points,
+    target_of,
+)
 from kimi_compact_tui.store.write import now_utc
-
-
-@dataclass(frozen=True)
-class Target:
-    """The session file a restore acts on, and its format (whose policy says
-    how a write was kept and is undone)."""
-
-    path: Path
-    format: SessionFormat
-
-    @classmethod
-    def of(cls, session: Session) -> Target:
-        if session.path is None:
-            raise ApplyError("the session has no file")
-        return cls(Path(session.path), session.format)
-
-
-@dataclass(frozen=True)
-class RestorePoint:
-    path: Path
-    kind: str  # "rotation" | "backup"
-    size: int
-    mtime_ns: int
-    origin: str  # where it came from, for people
-    ours: bool  # recorded in this tool's audit log
-
-    def describe(self) -> str:
-        when = datetime.fromtimestamp(self.mtime_ns / 1e9, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
-        return f"{self.path.name}  {self.size} bytes  modified {when}  {self.origin}"
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "path": str(self.path),
-            "kind": self.kind,
-            "size": self.size,
-            "mtime_ns": self.mtime_ns,
-            "origin": self.origin,
-            "ours": self.ours,
-        }
 
 
 @dataclass
@@ -93,6 +58,7 @@ class RestoreResult:
     audit_path: Path | None = None
     audit_error: str | None = None
     truncated_to: int | None = None  # an "append" write undone by cutting the journal
+    warnings: list[str] = field(default_factory=list)  # the format's, after the restore
 
     def describe(self) -> str:
         if not self.changed:
@@ -115,108 +81,9 @@ class RestoreResult:
             line = f"Restored {self.path} from {self.restored_from.name}{counts}; {kept}"
         if self.audit_error:
             line += f"\nwarning: {self.audit_error}"
+        for warning in self.warnings:
+            line += f"\nwarning: {warning}"
         return line
-
-
-def locate(path: str | Path) -> Target:
-    """The session file for ``path`` (a file or a session folder, the file
-    possibly gone) and its format: read from the file, else from the audit log
-    of the compaction written there."""
-    p = Path(path).expanduser()
-    if p.is_dir():
-        try:
-            p = registry.resolve_session_path(p)
-        except SessionFormatError as exc:
-            # The session file may be gone: the audit log beside it still names it.
-            logs = sorted(p.glob("*" + audit.AUDIT_SUFFIX))
-            if len(logs) != 1:
-                raise ApplyError(str(exc)) from None
-            p = logs[0].with_name(logs[0].name[: -len(audit.AUDIT_SUFFIX)])
-    elif not p.exists():
-        found = registry.find_by_id(str(path))
-        if found is not None:
-            return locate(found)
-        if not p.parent.is_dir():
-            raise ApplyError(f"{p.parent}: no such folder")
-    if p.exists():
-        try:
-            with open(p, "rb") as fh:
-                head = fh.read(registry.HEAD_BYTES)
-            return Target(p, registry.detect(p, head))
-        except SessionFormatError as exc:
-            raise ApplyError(str(exc)) from None
-        except OSError as exc:
-            raise ApplyError(os_error_line(p, exc, "read the session")) from None
-    logged = audit.logged_format(p, registry.FORMATS)
-    if logged is not None:
-        return Target(p, logged)
-    raise ApplyError(
-        f"{p}: no such session file, and no record of a compaction written there "
-        "(nothing to restore)"
-    )
-
-
-Where = Target | str | Path
-
-
-def _target(where: Where) -> Target:
-    """A :class:`Target` as given, or located once from a path (the CLI's entry)."""
-    return where if isinstance(where, Target) else locate(where)
-
-
-def _records(where: Target) -> list[dict[str, Any]]:
-    records = audit.read_audit(where.path, where.format)
-    return [r for r in records if r.get("action") in ("apply", "restore")]
-
-
-def restore_points(where: Where) -> list[RestorePoint]:
-    """The restore points of a session, newest first, each labelled with where
-    it came from."""
-    where = _target(where)
-    target, fmt = where.path, where.format
-    origins: dict[str, str] = {}
-    for rec in _records(where):
-        backup = rec.get("backup")
-        if isinstance(backup, str):
-            what = "before the compaction written" if rec["action"] == "apply" else "replaced"
-            origins[backup] = f"made by kimi-compact-tui: the version {what} at {rec.get('time')}"
-    found = [("rotation", p) for _, p in rotations(target, fmt)]
-    found += [("backup", p) for _, p in backups(target, fmt)]
-    agent = fmt.agent or "the agent"
-    points = []
-    for kind, p in found:
-        try:
-            st = p.stat()
-        except OSError:
-            continue
-        origin = origins.get(str(p))
-        label = origin or (
-            f"{agent}'s own rotation (not in kimi-compact-tui's audit log)"
-            if kind == "rotation"
-            else "not made by kimi-compact-tui (not in its audit log)"
-        )
-        points.append(RestorePoint(p, kind, st.st_size, st.st_mtime_ns, label, origin is not None))
-    return points
-
-
-def _pick(target: Path, points: list[RestorePoint], point: Any) -> RestorePoint:
-    if isinstance(point, RestorePoint):
-        return point
-    wanted = Path(str(point)).expanduser()
-    for p in points:
-        if wanted.parent == Path(".") and p.path.name == wanted.name:
-            return p
-        if p.path.resolve() == wanted.resolve():
-            return p
-    names = ", ".join(p.path.name for p in points) or "none"
-    raise ApplyError(f"{target}: {point} is not a restore point of this session (have: {names})")
-
-
-def pick_point(where: Where, point: str | Path) -> RestorePoint:
-    """The restore point ``point`` names (a file name from the list, or a path),
-    or an ApplyError naming it and the points there are."""
-    where = _target(where)
-    return _pick(where.path, restore_points(where), point)
 
 
 @dataclass
@@ -245,9 +112,9 @@ class UndoPlan:
 def undo_plan(where: Where) -> UndoPlan:
     """The undo of the last compaction this tool wrote, or an ApplyError saying
     why there is nothing to undo."""
-    where = _target(where)
+    where = target_of(where)
     target = where.path
-    records = _records(where)
+    records = records_of(where)
     if not records:
         if not restore_points(where):
             raise ApplyError(
@@ -288,7 +155,7 @@ def restore(
 ) -> RestoreResult:
     """Undo the last compaction written here (``point`` None), or put back the
     restore point ``point``. See the module docstring for the rules."""
-    where = _target(where)
+    where = target_of(where)
     target, fmt = where.path, where.format
     undo = undo_plan(where) if point is None else None
     if undo is not None and undo.changed_since and not force:
@@ -297,7 +164,7 @@ def restore(
             "changed — force it to keep the current file as a restore point first"
         )
     points = restore_points(where)
-    source = undo.source if undo is not None else _pick(target, points, point).path
+    source = undo.source if undo is not None else pick(target, points, point).path
     when = now_utc(now)
     try:
         data, src_fp, src_mode = read_fingerprinted(source)
@@ -361,6 +228,7 @@ def restore(
         "after": {"size": src_fp.size, "sha256": src_fp.sha256, "messages": messages_after},
     }
     log, audit_error = audit.append_audit(target, fmt, record, mode)
+    warnings = fmt.after_restore(target, current_bytes, data)
     return RestoreResult(
         target,
         source,
@@ -371,13 +239,14 @@ def restore(
         None if audit_error else log,
         audit_error,
         truncated,
+        warnings,
     )
 
 
 def keeps_current_as(where: Where) -> str:
     """Where a restore would keep the current file: a new rotation or backup,
     or the restore point that already holds the very same bytes."""
-    where = _target(where)
+    where = target_of(where)
     target, fmt = where.path, where.format
     try:
         size = target.stat().st_size

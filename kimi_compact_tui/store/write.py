@@ -103,10 +103,10 @@ def _check(source: Session, compacted: Session, summary: str, plan: CompactionPl
         raise ApplyError(f"{path}: nothing to write: {plan.noop}")
     if not summary or not summary.strip():
         raise ApplyError(f"{path}: nothing written: the summary is empty")
-    leading = plan.leading
-    if not (
-        len(compacted.messages) > leading and compacted.messages[leading].text().endswith(summary)
-    ):
+    # the messages the compaction adds (between the leading system messages and
+    # the kept ones: the summary, and what the format writes beside it)
+    added = compacted.messages[plan.leading : len(compacted.messages) - len(plan.preserved_indices)]
+    if not any(m.text().endswith(summary) for m in added):
         raise ApplyError(
             f"{path}: nothing written: the compacted session does not hold the reviewed summary"
         )

@@ -185,6 +185,8 @@ class KimiCli(_Runner):
     """kimi-cli 1.51.0 in --print mode; its state folder is KIMI_SHARE_DIR."""
 
     state_name = "share"
+    #: kimi-cli's built-in agent to run (``--agent NAME``); None: its default agent.
+    agent: str | None = None
 
     def env(self) -> dict[str, str]:
         return dict(super().env(), KIMI_SHARE_DIR=str(self.state))
@@ -213,6 +215,8 @@ class KimiCli(_Runner):
 
     def run(self, prompt: str, session_id: str | None = None, timeout: float = RUN_TIMEOUT):
         args = [str(KIMI_CLI_EXE), "--print", "--output-format", "stream-json"]
+        if self.agent:
+            args += ["--agent", self.agent]
         args += ["-w", str(self.workdir), "--config", self.config_json()]
         if session_id:
             args += ["-S", session_id]
@@ -238,6 +242,14 @@ class KimiCli(_Runner):
     def compact(self, session_id: str, timeout: float = RUN_TIMEOUT) -> AgentRun:
         """kimi-cli's own /compact (answered by the FakeModel's summary)."""
         return self.run("/compact", session_id, timeout).check()
+
+
+class KimiCliOkabe(KimiCli):
+    """kimi-cli with its built-in ``okabe`` agent, which has the D-Mail tool
+    (``SendDMail``): every checkpoint then carries a ``<system>CHECKPOINT N</system>``
+    user message, and a D-Mail reverts the context to a checkpoint (rotating the file)."""
+
+    agent = "okabe"
 
 
 class KimiCode(_Runner):

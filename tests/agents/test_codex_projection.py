@@ -1,9 +1,10 @@
 """Codex CLI 0.171.0's UI projection and writer lock, with the real Codex.
 
-- After a forced restore, Codex's UI projection (``thread_history_1.sqlite``) keeps the
-  turn the restore removed and misses Codex's next turn; once the session's rows are
-  forgotten (``formats/codex/projection.after_restore``), or the database deleted,
-  Codex rebuilds it from the rollout.
+- A forced restore would leave Codex's UI projection (``thread_history_1.sqlite``)
+  holding the turn the restore removed and missing Codex's next turn; our restore
+  forgets the session's rows (the format's ``after_restore`` hook,
+  ``formats/codex/projection.after_restore``), and so does deleting the database:
+  Codex then rebuilds it from the rollout.
 - While Codex runs a session it holds the session's writer lock: we see it as running,
   and no longer once it has exited.
 """
@@ -20,7 +21,7 @@ from typing import Any
 import pytest
 
 from kimi_compact_tui.formats.codex import FORMAT, write_refusal
-from kimi_compact_tui.formats.codex.projection import after_restore, codex_is_running
+from kimi_compact_tui.formats.codex.projection import codex_is_running
 from tests.agents.codex_runner import Codex, codex_installed, shared_codex_template
 from tests.agents.fake_model import FakeModel, text_turn, tool_turn
 from tests.agents.fake_responses import FakeResponses
@@ -98,30 +99,28 @@ def _restored_after_turn_a(template, responses, chat) -> tuple[Codex, str, Path,
     return codex, sid, rollout, replaced
 
 
-def test_after_a_forced_restore_codex_ui_history_is_stale(template, fakes):
-    """What undo and restore leave today (no format hook runs after a restore)."""
+def test_after_a_forced_restore_codex_rebuilds_its_ui_history(template, fakes):
+    """Our restore resets Codex's UI projection of the session (the format's
+    ``after_restore`` hook): Codex's next run rebuilds it from the restored rollout,
+    so its UI shows the turns the rollout holds, not the ones the restore removed."""
     responses, chat = fakes
     codex, sid, rollout, _ = _restored_after_turn_a(template, responses, chat)
-    codex.resume(sid, TURN_B)
-    offset, users = projected(codex)
-    assert offset > rollout.stat().st_size and TURN_A in users and TURN_B not in users
-
-
-@pytest.mark.parametrize("fix", ["reset", "delete the database"])
-def test_codex_rebuilds_its_ui_history_from_the_restored_rollout(fix, template, fakes):
-    """Our reset (``after_restore``), or the README's way (delete the database)."""
-    responses, chat = fakes
-    codex, sid, rollout, replaced = _restored_after_turn_a(template, responses, chat)
-    if fix == "reset":
-        assert after_restore(rollout, replaced, rollout.read_bytes()) == []
-    else:
-        for p in codex.state.glob("thread_history_1.sqlite*"):
-            p.unlink()
     codex.resume(sid, TURN_B)
     offset, users = projected(codex)
     assert offset == rollout.stat().st_size
     assert TURN_B in users and TURN_A not in users
     assert "Please run echo hello" in users  # the turns before are there again
+
+
+def test_deleting_the_database_also_makes_codex_rebuild_it(template, fakes):
+    """The README's way for a projection left stale by another tool."""
+    responses, chat = fakes
+    codex, sid, rollout, _ = _restored_after_turn_a(template, responses, chat)
+    for p in codex.state.glob("thread_history_1.sqlite*"):
+        p.unlink()
+    codex.resume(sid, TURN_B)
+    offset, users = projected(codex)
+    assert offset == rollout.stat().st_size and TURN_B in users and TURN_A not in users
 
 
 def test_codex_holds_the_writer_lock_while_it_runs_a_session(template, fakes):

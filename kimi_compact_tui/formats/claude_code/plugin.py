@@ -30,6 +30,7 @@ from pathlib import Path
 
 from kimi_compact_tui.compaction.plan import CompactionPlan
 from kimi_compact_tui.compaction.summary import build_compact_summary_text
+from kimi_compact_tui.compaction.tokens import session_tokens
 from kimi_compact_tui.errors import ApplyError, SessionFormatError
 from kimi_compact_tui.formats.base import (
     Session,
@@ -67,10 +68,6 @@ def parse_transcript(data: bytes, path: Path) -> Session:
         SessionMeta(recorded_tokens=state.recorded_tokens),
         state,
     )
-
-
-def _estimate(messages: list[Message]) -> int:
-    return sum(len(m.text()) for m in messages) // 4
 
 
 class ClaudeCodeFormat(SessionFormat):
@@ -159,7 +156,7 @@ class ClaudeCodeFormat(SessionFormat):
         if plan.noop:
             raise ValueError(f"cannot compact: {plan.noop}")
         state = state_of(session, ClaudeState)
-        pre = session.meta.recorded_tokens or _estimate(session.messages)
+        pre = session.meta.recorded_tokens or session_tokens(session.messages)
         records = append.compaction_records(
             state,
             leading=plan.leading,

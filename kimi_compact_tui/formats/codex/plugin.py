@@ -25,7 +25,7 @@ from kimi_compact_tui.formats.base import (
     state_of,
 )
 from kimi_compact_tui.formats.codex import discover as discovery
-from kimi_compact_tui.formats.codex import records
+from kimi_compact_tui.formats.codex import projection, records
 from kimi_compact_tui.formats.codex.history import HistoryItem
 from kimi_compact_tui.formats.codex.messages import map_history
 from kimi_compact_tui.formats.codex.projection import codex_is_running
@@ -81,6 +81,11 @@ class CodexFormat(SessionFormat):
 
     def write_refusal(self, session: Session) -> str | None:
         return write_refusal(session)
+
+    def after_restore(self, path: Path, replaced: bytes | None, restored: bytes) -> list[str]:
+        """Codex's UI projection of the session is forgotten when it had read
+        past the bytes the restore kept: Codex rebuilds it from the rollout."""
+        return projection.after_restore(path, replaced, restored)
 
     def recognise(self, path: Path, head: bytes) -> bool:
         record = first_record(head)

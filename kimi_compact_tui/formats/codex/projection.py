@@ -186,9 +186,7 @@ def after_restore(rollout: Path, before: bytes | None, after: bytes) -> list[str
     """Codex's side of a restore that replaced ``before`` (None: no file) with
     ``after``: its UI projection is reset when it read past the bytes that
     stayed the same. Returns the lines to show when that could not be done.
-
-    Nothing calls this yet: the format contract has no hook run after a
-    restore (see the README's Codex section)."""
+    The store calls it through the format's ``after_restore`` hook."""
     kept = 0 if before is None else unchanged_prefix(before, after)
     warning = reset_projection(rollout, kept)
     return [] if warning is None else [warning]

@@ -1,0 +1,157 @@
+"""Restore points: which session file a restore acts on (:class:`Target`,
+:func:`locate`), and the copies kept of it (rotations and backups), each
+labelled with where it came from (this tool's audit log, or the agent)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from kimi_compact_tui.errors import ApplyError, SessionFormatError
+from kimi_compact_tui.formats import registry
+from kimi_compact_tui.formats.base import Session, SessionFormat
+from kimi_compact_tui.store import audit
+from kimi_compact_tui.store.durable import os_error_line
+from kimi_compact_tui.store.keep import backups, rotations
+
+
+@dataclass(frozen=True)
+class Target:
+    """The session file a restore acts on, and its format (whose policy says
+    how a write was kept and is undone)."""
+
+    path: Path
+    format: SessionFormat
+
+    @classmethod
+    def of(cls, session: Session) -> Target:
+        if session.path is None:
+            raise ApplyError("the session has no file")
+        return cls(Path(session.path), session.format)
+
+
+@dataclass(frozen=True)
+class RestorePoint:
+    path: Path
+    kind: str  # "rotation" | "backup"
+    size: int
+    mtime_ns: int
+    origin: str  # where it came from, for people
+    ours: bool  # recorded in this tool's audit log
+
+    def describe(self) -> str:
+        when = datetime.fromtimestamp(self.mtime_ns / 1e9, UTC).strftime("%Y-%m-%d %H:%M:%S UTC")
+        return f"{self.path.name}  {self.size} bytes  modified {when}  {self.origin}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "path": str(self.path),
+            "kind": self.kind,
+            "size": self.size,
+            "mtime_ns": self.mtime_ns,
+            "origin": self.origin,
+            "ours": self.ours,
+        }
+
+
+def locate(path: str | Path) -> Target:
+    """The session file for ``path`` (a file or a session folder, the file
+    possibly gone) and its format: read from the file, else from the audit log
+    of the compaction written there."""
+    p = Path(path).expanduser()
+    if p.is_dir():
+        try:
+            p = registry.resolve_session_path(p)
+        except SessionFormatError as exc:
+            # The session file may be gone: the audit log beside it still names it.
+            logs = sorted(p.glob("*" + audit.AUDIT_SUFFIX))
+            if len(logs) != 1:
+                raise ApplyError(str(exc)) from None
+            p = logs[0].with_name(logs[0].name[: -len(audit.AUDIT_SUFFIX)])
+    elif not p.exists():
+        found = registry.find_by_id(str(path))
+        if found is not None:
+            return locate(found)
+        if not p.parent.is_dir():
+            raise ApplyError(f"{p.parent}: no such folder")
+    if p.exists():
+        try:
+            with open(p, "rb") as fh:
+                head = fh.read(registry.HEAD_BYTES)
+            return Target(p, registry.detect(p, head))
+        except SessionFormatError as exc:
+            raise ApplyError(str(exc)) from None
+        except OSError as exc:
+            raise ApplyError(os_error_line(p, exc, "read the session")) from None
+    logged = audit.logged_format(p, registry.FORMATS)
+    if logged is not None:
+        return Target(p, logged)
+    raise ApplyError(
+        f"{p}: no such session file, and no record of a compaction written there "
+        "(nothing to restore)"
+    )
+
+
+Where = Target | str | Path
+
+
+def target_of(where: Where) -> Target:
+    """A :class:`Target` as given, or located once from a path (the CLI's entry)."""
+    return where if isinstance(where, Target) else locate(where)
+
+
+def records_of(where: Target) -> list[dict[str, Any]]:
+    records = audit.read_audit(where.path, where.format)
+    return [r for r in records if r.get("action") in ("apply", "restore")]
+
+
+def restore_points(where: Where) -> list[RestorePoint]:
+    """The restore points of a session, newest first, each labelled with where
+    it came from."""
+    where = target_of(where)
+    target, fmt = where.path, where.format
+    origins: dict[str, str] = {}
+    for rec in records_of(where):
+        backup = rec.get("backup")
+        if isinstance(backup, str):
+            what = "before the compaction written" if rec["action"] == "apply" else "replaced"
+            origins[backup] = f"made by kimi-compact-tui: the version {what} at {rec.get('time')}"
+    found = [("rotation", p) for _, p in rotations(target, fmt)]
+    found += [("backup", p) for _, p in backups(target, fmt)]
+    agent = fmt.agent or "the agent"
+    points = []
+    for kind, p in found:
+        try:
+            st = p.stat()
+        except OSError:
+            continue
+        origin = origins.get(str(p))
+        label = origin or (
+            f"{agent}'s own rotation (not in kimi-compact-tui's audit log)"
+            if kind == "rotation"
+            else "not made by kimi-compact-tui (not in its audit log)"
+        )
+        points.append(RestorePoint(p, kind, st.st_size, st.st_mtime_ns, label, origin is not None))
+    return points
+
+
+def pick(target: Path, points: list[RestorePoint], point: Any) -> RestorePoint:
+    if isinstance(point, RestorePoint):
+        return point
+    wanted = Path(str(point)).expanduser()
+    for p in points:
+        if wanted.parent == Path(".") and p.path.name == wanted.name:
+            return p
+        if p.path.resolve() == wanted.resolve():
+            return p
+    names = ", ".join(p.path.name for p in points) or "none"
+    raise ApplyError(f"{target}: {point} is not a restore point of this session (have: {names})")
+
+
+def pick_point(where: Where, point: str | Path) -> RestorePoint:
+    """The restore point ``point`` names (a file name from the list, or a path),
+    or an ApplyError naming it and the points there are."""
+    where = target_of(where)
+    return pick(where.path, restore_points(where), point)
