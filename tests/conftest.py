@@ -56,7 +56,7 @@ def _isolated_environment(monkeypatch, tmp_path_factory):
         monkeypatch.delenv(name, raising=False)
 
 
-# --- shared session factories and the in-process CLI (tests/factories.py) --------------------
+# --- shared session factories (tests/factories/) and the in-process CLI ----------------------
 
 from tests.cli_fixtures import CliResult, cli_main  # noqa: E402,F401
 from tests.factories import FORMATS  # noqa: E402

@@ -26,7 +26,9 @@ from kimi_compact_tui.job import CompactionJob
 from kimi_compact_tui.model import Message
 from kimi_compact_tui.providers import ProviderConfig
 from kimi_compact_tui.retention import retention_report
+from tests import test_every_format
 from tests.cli_fixtures import cli_main  # noqa: F401  (fixture)
+from tests.factories import FORMAT_WRITERS
 
 ENABLED = AppConfig(raw={"compaction": {"enabled": True, "type": "kimi"}})
 
@@ -147,3 +149,14 @@ def test_the_cli_reads_and_writes_a_new_format(tmp_path, chat_format, cli_main):
         "user",
         "assistant",
     ]
+
+
+def test_step_3_a_registered_format_without_a_writer_fails_the_every_format_tests(
+    tmp_path: Path, chat_format: ChatFormat, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Step 3: until the format has its writer in tests/factories/writers.py, the
+    every-format tests fail naming it; with it, they pass."""
+    with pytest.raises(AssertionError, match="test-chat"):
+        test_every_format.test_every_registered_format_has_a_writer()
+    monkeypatch.setitem(FORMAT_WRITERS, "test-chat", lambda folder: write_chat(folder / "w.chat"))
+    test_every_format.test_every_registered_format_has_a_writer()

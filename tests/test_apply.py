@@ -24,7 +24,7 @@ from kimi_compact_tui.compaction.prompts import PromptSource
 from kimi_compact_tui.config import AppConfig
 from kimi_compact_tui.errors import ApplyError, UserError
 from kimi_compact_tui.formats import dump_session, load, load_session
-from kimi_compact_tui.formats.kimi import dump_message, dump_special
+from kimi_compact_tui.formats.kimi import dump_message
 from kimi_compact_tui.job import CompactionJob, build_compacted_session
 from kimi_compact_tui.job.job import provenance_of
 from kimi_compact_tui.providers.base import ProviderConfig, StreamResult
@@ -40,6 +40,7 @@ from kimi_compact_tui.store import (
 )
 from kimi_compact_tui.store import durable as durable_mod
 from tests import procs
+from tests.factories import write_kimi, write_openai_json
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLES = ROOT / "sample_sessions"
@@ -53,27 +54,21 @@ def sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
-def write_kimi(folder: Path, n: int = 8, system_prompt: str = "You are kimi.") -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    lines = [
-        dump_special({"role": "_system_prompt", "content": system_prompt}),
-        dump_special({"role": "_checkpoint", "id": 0}),
-    ]
+def turns(n: int, system: str | None = None) -> list[dict]:
+    """``n`` alternating user/assistant turns, after a system message if given."""
+    out = [{"role": "system", "content": system}] if system else []
     for i in range(n):
         role = "user" if i % 2 == 0 else "assistant"
-        lines.append(dump_message({"role": role, "content": f"turn {i} text ünïcode"}))
-    lines.append(dump_special({"role": "_usage", "token_count": 4242}))
-    path = folder / "context.jsonl"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
+        out.append({"role": role, "content": f"turn {i} text ünïcode"})
+    return out
 
 
-def write_openai(path: Path, n: int = 8) -> Path:
-    msgs = [{"role": "system", "content": "sys"}] + [
-        {"role": "user" if i % 2 == 0 else "assistant", "content": f"message {i}"} for i in range(n)
-    ]
-    path.write_text(json.dumps({"model": "x", "messages": msgs}, indent=2), encoding="utf-8")
-    return path
+def kimi_session(folder: Path, n: int = 8) -> Path:
+    return write_kimi(folder, turns(n), system_prompt="You are kimi.", usage=4242)
+
+
+def openai_session(path: Path) -> Path:
+    return write_openai_json(path, turns(8, "sys"), model="x")
 
 
 def do_apply(path: Path, summary: str = "SUMMARY TEXT", **kw) -> ApplyResult:
@@ -159,7 +154,7 @@ def test_apply_and_restore_every_sample_session(tmp_path):
 
 
 def test_rotation_number_follows_existing_rotations(tmp_path):
-    path = write_kimi(tmp_path / "s", 8)
+    path = kimi_session(tmp_path / "s", 8)
     (tmp_path / "s" / "context_1.jsonl").write_text("old1\n")
     (tmp_path / "s" / "context_3.jsonl").write_text("old3\n")
     result = do_apply(path)
@@ -169,7 +164,7 @@ def test_rotation_number_follows_existing_rotations(tmp_path):
 
 
 def test_backup_keeps_the_original_mtime(tmp_path):
-    path = write_kimi(tmp_path / "s", 8)
+    path = kimi_session(tmp_path / "s", 8)
     os.utime(path, ns=(1_700_000_000_000_000_000, 1_700_000_000_000_000_000))
     result = do_apply(path)
     assert result.backup_path.stat().st_mtime_ns == 1_700_000_000_000_000_000
@@ -179,7 +174,7 @@ def test_backup_keeps_the_original_mtime(tmp_path):
 
 
 def test_openai_json_backup_and_summary_message(tmp_path):
-    path = write_openai(tmp_path / "chat.json")
+    path = openai_session(tmp_path / "chat.json")
     before = path.read_bytes()
     result = do_apply(path)
     assert result.backup_path == tmp_path / "chat.json.bak-20261130T031700Z"
@@ -211,7 +206,7 @@ def test_openai_jsonl_apply(tmp_path):
 
 
 def test_conflict_appended_line_refused_and_nothing_written(tmp_path):
-    path = write_kimi(tmp_path / "s", 8)
+    path = kimi_session(tmp_path / "s", 8)
     fp = fingerprint(path)
     session = load_session(path)
     plan = make_plan(session.messages)
@@ -236,7 +231,7 @@ def test_conflict_appended_line_refused_and_nothing_written(tmp_path):
 
 
 def test_conflict_on_same_size_rewrite_and_on_touch(tmp_path):
-    path = write_kimi(tmp_path / "s", 8)
+    path = kimi_session(tmp_path / "s", 8)
     fp = fingerprint(path)
     data = path.read_bytes()
     path.write_bytes(data.replace(b"turn 0", b"TURN 0"))
@@ -253,7 +248,7 @@ def test_conflict_on_same_size_rewrite_and_on_touch(tmp_path):
 
 
 def test_summary_must_be_the_reviewed_text(tmp_path):
-    path = write_kimi(tmp_path / "s", 8)
+    path = kimi_session(tmp_path / "s", 8)
     fp = fingerprint(path)
     session = load_session(path)
     plan = make_plan(session.messages)
@@ -277,7 +272,7 @@ def test_summary_must_be_the_reviewed_text(tmp_path):
 
 @pytest.mark.parametrize("kind", ["kimi", "openai"])
 def test_file_mode_kept(tmp_path, kind):
-    path = write_kimi(tmp_path / "s") if kind == "kimi" else write_openai(tmp_path / "c.json")
+    path = kimi_session(tmp_path / "s") if kind == "kimi" else openai_session(tmp_path / "c.json")
     path.chmod(0o600)
     result = do_apply(path)
     assert path.stat().st_mode & 0o7777 == 0o600
@@ -301,7 +296,7 @@ def test_audit_record_contents_and_no_key(tmp_path, monkeypatch):
     )
 
     prompt = PromptSource("file", "/p/compact.md", "PROMPT", "ab" * 32)
-    path = write_kimi(tmp_path / "s", 10)
+    path = kimi_session(tmp_path / "s", 10)
     usage = {"prompt_tokens": 100, "completion_tokens": 20, "api_key": secret, "note": "x"}
     result = do_apply(path, "SUM", provenance=provenance_of(prompt, provider, "gpt-x", usage))
     text = audit_path(path).read_text()
@@ -330,7 +325,7 @@ def test_audit_record_contents_and_no_key(tmp_path, monkeypatch):
 
 
 def test_restore_after_apply_and_apply_after_restore(tmp_path):
-    path = write_kimi(tmp_path / "s", 8)
+    path = kimi_session(tmp_path / "s", 8)
     original = path.read_bytes()
     first = do_apply(path, "FIRST")
     compacted = path.read_bytes()
@@ -357,7 +352,7 @@ def test_restore_after_apply_and_apply_after_restore(tmp_path):
 
 
 def test_a_second_undo_does_not_redo_and_picking_redoes_without_new_copies(tmp_path):
-    path = write_openai(tmp_path / "c.json")
+    path = openai_session(tmp_path / "c.json")
     original = path.read_bytes()
     do_apply(path)
     compacted = path.read_bytes()
@@ -385,7 +380,7 @@ def test_a_second_undo_does_not_redo_and_picking_redoes_without_new_copies(tmp_p
 
 
 def test_restore_named_point_and_errors(tmp_path):
-    path = write_kimi(tmp_path / "s", 8)
+    path = kimi_session(tmp_path / "s", 8)
     with pytest.raises(ApplyError, match="no restore points"):
         restore(path)
     original = path.read_bytes()
@@ -413,7 +408,7 @@ def enospc(*args, **kwargs):
 @pytest.mark.parametrize("where", ["fsync", "replace"])
 @pytest.mark.parametrize("kind", ["kimi", "openai"])
 def test_full_disk_simulated(tmp_path, monkeypatch, where, kind):
-    path = write_kimi(tmp_path / "s") if kind == "kimi" else write_openai(tmp_path / "c.json")
+    path = kimi_session(tmp_path / "s") if kind == "kimi" else openai_session(tmp_path / "c.json")
     digest = sha(path)
     names = listing(path.parent)
     if where == "fsync":
@@ -430,7 +425,7 @@ def test_full_disk_simulated(tmp_path, monkeypatch, where, kind):
 
 
 def test_read_only_simulated(tmp_path, monkeypatch):
-    path = write_kimi(tmp_path / "s")
+    path = kimi_session(tmp_path / "s")
     digest = sha(path)
     names = listing(path.parent)
 
@@ -464,7 +459,7 @@ def tiny_tmpfs(tmp_path: Path, size: str):
 def test_full_disk_real_tmpfs(tmp_path):
     with tiny_tmpfs(tmp_path, "64k") as mnt:
         folder = mnt / "s"
-        path = write_kimi(folder, 250)  # ~11 KB; filler leaves no room for a copy
+        path = kimi_session(folder, 250)  # ~11 KB; filler leaves no room for a copy
         filler = mnt / "filler"
         fd = os.open(filler, os.O_WRONLY | os.O_CREAT, 0o600)
         try:
@@ -484,7 +479,7 @@ def test_full_disk_real_tmpfs(tmp_path):
 
 def test_read_only_folder_real(tmp_path):
     if os.geteuid() != 0:
-        path = write_kimi(tmp_path / "s")
+        path = kimi_session(tmp_path / "s")
         path.parent.chmod(0o555)
         try:
             digest, names = sha(path), listing(path.parent)
@@ -495,7 +490,7 @@ def test_read_only_folder_real(tmp_path):
             path.parent.chmod(0o755)
         return
     with tiny_tmpfs(tmp_path, "1m") as mnt:
-        path = write_kimi(mnt / "s")
+        path = kimi_session(mnt / "s")
         res = procs.run(["mount", "-o", "remount,ro", str(mnt)], capture_output=True)
         if res.returncode != 0:
             pytest.skip("cannot remount the tmpfs read-only")
@@ -518,7 +513,7 @@ class FakeStdin(io.StringIO):
 
 
 def cli_setup(tmp_path: Path):
-    path = write_kimi(tmp_path / "s", 8)
+    path = kimi_session(tmp_path / "s", 8)
     job = CompactionJob.load(path, AppConfig())
     return path, job, job.prepare()
 
@@ -592,7 +587,7 @@ def test_step_hook_is_off_by_default():
 
 
 def test_load_fingerprints_the_bytes_it_parses(tmp_path):
-    path = write_kimi(tmp_path / "s", 6)
+    path = kimi_session(tmp_path / "s", 6)
     loaded = load(path.parent)
     session, fp = loaded.session, loaded.fingerprint
     assert session.path == path and len(session.messages) == 6
@@ -605,7 +600,7 @@ def test_load_fingerprints_the_bytes_it_parses(tmp_path):
 
 
 def test_audit_failure_does_not_undo_the_apply(tmp_path):
-    path = write_kimi(tmp_path / "s", 8)
+    path = kimi_session(tmp_path / "s", 8)
     audit_path(path).mkdir()  # the audit line cannot be appended
     result = do_apply(path)
     assert result.audit_error and str(audit_path(path)) in result.audit_error
@@ -616,7 +611,7 @@ def test_audit_failure_does_not_undo_the_apply(tmp_path):
 
 
 def test_restore_when_the_session_file_was_deleted(tmp_path):
-    path = write_kimi(tmp_path / "s", 8)
+    path = kimi_session(tmp_path / "s", 8)
     original = path.read_bytes()
     path.chmod(0o640)
     do_apply(path)

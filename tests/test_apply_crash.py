@@ -4,7 +4,6 @@ exists (complete) whenever the new file is there."""
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 import sys
@@ -15,9 +14,9 @@ import pytest
 
 from kimi_compact_tui.compaction import make_plan
 from kimi_compact_tui.formats import dump_session, load_session
-from kimi_compact_tui.formats.kimi import dump_message, dump_special
 from kimi_compact_tui.job import build_compacted_session
 from tests import procs
+from tests.factories import write_kimi, write_openai_json
 
 ROOT = Path(__file__).resolve().parents[1]
 WRITER = ROOT / "tests" / "crash_writer.py"
@@ -28,33 +27,27 @@ SUMMARY = "<current_focus>\ncrash test summary\n</current_focus>"
 STEPS = ("checked", "backup-temp-written", "backup-linked", "backup-done", "replaced", "audited")
 
 
-def big_kimi_lines(n: int) -> list[str]:
-    lines = [dump_special({"role": "_system_prompt", "content": "You are a test agent."})]
-    lines.append(dump_special({"role": "_checkpoint", "id": 0}))
+def turns(n: int) -> list[dict]:
+    out = []
     for i in range(n):
         role = "user" if i % 2 == 0 else "assistant"
-        text = f"message {i}: " + ("lorem ipsum dolor sit amet, 数据 " * 8)
-        lines.append(dump_message({"role": role, "content": text}))
-    lines.append(dump_special({"role": "_usage", "token_count": 123456}))
-    return lines
+        out.append(
+            {"role": role, "content": f"message {i}: " + ("lorem ipsum dolor sit amet, 数据 " * 8)}
+        )
+    return out
 
 
 def make_kimi(folder: Path, n: int) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "context.jsonl"
-    path.write_text("\n".join(big_kimi_lines(n)) + "\n", encoding="utf-8")
+    path = write_kimi(folder, turns(n), system_prompt="You are a test agent.", usage=123456)
     path.chmod(0o640)
     return path
 
 
 def make_openai(folder: Path, n: int) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "chat.json"
     msgs = [{"role": "system", "content": "sys"}] + [
         {"role": "user" if i % 2 == 0 else "assistant", "content": f"m{i} " * 40} for i in range(n)
     ]
-    path.write_text(json.dumps(msgs, indent=2), encoding="utf-8")
-    return path
+    return write_openai_json(folder / "chat.json", msgs)
 
 
 def expected_new(path: Path) -> bytes:

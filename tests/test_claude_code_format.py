@@ -14,7 +14,7 @@ from kimi_compact_tui.formats import SessionMeta, dump_session, load_session, re
 from kimi_compact_tui.formats.base import state_of
 from kimi_compact_tui.formats.claude_code import FORMAT as FMT
 from kimi_compact_tui.formats.claude_code import ClaudeState
-from tests.claude_transcripts import (
+from tests.factories.claude_code import (
     SID,
     Transcript,
     image,

@@ -10,8 +10,9 @@ from textual.widgets import Static
 from kimi_compact_tui.formats.claude_code import CLOSE_NOTE, FORMAT
 from kimi_compact_tui.providers import StreamResult
 from kimi_compact_tui.tui.screens.confirm import ConfirmWriteScreen
-from tests.claude_transcripts import two_turns
-from tests.test_tui_flow_support import SUMMARY, FlowHost, make_state
+from tests.factories import SUMMARY
+from tests.factories.claude_code import two_turns
+from tests.tui_support import FlowHost, make_state
 
 
 async def test_confirm_says_appended_and_close_claude_code_first(tmp_path: Path) -> None:

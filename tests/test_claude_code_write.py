@@ -20,7 +20,7 @@ from kimi_compact_tui.formats.claude_code import FORMAT as FMT
 from kimi_compact_tui.formats.claude_code import ClaudeState
 from kimi_compact_tui.store import Provenance, apply_compaction
 from tests import procs
-from tests.claude_transcripts import SID, Transcript, text, tool_use, two_turns
+from tests.factories.claude_code import SID, Transcript, text, tool_use, two_turns
 from tests.test_claude_code_format import REFERENCE
 
 ROOT = Path(__file__).resolve().parents[1]

@@ -11,8 +11,8 @@ import pytest
 
 from kimi_compact_tui.tui.app import ReviewApp
 from tests.factories import conversation, write_session
+from tests.factories.kimi_code import conversation as kimi_code_conversation
 from tests.test_kimi_code_by_id import make_home
-from tests.test_kimi_code_records import conversation as kimi_code_conversation
 from tests.test_restore import apply, make_session
 
 

@@ -1,5 +1,5 @@
 """The Codex format: reading a rollout as Codex 0.171 resumes it, on rollouts shaped like
-Codex's (tests/codex_rollouts.py) and on the reference files Codex itself wrote;
+Codex's (tests/factories/codex.py) and on the reference files Codex itself wrote;
 tests/agents/test_codex_resume.py checks the same against the real agent."""
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from kimi_compact_tui.compaction.pairs import nearest_safe_up_to, splits_at, too
 from kimi_compact_tui.compaction.plan import make_plan
 from kimi_compact_tui.formats import load_session, registry
 from kimi_compact_tui.formats.codex import write_refusal
-from tests.codex_rollouts import (
+from tests.factories.codex import (
     BASE,
     FMT,
     NAME,

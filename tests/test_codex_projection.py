@@ -19,8 +19,8 @@ from kimi_compact_tui.formats.codex.projection import (
     reset_projection,
     unchanged_prefix,
 )
-from tests.codex_rollouts import NAME, SID, conversation, parse
 from tests.factories import run_cli
+from tests.factories.codex import NAME, SID, conversation, parse
 
 OTHER = "01a2323e-0000-7451-9203-731bea4ec5dd"
 

@@ -15,7 +15,7 @@ from kimi_compact_tui.compaction.summary import build_compact_summary_text
 from kimi_compact_tui.errors import ApplyError
 from kimi_compact_tui.formats import load_session, registry
 from kimi_compact_tui.formats.codex import CLOSE_NOTE
-from tests.codex_rollouts import (
+from tests.factories.codex import (
     FMT,
     NAME,
     SID,
@@ -25,6 +25,7 @@ from tests.codex_rollouts import (
     parse,
     summary,
 )
+from tests.tui_support import settle
 
 NOW = datetime(2026, 12, 2, 8, 30, 1, 234567, tzinfo=UTC)
 
@@ -203,11 +204,6 @@ async def test_the_tui_appends_our_record_and_undo_cuts_it_off(tmp_path):
     path = conversation().write(tmp_path)
     original = path.read_bytes()
     app = ReviewApp(ReviewState(config=AppConfig(), provider=ProviderConfig(kind="offline")), path)
-
-    async def settle(pilot) -> None:
-        for _ in range(3):
-            await pilot.pause()
-            await pilot.app.workers.wait_for_complete()
 
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)

@@ -16,7 +16,7 @@ from kimi_compact_tui.formats import registry
 from kimi_compact_tui.formats.base import Session
 from kimi_compact_tui.job import build_compacted_session
 from kimi_compact_tui.model import Message
-from tests.factories import run_cli
+from tests.factories import run_cli, write_openai_json
 
 ROOT = Path(__file__).resolve().parents[1]
 PY = str(ROOT / ".venv" / "bin" / "python")
@@ -142,13 +142,8 @@ def test_format_diff_lines_and_context():
     assert "2 kept messages" in short and "= 3 2" not in short
 
 
-def write_openai(path: Path, messages: list[dict]) -> Path:
-    path.write_text(json.dumps(messages), encoding="utf-8")
-    return path
-
-
 def test_cli_diff_text_and_json(tmp_path):
-    a = write_openai(
+    a = write_openai_json(
         tmp_path / "a.json",
         [
             {"role": "user", "content": "one"},
@@ -156,7 +151,7 @@ def test_cli_diff_text_and_json(tmp_path):
             {"role": "user", "content": "three"},
         ],
     )
-    b = write_openai(
+    b = write_openai_json(
         tmp_path / "b.json",
         [{"role": "user", "content": "summary"}, {"role": "user", "content": "three"}],
     )
@@ -174,7 +169,7 @@ def test_cli_diff_text_and_json(tmp_path):
 
 
 def test_cli_diff_bad_input_is_one_line_exit_2(tmp_path):
-    good = write_openai(tmp_path / "a.json", [{"role": "user", "content": "x"}])
+    good = write_openai_json(tmp_path / "a.json", [{"role": "user", "content": "x"}])
     bad = tmp_path / "bad.json"
     bad.write_text("[{", encoding="utf-8")
     for args in ((str(tmp_path / "missing.json"), str(good)), (str(good), str(bad))):

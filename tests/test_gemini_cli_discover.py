@@ -11,8 +11,9 @@ from textual.widgets import Static
 from kimi_compact_tui.formats import load_session, registry
 from kimi_compact_tui.providers import StreamResult
 from kimi_compact_tui.tui.screens.confirm import ConfirmWriteScreen
-from tests import gemini_sessions as g
-from tests.test_tui_flow_support import SUMMARY, FlowHost, make_state
+from tests.factories import SUMMARY
+from tests.factories import gemini_cli as g
+from tests.tui_support import FlowHost, make_state
 
 OTHER = "9e1d2c3b-aaaa-4bbb-8ccc-0123456789ab"
 

@@ -19,7 +19,7 @@ from kimi_compact_tui.formats.gemini_cli.history import PREFIX_ID, stable_id
 from kimi_compact_tui.formats.gemini_cli.js import lines
 from kimi_compact_tui.formats.gemini_cli.state import GeminiState
 from kimi_compact_tui.job import CompactionJob
-from tests import gemini_sessions as g
+from tests.factories import gemini_cli as g
 
 # ../shared/reference beside the repository (or beside the folder of worktrees)
 REFERENCE = next(

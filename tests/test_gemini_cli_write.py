@@ -18,7 +18,7 @@ from kimi_compact_tui.formats.gemini_cli import FORMAT
 from kimi_compact_tui.job import CompactionJob
 from kimi_compact_tui.providers.base import ProviderConfig, StreamResult
 from kimi_compact_tui.store import read_audit, restore, restore_points, undo_plan
-from tests import gemini_sessions as g
+from tests.factories import gemini_cli as g
 from tests.factories import run_cli
 
 RESTORE = "kimi-compact-tui-restore-points"

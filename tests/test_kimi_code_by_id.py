@@ -10,20 +10,14 @@ from pathlib import Path
 
 from tests import procs
 from tests.cli_fixtures import cli_main  # noqa: F401  (fixture)
-from tests.test_kimi_code_records import conversation
+from tests.factories.kimi_code import conversation, write_home
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def make_home(tmp_path: Path, journal: bytes) -> tuple[Path, Path]:
     root = tmp_path / "kch"
-    folder = root / "sessions" / "wd_work_d7a539110fa4" / "session_x1"
-    (folder / "agents" / "main").mkdir(parents=True)
-    (folder / "agents" / "main" / "wire.jsonl").write_bytes(journal)
-    (folder / "state.json").write_text(json.dumps({"cwd": "/w", "updatedAt": 1796115608034}))
-    index = {"sessionId": "session_x1", "sessionDir": str(folder), "workDir": "/w"}
-    (root / "session_index.jsonl").write_text(json.dumps(index) + "\n")
-    return root, folder
+    return root, write_home(root, journal)
 
 
 def cli(root: Path, *args: str) -> subprocess.CompletedProcess[str]:
@@ -83,7 +77,7 @@ async def test_the_tui_opens_a_kimi_code_session_by_id(tmp_path, monkeypatch):
 
 async def test_the_picker_lists_kimi_code_sessions_beside_kimi_clis(tmp_path, monkeypatch):
     from kimi_compact_tui.tui.app import create_app
-    from tests.test_tui_picker import screen_text, settle
+    from tests.tui_support import cells_text, settle
 
     root, _folder = make_home(tmp_path, conversation().bytes())
     monkeypatch.setenv("KIMI_CODE_HOME", str(root))
@@ -91,7 +85,7 @@ async def test_the_picker_lists_kimi_code_sessions_beside_kimi_clis(tmp_path, mo
     app = create_app(None, provider="offline")
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
-        text = screen_text(app)
+        text = cells_text(app)
         assert "first prompt" in text and "/w" in text and "7 messages" in text
         note = str(app.screen.query_one("#picker-note").render())
         assert note.startswith(f"1 kimi-code session under {root / 'sessions'}"), note

@@ -13,7 +13,7 @@ from kimi_compact_tui.errors import SessionFormatError
 from kimi_compact_tui.formats import load_session, registry
 from kimi_compact_tui.formats.kimi_code.convert import media_urls, parse_blobref
 from kimi_compact_tui.formats.kimi_code.plugin import write_refusal
-from tests.test_kimi_code_records import FMT, Journal, conversation, parse, summary
+from tests.factories.kimi_code import FMT, Journal, conversation, parse, summary
 
 
 def test_fold_text_think_tool_calls_results_and_reminders():

@@ -17,7 +17,8 @@ from kimi_compact_tui.sanitize import fit_cells
 from kimi_compact_tui.tui.app import create_app
 from kimi_compact_tui.tui.screens.diff import DiffScreen
 from kimi_compact_tui.tui.widgets.diff_view import DiffView, format_tokens
-from tests.test_tui_main_helpers import write_kimi
+from tests.factories import write_kimi
+from tests.tui_support import settle
 
 SHELL_CALL = '→ Shell({"command": "pytest -q"})'
 CJK = "修复订单模块的金额计算，" * 12
@@ -88,13 +89,6 @@ def cli_previews(cli_main, path: Path) -> tuple[dict[int, str], dict[int, str]]:
     assert diff.code == 0, diff.stderr
     diff_rows = {int(m[1]): m[2] for m in map(DIFF_ROW.match, diff.stdout.splitlines()) if m}
     return plan_rows, diff_rows
-
-
-async def settle(pilot) -> None:
-    for _ in range(3):
-        await pilot.pause()
-        await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 def list_preview(app, index: int, width: int = 100) -> str:

@@ -21,7 +21,7 @@ from kimi_compact_tui.tui.screens.confirm import AskScreen
 from kimi_compact_tui.tui.screens.stream import StreamScreen
 from kimi_compact_tui.tui.widgets.retention_pane import RetentionPane
 from tests.test_offline_summary import FIXTURE_MESSAGES, assert_six_sections, make_request
-from tests.test_tui_flow_support import FlowHost, make_state
+from tests.tui_support import FlowHost, make_state, settle
 
 ROOT = Path(__file__).resolve().parent.parent
 KIMI = ROOT / "sample_sessions" / "kimi-debugging-session"
@@ -85,13 +85,6 @@ def test_a_list_of_items_is_kept_verbatim():
 
 def test_no_instructions_no_note():
     assert "custom instructions" not in fixture_summary()
-
-
-async def settle(pilot) -> None:
-    for _ in range(3):
-        await pilot.pause()
-        await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 async def test_i_in_the_retention_pane_changes_the_offline_summary(tmp_path):

@@ -22,7 +22,7 @@ from kimi_compact_tui.formats import registry
 from kimi_compact_tui.job import CompactionJob, prepare_compaction
 from kimi_compact_tui.model import Message
 from kimi_compact_tui.providers import StreamResult
-from tests.test_kimi_code_records import Journal, conversation, parse
+from tests.factories.kimi_code import Journal, conversation, parse
 
 
 def _injected(message: Message) -> bool:

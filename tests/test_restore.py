@@ -9,10 +9,9 @@ from pathlib import Path
 
 from kimi_compact_tui.compaction import make_plan
 from kimi_compact_tui.formats import load_session
-from kimi_compact_tui.formats.kimi import dump_message, dump_special
 from kimi_compact_tui.job import build_compacted_session
 from kimi_compact_tui.store import Provenance, apply_compaction, fingerprint, read_audit
-from tests.factories import run_cli
+from tests.factories import run_cli, write_kimi
 
 ROOT = Path(__file__).resolve().parents[1]
 PY = str(ROOT / ".venv" / "bin" / "python")
@@ -33,19 +32,10 @@ def one_line_error(res: subprocess.CompletedProcess) -> str:
 
 
 def make_session(folder: Path) -> Path:
-    folder.mkdir(parents=True)
-    lines = [
-        dump_special({"role": "_system_prompt", "content": "sp"}),
-        dump_special({"role": "_checkpoint", "id": 0}),
+    messages = [
+        {"role": "user" if i % 2 == 0 else "assistant", "content": f"t{i}"} for i in range(6)
     ]
-    for i in range(6):
-        lines.append(
-            dump_message({"role": "user" if i % 2 == 0 else "assistant", "content": f"t{i}"})
-        )
-    lines.append(dump_special({"role": "_usage", "token_count": 99}))
-    path = folder / "context.jsonl"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
+    return write_kimi(folder, messages, system_prompt="sp", usage=99)
 
 
 def apply(path: Path, summary: str = "SUM") -> None:

@@ -23,7 +23,7 @@ from kimi_compact_tui.tui.screens.main import MainScreen
 from kimi_compact_tui.tui.screens.stream import StreamScreen
 from kimi_compact_tui.tui.state import ReviewState
 from kimi_compact_tui.tui.widgets.retention_pane import RetentionPane
-from tests.test_tui_flow_support import write_kimi_session
+from tests.factories import write_kimi_session
 from tests.tui_support import settle
 
 SIZE = (140, 44)

@@ -96,8 +96,8 @@ def test_a_session_id_is_served_as_the_session_it_names(tmp_path, monkeypatch):
     import shlex
 
     from kimi_compact_tui.commands.serve import app_command
+    from tests.factories.kimi_code import conversation
     from tests.test_kimi_code_by_id import make_home
-    from tests.test_kimi_code_records import conversation
 
     root, folder = make_home(tmp_path, conversation().bytes())
     monkeypatch.setenv("KIMI_CODE_HOME", str(root))

@@ -17,36 +17,34 @@ from kimi_compact_tui.formats import load_session
 from kimi_compact_tui.job import CompactionJob
 from kimi_compact_tui.providers.base import ProviderConfig, StreamResult
 from kimi_compact_tui.store import read_audit, restore, restore_points, undo_plan
-from tests.factories import run_cli
+from tests.factories import run_cli, write_kimi
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 def line(data: dict) -> str:
+    """A message line as kimi-cli appends it."""
     return json.dumps(data, ensure_ascii=False, separators=(",", ":"))
 
 
-def kimi_lines(n: int, tools: bool = False) -> list[str]:
-    out = ['{"role": "_system_prompt", "content": "sys"}', '{"role": "_checkpoint", "id": 0}']
+def kimi_lines(n: int, tools: bool = False) -> list[dict]:
+    out: list[dict] = []
     for i in range(n):
-        out.append(line({"role": "user", "content": f"request {i}"}))
+        out.append({"role": "user", "content": f"request {i}"})
         if tools:
             call = {
                 "id": f"c{i}",
                 "type": "function",
                 "function": {"name": "sh", "arguments": "{}"},
             }
-            out.append(line({"role": "assistant", "content": f"run {i}", "tool_calls": [call]}))
-            out.append(line({"role": "tool", "content": f"out {i}", "tool_call_id": f"c{i}"}))
-        out.append(line({"role": "assistant", "content": f"answer {i}"}))
+            out.append({"role": "assistant", "content": f"run {i}", "tool_calls": [call]})
+            out.append({"role": "tool", "content": f"out {i}", "tool_call_id": f"c{i}"})
+        out.append({"role": "assistant", "content": f"answer {i}"})
     return out
 
 
-def write_session(folder: Path, lines: list[str]) -> Path:
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / "context.jsonl"
-    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
-    return path
+def write_session(folder: Path, messages: list[dict]) -> Path:
+    return write_kimi(folder, messages, system_prompt="sys", usage=None)
 
 
 def compact(path: Path, up_to: int | None = None, *, allow_split: bool = False, text="SUM"):
@@ -65,8 +63,9 @@ def cli(*args: str, stdin: str | None = None):
 
 def test_a_rotation_the_tool_did_not_make_is_never_the_default(tmp_path):
     path = write_session(tmp_path / "s", kimi_lines(4))
-    agent_rotation = path.with_name("context_1.jsonl")  # kimi-cli's own /compact
-    agent_rotation.write_text("\n".join(kimi_lines(9)) + "\n")
+    # kimi-cli's own /compact: its rotation of the file
+    agent_rotation = write_kimi(tmp_path / "agent", kimi_lines(9), system_prompt="sys", usage=None)
+    agent_rotation = agent_rotation.rename(path.with_name("context_1.jsonl"))
     live = path.read_bytes()
     with pytest.raises(
         ApplyError, match="nothing of ours to undo: kimi-compact-tui wrote no compaction"

@@ -35,17 +35,9 @@ from kimi_compact_tui.tui.widgets.stream_view import (
     display_markdown,
     markdown_parser,
 )
+from tests.factories import SUMMARY, write_kimi_session, write_openai_session
 from tests.loopback_server import openai_sse
-from tests.test_tui_flow_support import (
-    SUMMARY,
-    FlowHost,
-    first_text_gate,
-    make_state,
-    screen_text,
-    write_kimi_session,
-    write_openai_session,
-)
-from tests.tui_support import settle, wait_until
+from tests.tui_support import FlowHost, first_text_gate, make_state, settle, static_text, wait_until
 
 SIZE = (120, 40)
 
@@ -83,7 +75,7 @@ async def test_preview_shows_exact_request(kimi_path: Path) -> None:
         assert not any(key in body for key in TOOL_KEYS)
         assert "api_key" not in json.dumps(body).lower()
         assert "Keep the [bold]error[/] texts" in screen.query_one("#custom", TextArea).text
-        head = screen_text(screen)
+        head = static_text(screen)
         assert "sha256" in head and state.preparation.prompt.source in head
         assert "tokens:" in head
         await pilot.press("b")

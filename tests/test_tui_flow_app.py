@@ -19,8 +19,9 @@ from kimi_compact_tui.tui.screens.edit import EditSummaryScreen
 from kimi_compact_tui.tui.screens.restore import RestoreConfirmScreen
 from kimi_compact_tui.tui.screens.stream import StreamScreen
 from kimi_compact_tui.tui.state import ReviewState
+from tests.factories import SUMMARY, write_kimi_session
 from tests.loopback_server import openai_sse
-from tests.test_tui_flow_support import SUMMARY, first_text_gate, write_kimi_session
+from tests.tui_support import first_text_gate, settle
 
 SIZE = (120, 40)
 
@@ -28,13 +29,6 @@ SIZE = (120, 40)
 def make_app(path: Path, provider: ProviderConfig) -> ReviewApp:
     state = ReviewState(config=AppConfig(), provider=provider)
     return ReviewApp(state, path)
-
-
-async def settle(pilot) -> None:
-    for _ in range(3):
-        await pilot.pause()
-        await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 async def compact(pilot) -> StreamScreen:

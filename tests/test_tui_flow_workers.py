@@ -11,8 +11,8 @@ from pathlib import Path
 from kimi_compact_tui.providers import StreamResult
 from kimi_compact_tui.tui.app import create_app
 from kimi_compact_tui.tui.screens.stream import StreamScreen
-from tests.test_tui_flow_support import SUMMARY, FlowHost, make_state, write_kimi_session
-from tests.tui_support import wait_until
+from tests.factories import SUMMARY, write_kimi_session
+from tests.tui_support import FlowHost, make_state, wait_until
 
 SIZE = (120, 40)
 

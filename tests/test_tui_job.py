@@ -16,7 +16,8 @@ from kimi_compact_tui.errors import UserError
 from kimi_compact_tui.providers import StreamResult
 from kimi_compact_tui.tui.runs import RunKey
 from kimi_compact_tui.tui.screens.stream import StreamScreen
-from tests.test_tui_flow_support import FlowHost, make_state, write_openai_session
+from tests.factories import write_openai_session
+from tests.tui_support import FlowHost, make_state
 
 ENABLED = AppConfig(raw={"compaction": {"enabled": True, "type": "kimi"}})
 

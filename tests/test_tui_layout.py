@@ -7,7 +7,6 @@ cut token figure.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
@@ -21,6 +20,8 @@ from kimi_compact_tui.tui.keys import SCREEN_TABLES
 from kimi_compact_tui.tui.screens.diff import DiffScreen
 from kimi_compact_tui.tui.screens.help import BASIC_FLOW, HelpScreen
 from kimi_compact_tui.tui.widgets.diff_view import DiffRow, DiffView, format_tokens
+from tests.factories import write_openai_jsonl
+from tests.tui_support import screen_cells, settle
 
 WIDE_TEXTS = [
     "帮我写一个基于 sqlite 的订单存储模块，要求：建表、插入订单、按客户汇总金额。" * 3,
@@ -31,35 +32,9 @@ WIDE_TEXTS = [
 ]
 
 
-def screen_cells(app) -> list[list[str]]:
-    """The screen, one list of cells per line; a wide character's second cell is ""."""
-    lines = []
-    for strip in app.screen._compositor.render_strips():
-        cells: list[str] = []
-        for segment in strip:
-            if segment.control:
-                continue
-            for char in segment.text:
-                width = cell_len(char)
-                if width == 0 and cells:
-                    cells[-1] += char
-                    continue
-                cells.append(char)
-                cells.extend([""] * (width - 1))
-        lines.append(cells)
-    return lines
-
-
 def region_lines(app, region: Region) -> list[str]:
     cells = screen_cells(app)
     return ["".join(cells[y][region.x : region.right]) for y in range(region.y, region.bottom)]
-
-
-def write_jsonl(path: Path, messages: list[dict]) -> Path:
-    with path.open("w", encoding="utf-8") as fh:
-        for message in messages:
-            fh.write(json.dumps(message, ensure_ascii=False) + "\n")
-    return path
 
 
 def long_session(path: Path, n: int = 60) -> Path:
@@ -68,21 +43,14 @@ def long_session(path: Path, n: int = 60) -> Path:
     for i in range(n):
         role = "user" if i % 2 == 0 else "assistant"
         messages.append({"role": role, "content": f"message {i} " + "word " * (900 + 37 * i)})
-    return write_jsonl(path, messages)
+    return write_openai_jsonl(path, messages)
 
 
 def wide_session(path: Path) -> Path:
     messages = [{"role": "system", "content": "你是一名资深的 Python 工程师。"}]
     for i, text in enumerate(WIDE_TEXTS * 3):
         messages.append({"role": "user" if i % 2 == 0 else "assistant", "content": text})
-    return write_jsonl(path, messages)
-
-
-async def settle(pilot) -> None:
-    for _ in range(3):
-        await pilot.pause()
-        await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
+    return write_openai_jsonl(path, messages)
 
 
 def assert_rows_end_with_tokens(app, first: int, lines: list[str]) -> None:

@@ -26,19 +26,17 @@ from kimi_compact_tui.tui.state import ReviewState
 from kimi_compact_tui.tui.widgets.detail import DetailPane
 from kimi_compact_tui.tui.widgets.legend import Legend
 from kimi_compact_tui.tui.widgets.status import StatusLine
-from tests.test_tui_main_helpers import (
+from tests.core_helpers import SAMPLES
+from tests.factories import (
     ESCAPE_TEXT,
     MARKUP_TEXT,
-    SAMPLES,
     big_session,
     hostile_messages,
     regions_messages,
-    screen_lines,
-    screen_text,
     write_kimi,
-    write_openai,
+    write_openai_json,
 )
-from tests.tui_support import settle
+from tests.tui_support import screen_lines, screen_text, settle
 
 SIZE = (120, 40)
 
@@ -109,7 +107,7 @@ async def test_openai_sample_leading_system_region():
 
 
 async def test_markers_in_rows(tmp_path):
-    path = write_openai(tmp_path / "s.json", regions_messages())
+    path = write_openai_json(tmp_path / "s.json", regions_messages())
     app = create_app(path)
     async with app.run_test(size=SIZE) as pilot:
         await opened(app, pilot)
@@ -133,7 +131,7 @@ async def test_cjk_sample_opens():
 
 
 async def test_b_sets_explicit_boundary_and_escape_resets(tmp_path):
-    path = write_openai(tmp_path / "s.json", regions_messages())
+    path = write_openai_json(tmp_path / "s.json", regions_messages())
     app = create_app(path)
     async with app.run_test(size=SIZE) as pilot:
         await opened(app, pilot)
@@ -168,7 +166,7 @@ async def test_b_sets_explicit_boundary_and_escape_resets(tmp_path):
 
 
 async def test_boundary_on_leading_system_is_a_noop_with_reason(tmp_path):
-    path = write_openai(tmp_path / "s.json", regions_messages())
+    path = write_openai_json(tmp_path / "s.json", regions_messages())
     app = create_app(path)
     async with app.run_test(size=SIZE) as pilot:
         await opened(app, pilot)
@@ -184,7 +182,7 @@ async def test_boundary_on_leading_system_is_a_noop_with_reason(tmp_path):
 
 
 async def test_up_to_option_starts_with_boundary(tmp_path):
-    path = write_openai(tmp_path / "s.json", regions_messages())
+    path = write_openai_json(tmp_path / "s.json", regions_messages())
     app = create_app(path, up_to=4)
     async with app.run_test(size=SIZE) as pilot:
         await opened(app, pilot)
@@ -193,7 +191,7 @@ async def test_up_to_option_starts_with_boundary(tmp_path):
 
 
 async def test_up_to_out_of_range_is_an_error_not_a_crash(tmp_path):
-    path = write_openai(tmp_path / "s.json", regions_messages())
+    path = write_openai_json(tmp_path / "s.json", regions_messages())
     app = create_app(path, up_to=99)
     async with app.run_test(size=SIZE) as pilot:
         await opened(app, pilot)
@@ -206,7 +204,7 @@ async def test_up_to_out_of_range_is_an_error_not_a_crash(tmp_path):
 
 
 async def test_cursor_keys(tmp_path):
-    path = write_openai(tmp_path / "s.json", regions_messages())
+    path = write_openai_json(tmp_path / "s.json", regions_messages())
     app = create_app(path)
     async with app.run_test(size=SIZE) as pilot:
         await opened(app, pilot)
@@ -231,7 +229,7 @@ async def test_cursor_keys(tmp_path):
 
 
 async def test_highlight_updates_detail(tmp_path):
-    path = write_openai(tmp_path / "s.json", regions_messages())
+    path = write_openai_json(tmp_path / "s.json", regions_messages())
     app = create_app(path)
     async with app.run_test(size=SIZE) as pilot:
         await opened(app, pilot)
@@ -246,7 +244,7 @@ async def test_highlight_updates_detail(tmp_path):
 
 
 async def test_detail_labels_parts_sent_and_dropped(tmp_path):
-    path = write_openai(tmp_path / "s.json", regions_messages())
+    path = write_openai_json(tmp_path / "s.json", regions_messages())
     app = create_app(path)
     async with app.run_test(size=SIZE) as pilot:
         await opened(app, pilot)
@@ -278,7 +276,7 @@ async def test_detail_labels_parts_sent_and_dropped(tmp_path):
 
 async def test_detail_caps_huge_message(tmp_path):
     huge = "x" * 300_000
-    path = write_openai(
+    path = write_openai_json(
         tmp_path / "s.json",
         [{"role": "user", "content": huge}, {"role": "assistant", "content": "ok"}],
     )
@@ -296,7 +294,7 @@ async def test_detail_caps_huge_message(tmp_path):
 async def test_disabled_config_hides_compaction_keys_and_shows_reason(tmp_path):
     config = tmp_path / "config.yaml"
     config.write_text("compaction:\n  enabled: false\n  type: kimi\n", encoding="utf-8")
-    path = write_openai(tmp_path / "s.json", regions_messages())
+    path = write_openai_json(tmp_path / "s.json", regions_messages())
     app = create_app(path, config_path=config)
     async with app.run_test(size=SIZE) as pilot:
         await opened(app, pilot)
@@ -323,7 +321,7 @@ async def test_disabled_config_hides_compaction_keys_and_shows_reason(tmp_path):
 
 
 async def test_enabled_footer_shows_compaction_keys(tmp_path):
-    path = write_openai(tmp_path / "s.json", regions_messages())
+    path = write_openai_json(tmp_path / "s.json", regions_messages())
     app = create_app(path)
     async with app.run_test(size=SIZE) as pilot:
         await opened(app, pilot)
@@ -337,7 +335,7 @@ async def test_enabled_footer_shows_compaction_keys(tmp_path):
 
 def test_availability_table(tmp_path):
     state = ReviewState(config=AppConfig(raw={"compaction": {"enabled": True, "type": "kimi"}}))
-    state.load(write_openai(tmp_path / "s.json", regions_messages()))
+    state.load(write_openai_json(tmp_path / "s.json", regions_messages()))
 
     def check(action: str) -> bool | None:
         return keys.check(keys.MAIN_KEYS, action, state)
@@ -360,7 +358,7 @@ def test_availability_table(tmp_path):
 async def test_command_palette_lists_available_actions(tmp_path):
     config = tmp_path / "config.yaml"
     config.write_text("compaction:\n  enabled: false\n  type: kimi\n", encoding="utf-8")
-    path = write_openai(tmp_path / "s.json", regions_messages())
+    path = write_openai_json(tmp_path / "s.json", regions_messages())
     app = create_app(path, config_path=config)
     async with app.run_test(size=SIZE) as pilot:
         await opened(app, pilot)
@@ -509,7 +507,7 @@ async def test_invalid_session_file_error(tmp_path):
 
 
 async def test_search_jumps_to_matches(tmp_path):
-    path = write_openai(tmp_path / "s.json", regions_messages())
+    path = write_openai_json(tmp_path / "s.json", regions_messages())
     app = create_app(path)
     async with app.run_test(size=SIZE) as pilot:
         await opened(app, pilot)
@@ -544,7 +542,7 @@ def test_find_message_none_when_absent():
 
 
 async def test_instruction_and_model_choices_replan(tmp_path):
-    path = write_openai(tmp_path / "s.json", regions_messages())
+    path = write_openai_json(tmp_path / "s.json", regions_messages())
     app = create_app(path)
     async with app.run_test(size=SIZE) as pilot:
         await opened(app, pilot)
@@ -561,7 +559,7 @@ async def test_instruction_and_model_choices_replan(tmp_path):
 
 
 async def test_offline_compact_stores_summary(tmp_path):
-    path = write_openai(tmp_path / "s.json", regions_messages())
+    path = write_openai_json(tmp_path / "s.json", regions_messages())
     app = create_app(path)
     async with app.run_test(size=SIZE) as pilot:
         await opened(app, pilot)
@@ -656,7 +654,7 @@ async def test_write_refuses_when_file_changed_since_loading(tmp_path):
 async def test_undo_without_a_write_says_nothing_of_ours(tmp_path):
     from kimi_compact_tui.tui.screens.restore import RestoreConfirmScreen
 
-    path = write_openai(tmp_path / "s.json", regions_messages())
+    path = write_openai_json(tmp_path / "s.json", regions_messages())
     before = path.read_bytes()
     app = create_app(path)
     async with app.run_test(size=SIZE) as pilot:
@@ -674,7 +672,7 @@ async def test_undo_without_a_write_says_nothing_of_ours(tmp_path):
 
 
 async def test_write_then_undo_reloads_session(tmp_path):
-    path = write_openai(tmp_path / "s.json", regions_messages())
+    path = write_openai_json(tmp_path / "s.json", regions_messages())
     before = path.read_bytes()
     app = create_app(path)
     async with app.run_test(size=SIZE) as pilot:
@@ -700,7 +698,7 @@ async def test_write_then_undo_reloads_session(tmp_path):
 async def test_help_lists_every_key_and_main_keys_stay_on_main_screen(tmp_path):
     from kimi_compact_tui.tui.screens.help import HelpScreen
 
-    path = write_openai(tmp_path / "s.json", regions_messages())
+    path = write_openai_json(tmp_path / "s.json", regions_messages())
     app = create_app(path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -728,7 +726,7 @@ async def test_missing_prompt_file_shows_session_and_error(tmp_path):
     config.write_text(
         "compaction:\n  enabled: true\n  type: kimi\n  prompt_file: nowhere.md\n", encoding="utf-8"
     )
-    path = write_openai(tmp_path / "s.json", regions_messages())
+    path = write_openai_json(tmp_path / "s.json", regions_messages())
     app = create_app(path, config_path=config)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -749,7 +747,7 @@ async def test_missing_prompt_file_shows_session_and_error(tmp_path):
 async def test_click_selects_row_and_o_opens_picker(tmp_path):
     from kimi_compact_tui.tui.screens.picker import PickerScreen
 
-    path = write_openai(tmp_path / "s.json", regions_messages())
+    path = write_openai_json(tmp_path / "s.json", regions_messages())
     app = create_app(path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)

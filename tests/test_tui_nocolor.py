@@ -33,6 +33,7 @@ from kimi_compact_tui.tui.screens.picker import PickerScreen
 from kimi_compact_tui.tui.screens.preview import PreviewScreen
 from kimi_compact_tui.tui.screens.search import SearchScreen
 from kimi_compact_tui.tui.screens.stream import StreamScreen
+from tests.tui_support import settle
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_sessions" / "kimi-debugging-session"
@@ -81,13 +82,6 @@ def copy_sample(tmp_path: Path) -> Path:
     target = tmp_path / "session"
     shutil.copytree(SAMPLE, target)
     return target
-
-
-async def settle(pilot) -> None:
-    for _ in range(3):
-        await pilot.pause()
-        await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 async def walk_session(pilot) -> list[str]:

@@ -10,8 +10,6 @@ labels are read from the ends of the files, never the whole session.
 from __future__ import annotations
 
 import hashlib
-import json
-import os
 from pathlib import Path
 
 from kimi_compact_tui.formats import kimi_discover
@@ -19,58 +17,12 @@ from kimi_compact_tui.formats.base import SessionInfo
 from kimi_compact_tui.formats.kimi_discover import discover
 from kimi_compact_tui.tui.app import create_app
 from kimi_compact_tui.tui.screens.picker import PickerScreen, sample_sessions, session_label
-from tests.test_tui_layout import screen_cells
+from tests.factories.kimi_cli import kimi_line, share_session, write_kimi_json
+from tests.tui_support import cells_text, settle
 
 WORK = "/home/dev/ledger-service"
 OTHER_WORK = "/home/dev/网站"
 SIZE = (100, 40)
-
-
-def kimi_line(record: dict) -> str:
-    if record["role"].startswith("_"):
-        return json.dumps(record)  # special records: json.dumps defaults
-    return json.dumps(record, ensure_ascii=False, separators=(",", ":"))
-
-
-def make_session(
-    share: Path,
-    work: str,
-    session_id: str,
-    messages: list[dict] | None = None,
-    *,
-    wire_title: str | None = None,
-    custom_title: str | None = None,
-    raw: bytes | None = None,
-    mtime: float | None = None,
-) -> Path:
-    folder = share / "sessions" / hashlib.md5(work.encode()).hexdigest() / session_id
-    folder.mkdir(parents=True)
-    if raw is None:
-        records = [{"role": "_system_prompt", "content": "You are Kimi."}]
-        for i, message in enumerate(messages or []):
-            records += [{"role": "_checkpoint", "id": i}, message]
-            records.append({"role": "_usage", "token_count": 100 + i})
-        raw = "".join(kimi_line(r) + "\n" for r in records).encode("utf-8")
-    (folder / "context.jsonl").write_bytes(raw)
-    if wire_title is not None:
-        turn = {
-            "type": "TurnBegin",
-            "payload": {"user_input": [{"type": "text", "text": wire_title}]},
-        }
-        lines = [{"timestamp": 1.0, "message": {"type": "Other", "payload": {}}}]
-        lines.append({"timestamp": 2.0, "message": turn})
-        (folder / "wire.jsonl").write_text("".join(json.dumps(x) + "\n" for x in lines))
-    if custom_title is not None:
-        (folder / "state.json").write_text(json.dumps({"version": 1, "custom_title": custom_title}))
-    if mtime is not None:
-        os.utime(folder / "context.jsonl", (mtime, mtime))
-    return folder
-
-
-def write_kimi_json(share: Path, *works: str) -> None:
-    share.mkdir(parents=True, exist_ok=True)
-    entries = [{"path": w, "kaos": "local", "last_session_id": None} for w in works]
-    (share / "kimi.json").write_text(json.dumps({"work_dirs": entries}))
 
 
 CHAT = [
@@ -83,11 +35,11 @@ CHAT = [
 def populated_share(root: Path) -> Path:
     share = root / "share"
     write_kimi_json(share, WORK, OTHER_WORK)
-    make_session(share, WORK, "aaaa-wire", CHAT, wire_title="Fix the importer", mtime=3000)
-    make_session(share, WORK, "bbbb-first-user", CHAT, mtime=2000)
-    make_session(share, OTHER_WORK, "cccc-custom", CHAT, custom_title="重构订单模块", mtime=1000)
+    share_session(share, WORK, "aaaa-wire", CHAT, wire_title="Fix the importer", mtime=3000)
+    share_session(share, WORK, "bbbb-first-user", CHAT, mtime=2000)
+    share_session(share, OTHER_WORK, "cccc-custom", CHAT, custom_title="重构订单模块", mtime=1000)
     bad = kimi_line(CHAT[0]) + "\n" + '{"role":"assistant","content":"half\n'
-    make_session(share, WORK, "dddd-broken", raw=bad.encode(), mtime=500)
+    share_session(share, WORK, "dddd-broken", raw=bad.encode(), mtime=500)
     return share
 
 
@@ -121,7 +73,7 @@ def test_discover_labels_by_title_and_work_folder(tmp_path):
 
 def test_discover_uses_home_kimi_without_share_dir(tmp_path):
     share = tmp_path / "home" / ".kimi"
-    make_session(share, WORK, "eeee", CHAT)
+    share_session(share, WORK, "eeee", CHAT)
     found = discover({}, tmp_path / "home")
     assert [s.title for s in found] == ["The nightly import crashes on March statements"]
     assert found[0].work_dir is None  # no kimi.json: the folder is unknown, not guessed
@@ -131,19 +83,19 @@ def test_discover_uses_home_kimi_without_share_dir(tmp_path):
 def test_discover_flags_sessions_it_cannot_parse(tmp_path):
     share = tmp_path / "share"
     ok = kimi_line(CHAT[0]) + "\n"
-    make_session(share, WORK, "half-written", raw=(ok + '{"role":"user","con').encode())
-    make_session(share, WORK, "not-json", raw=(ok + "hello there\n" + ok).encode())
-    make_session(share, WORK, "no-role", raw=(ok + '{"content": "x"}\n').encode())
-    make_session(share, WORK, "latin1", raw=ok.encode() + b'{"role":"user","content":"\xe9"}\n')
-    folder = make_session(share, WORK, "no-context", [], wire_title="Orphan wire")
+    share_session(share, WORK, "half-written", raw=(ok + '{"role":"user","con').encode())
+    share_session(share, WORK, "not-json", raw=(ok + "hello there\n" + ok).encode())
+    share_session(share, WORK, "no-role", raw=(ok + '{"content": "x"}\n').encode())
+    share_session(share, WORK, "latin1", raw=ok.encode() + b'{"role":"user","content":"\xe9"}\n')
+    folder = share_session(share, WORK, "no-context", [], wire_title="Orphan wire")
     (folder / "context.jsonl").unlink()
     # a big session whose last line was cut: found from the tail alone
     big = ok * 20_000 + '{"role":"assistant","content":"cut'
-    make_session(share, WORK, "big-cut", raw=big.encode())
+    share_session(share, WORK, "big-cut", raw=big.encode())
     long_cut = ok * 3 + '{"role":"tool","content":"' + "x" * 200_000
-    make_session(share, WORK, "long-last-line-cut", raw=long_cut.encode())
+    share_session(share, WORK, "long-last-line-cut", raw=long_cut.encode())
     long_ok = ok * 3 + '{"role":"tool","content":"' + "x" * 200_000 + '"}\n'
-    make_session(share, WORK, "long-last-line-ok", raw=long_ok.encode())
+    share_session(share, WORK, "long-last-line-ok", raw=long_ok.encode())
     sessions = by_id(discover({"KIMI_SHARE_DIR": str(share)}, tmp_path))
     errors = {k: v.error for k, v in sessions.items()}
     assert errors["half-written"] == "context.jsonl: line 2 is not valid JSON"
@@ -163,7 +115,7 @@ def test_discover_flags_sessions_it_cannot_parse(tmp_path):
 def test_discover_reads_only_the_ends_of_a_large_session(tmp_path, monkeypatch):
     share = tmp_path / "share"
     ok = kimi_line(CHAT[1]) + "\n"
-    make_session(share, WORK, "huge", raw=(kimi_line(CHAT[0]) + "\n" + ok * 400_000).encode())
+    share_session(share, WORK, "huge", raw=(kimi_line(CHAT[0]) + "\n" + ok * 400_000).encode())
     path = share / "sessions" / hashlib.md5(WORK.encode()).hexdigest() / "huge" / "context.jsonl"
     size = path.stat().st_size
     assert size > 10 * kimi_discover.PROBE_BYTES
@@ -195,7 +147,7 @@ def test_discover_many_sessions(tmp_path):
     share = tmp_path / "share"
     write_kimi_json(share, WORK)
     for i in range(1500):
-        make_session(share, WORK, f"s{i:04d}", CHAT, wire_title=f"task {i}")
+        share_session(share, WORK, f"s{i:04d}", CHAT, wire_title=f"task {i}")
     found = discover({"KIMI_SHARE_DIR": str(share)}, tmp_path)
     assert len(found) == 1500 and all(s.title and s.title.startswith("task ") for s in found)
     # Its speed (a shared machine makes wall time noise): benchmarks/discover_bench.py.
@@ -218,17 +170,6 @@ def test_samples_are_listed():
     assert {"kimi-debugging-session", "openai-retry-refactor.json"} <= names
 
 
-def screen_text(app) -> str:
-    return "\n".join("".join(line) for line in screen_cells(app))
-
-
-async def settle(pilot) -> None:
-    for _ in range(3):
-        await pilot.pause()
-        await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
-
-
 async def test_picker_rows_name_sessions_and_flag_broken_ones(tmp_path, monkeypatch):
     share = populated_share(tmp_path)
     monkeypatch.setenv("KIMI_SHARE_DIR", str(share))
@@ -236,7 +177,7 @@ async def test_picker_rows_name_sessions_and_flag_broken_ones(tmp_path, monkeypa
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         assert isinstance(app.screen, PickerScreen)
-        text = screen_text(app)
+        text = cells_text(app)
         assert "Fix the importer" in text
         assert "The nightly import crashes on March statements" in text  # no wire.jsonl
         assert "重构订单模块" in text and OTHER_WORK in text
@@ -262,8 +203,8 @@ async def test_picker_with_no_kimi_sessions_says_where_it_looked(tmp_path, monke
         note = str(app.screen.query_one("#picker-note").render())
         where = f"kimi-cli sessions found under {tmp_path / 'empty' / 'sessions'}"
         assert note.startswith("No ") and f"no {where}" in note.lower(), note
-        assert "sessions found under" in screen_text(app)  # on screen
-        assert "kimi-debugging-session" in screen_text(app)
+        assert "sessions found under" in cells_text(app)  # on screen
+        assert "kimi-debugging-session" in cells_text(app)
 
 
 async def test_picker_highlight_is_reverse_video_without_colour(tmp_path, monkeypatch):
@@ -282,7 +223,7 @@ def test_discover_survives_hostile_json(tmp_path):
     share.mkdir()
     (share / "kimi.json").write_text("[" * 100_000)
     deep = "[" * 20_000 + "\n"  # fits the probe; too deep for json to decode
-    folder = make_session(share, WORK, "deep", raw=(kimi_line(CHAT[0]) + "\n" + deep).encode())
+    folder = share_session(share, WORK, "deep", raw=(kimi_line(CHAT[0]) + "\n" + deep).encode())
     (folder / "state.json").write_text("{" * 100_000)
     (folder / "wire.jsonl").write_text('{"TurnBegin": ' + "[" * 100_000 + "\n")
     (info,) = discover({"KIMI_SHARE_DIR": str(share)}, tmp_path)
@@ -303,4 +244,4 @@ async def test_picker_reports_a_failed_lookup_in_one_line(tmp_path, monkeypatch)
         assert isinstance(app.screen, PickerScreen)
         note = str(app.screen.query_one("#picker-note").render())
         assert note == "cannot list the sessions on this machine: disk on fire"
-        assert "kimi-debugging-session" in screen_text(app)  # the samples are still there
+        assert "kimi-debugging-session" in cells_text(app)  # the samples are still there

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from kimi_compact_tui.tui.app import create_app
-from tests.test_tui_flow_support import write_kimi_session
+from tests.factories.plain import write_kimi_session
 
 SIZE = (120, 40)
 REPO = Path(__file__).resolve().parents[1]

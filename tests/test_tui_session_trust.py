@@ -18,8 +18,8 @@ from pathlib import Path
 import pytest
 
 from kimi_compact_tui.tui.app import create_app
-from tests.test_kimi_code_records import conversation
-from tests.test_tui_flow_support import write_kimi_session, write_openai_session
+from tests.factories.kimi_code import conversation
+from tests.factories.plain import write_kimi_session, write_openai_session
 from tests.tui_support import wait_until
 
 SIZE = (120, 40)

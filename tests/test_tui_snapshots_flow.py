@@ -21,9 +21,9 @@ from kimi_compact_tui.tui.screens.diff import DiffScreen
 from kimi_compact_tui.tui.screens.help import HelpScreen
 from kimi_compact_tui.tui.screens.preview import PreviewScreen
 from kimi_compact_tui.tui.screens.stream import StreamScreen
+from tests.factories import SUMMARY, write_kimi_session
 from tests.loopback_server import openai_sse
-from tests.test_tui_flow_support import SUMMARY, FlowHost, make_state, write_kimi_session
-from tests.tui_support import settle, wait_until
+from tests.tui_support import FlowHost, make_state, settle, wait_until
 
 SIZE = (120, 40)
 PROMPT = (

@@ -5,12 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kimi_compact_tui.tui.app import create_app
-from tests.test_tui_main_helpers import (
-    hostile_messages,
-    regions_messages,
-    write_kimi,
-    write_openai,
-)
+from tests.factories import hostile_messages, regions_messages, write_kimi, write_openai_json
 from tests.tui_support import settle
 
 SIZE = (120, 40)
@@ -28,19 +23,19 @@ loaded = settle  # the app at rest before the keys and the screenshot
 
 
 def test_snapshot_all_regions(snap_compare, tmp_path):
-    path = write_openai(tmp_path / "regions.json", regions_messages())
+    path = write_openai_json(tmp_path / "regions.json", regions_messages())
     app = create_app(path)
     assert snap_compare(app, press=["j", "j", "j"], terminal_size=SIZE, run_before=loaded)
 
 
 def test_snapshot_explicit_boundary(snap_compare, tmp_path):
-    path = write_openai(tmp_path / "regions.json", regions_messages())
+    path = write_openai_json(tmp_path / "regions.json", regions_messages())
     app = create_app(path)
     assert snap_compare(app, press=["j", "j", "j", "j", "b"], terminal_size=SIZE, run_before=loaded)
 
 
 def test_snapshot_noop_session(snap_compare, tmp_path):
-    path = write_openai(
+    path = write_openai_json(
         tmp_path / "short.json",
         [
             {"role": "system", "content": "You are terse."},
@@ -66,6 +61,6 @@ def test_snapshot_markup_and_escapes(snap_compare, tmp_path):
 def test_snapshot_disabled_compaction(snap_compare, tmp_path):
     config = tmp_path / "config.yaml"
     config.write_text("compaction:\n  enabled: false\n  type: kimi\n", encoding="utf-8")
-    path = write_openai(tmp_path / "regions.json", regions_messages())
+    path = write_openai_json(tmp_path / "regions.json", regions_messages())
     app = create_app(path, config_path=config)
     assert snap_compare(app, terminal_size=SIZE, run_before=loaded)

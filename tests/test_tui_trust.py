@@ -19,8 +19,8 @@ from kimi_compact_tui.tui.screens.confirm import ConfirmWriteScreen
 from kimi_compact_tui.tui.screens.diff import DiffScreen
 from kimi_compact_tui.tui.screens.stream import StreamScreen
 from kimi_compact_tui.tui.widgets.status import StatusLine
-from tests.test_tui_flow_support import KIMI_LINES, write_kimi_session
-from tests.test_tui_main_helpers import regions_messages, screen_lines, write_openai
+from tests.factories import KIMI_LINES, regions_messages, write_kimi_session, write_openai_json
+from tests.tui_support import screen_lines, settle
 
 SIZE = (120, 40)
 
@@ -30,12 +30,6 @@ def _isolated(monkeypatch, tmp_path):
     monkeypatch.setenv("KIMI_COMPACT_TUI_CONFIG", "")
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
     monkeypatch.setenv("KIMI_SHARE_DIR", str(tmp_path / "no-kimi"))
-
-
-async def settle(pilot) -> None:
-    await pilot.pause()
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 def on(app, screen_name: str) -> bool:
@@ -202,7 +196,7 @@ async def split_boundary(pilot) -> None:
 
 
 async def test_status_flags_a_split_and_s_moves_to_the_nearest_safe_boundary(tmp_path):
-    path = write_openai(tmp_path / "s.json", regions_messages())
+    path = write_openai_json(tmp_path / "s.json", regions_messages())
     app = create_app(path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -223,7 +217,7 @@ async def test_status_flags_a_split_and_s_moves_to_the_nearest_safe_boundary(tmp
 
 
 async def test_writing_a_split_history_needs_the_explicit_key(tmp_path):
-    path = write_openai(tmp_path / "s.json", regions_messages())
+    path = write_openai_json(tmp_path / "s.json", regions_messages())
     before = path.read_bytes()
     app = create_app(path)
     async with app.run_test(size=SIZE) as pilot:
@@ -249,7 +243,7 @@ async def test_writing_a_split_history_needs_the_explicit_key(tmp_path):
 
 
 async def test_leaving_the_stream_screen_keeps_the_summary_and_c_shows_it(tmp_path):
-    path = write_openai(tmp_path / "s.json", regions_messages())
+    path = write_openai_json(tmp_path / "s.json", regions_messages())
     app = create_app(path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -267,7 +261,7 @@ async def test_leaving_the_stream_screen_keeps_the_summary_and_c_shows_it(tmp_pa
 
 
 async def test_r_runs_again_only_after_asking(tmp_path):
-    path = write_openai(tmp_path / "s.json", regions_messages())
+    path = write_openai_json(tmp_path / "s.json", regions_messages())
     app = create_app(path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -288,7 +282,7 @@ async def test_r_runs_again_only_after_asking(tmp_path):
 
 
 async def test_moving_the_boundary_or_escape_with_a_summary_asks_first(tmp_path):
-    path = write_openai(tmp_path / "s.json", regions_messages())
+    path = write_openai_json(tmp_path / "s.json", regions_messages())
     app = create_app(path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -312,7 +306,7 @@ async def test_moving_the_boundary_or_escape_with_a_summary_asks_first(tmp_path)
 
 
 async def test_leaving_the_editor_with_unsaved_changes_asks(tmp_path):
-    path = write_openai(tmp_path / "s.json", regions_messages())
+    path = write_openai_json(tmp_path / "s.json", regions_messages())
     app = create_app(path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
@@ -337,7 +331,7 @@ async def test_leaving_the_editor_with_unsaved_changes_asks(tmp_path):
 
 
 async def test_w_writes_from_the_diff_screen(tmp_path):
-    path = write_openai(tmp_path / "s.json", regions_messages())
+    path = write_openai_json(tmp_path / "s.json", regions_messages())
     before = path.read_bytes()
     app = create_app(path)
     async with app.run_test(size=SIZE) as pilot:
@@ -355,7 +349,7 @@ async def test_w_writes_from_the_diff_screen(tmp_path):
 
 
 async def test_w_writes_from_the_finished_stream_screen(tmp_path):
-    path = write_openai(tmp_path / "s.json", regions_messages())
+    path = write_openai_json(tmp_path / "s.json", regions_messages())
     before = path.read_bytes()
     app = create_app(path)
     async with app.run_test(size=SIZE) as pilot:
@@ -372,7 +366,7 @@ async def test_w_writes_from_the_finished_stream_screen(tmp_path):
 
 
 async def test_an_unavailable_key_says_why(tmp_path):
-    path = write_openai(tmp_path / "s.json", regions_messages())
+    path = write_openai_json(tmp_path / "s.json", regions_messages())
     app = create_app(path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)

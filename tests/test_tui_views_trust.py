@@ -24,8 +24,9 @@ from textual.screen import Screen
 import kimi_compact_tui.tui.screens as screens_package
 import kimi_compact_tui.tui.widgets as widgets_package
 from kimi_compact_tui.tui.app import create_app
+from tests.factories.messages import SUMMARY
+from tests.factories.plain import write_kimi_session
 from tests.loopback_server import openai_sse
-from tests.test_tui_flow_support import SUMMARY, write_kimi_session
 from tests.tui_support import wait_until
 
 SIZE = (120, 40)

@@ -20,9 +20,10 @@ from kimi_compact_tui.tui.screens.diff import DiffScreen
 from kimi_compact_tui.tui.screens.picker import PickerScreen
 from kimi_compact_tui.tui.screens.stream import StreamScreen
 from tests import procs
-from tests.test_tui_layout import screen_cells
-from tests.test_tui_main_helpers import write_kimi
-from tests.test_tui_picker import CHAT, WORK, make_session, write_kimi_json
+from tests.factories import write_kimi
+from tests.factories.kimi_cli import share_session, write_kimi_json
+from tests.test_tui_picker import CHAT, WORK
+from tests.tui_support import cells_text, settle
 
 REPO = Path(__file__).resolve().parent.parent
 # Every zero-width or bidi control of the issue, each between two letters.
@@ -76,21 +77,10 @@ def zw_session(tmp_path: Path) -> Path:
     return write_kimi(tmp_path / "zw", session_messages(), system_prompt=f"sys {ZW}", usage=100)
 
 
-def screen_text(app) -> str:
-    return "\n".join("".join(line) for line in screen_cells(app))
-
-
 def assert_shown(text: str, *expected: str) -> None:
     assert not [c for c in INVISIBLES if c in text.replace(FAMILY, "")]
     for piece in expected:
         assert piece in text, piece
-
-
-async def settle(pilot) -> None:
-    for _ in range(3):
-        await pilot.pause()
-        await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 async def test_the_tui_shows_placeholders_in_list_detail_stream_retention_and_diff(tmp_path):
@@ -98,7 +88,7 @@ async def test_the_tui_shows_placeholders_in_list_detail_stream_retention_and_di
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         # the message list and the detail pane (first message highlighted)
-        assert_shown(screen_text(app), f"Open {ZW_SHOWN} please {FAMILY}")
+        assert_shown(cells_text(app), f"Open {ZW_SHOWN} please {FAMILY}")
         assert ZW_SHOWN in app.message_list.row_plain(0, 200)
         await pilot.press("c")
         await settle(pilot)
@@ -106,12 +96,12 @@ async def test_the_tui_shows_placeholders_in_list_detail_stream_retention_and_di
         # the summary as shown (where it is scrolled to does not matter)
         shown = app.screen.query_one("#summary-live", TextArea).text
         assert_shown(shown, f"Now fix {ZW_SHOWN} in the parser.")
-        assert_shown(screen_text(app), URL_SHOWN)  # the retention pane's missing URL
+        assert_shown(cells_text(app), URL_SHOWN)  # the retention pane's missing URL
         await pilot.press("escape")
         await pilot.press("d")
         await settle(pilot)
         assert isinstance(app.screen, DiffScreen)
-        diff = screen_text(app)
+        diff = cells_text(app)
         # the narrow diff columns cut previews with an ellipsis
         assert_shown(diff, "Reading A<U+200B>B", "Open A<U+200B>B<U+200D>", URL_SHOWN)
         # display only: what is sent keeps the characters
@@ -122,14 +112,14 @@ async def test_the_tui_shows_placeholders_in_list_detail_stream_retention_and_di
 async def test_the_picker_shows_placeholders_in_titles(tmp_path, monkeypatch):
     share = tmp_path / "share"
     write_kimi_json(share, WORK)
-    make_session(share, WORK, "zw-first-user", [{"role": "user", "content": f"Fix {ZW}"}, *CHAT])
-    make_session(share, WORK, "zw-title", CHAT, custom_title=f"Title {ZW}", mtime=1.0)
+    share_session(share, WORK, "zw-first-user", [{"role": "user", "content": f"Fix {ZW}"}, *CHAT])
+    share_session(share, WORK, "zw-title", CHAT, custom_title=f"Title {ZW}", mtime=1.0)
     monkeypatch.setenv("KIMI_SHARE_DIR", str(share))
     app = create_app(None, provider="offline")
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         assert isinstance(app.screen, PickerScreen)
-        assert_shown(screen_text(app), f"Fix {ZW_SHOWN}", f"Title {ZW_SHOWN}")
+        assert_shown(cells_text(app), f"Fix {ZW_SHOWN}", f"Title {ZW_SHOWN}")
 
 
 def test_plan_and_diff_show_placeholders(tmp_path, cli_main):

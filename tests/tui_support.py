@@ -1,5 +1,7 @@
 """Shared helpers for the TUI tests: waiting on a state with a deadline (never a fixed
-sleep), in a Pilot-driven app and in a real terminal (tmux).
+sleep), in a Pilot-driven app and in a real terminal (tmux); the terminal sizes the
+tests use; what reaches the screen (``screen_cells``, ``screen_lines``,
+``screen_text``, ``static_text``). Session files come from ``tests/factories``.
 
 A test waits for what a person would wait for (a row marked, a run finished, a screen
 shown), never for text whose presence depends on timing, scrolling or terminal size.
@@ -8,15 +10,29 @@ shown), never for text whose presence depends on timing, scrolling or terminal s
 from __future__ import annotations
 
 import asyncio
+import html
 import os
+import re
 import shutil
 import subprocess
+import threading
 import time
 import uuid
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
+from textual.app import App, ComposeResult
+from textual.screen import Screen
+from textual.widgets import Static
+
+from kimi_compact_tui.config import AppConfig
+from kimi_compact_tui.providers import ProviderConfig
+from kimi_compact_tui.tui.state import ReviewState
 from tests import procs
+
+SIZE = (120, 40)  # the usual terminal of the Pilot tests
+SMALL = (80, 24)  # the smallest terminal the app is laid out for
 
 WAIT = 20.0  # seconds for any one state to be reached
 POLL = 0.02  # seconds between two looks at the state
@@ -152,3 +168,121 @@ class Terminal:
         )
         if self.socket_path:
             Path(self.socket_path).unlink(missing_ok=True)
+
+
+# ----------------------------------------------------------------------------- the screen
+
+
+def screen_cells(app) -> list[list[str]]:
+    """The screen, one list of cells per line; a wide character's second cell is ""."""
+    from rich.cells import cell_len
+
+    lines = []
+    for strip in app.screen._compositor.render_strips():
+        cells: list[str] = []
+        for segment in strip:
+            if segment.control:
+                continue
+            for char in segment.text:
+                width = cell_len(char)
+                if width == 0 and cells:
+                    cells[-1] += char
+                    continue
+                cells.append(char)
+                cells.extend([""] * (width - 1))
+        lines.append(cells)
+    return lines
+
+
+CELL = 12.2  # SVG units per terminal cell in Textual's screenshots
+
+_SVG_TEXT = re.compile(
+    r'<text class="terminal-[\w-]*r\d+" x="([\d.]+)" y="[\d.]+" textLength="([\d.]+)" '
+    r'clip-path="url\(#terminal-[\w-]*line-(\d+)\)">([^<]*)</text>'
+)
+
+
+def screen_lines(app) -> list[str]:
+    """The current screen as plain text lines (what reaches the terminal, minus
+    styles), read from Textual's public SVG screenshot: each text run placed at
+    its cell column (12.2 units per cell), gaps filled with spaces."""
+    runs: dict[int, list[tuple[float, float, str]]] = {}
+    for x, length, line, text in _SVG_TEXT.findall(app.export_screenshot()):
+        runs.setdefault(int(line), []).append((float(x), float(length), html.unescape(text)))
+    out = []
+    for line in range(app.size.height):
+        row, cells = "", 0
+        for x, length, text in sorted(runs.get(line, [])):
+            column = round(x / CELL)
+            row += " " * max(0, column - cells) + text.replace("\xa0", " ")
+            cells = column + round(length / CELL)
+        out.append(row)
+    return out
+
+
+def screen_text(app) -> str:
+    """The current screen as plain text (``screen_lines`` joined)."""
+    return "\n".join(screen_lines(app))
+
+
+def static_text(screen: Screen) -> str:
+    """All the text of the Static widgets on ``screen`` (as rendered content)."""
+    return "\n".join(str(widget.render()) for widget in screen.query(Static))
+
+
+def cells_text(app) -> str:
+    """The screen as text cell by cell (``screen_cells``: a wide character once,
+    zero-width characters kept, so a test can see what reaches each cell)."""
+    return "\n".join("".join(line) for line in screen_cells(app))
+
+
+# ----------------------------------------------------------------------------- flow screens
+
+
+def make_state(
+    path: Path,
+    provider: ProviderConfig | None = None,
+    config: AppConfig | None = None,
+) -> ReviewState:
+    state = ReviewState(config=config or AppConfig(), provider=provider or ProviderConfig())
+    state.load(path)
+    return state
+
+
+class FlowHost(App[None]):
+    """Pushes ``screen`` on mount and records its dismiss value."""
+
+    CSS = "Screen { background: $surface; }"
+
+    def __init__(self, screen: Screen | None = None) -> None:
+        super().__init__()
+        self.flow_screen = screen
+        self.results: list[Any] = []
+
+    def compose(self) -> ComposeResult:
+        yield Static("host")
+
+    def on_mount(self) -> None:
+        if self.flow_screen is not None:
+            self.push_screen(self.flow_screen, self.results.append)
+
+
+def first_text_gate(fn: Any = None) -> tuple[Any, threading.Event]:
+    """A stream function (``fn`` or the real ``stream_summary``) that sets the
+    returned event when the first summary text arrives, so a test can wait for
+    it (``await asyncio.to_thread(event.wait, 10)``) instead of polling."""
+    from kimi_compact_tui.providers import stream_summary
+
+    first = threading.Event()
+    inner = fn or stream_summary
+
+    async def stream(cfg, body, on_event, cancel):
+        def seen(event):
+            if event.kind == "text":
+                first.set()
+            if on_event is not None:
+                on_event(event)
+
+        return await inner(cfg, body, seen, cancel)
+
+    return stream, first

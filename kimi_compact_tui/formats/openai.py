@@ -29,9 +29,12 @@ from kimi_compact_tui.model import Message
 @dataclass(frozen=True)
 class JsonState:
     """An OpenAI ``.json`` session: the other top-level keys of an object
-    holding ``messages`` (None for a plain list)."""
+    holding ``messages`` (None for a plain list), where ``messages`` stands among
+    them, and whether the file ends with a line end (kept on dump)."""
 
     container: dict[str, Any] | None = None
+    position: int = 0
+    final_newline: bool = True
 
 
 def parse_json(text: str, path: Path) -> Session:
@@ -47,7 +50,7 @@ def parse_json(text: str, path: Path) -> Session:
         raise SessionFormatError(
             f"{where}: invalid JSON ({getattr(exc, 'msg', exc)}{at})"
         ) from None
-    container = None
+    container, position = None, 0
     if type(value) is list:
         raw_messages = value
         prefix = ""
@@ -60,6 +63,7 @@ def parse_json(text: str, path: Path) -> Session:
                 f"{path}: 'messages' must be a list, got {type_name(raw_messages)}"
             )
         container = {k: v for k, v in value.items() if k != "messages"}
+        position = list(value).index("messages")
         prefix = "messages"
     else:
         raise SessionFormatError(
@@ -70,7 +74,8 @@ def parse_json(text: str, path: Path) -> Session:
     for i, data in enumerate(raw_messages):
         check_message(data, f"{path}: {prefix}[{i}]")
         messages.append(Message(data))
-    return Session(path, JSON_FORMAT, messages, format_state=JsonState(container))
+    state = JsonState(container, position, text.endswith("\n"))
+    return Session(path, JSON_FORMAT, messages, format_state=state)
 
 
 def parse_jsonl(data: bytes, path: Path) -> Session:
@@ -102,13 +107,15 @@ def parse_jsonl_lines(lines: Lines, path: Path) -> Session:
 
 def serialize_json(session: Session) -> bytes:
     items = [m.data for m in session.messages]
-    container = state_of(session, JsonState).container
-    if container is None:
+    state = state_of(session, JsonState)
+    if state.container is None:
         value: object = items
     else:
-        value = dict(container)
-        value["messages"] = items
-    return (json.dumps(value, ensure_ascii=False, indent=2) + "\n").encode("utf-8")
+        keys = list(state.container)
+        keys.insert(state.position, "messages")
+        value = {k: items if k == "messages" else state.container[k] for k in keys}
+    text = json.dumps(value, ensure_ascii=False, indent=2)
+    return (text + "\n" if state.final_newline else text).encode("utf-8")
 
 
 def serialize_jsonl(session: Session) -> bytes:

@@ -30,7 +30,7 @@ from tests.agents.codex_runner import Codex, codex_installed, shared_codex_templ
 from tests.agents.fake_model import FakeModel, Turn
 from tests.agents.fake_responses import FakeResponses
 from tests.agents.harness import require_agent, run_ours
-from tests.codex_rollouts import codex_state
+from tests.factories.codex import codex_state
 
 pytestmark = pytest.mark.agents
 
