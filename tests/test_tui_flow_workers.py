@@ -12,7 +12,7 @@ from kimi_compact_tui.providers import StreamResult
 from kimi_compact_tui.tui.app import create_app
 from kimi_compact_tui.tui.screens.stream import StreamScreen
 from tests.factories import SUMMARY, write_kimi_session
-from tests.tui_support import FlowHost, make_state, wait_until
+from tests.tui_support import WAIT, FlowHost, make_state, wait_until
 
 SIZE = (120, 40)
 
@@ -23,7 +23,9 @@ async def test_a_blocking_summary_does_not_block_the_event_loop(tmp_path: Path) 
     gate = threading.Event()
 
     async def blocking(cfg, body, on_event, cancel):
-        opened = gate.wait(5)  # blocks whatever loop runs it, like offline_summary()
+        # Blocks whatever loop runs it, like offline_summary(); the deadline only
+        # ends a hang (a blocked UI loop never sets the gate).
+        opened = gate.wait(WAIT)
         text = SUMMARY if opened else "the UI loop was blocked"
         return StreamResult(status="complete", summary=text)
 
@@ -31,8 +33,7 @@ async def test_a_blocking_summary_does_not_block_the_event_loop(tmp_path: Path) 
     screen = StreamScreen(state, stream_fn=blocking)
     app = FlowHost(screen)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
-        assert screen.running
+        await wait_until(pilot, lambda: screen.running, "the run to start")
         gate.set()  # reached only if the UI's loop is free while the summary "runs"
         await app.workers.wait_for_complete()
         await pilot.pause()
