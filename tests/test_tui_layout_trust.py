@@ -146,3 +146,29 @@ async def test_the_diffs_retention_pane_keeps_each_figure_on_its_line(tmp_path):
         assert rows, region
         for row in rows:
             assert FIGURE.search(row + " "), f"a figure cut from its row: {row!r} in {rows}"
+
+
+async def test_the_diffs_header_and_column_titles_do_not_wrap_at_80x24(tmp_path):
+    """The figures line and each column title stay one line each, cut with an
+    ellipsis when they do not fit (they wrapped: "(~588 / saved, 38%)",
+    "after the write — 3 / messages")."""
+    app = create_app(sample_copy(tmp_path), provider="offline")
+    async with app.run_test(size=(80, 24)) as pilot:
+        await settle(pilot)
+        await compact(pilot)
+        await pilot.press("escape")
+        await settle(pilot)
+        await pilot.press("d")
+        await settle(pilot)
+        assert type(app.screen).__name__ == "DiffScreen"
+        head = app.screen.query_one("#diff-head")
+        assert head.region.height == 2, screen_lines(app)[: head.region.bottom]
+        first = screen_lines(app)[head.region.y]
+        assert first.lstrip().startswith("before ") and "after " in first, first
+        for title in ("#before-title", "#after-title"):
+            widget = app.screen.query_one(title)
+            assert widget.region.height == 1, (title, screen_lines(app)[: widget.region.bottom])
+            assert (
+                "messages" in screen_lines(app)[widget.region.y]
+                or "…" in screen_lines(app)[widget.region.y]
+            )

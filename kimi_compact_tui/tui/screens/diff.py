@@ -64,21 +64,23 @@ def split_rows(diff: SessionDiff) -> tuple[list[DiffRow], list[DiffRow]]:
 
 
 def diff_header(diff: SessionDiff, *, edited: bool = False) -> Text:
+    """Two lines, each cut with an ellipsis rather than wrapped: the message and
+    token figures before and after, then the counts and what is saved."""
     saved = diff.tokens_before - diff.tokens_after
-    text = Text()
+    text = Text(no_wrap=True, overflow="ellipsis")
     text.append("before ", style="bold")
     text.append(f"{diff.before_count:,} messages, ~{diff.tokens_before:,} tokens")
     text.append("  →  ")
     text.append("after ", style="bold")
     text.append(f"{diff.after_count:,} messages, ~{diff.tokens_after:,} tokens")
-    if saved > 0 and diff.tokens_before:
-        text.append(f"  (~{saved:,} saved, {saved * 100 // diff.tokens_before}%)", style="green")
     text.append("\n")
     text.append(f"{diff.counts[KEPT]:,} kept", style="bold")
     text.append(" · ")
     text.append(f"{diff.counts[REMOVED]:,} removed", style="bold red")
     text.append(" · ")
     text.append(f"{diff.counts[ADDED]:,} added (the summary)", style="bold green")
+    if saved > 0 and diff.tokens_before:
+        text.append(f" · ~{saved:,} saved ({saved * 100 // diff.tokens_before}%)", style="green")
     if edited:
         text.append(" · summary edited", style="yellow")
     return text
@@ -114,6 +116,8 @@ class DiffScreen(RetentionHost, Screen[FlowRequest | None]):
         padding: 0 1;
         text-style: bold;
         color: $text-muted;
+        text-wrap: nowrap;
+        text-overflow: ellipsis;
     }
     DiffScreen #summary-pane {
         height: 40%;
