@@ -125,19 +125,24 @@ async def test_a_split_warning_keeps_the_model_line(tmp_path, size):
         assert any(line.lstrip().startswith("model ") for line in area), area
 
 
+async def open_diff_after_a_run(pilot) -> None:
+    """An offline run to its end, back to the list, then the diff screen."""
+    await settle(pilot)
+    await compact(pilot)
+    await pilot.press("escape")
+    await settle(pilot)
+    await pilot.press("d")
+    await settle(pilot)
+    assert type(pilot.app.screen).__name__ == "DiffScreen"
+
+
 FIGURE = re.compile(r"\d+/\d+\s+(\d+%|-)\s")
 
 
 async def test_the_diffs_retention_pane_keeps_each_figure_on_its_line(tmp_path):
     app = create_app(sample_copy(tmp_path), provider="offline")
     async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        await compact(pilot)
-        await pilot.press("escape")
-        await settle(pilot)
-        await pilot.press("d")
-        await settle(pilot)
-        assert type(app.screen).__name__ == "DiffScreen"
+        await open_diff_after_a_run(pilot)
         figures = app.screen.query_one("#retention-figures")
         region = figures.region
         assert region.height > 1
@@ -154,13 +159,7 @@ async def test_the_diffs_header_and_column_titles_do_not_wrap_at_80x24(tmp_path)
     "after the write — 3 / messages")."""
     app = create_app(sample_copy(tmp_path), provider="offline")
     async with app.run_test(size=(80, 24)) as pilot:
-        await settle(pilot)
-        await compact(pilot)
-        await pilot.press("escape")
-        await settle(pilot)
-        await pilot.press("d")
-        await settle(pilot)
-        assert type(app.screen).__name__ == "DiffScreen"
+        await open_diff_after_a_run(pilot)
         head = app.screen.query_one("#diff-head")
         assert head.region.height == 2, screen_lines(app)[: head.region.bottom]
         first = screen_lines(app)[head.region.y]
