@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, ClassVar, Literal, TypeVar
 
 from kimi_compact_tui.compaction.plan import CompactionPlan
 from kimi_compact_tui.compaction.summary import plain_summary_message
+from kimi_compact_tui.errors import SessionFormatError
 from kimi_compact_tui.model import Message
 
 if TYPE_CHECKING:
@@ -196,8 +197,14 @@ class SessionFormat(ABC):
         self, messages: list[Message], path: Path | None = None, meta: SessionMeta | None = None
     ) -> Session:
         """A session of this format holding ``messages``, as a new file of it
-        would (the facade's and the tests' way to make one in memory)."""
-        return Session(path, self, list(messages), meta=meta or SessionMeta())
+        would (the facade's and the tests' way to make one in memory). By
+        default refused in one line: an agent's session is only ever a file read
+        from disk (its records, not its messages, are what the agent resumes).
+        A format whose file is the messages themselves overrides this."""
+        raise SessionFormatError(
+            f"{path or 'a new session'}: a {self.label} is read from its file; "
+            "it cannot be made from messages"
+        )
 
     @abstractmethod
     def dump(self, session: Session) -> bytes:

@@ -172,6 +172,12 @@ class OpenAIJsonlFormat(_OpenAIFormat):
     label = "OpenAI messages .jsonl"
     streams_lines = True
 
+    def from_messages(
+        self, messages: list[Message], path: Path | None = None, meta: SessionMeta | None = None
+    ) -> Session:
+        """The file is the messages, one per line."""
+        return Session(path, self, list(messages), meta=meta or SessionMeta())
+
     def recognise(self, path: Path, head: bytes) -> bool:
         suffix = path.suffix.lower()
         if suffix == ".jsonl":

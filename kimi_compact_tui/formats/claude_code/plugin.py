@@ -125,16 +125,6 @@ class ClaudeCodeFormat(SessionFormat):
         with gc_paused():
             return parse_transcript(data, path)
 
-    def from_messages(
-        self, messages: list[Message], path: Path | None = None, meta: SessionMeta | None = None
-    ) -> Session:
-        """Refused: a Claude Code session is only ever a transcript read from
-        disk (its records, not its messages, are what the agent resumes)."""
-        raise SessionFormatError(
-            f"{path or 'a new session'}: a Claude Code session is read from its transcript; "
-            "it cannot be made from messages"
-        )
-
     def dump(self, session: Session) -> bytes:
         state = state_of(session, ClaudeState)
         return state.data + state.appended

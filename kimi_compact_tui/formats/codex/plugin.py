@@ -15,7 +15,7 @@ from pathlib import Path
 
 from kimi_compact_tui.compaction.plan import CompactionPlan
 from kimi_compact_tui.compaction.summary import build_compact_summary_text
-from kimi_compact_tui.errors import ApplyError, SessionFormatError
+from kimi_compact_tui.errors import ApplyError
 from kimi_compact_tui.formats.base import (
     Session,
     SessionFormat,
@@ -109,16 +109,6 @@ class CodexFormat(SessionFormat):
     def parse(self, data: bytes, path: Path) -> Session:
         with gc_paused():
             return parse_rollout(data, path)
-
-    def from_messages(
-        self, messages: list[Message], path: Path | None = None, meta: SessionMeta | None = None
-    ) -> Session:
-        """Refused: a Codex session is only ever a rollout read from disk (its
-        records, not its messages, are what the agent resumes)."""
-        raise SessionFormatError(
-            f"{path or 'a new session'}: a Codex session is read from its rollout; "
-            "it cannot be made from messages"
-        )
 
     def dump(self, session: Session) -> bytes:
         state = state_of(session, CodexState)

@@ -16,7 +16,7 @@ from typing import Any
 
 from kimi_compact_tui.compaction.plan import CompactionPlan
 from kimi_compact_tui.compaction.summary import build_compact_summary_text
-from kimi_compact_tui.errors import ApplyError, SessionFormatError
+from kimi_compact_tui.errors import ApplyError
 from kimi_compact_tui.formats.base import (
     Session,
     SessionFormat,
@@ -177,16 +177,6 @@ class KimiCodeFormat(SessionFormat):
     def parse(self, data: bytes, path: Path) -> Session:
         with gc_paused():
             return parse_journal(data, path)
-
-    def from_messages(
-        self, messages: list[Message], path: Path | None = None, meta: SessionMeta | None = None
-    ) -> Session:
-        """Refused: a kimi-code session is only ever a journal read from disk (its
-        records, not its messages, are what the agent resumes)."""
-        raise SessionFormatError(
-            f"{path or 'a new session'}: a kimi-code session is read from its journal; "
-            "it cannot be made from messages"
-        )
 
     def dump(self, session: Session) -> bytes:
         state = state_of(session, KimiCodeState)
