@@ -10,6 +10,18 @@ from tests.provider_fixtures import *  # noqa: E402,F401,F403
 
 # --- end provider fixtures
 
+# --- Ctrl+C as a person's shell gives it ----------------------------------------------------------
+
+
+def pytest_configure(config):
+    """A launcher may start the run with SIGINT ignored (an asynchronous command of a
+    shell without job control does), and an ignored signal survives exec: every
+    child the tests start would then ignore the Ctrl+C the cancel tests send it.
+    Give the run the default a terminal gives, so children inherit the default."""
+    if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
 # --- xdist workers at the end of a run --------------------------------------------------------
 
 
