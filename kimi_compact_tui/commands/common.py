@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import json
 import sys
 from typing import Any
 
@@ -13,7 +12,7 @@ from kimi_compact_tui.config import AppConfig, load_config
 from kimi_compact_tui.errors import UserError
 from kimi_compact_tui.formats import registry
 from kimi_compact_tui.formats.base import Session
-from kimi_compact_tui.job import CompactionJob, Preparation
+from kimi_compact_tui.job import CompactionJob, Preparation, Readiness, Refusal, RefusalKind
 from kimi_compact_tui.providers import PROVIDER_KINDS, ProviderConfig, provider_config_from
 from kimi_compact_tui.sanitize import visible
 
@@ -151,31 +150,6 @@ def warn_skipped(session: Session) -> None:
         print(f"kimi-compact-tui: warning: {visible(warning)}", file=sys.stderr)
 
 
-def print_json(value: Any) -> None:
-    """Pretty JSON on stdout. Long lists of plain numbers (message indices) are
-    written on one line each: readable, and the C encoder writes them, not
-    the slow pure-Python one that ``indent`` needs."""
-    sys.stdout.write(_pretty(value, "") + "\n")
-
-
-def _pretty(value: Any, pad: str) -> str:
-    if isinstance(value, dict) and value:
-        inner = pad + "  "
-        items = (
-            f"{inner}{json.dumps(str(k), ensure_ascii=False)}: {_pretty(v, inner)}"
-            for k, v in value.items()
-        )
-        return "{\n" + ",\n".join(items) + "\n" + pad + "}"
-    if (
-        isinstance(value, list)
-        and value
-        and not all(isinstance(x, int | float) and not isinstance(x, bool) for x in value)
-    ):
-        inner = pad + "  "
-        return "[\n" + ",\n".join(inner + _pretty(x, inner) for x in value) + "\n" + pad + "]"
-    return json.dumps(value, ensure_ascii=False)
-
-
 # ----------------------------------------------------------------------------- tool splits
 
 
@@ -199,15 +173,17 @@ def split_advice(prep: Preparation) -> str:
 
 
 def split_json(prep: Preparation) -> dict[str, Any]:
-    """``tool_splits`` (0-based indices, like the plan's) and ``nearest_safe_up_to``."""
+    """``tool_splits`` and ``nearest_safe_up_to``: message numbers, 1-based as
+    on the screen (``call_message``, ``result_messages``, and
+    ``last_compacted_message``, the boundary)."""
     splits = tool_splits(prep)
     return {
         "tool_splits": [
             {
                 "tool_call_id": s.tool_call_id,
-                "call_index": s.call_index,
-                "result_indices": list(s.result_indices),
-                "boundary": s.boundary,
+                "call_message": s.call_index + 1,
+                "result_messages": [i + 1 for i in s.result_indices],
+                "last_compacted_message": s.boundary,
                 "description": s.describe(),
             }
             for s in splits
@@ -228,17 +204,31 @@ def write_split_lines(prep: Preparation, write: Any) -> None:
         )
 
 
-def check_splits(prep: Preparation, *, refuse: bool) -> None:
-    """Before a write: a boundary that splits a tool call from its result is
-    refused (``refuse``: an in-place write without ``--allow-split``, one line
-    naming the messages and the nearest safe ``--up-to``) or warned about."""
+def warn_splits(prep: Preparation) -> None:
+    """A boundary that splits a tool call from its result, for a summary not
+    written over the session: one warning line (written in place, it is the
+    job's refusal)."""
     splits = tool_splits(prep)
-    if not splits:
-        return
-    what = "; ".join(s.describe() for s in splits)
-    if refuse:
-        raise UserError(
-            f"{prep.session.path}: the boundary splits a tool call from its result: "
-            f"{what}; {split_advice(prep)} (or pass --allow-split to write it anyway)"
-        )
-    print(f"kimi-compact-tui: warning: {visible(what)}", file=sys.stderr)
+    if splits:
+        what = "; ".join(s.describe() for s in splits)
+        print(f"kimi-compact-tui: warning: {visible(what)}", file=sys.stderr)
+
+
+# ----------------------------------------------------------------------------- refusals
+
+#: What the command line adds to a refusal it has a flag for.
+CLI_OVERRIDES = {RefusalKind.SPLIT: " (or pass --allow-split to write it anyway)"}
+
+
+def refusal_error(refusal: Refusal) -> UserError:
+    """The job's refusal as the command line says it: its one line, and the
+    flag that overrides it when there is one."""
+    error = refusal.error()
+    error.message = refusal.message + CLI_OVERRIDES.get(refusal.kind, "")
+    return error
+
+
+def refuse(ready: Readiness) -> None:
+    """Raise the first of the job's refusals, as the command line says it."""
+    if ready.first is not None:
+        raise refusal_error(ready.first)

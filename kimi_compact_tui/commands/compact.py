@@ -21,8 +21,8 @@ from typing import Any
 from kimi_compact_tui.commands.common import (
     add_provider_args,
     add_session_args,
-    check_splits,
-    print_json,
+    refuse,
+    warn_splits,
 )
 from kimi_compact_tui.commands.compact_output import (
     Printer,
@@ -31,11 +31,12 @@ from kimi_compact_tui.commands.compact_output import (
     nothing_written,
 )
 from kimi_compact_tui.commands.compact_run import CompactionRun, run_compaction
+from kimi_compact_tui.commands.jsonout import print_json
 from kimi_compact_tui.commands.output_file import output_target, write_output
 from kimi_compact_tui.errors import ProviderFailure, RetentionShortfall, UserError
 from kimi_compact_tui.formats.base import KEEPS
 from kimi_compact_tui.formats.loader import dump_session
-from kimi_compact_tui.job import Preparation, split_refusal
+from kimi_compact_tui.job import Draft, Preparation
 from kimi_compact_tui.providers import ProviderConfig
 from kimi_compact_tui.retention import check_min_retention, parse_min_retention, retention_report
 from kimi_compact_tui.sanitize import visible
@@ -101,12 +102,13 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def _starter(args: argparse.Namespace) -> Callable[[Preparation, ProviderConfig], None]:
-    """The check made once the plan is known and before any request: no tool
-    call split from its result by an in-place write (unless ``--allow-split``);
-    then the announcement."""
+    """Once the job's refusals passed and before the request: the warning for
+    a tool call split from its result by a summary not written in place (in
+    place, the job refused it unless ``--allow-split``); then the announcement."""
 
     def start(prep: Preparation, pcfg: ProviderConfig) -> None:
-        check_splits(prep, refuse=args.in_place and not args.allow_split)
+        if not args.in_place:
+            warn_splits(prep)
         if not args.json:
             announce(prep, pcfg)
 
@@ -137,6 +139,8 @@ def run(args: argparse.Namespace) -> int:
         printer.finish()
     written: Path | None = None
     report = None
+    if run_.draft is not None:
+        warn_growth(run_.draft)
     if run_.draft is not None and (args.json or args.min_retention):
         report = retention_report(run_.session, run_.plan, run_.draft.summary)
         shortfalls = check_min_retention(report, thresholds)
@@ -200,6 +204,15 @@ def run(args: argparse.Namespace) -> int:
     raise ProviderFailure(f"{result.error or 'the provider failed'}; nothing written")
 
 
+def warn_growth(draft: Draft) -> None:
+    """A compaction that makes the session larger is said, with both figures,
+    before anything is written (and when nothing is)."""
+    line = draft.growth_warning()
+    if line is not None:
+        print(f"kimi-compact-tui: warning: {line}", file=sys.stderr)
+        sys.stderr.flush()
+
+
 def write_in_place(
     args: argparse.Namespace,
     run_: CompactionRun,
@@ -207,16 +220,19 @@ def write_in_place(
     stdin: Any = None,
     out: Any = None,
 ) -> ApplyResult | None:
-    """``--in-place``: refuse a split history (unless ``--allow-split``), ask
-    on the terminal (unless ``--yes``), then commit the draft through the job.
-    Returns the store's ApplyResult, or None when the answer is no."""
+    """``--in-place``: the job's write refusals (computed before the request;
+    a split history unless ``--allow-split``), ask on the terminal (unless
+    ``--yes``), then commit the draft through the job. Returns the store's
+    ApplyResult, or None when the answer is no."""
     stdin = stdin if stdin is not None else sys.stdin
     out = out if out is not None else sys.stderr
     draft, job = run_.draft, run_.job
     assert draft is not None and job is not None
     allow_split = bool(getattr(args, "allow_split", False))
-    if draft.splits and not allow_split:
-        raise UserError(split_refusal(run_.session.path, draft.splits, run_.session, run_.plan))
+    ready = run_.ready
+    if ready is None:  # a run made without the command's own start
+        ready = job.readiness(draft.preparation, request=False, write=True, allow_split=allow_split)
+    refuse(ready)
     if not getattr(args, "yes", False):
         isatty = getattr(stdin, "isatty", None)
         if not (callable(isatty) and isatty()):
@@ -227,10 +243,12 @@ def write_in_place(
         fmt = run_.session.format
         how = KEEPS[fmt.write_policy]
         notes = fmt.write_notes
+        grows = draft.growth_warning()
         out.write(
             f"Write the compacted session over {run_.session.path}?\n"
             f"  {len(run_.session.messages)} → {len(draft.compacted.messages)} messages; "
             f"the current file is {how} first.\n"
+            + (f"  warning: {grows}\n" if grows else "")
             + "".join(f"  {visible(note)}\n" for note in notes)
             + "Write it? [y/N] "
         )
@@ -238,7 +256,7 @@ def write_in_place(
         if stdin.readline().strip().lower() not in ("y", "yes"):
             out.write("Not written.\n")
             return None
-    result = job.commit(draft, run_.provider, allow_split=allow_split)
+    result = job.commit(draft, run_.provider, allow_split=allow_split, ready=ready)
     out.write(result.describe() + "\n")
     return result
 

@@ -114,6 +114,10 @@ def json_result(run: CompactionRun, written: Path | None) -> dict[str, Any]:
     data["written"] = written is not None
     data["messages_before"] = len(run.session.messages)
     data["messages_after"] = len(run.compacted.messages) if run.compacted else None
+    draft = run.draft
+    data["tokens_before"] = run.preparation.tokens_before
+    data["tokens_after"] = draft.tokens_after if draft is not None else None
+    data["grows"] = draft.grows if draft is not None else None
     if data.get("offline"):
         data["notice"] = OFFLINE_NOTICE
     return data

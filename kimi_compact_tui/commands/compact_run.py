@@ -10,16 +10,19 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
-from kimi_compact_tui.commands.common import load_and_prepare, provider_config
+from kimi_compact_tui import samples
+from kimi_compact_tui.commands.common import load_and_prepare, provider_config, refuse
 from kimi_compact_tui.compaction.plan import CompactionPlan
 from kimi_compact_tui.config import AppConfig
 from kimi_compact_tui.errors import UserError
 from kimi_compact_tui.formats.base import Session
-from kimi_compact_tui.job import CompactionJob, Draft, Preparation
+from kimi_compact_tui.job import CompactionJob, Draft, Preparation, Readiness
 from kimi_compact_tui.providers import EventCallback, ProviderConfig, StreamResult
 
 
@@ -34,6 +37,8 @@ class CompactionRun:
     result: StreamResult | None
     draft: Draft | None  # set only when the summary may be written
     job: CompactionJob
+    # The job's refusals, computed once before the request (the write's too, in place).
+    ready: Readiness | None = None
 
     @property
     def compacted(self) -> Session | None:
@@ -68,16 +73,20 @@ def run_compaction(
     """
     in_place = bool(getattr(args, "in_place", False))
     job, prep = load_and_prepare(args, for_write=in_place)
+    if in_place and job.session.path is not None and samples.is_sample(job.session.path):
+        job, prep = load_and_prepare(on_a_copy(args, job.session.path), for_write=True)
     session, config = job.session, job.config
     pcfg = provider_config(config, args)
     if prep.plan.noop or prep.build_request is None:
         return CompactionRun(session, config, prep, pcfg, None, None, job)
-    job.check_ready(prep, pcfg)  # disabled, no model, or no key when one is needed: refused
-    if in_place and job.write_refusal() is not None:  # refused before any request is made
-        raise UserError(f"{session.path}: not written: {job.write_refusal()}")
-    if on_start is not None:  # the split check (refused in place) and the announcement
+    # Every refusal before any request, once: the request's, and in place the
+    # write's (the format's, a read-only file, a split unless --allow-split).
+    allow_split = not in_place or bool(getattr(args, "allow_split", False))
+    ready = job.readiness(prep, pcfg, write=in_place, allow_split=allow_split)
+    refuse(ready)
+    if on_start is not None:  # the split warning (not in place) and the announcement
         on_start(prep, pcfg)
-    stream = job.summarize(prep, pcfg, on_event, cancel)
+    stream = job.summarize(prep, pcfg, on_event, cancel, ready=ready)
     try:
         result = asyncio.run(stream)
     except BaseException:  # Ctrl+C before the stream started: no "never awaited" warning
@@ -88,4 +97,20 @@ def run_compaction(
     draft = None
     if result.writable(allow_truncated=allow_truncated):
         draft = job.draft(prep, result, allow_truncated=allow_truncated)
-    return CompactionRun(session, config, prep, pcfg, result, draft, job)
+    return CompactionRun(session, config, prep, pcfg, result, draft, job, ready)
+
+
+def on_a_copy(args: argparse.Namespace, sample: Path) -> argparse.Namespace:
+    """``--in-place`` on a bundled sample: the sample is never written (the
+    job refuses it), so the run works on a fresh copy, as the TUI does, and
+    says so on stderr. ``args`` for the copy."""
+    try:
+        copy = samples.copy_sample(sample)
+    except OSError as exc:
+        raise UserError(f"{sample}: cannot copy the sample ({exc.strerror or exc})") from None
+    print(
+        f"kimi-compact-tui: {sample} is a bundled sample, which never changes: "
+        f"compacting a copy of it, {copy}",
+        file=sys.stderr,
+    )
+    return argparse.Namespace(**{**vars(args), "session": str(copy)})

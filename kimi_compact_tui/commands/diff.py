@@ -4,10 +4,11 @@ with the token figures before and after — the same diff the TUI shows."""
 from __future__ import annotations
 
 import argparse
-import json
 import sys
+from typing import Any
 
-from kimi_compact_tui.diff import diff_sessions, format_diff
+from kimi_compact_tui.commands.jsonout import print_json_compact
+from kimi_compact_tui.diff import SessionDiff, diff_sessions, format_diff
 from kimi_compact_tui.formats import load_session
 
 
@@ -47,13 +48,24 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
 
 
+def diff_json(diff: SessionDiff, *, with_messages: bool = False) -> dict[str, Any]:
+    """``diff --json``: each row's message numbers in A and B are the 1-based
+    numbers the text shows (``before_number``/``after_number``, null on the
+    side where the message is not)."""
+    data = diff.to_json(with_messages=with_messages)
+    for out, row in zip(data["rows"], diff.rows, strict=True):
+        del out["before_index"], out["after_index"]
+        out["before_number"] = None if row.before_index is None else row.before_index + 1
+        out["after_number"] = None if row.after_index is None else row.after_index + 1
+    return data
+
+
 def run(args: argparse.Namespace) -> int:
     before = load_session(args.before)
     after = load_session(args.after)
     diff = diff_sessions(before, after)
     if args.json:
-        json.dump(diff.to_json(with_messages=args.messages), sys.stdout, ensure_ascii=False)
-        sys.stdout.write("\n")
+        print_json_compact(diff_json(diff, with_messages=args.messages))
     else:
         sys.stdout.write(format_diff(diff, context=args.context))
     return 0

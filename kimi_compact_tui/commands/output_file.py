@@ -21,6 +21,7 @@ from pathlib import Path
 from kimi_compact_tui.errors import ApplyError, SessionFormatError, UserError
 from kimi_compact_tui.formats import resolve_session_path
 from kimi_compact_tui.fsutil import atomic_write_bytes
+from kimi_compact_tui.job.refusals import unwritable
 from kimi_compact_tui.store.durable import os_error_line, write_new_file
 
 NEW_FILE_MODE = 0o600  # as a session file: it holds the conversation
@@ -76,6 +77,9 @@ def output_target(args: argparse.Namespace) -> Path | None:
         raise UserError(f"{parent}: --output's folder is not a folder")
     if os.path.lexists(out) and not force:
         raise UserError(f"{out}: --output exists; pass --force to replace it")
+    why = unwritable(parent)  # said before the request, not after it
+    if why is not None:
+        raise UserError(f"{out}: --output cannot be written: {why} ({parent})")
     return out
 
 

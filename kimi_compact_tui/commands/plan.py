@@ -9,10 +9,10 @@ from typing import Any
 from kimi_compact_tui.commands.common import (
     add_session_args,
     load_and_prepare,
-    print_json,
     split_json,
     write_split_lines,
 )
+from kimi_compact_tui.commands.jsonout import print_json
 from kimi_compact_tui.compaction.plan import (
     REGION_AFTER,
     REGION_COMPACT,

@@ -5,15 +5,16 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import Any
 
 from kimi_compact_tui.commands.common import (
     add_provider_args,
     add_session_args,
     load_and_prepare,
-    print_json,
     provider_config,
     write_split_lines,
 )
+from kimi_compact_tui.commands.jsonout import print_json
 from kimi_compact_tui.job import Preparation
 from kimi_compact_tui.providers import ProviderConfig
 from kimi_compact_tui.sanitize import visible
@@ -24,7 +25,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_session_args(p, instructions=True)
     add_provider_args(p)
     p.add_argument(
-        "--json", action="store_true", help="print only the JSON body POSTed to /chat/completions"
+        "--json",
+        action="store_true",
+        help='print the request as JSON: its body (what is POSTed) under "body"',
     )
 
 
@@ -47,6 +50,18 @@ def model_line(model: str | None, pcfg: ProviderConfig) -> str:
     )
 
 
+def preview_json(prep: Preparation, body: dict[str, Any] | None) -> dict[str, Any]:
+    """``preview --json``: the request body exactly as POSTed (None for a
+    no-op), beside what decides whether it is sent."""
+    return {
+        "session": str(prep.session.path),
+        "noop": prep.plan.noop,
+        "enabled": prep.enabled,
+        "disabled_reason": prep.disabled_reason,
+        "body": body,
+    }
+
+
 def run(args: argparse.Namespace) -> int:
     job, prep = load_and_prepare(args)
     config = job.config
@@ -55,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
     w = sys.stdout.write
     if prep.request is None:
         if args.json:
-            print_json({"noop": prep.plan.noop, "body": None})
+            print_json(preview_json(prep, None))
         else:
             if not prep.enabled:
                 w(not_enabled_line(prep))
@@ -63,7 +78,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     body = prep.request.body
     if args.json:
-        print_json(body)
+        print_json(preview_json(prep, body))
         if not prep.enabled:
             print(
                 f"kimi-compact-tui: note: compaction is not enabled: {prep.disabled_reason}; "

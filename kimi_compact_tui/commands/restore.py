@@ -12,13 +12,14 @@ a rotation this tool did not make is restored only with ``--point``.
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import sys
 from pathlib import Path
 
+from kimi_compact_tui.commands.jsonout import print_json
 from kimi_compact_tui.errors import ApplyError, UserError
 from kimi_compact_tui.formats.registry import find_by_id
+from kimi_compact_tui.job.refusals import sample_refusal
 from kimi_compact_tui.store import locate, pick_point, restore, restore_points, undo_plan
 
 
@@ -76,8 +77,7 @@ def run(args: argparse.Namespace) -> int:
             pass
         if args.json:
             data = [dict(p.to_json(), default=p.path == default) for p in points]
-            json.dump(data, sys.stdout, ensure_ascii=False)
-            sys.stdout.write("\n")
+            print_json({"session": str(target.path), "points": data})
             return 0
         if not points:
             sys.stdout.write(f"{args.session}: no restore points\n")
@@ -90,6 +90,9 @@ def run(args: argparse.Namespace) -> int:
         else:
             sys.stdout.write("(nothing to undo: pick a point with --point)\n")
         return 0
+    sample = sample_refusal(target.path)  # a bundled sample is never written, nor restored
+    if sample is not None:
+        raise sample.error()
     if args.point is None:
         plan = undo_plan(target)  # ApplyError: nothing to undo, said in one line
         if plan.changed_since and not args.force:

@@ -6,7 +6,8 @@ import argparse
 import sys
 from pathlib import Path
 
-from kimi_compact_tui.commands.common import add_session_args, load_and_prepare, print_json
+from kimi_compact_tui.commands.common import add_session_args, load_and_prepare
+from kimi_compact_tui.commands.jsonout import print_json
 from kimi_compact_tui.errors import UserError
 from kimi_compact_tui.fsutil import read_utf8
 from kimi_compact_tui.retention import (

@@ -31,6 +31,12 @@ class PromptSource:
     sha256: str
 
     @property
+    def empty(self) -> bool:
+        """No prompt at all (an empty or blank file, or an emptied edit): a
+        request with it is refused before it is made."""
+        return not self.text.strip()
+
+    @property
     def upstream_exact(self) -> bool:
         return self.sha256 == UPSTREAM_SHA256
 

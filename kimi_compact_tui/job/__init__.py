@@ -16,11 +16,15 @@ from kimi_compact_tui.job.job import (
     writable_reason,
 )
 from kimi_compact_tui.job.prepare import Preparation, prepare_compaction
+from kimi_compact_tui.job.refusals import Readiness, Refusal, RefusalKind
 
 __all__ = [
     "CompactionJob",
     "Draft",
     "Preparation",
+    "Readiness",
+    "Refusal",
+    "RefusalKind",
     "build_compacted_session",
     "draft_output_tokens",
     "prepare_compaction",

@@ -19,7 +19,9 @@ from kimi_compact_tui.compaction.request import CompactionRequest
 from kimi_compact_tui.config import AppConfig, compaction_enablement
 from kimi_compact_tui.errors import UserError
 from kimi_compact_tui.formats.base import Session
+from kimi_compact_tui.job import refusals
 from kimi_compact_tui.job.job import CompactionJob
+from kimi_compact_tui.job.refusals import RefusalKind
 from kimi_compact_tui.providers.base import StreamResult
 
 ACTION_COMPACT_CONVERSATION = "compact_conversation"
@@ -76,8 +78,9 @@ class KimiCompactionFeature:
         base_model: str | None = None,
     ) -> dict[str, Any]:
         enabled, reason = compaction_enablement(config)
-        if not enabled:
-            return {"ok": False, "error": {"type": "disabled", "message": reason}}
+        if not enabled:  # the spec's order: the enablement check comes first
+            refusal = refusals.disabled(reason)
+            return {"ok": False, "error": {"type": refusal.kind.value, "message": reason}}
         if action_id == ACTION_COMPACT_CONVERSATION:
             up_to = None
         elif action_id == ACTION_COMPACT_UP_TO_HERE:
@@ -101,8 +104,12 @@ class KimiCompactionFeature:
         except UserError as exc:
             return {"ok": False, "error": {"type": "invalid_request", "message": str(exc)}}
         plan = prep.plan
-        if plan.noop:
+        ready = job.readiness(prep)  # the job's refusals, as every front end gets them
+        if RefusalKind.NOTHING_TO_COMPACT in ready.kinds():
             return {"ok": True, "noop": True, "reason": plan.noop, "plan": plan.to_json()}
+        if ready.first is not None:
+            refusal = ready.first
+            return {"ok": False, "error": {"type": refusal.kind.value, "message": str(refusal)}}
         request = prep.request
         assert request is not None  # not a no-op
         if summarize is None:

@@ -6,16 +6,21 @@ so the rules exist once:
 - :meth:`CompactionJob.load` is the one load path (a file, folder or id → the
   session and the fingerprint of the very bytes parsed);
 - :meth:`CompactionJob.prepare` plans the regions and (lazily) the request;
-- :meth:`CompactionJob.check_ready` refuses, before any request, what cannot
-  be summarized (a no-op, a disabled config, a provider missing its model or key);
+- :meth:`CompactionJob.readiness` computes, before any request, every refusal
+  (:mod:`.refusals`, typed values the front ends render): what cannot be
+  summarized (a no-op, a disabled config, a provider missing its model or
+  key) and, for a summary to be written over the session, what cannot be
+  written (the format's refusal, a bundled sample, a read-only file or
+  folder, a split tool exchange);
 - :meth:`CompactionJob.summarize` streams the summary from a provider;
 - :meth:`CompactionJob.draft` turns a finished run (or an edited text) into a
   :class:`Draft`: the one rule for "writable" (``StreamResult.write_refusal``),
   the one place the compacted session is built (by the session's format), the
   one rule for the summary's output tokens (``StreamResult.output_tokens``);
-- :meth:`CompactionJob.commit` writes a draft through the store, refusing a
-  history that splits a tool call from its result unless allowed, with the
-  same audit record whichever front end asked.
+- :meth:`CompactionJob.commit` writes a draft through the store, after the
+  same write refusals (the readiness the front end computed before the
+  request, or computed now), with the same audit record whichever front end
+  asked.
 """
 
 from __future__ import annotations
@@ -26,16 +31,18 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kimi_compact_tui.compaction.pairs import ToolSplit, find_splits, nearest_safe_up_to
+from kimi_compact_tui.compaction.pairs import ToolSplit, find_splits
 from kimi_compact_tui.compaction.plan import CompactionPlan
 from kimi_compact_tui.compaction.prompts import PromptSource
 from kimi_compact_tui.compaction.tokens import message_tokens
 from kimi_compact_tui.config import AppConfig
-from kimi_compact_tui.errors import ApplyError, UserError
+from kimi_compact_tui.errors import ConfigError, UserError
 from kimi_compact_tui.formats.base import Session
 from kimi_compact_tui.formats.loader import Fingerprint, load
 from kimi_compact_tui.fsutil import gc_paused
+from kimi_compact_tui.job import refusals
 from kimi_compact_tui.job.prepare import Preparation, prepare_compaction
+from kimi_compact_tui.job.refusals import Readiness, Refusal, RefusalKind
 from kimi_compact_tui.providers import (
     EventCallback,
     ProviderConfig,
@@ -99,13 +106,8 @@ def split_refusal(
     path: Any, splits: list[ToolSplit], session: Session, plan: CompactionPlan
 ) -> str:
     """The one line refusing to write a split history (CLI and TUI alike)."""
-    safe = nearest_safe_up_to(session.messages, plan.boundary, plan.leading)
-    hint = f"; the nearest boundary that keeps them together is --up-to {safe}" if safe else ""
-    return (
-        f"{path}: not written: the boundary splits a tool call from its result "
-        f"({'; '.join(s.describe() for s in splits[:3])}{' ...' if len(splits) > 3 else ''}), "
-        f"and the agent could not continue such a history{hint} (or allow the split explicitly)"
-    )
+    refusal = refusals.split_refusal(path, splits, session, plan)
+    return refusal.message if refusal is not None else ""
 
 
 @dataclass
@@ -129,9 +131,24 @@ class Draft:
         return self.preparation.tokens_after(self.summary)
 
     @property
+    def tokens_before(self) -> int:
+        """The session's estimated tokens before the compaction."""
+        return self.preparation.tokens_before
+
+    @property
     def grows(self) -> bool:
         """True when the compacted session would be larger than the original."""
         return self.tokens_after > self.preparation.tokens_before
+
+    def growth_warning(self) -> str | None:
+        """One line when the compaction makes the session larger (both
+        figures), else None: shown before it is written, by every front end."""
+        if not self.grows:
+            return None
+        return (
+            f"this compaction makes the session larger, not smaller: "
+            f"~{self.tokens_before:,} → ~{self.tokens_after:,} tokens"
+        )
 
 
 @dataclass
@@ -190,16 +207,68 @@ class CompactionJob:
         self.message_tokens = prep.message_tokens
         return prep
 
-    def check_ready(self, prep: Preparation, provider: ProviderConfig) -> None:
-        """Refuse, before any request, what cannot be summarized: a no-op, a
-        disabled config, a remote provider with no model or with no key when it
-        needs one (config errors)."""
+    def readiness(
+        self,
+        prep: Preparation,
+        provider: ProviderConfig | None = None,
+        *,
+        request: bool = True,
+        write: bool = False,
+        allow_split: bool = True,
+    ) -> Readiness:
+        """Every refusal, computed once, before any request (typed values the
+        front ends render): with ``request``, what cannot be summarized (a
+        no-op, a disabled config and, given the ``provider``, a remote provider
+        with no model, or with no key when it needs one); with ``write``, what
+        cannot then be written over the session (its format's refusal, a
+        bundled sample, a read-only file or folder, no fingerprint, and unless
+        ``allow_split`` a split tool exchange)."""
+        found: list[Refusal | None] = []
+        if request:
+            found.extend(self._request_refusals(prep, provider))
+        if write:
+            found.extend(self._write_refusals(prep, allow_split=allow_split))
+        return refusals.readiness(found)
+
+    def _request_refusals(
+        self, prep: Preparation, provider: ProviderConfig | None
+    ) -> list[Refusal]:
         if prep.plan.noop or prep.build_request is None:
-            raise UserError(f"nothing to compact: {prep.plan.noop}")
+            return [refusals.nothing_to_compact(prep.plan.noop)]
+        found = []
         if not prep.enabled:
-            raise UserError(f"compaction is not enabled: {prep.disabled_reason}")
-        require_model(provider, prep.compaction_model)
-        require_key(provider)
+            found.append(refusals.disabled(prep.disabled_reason))
+        empty = refusals.empty_prompt(prep.prompt)
+        if empty is not None:
+            found.append(empty)
+        if provider is None:
+            return found
+        try:
+            require_model(provider, prep.compaction_model)
+        except ConfigError as exc:
+            found.append(Refusal(RefusalKind.NO_MODEL, str(exc)))
+        try:
+            require_key(provider)
+        except ConfigError as exc:
+            found.append(Refusal(RefusalKind.NO_KEY, str(exc)))
+        return found
+
+    def _write_refusals(self, prep: Preparation, *, allow_split: bool) -> list[Refusal | None]:
+        session = self.session
+        sample = refusals.sample_refusal(session.path)
+        found: list[Refusal | None] = [refusals.format_refusal(session), sample]
+        if sample is None:  # a sample's copy is what is written: no need to say more
+            found.append(refusals.read_only_refusal(session))
+        if self.fingerprint is None:
+            found.append(refusals.not_loaded_for_write(session.path))
+        if not allow_split:
+            splits = find_splits(session.messages, prep.plan, prep.exchanges)
+            found.append(refusals.split_refusal(session.path, splits, session, prep.plan))
+        return found
+
+    def check_ready(self, prep: Preparation, provider: ProviderConfig) -> None:
+        """Raise the first refusal of :meth:`readiness` for a request."""
+        self.readiness(prep, provider).raise_first()
 
     async def summarize(
         self,
@@ -208,11 +277,14 @@ class CompactionJob:
         on_event: EventCallback | None = None,
         cancel: asyncio.Event | None = None,
         stream: StreamFunction = stream_summary,
+        *,
+        ready: Readiness | None = None,
     ) -> StreamResult:
         """Stream the summary of ``prep``'s request from ``provider``, after
-        :meth:`check_ready`. Provider trouble is in the result, never raised.
+        its readiness (``ready``: the one the front end computed and showed;
+        else computed here). Provider trouble is in the result, never raised.
         ``stream``: the provider call (tests give a scripted one)."""
-        self.check_ready(prep, provider)
+        (ready if ready is not None else self.readiness(prep, provider)).raise_first()
         request = prep.request
         assert request is not None  # check_ready refused a no-op
         return await stream(provider, request, on_event, cancel)
@@ -242,20 +314,23 @@ class CompactionJob:
         return self.session.format.write_refusal(self.session)
 
     def commit(
-        self, draft: Draft, provider: ProviderConfig | None, *, allow_split: bool = False
+        self,
+        draft: Draft,
+        provider: ProviderConfig | None,
+        *,
+        allow_split: bool = False,
+        ready: Readiness | None = None,
     ) -> ApplyResult:
-        """Write ``draft`` through the store; returns its ApplyResult."""
-        why = self.write_refusal()
-        if why is not None:
-            raise ApplyError(f"{self.session.path}: not written: {why}")
-        if self.fingerprint is None:
-            raise ApplyError(
-                f"{self.session.path}: not written: the loaded file has no fingerprint"
+        """Write ``draft`` through the store; returns its ApplyResult. Refused
+        by the write refusals of :meth:`readiness` (``ready``: the readiness
+        computed before the request, with ``write``; else computed now)."""
+        if ready is None:
+            ready = self.readiness(
+                draft.preparation, request=False, write=True, allow_split=allow_split
             )
-        if draft.splits and not allow_split:
-            raise UserError(
-                split_refusal(self.session.path, draft.splits, self.session, draft.preparation.plan)
-            )
+        ready.raise_first()
+        if self.fingerprint is None:  # a readiness computed without the write's refusals
+            raise refusals.not_loaded_for_write(self.session.path).error()
         prep = draft.preparation
         provenance = provenance_of(
             prep.prompt, provider, draft.model or self.base_model, draft.result.usage

@@ -1,8 +1,9 @@
 """The compaction stream: the summary arrives live, then is checked.
 
 The run goes through the compaction job, as ``compact`` does: its
-``check_ready`` refuses (before any request) a no-op, a disabled config or a
-provider missing its model. The request is built and the provider runs in a
+``readiness`` (computed once, before any request) refuses a no-op, a disabled
+config, an empty prompt, a provider missing its model or key, and a session
+that cannot then be written (its format's refusal, a read-only file or folder). The request is built and the provider runs in a
 thread worker with its own event loop (never on the UI's loop), given all it
 needs as arguments: the job, the preparation, the provider and a
 :class:`~kimi_compact_tui.tui.stream_buffer.StreamBuffer` (it touches no
@@ -37,8 +38,7 @@ from textual.widgets import Static
 from textual.worker import Worker, WorkerState
 
 from kimi_compact_tui.compaction.figures import RunFigures
-from kimi_compact_tui.errors import UserError
-from kimi_compact_tui.job import CompactionJob, Preparation
+from kimi_compact_tui.job import CompactionJob, Preparation, Readiness
 from kimi_compact_tui.job.job import StreamFunction
 from kimi_compact_tui.providers import (
     OFFLINE_NOTICE,
@@ -187,17 +187,17 @@ class StreamScreen(RetentionHost, Screen[FlowRequest | None]):
             return
         job = self.state.job
         assert job is not None and prep is not None
-        try:  # the job's refusals, before any request (as in the CLI)
-            job.check_ready(prep, self.provider)
-        except UserError as exc:
-            self._set_status(Text(f"not started: {visible(str(exc))}", style="bold red"))
+        # The job's refusals, once, before any request (as in the CLI).
+        ready = job.readiness(prep, self.provider, write=job.fingerprint is not None)
+        if ready.first is not None:
+            self._set_status(Text(f"not started: {visible(str(ready.first))}", style="bold red"))
             self._show_outcome([("nothing was sent · escape: back", "")])
             return
         self.run_key = self.state.run_key()
         self.running = True
         self._started = self._now()
         self._timer = self.set_interval(FLUSH_INTERVAL, self._tick)
-        self._run(job, prep, self.provider, self._view.buffer, self.control, self._stream_fn)
+        self._run(job, prep, self.provider, self._view.buffer, self.control, self._stream_fn, ready)
 
     # --- the worker ---------------------------------------------------------------
     @work(
@@ -211,12 +211,14 @@ class StreamScreen(RetentionHost, Screen[FlowRequest | None]):
         buffer: StreamBuffer,
         control: RunControl,
         stream_fn: StreamFn,
+        ready: Readiness,
     ) -> StreamResult:
         """Build the request and stream it through the job, in this thread's own
         event loop; reads only its arguments. A cancellation propagates."""
         cancel = control.attach()
         try:
-            return await job.summarize(prep, provider, buffer_events(buffer), cancel, stream_fn)
+            events = buffer_events(buffer)
+            return await job.summarize(prep, provider, events, cancel, stream_fn, ready=ready)
         except Exception as exc:  # a provider must not take the app down
             return StreamResult(
                 status="failed",

@@ -1,0 +1,263 @@
+"""The job's refusals, as typed values: each is computed once, here, and the
+front ends only render it (the CLI prints its message, the TUI shows it).
+
+A :class:`Refusal` is one reason a step may not run: its :class:`RefusalKind`
+and one line naming the file where there is one. A :class:`Readiness` is the
+list of refusals for a step (a request, or a request and then a write); it is
+ready when the list is empty. ``CompactionJob.readiness`` builds it from the
+functions below; nothing else words these refusals.
+
+The refusals made before any request:
+
+- ``NOTHING_TO_COMPACT``: the plan is a no-op;
+- ``DISABLED``: the config does not enable compaction;
+- ``EMPTY_PROMPT``: the compaction prompt is empty (an empty ``--prompt-file``
+  or ``compaction.prompt_file``, or a prompt edited to nothing);
+- ``NO_MODEL`` / ``NO_KEY``: a remote provider with no model, or without the
+  key it needs (``provider`` checks, :func:`require_model` and :func:`require_key`);
+
+and, for a request whose summary is to be written over the session:
+
+- ``FORMAT``: the session's format cannot take a compaction now (e.g. the
+  agent stopped mid-turn);
+- ``SAMPLE``: the file is (inside) a bundled sample, which is never written;
+  a front end opens a copy (``samples.copy_sample``) instead;
+- ``READ_ONLY``: the file, or the folder the format writes beside it, cannot
+  be written (checked with the file system's own answer and the mode bits);
+- ``NOT_LOADED_FOR_WRITE``: the job holds no fingerprint of the loaded bytes;
+- ``SPLIT``: the boundary cuts a tool call off from its result (unless allowed).
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+import stat
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from kimi_compact_tui import samples
+from kimi_compact_tui.compaction.pairs import ToolSplit, nearest_safe_up_to
+from kimi_compact_tui.compaction.plan import CompactionPlan
+from kimi_compact_tui.compaction.prompts import PromptSource
+from kimi_compact_tui.errors import ApplyError, ConfigError, UserError
+from kimi_compact_tui.formats.base import Session
+
+
+class RefusalKind(enum.StrEnum):
+    NOTHING_TO_COMPACT = "nothing_to_compact"
+    DISABLED = "disabled"
+    EMPTY_PROMPT = "empty_prompt"
+    NO_MODEL = "no_model"
+    NO_KEY = "no_key"
+    FORMAT = "format"
+    SAMPLE = "sample"
+    READ_ONLY = "read_only"
+    NOT_LOADED_FOR_WRITE = "not_loaded_for_write"
+    SPLIT = "split"
+
+
+#: The kinds that stop a request whatever is done with its summary.
+REQUEST_KINDS = frozenset(
+    {
+        RefusalKind.NOTHING_TO_COMPACT,
+        RefusalKind.DISABLED,
+        RefusalKind.EMPTY_PROMPT,
+        RefusalKind.NO_MODEL,
+        RefusalKind.NO_KEY,
+    }
+)
+
+_ERRORS: dict[RefusalKind, type[UserError]] = {
+    RefusalKind.EMPTY_PROMPT: ConfigError,
+    RefusalKind.NO_MODEL: ConfigError,
+    RefusalKind.NO_KEY: ConfigError,
+    RefusalKind.FORMAT: ApplyError,
+    RefusalKind.SAMPLE: ApplyError,
+    RefusalKind.READ_ONLY: ApplyError,
+    RefusalKind.NOT_LOADED_FOR_WRITE: ApplyError,
+}
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """One reason a step may not run: what kind, and the one line that says so."""
+
+    kind: RefusalKind
+    message: str
+
+    def __str__(self) -> str:
+        return self.message
+
+    @property
+    def before_request(self) -> bool:
+        """True when no request may be made at all (not only no write)."""
+        return self.kind in REQUEST_KINDS
+
+    def error(self) -> UserError:
+        """The exception a front end that raises gives for it (exit 2)."""
+        return _ERRORS.get(self.kind, UserError)(self.message)
+
+
+@dataclass(frozen=True)
+class Readiness:
+    """The refusals for a step; ready when there are none."""
+
+    refusals: tuple[Refusal, ...] = ()
+
+    @property
+    def ready(self) -> bool:
+        return not self.refusals
+
+    def __bool__(self) -> bool:
+        return self.ready
+
+    @property
+    def first(self) -> Refusal | None:
+        return self.refusals[0] if self.refusals else None
+
+    def kinds(self) -> list[RefusalKind]:
+        return [r.kind for r in self.refusals]
+
+    def of(self, *kinds: RefusalKind) -> Readiness:
+        """Only the refusals of ``kinds``."""
+        return Readiness(tuple(r for r in self.refusals if r.kind in kinds))
+
+    def raise_first(self) -> None:
+        """Raise the first refusal's error (nothing when ready)."""
+        if self.refusals:
+            raise self.refusals[0].error()
+
+
+def readiness(refusals: Iterable[Refusal | None]) -> Readiness:
+    return Readiness(tuple(r for r in refusals if r is not None))
+
+
+# ----------------------------------------------------------------------------- the refusals
+
+
+def nothing_to_compact(noop: str | None) -> Refusal:
+    return Refusal(RefusalKind.NOTHING_TO_COMPACT, f"nothing to compact: {noop}")
+
+
+def disabled(reason: str | None) -> Refusal:
+    return Refusal(RefusalKind.DISABLED, f"compaction is not enabled: {reason}")
+
+
+def empty_prompt(prompt: PromptSource) -> Refusal | None:
+    """An empty prompt is never sent: one line naming the file."""
+    if not prompt.empty:
+        return None
+    where = f"{prompt.path}: " if prompt.path else ""
+    what = "the prompt file is empty" if prompt.source == "file" else "the prompt is empty"
+    return Refusal(
+        RefusalKind.EMPTY_PROMPT,
+        f"{where}{what}: a compaction request needs a prompt; nothing was sent",
+    )
+
+
+def format_refusal(session: Session) -> Refusal | None:
+    """The session's format refuses a compaction now (its own words)."""
+    why = session.format.write_refusal(session)
+    if why is None:
+        return None
+    return Refusal(RefusalKind.FORMAT, f"{session.path}: not written: {why}")
+
+
+def sample_refusal(path: str | Path | None) -> Refusal | None:
+    """A bundled sample is never written (nor restored over): the one rule for
+    every front end. The way to a copy is named."""
+    if path is None or not samples.is_sample(path):
+        return None
+    return Refusal(
+        RefusalKind.SAMPLE,
+        f"{path}: not written: a bundled sample is never changed; work on a copy "
+        f"(compact --in-place and the TUI make one under {samples.copies_dir()}, "
+        "or use --output FILE)",
+    )
+
+
+def _mode_writable(st: os.stat_result) -> bool:
+    """The mode bits let someone write: a file marked read-only (no ``w``
+    anywhere) counts as read-only even for a user the kernel would let through
+    (root)."""
+    return bool(st.st_mode & (stat.S_IWUSR | stat.S_IWGRP | stat.S_IWOTH))
+
+
+def unwritable(path: Path) -> str | None:
+    """Why ``path`` (a file or a folder) cannot be written, or None. Asks the
+    file system (``access``: a read-only mount, an immutable file, the
+    permissions of this user) and the mode bits (a file marked read-only)."""
+    try:
+        st = path.stat()
+    except FileNotFoundError:
+        return None  # the load says so in its own words
+    except OSError as exc:
+        return f"cannot check it ({exc.strerror or exc})"
+    what = "folder" if stat.S_ISDIR(st.st_mode) else "file"
+    if not _mode_writable(st):
+        return f"the {what} is read-only (mode {stat.filemode(st.st_mode)})"
+    if not os.access(path, os.W_OK, effective_ids=os.access in os.supports_effective_ids):
+        return f"the {what} cannot be written (read-only, immutable or not yours)"
+    return None
+
+
+def write_places(session: Session) -> list[Path]:
+    """The file and the folders a write of ``session`` changes: the file, the
+    folder it is in (a rotation, a backup or the atomic replace's temporary
+    file) and the format's restore folder (backups, the audit log)."""
+    if session.path is None:
+        return []
+    path = Path(session.path)
+    places = [path, path.parent]
+    folder = session.format.restore_folder(path)
+    if folder not in places:
+        # A restore folder not made yet is made inside its nearest existing parent.
+        while not folder.exists() and folder.parent != folder:
+            folder = folder.parent
+        if folder not in places:
+            places.append(folder)
+    return places
+
+
+def read_only_refusal(session: Session) -> Refusal | None:
+    """The session's file, or a folder its format writes in, is read-only:
+    refused before any request, naming the place."""
+    for place in write_places(session):
+        why = unwritable(place)
+        if why is not None:
+            where = "" if place == session.path else f" (writing it needs {place})"
+            return Refusal(
+                RefusalKind.READ_ONLY,
+                f"{session.path}: not written: {why}{where}; nothing was sent",
+            )
+    return None
+
+
+def not_loaded_for_write(path: Path | None) -> Refusal:
+    return Refusal(
+        RefusalKind.NOT_LOADED_FOR_WRITE,
+        f"{path}: not written: the loaded file has no fingerprint",
+    )
+
+
+def split_refusal(
+    path: object, splits: Sequence[ToolSplit], session: Session, plan: CompactionPlan
+) -> Refusal | None:
+    """The one line refusing to write a history that splits a tool call from
+    its result (every front end; the CLI adds its flag to allow it)."""
+    if not splits:
+        return None
+    safe = nearest_safe_up_to(session.messages, plan.boundary, plan.leading)
+    hint = (
+        f"; the nearest boundary that keeps them together is --up-to {safe}"
+        if safe
+        else "; no boundary keeps every tool call with its results"
+    )
+    shown = "; ".join(s.describe() for s in splits[:3]) + (" ..." if len(splits) > 3 else "")
+    return Refusal(
+        RefusalKind.SPLIT,
+        f"{path}: not written: the boundary splits a tool call from its result ({shown}), "
+        f"and the agent could not continue such a history{hint}",
+    )
