@@ -95,7 +95,7 @@ def test_preview_json_is_the_exact_body_without_tools_or_key():
         env={"OPENAI_API_KEY": secret, "MOONSHOT_API_KEY": secret},
     )
     assert result.returncode == 0, result.stderr
-    body = json.loads(result.stdout)
+    body = json.loads(result.stdout)["body"]
     assert body["stream"] is True
     assert "tools" not in body and "tool_choice" not in body
     assert [m["role"] for m in body["messages"]] == ["system", "user"]
@@ -201,7 +201,7 @@ def test_model_precedence_on_the_wire(tmp_path: Path, cli_main):
     def model(*extra: str) -> str:
         result = cli_main("preview", str(OPENAI_SAMPLE), "--json", "--config", str(cfg), *extra)
         assert result.code == 0, result.stderr
-        return json.loads(result.stdout)["model"]
+        return json.loads(result.stdout)["body"]["model"]
 
     assert model() == "block-model"
     assert model("--model", "flag-model") == "flag-model"

@@ -80,7 +80,7 @@ def test_options_before_the_command_are_the_command_options(cli_main, session, t
 def test_an_option_value_named_like_a_command_is_a_value(cli_main, session):
     result = cli_main("--model", "plan", "preview", session, "--json")
     assert result.code == 0, result.stderr
-    assert json.loads(result.stdout)["model"] == "plan"
+    assert json.loads(result.stdout)["body"]["model"] == "plan"
 
 
 @pytest.mark.parametrize("command", ["preview", "compact"])
@@ -160,7 +160,8 @@ def test_preview_says_first_that_compaction_is_not_enabled(cli_main, session, di
 def test_preview_json_of_a_disabled_config_warns_on_stderr(cli_main, session, disabled):
     result = cli_main("preview", session, "--config", disabled, "--json")
     assert result.code == 0, result.stderr
-    assert json.loads(result.stdout)["messages"][0]["role"] == "system"
+    data = json.loads(result.stdout)
+    assert data["body"]["messages"][0]["role"] == "system" and data["enabled"] is False
     assert "not enabled" in result.stderr and result.stderr.count("\n") == 1
 
 
@@ -183,7 +184,9 @@ def test_plan_json_lists_the_tool_splits(cli_main, tools):
     data = json.loads(cli_main("plan", tools, "--json", "--up-to", "3").stdout)
     assert [s["tool_call_id"] for s in data["tool_splits"]] == ["c1"]
     split = data["tool_splits"][0]
-    assert split["call_index"] == 2 and split["result_indices"] == [3]
+    # message numbers as the screen shows them (1-based), never 0-based indices
+    assert split["call_message"] == 3 and split["result_messages"] == [4]
+    assert split["last_compacted_message"] == 3 and "call_index" not in split
     assert "message 3" in split["description"] and "message 4" in split["description"]
     assert data["nearest_safe_up_to"] == 4
     clean = json.loads(cli_main("plan", tools, "--json").stdout)

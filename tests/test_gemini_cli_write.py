@@ -79,7 +79,7 @@ def test_the_cli_writes_and_undoes_by_session_id(tmp_path):
     assert names(chats) == before and path.read_bytes().startswith(data)
     listed = run_cli("restore", g.SID, "--list", "--json", env=env)
     assert listed.returncode == 0, listed.stderr
-    (point,) = json.loads(listed.stdout)
+    (point,) = json.loads(listed.stdout)["points"]
     assert point["default"] and Path(point["path"]).parent == chats.parent / RESTORE
     undone = run_cli("restore", g.SID, "--yes", env=env)
     assert undone.returncode == 0, undone.stderr

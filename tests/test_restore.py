@@ -62,7 +62,7 @@ def test_list_and_restore_with_yes(tmp_path):
     assert res.stdout.splitlines()[0].startswith("* context_1.jsonl")
     assert "before the compaction" in res.stdout
     res = cli(str(path.parent), "--list", "--json")
-    points = json.loads(res.stdout)
+    points = json.loads(res.stdout)["points"]
     assert [Path(p["path"]).name for p in points] == ["context_1.jsonl"]
 
     res = cli(str(path), "--yes")
