@@ -242,3 +242,68 @@ def test_request_refusals_are_typed_and_ordered(tmp_path, monkeypatch):
     assert isinstance(ready.refusals[1].error(), ConfigError)
     noop = job.prepare(up_to=1)
     assert job.readiness(noop, ProviderConfig()).kinds() == [RefusalKind.NOTHING_TO_COMPACT]
+
+
+async def test_the_tui_run_is_refused_for_a_read_only_file_before_any_request(
+    tmp_path, monkeypatch
+):
+    """The stream screen renders the job's readiness, computed once: a file
+    marked read-only is named, and the model is never called."""
+    from textual.widgets import Static
+
+    from kimi_compact_tui.tui.screens.stream import StreamScreen
+    from tests.tui_support import FlowHost, make_state, settle
+
+    path = write_session(tmp_path / "s", "openai-json", conversation(8))
+    path.chmod(0o444)
+    calls: list[object] = []
+
+    async def never(*args):
+        calls.append(args)
+        return StreamResult(status="complete", summary="x")
+
+    counted: list[bool] = []
+    original = CompactionJob.readiness
+
+    def counting(self, *args, **kwargs):
+        counted.append(kwargs.get("write", False))
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(CompactionJob, "readiness", counting)
+    state = make_state(path)
+    screen = StreamScreen(state, stream_fn=never)
+    app = FlowHost(screen)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        status = str(screen.query_one("#stream-status", Static).render())
+        assert calls == [] and "not started" in status and "read-only" in status
+        assert str(path) in status.replace("\n", "")
+    assert counted == [True]
+
+
+async def test_a_tui_run_computes_its_readiness_once(tmp_path, monkeypatch):
+    """Before: ``check_ready`` ran on the screen and again in ``summarize``."""
+    from kimi_compact_tui.tui.screens.stream import StreamScreen
+    from tests.tui_support import FlowHost, make_state, settle, wait_until
+
+    path = write_session(tmp_path / "s", "openai-json", conversation(8))
+    calls: list[object] = []
+
+    async def stream(*args):
+        calls.append(args)
+        return StreamResult(status="complete", summary="the summary")
+
+    counted: list[bool] = []
+    original = CompactionJob.readiness
+
+    def counting(self, *args, **kwargs):
+        counted.append(kwargs.get("write", False))
+        return original(self, *args, **kwargs)
+
+    monkeypatch.setattr(CompactionJob, "readiness", counting)
+    state = make_state(path)
+    screen = StreamScreen(state, stream_fn=stream)
+    async with FlowHost(screen).run_test(size=(120, 40)) as pilot:
+        await wait_until(pilot, lambda: screen.result is not None, "the run to end")
+        await settle(pilot)
+    assert len(calls) == 1 and counted == [True]
