@@ -8,6 +8,7 @@ sent" is checked by its record, not by trusting the code.
 
 from __future__ import annotations
 
+import json
 import shutil
 import subprocess
 from collections.abc import Iterator
@@ -307,3 +308,15 @@ async def test_a_tui_run_computes_its_readiness_once(tmp_path, monkeypatch):
         await wait_until(pilot, lambda: screen.result is not None, "the run to end")
         await settle(pilot)
     assert len(calls) == 1 and counted == [True]
+
+
+def test_preview_says_an_empty_prompt_file_would_not_be_sent(cli_main, tmp_path):
+    session = write_session(tmp_path, "openai-json", conversation(8))
+    prompt = tmp_path / "prompt.md"
+    prompt.write_text("", encoding="utf-8")
+    text = cli_main("preview", session, "--prompt-file", prompt)
+    assert text.code == 0, text.stderr
+    (line,) = [x for x in text.stdout.split("\n") if x.startswith("NOT SENT")]
+    assert str(prompt) in line and "empty" in line
+    data = json.loads(cli_main("preview", session, "--prompt-file", prompt, "--json").stdout)
+    assert [r["kind"] for r in data["refusals"]] == ["empty_prompt"]

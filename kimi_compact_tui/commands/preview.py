@@ -15,7 +15,7 @@ from kimi_compact_tui.commands.common import (
     write_split_lines,
 )
 from kimi_compact_tui.commands.jsonout import print_json
-from kimi_compact_tui.job import Preparation
+from kimi_compact_tui.job import Preparation, Readiness, RefusalKind
 from kimi_compact_tui.providers import ProviderConfig
 from kimi_compact_tui.sanitize import visible
 
@@ -50,27 +50,44 @@ def model_line(model: str | None, pcfg: ProviderConfig) -> str:
     )
 
 
-def preview_json(prep: Preparation, body: dict[str, Any] | None) -> dict[str, Any]:
+def preview_json(
+    prep: Preparation, body: dict[str, Any] | None, ready: Readiness
+) -> dict[str, Any]:
     """``preview --json``: the request body exactly as POSTed (None for a
-    no-op), beside what decides whether it is sent."""
+    no-op), beside what decides whether it is sent: the job's refusals."""
     return {
         "session": str(prep.session.path),
         "noop": prep.plan.noop,
         "enabled": prep.enabled,
         "disabled_reason": prep.disabled_reason,
+        "refusals": [{"kind": r.kind.value, "message": r.message} for r in ready.refusals],
         "body": body,
     }
+
+
+#: Refusals the text view says in its own lines already.
+SHOWN = (RefusalKind.NOTHING_TO_COMPACT, RefusalKind.DISABLED)
+
+
+def refused_lines(ready: Readiness) -> str:
+    """The job's other refusals: the request below would not be sent."""
+    return "".join(
+        f"NOT SENT {r.message}; compact and the TUI refuse\n"
+        for r in ready.refusals
+        if r.kind not in SHOWN
+    )
 
 
 def run(args: argparse.Namespace) -> int:
     job, prep = load_and_prepare(args)
     config = job.config
+    ready = job.readiness(prep)  # what compact would refuse before the request
     tty = sys.stdout.isatty()
     show = visible if tty else (lambda s: s)  # keep controls out of a terminal
     w = sys.stdout.write
     if prep.request is None:
         if args.json:
-            print_json(preview_json(prep, None))
+            print_json(preview_json(prep, None, ready))
         else:
             if not prep.enabled:
                 w(not_enabled_line(prep))
@@ -78,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     body = prep.request.body
     if args.json:
-        print_json(preview_json(prep, body))
+        print_json(preview_json(prep, body, ready))
         if not prep.enabled:
             print(
                 f"kimi-compact-tui: note: compaction is not enabled: {prep.disabled_reason}; "
@@ -89,6 +106,7 @@ def run(args: argparse.Namespace) -> int:
     tokens = prep.token_figures()
     if not prep.enabled:
         w(not_enabled_line(prep))
+    w(refused_lines(ready))
     pcfg = provider_config(config, args)
     w(model_line(body.get("model"), pcfg))
     w(f"provider {pcfg.describe()}\n")

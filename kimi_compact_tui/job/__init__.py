@@ -12,7 +12,6 @@ from kimi_compact_tui.job.job import (
     Draft,
     build_compacted_session,
     draft_output_tokens,
-    split_refusal,
     writable_reason,
 )
 from kimi_compact_tui.job.prepare import Preparation, prepare_compaction
@@ -28,6 +27,5 @@ __all__ = [
     "build_compacted_session",
     "draft_output_tokens",
     "prepare_compaction",
-    "split_refusal",
     "writable_reason",
 ]

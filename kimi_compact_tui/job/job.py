@@ -102,14 +102,6 @@ def writable_reason(
     return result.write_refusal(summary, allow_truncated)
 
 
-def split_refusal(
-    path: Any, splits: list[ToolSplit], session: Session, plan: CompactionPlan
-) -> str:
-    """The one line refusing to write a split history (CLI and TUI alike)."""
-    refusal = refusals.split_refusal(path, splits, session, plan)
-    return refusal.message if refusal is not None else ""
-
-
 @dataclass
 class Draft:
     """A summary ready to review and write, and the session it makes."""
@@ -267,7 +259,8 @@ class CompactionJob:
         return found
 
     def check_ready(self, prep: Preparation, provider: ProviderConfig) -> None:
-        """Raise the first refusal of :meth:`readiness` for a request."""
+        """Raise the first refusal of :meth:`readiness` for a request (for a
+        caller that only needs yes or no; a front end renders the readiness)."""
         self.readiness(prep, provider).raise_first()
 
     async def summarize(
@@ -286,7 +279,7 @@ class CompactionJob:
         ``stream``: the provider call (tests give a scripted one)."""
         (ready if ready is not None else self.readiness(prep, provider)).raise_first()
         request = prep.request
-        assert request is not None  # check_ready refused a no-op
+        assert request is not None  # the readiness refused a no-op
         return await stream(provider, request, on_event, cancel)
 
     def draft(
