@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import subprocess
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -22,6 +21,7 @@ from kimi_compact_tui.errors import ApplyError, ConfigError
 from kimi_compact_tui.job import CompactionJob
 from kimi_compact_tui.job.feature import ACTION_COMPACT_CONVERSATION, KimiCompactionFeature
 from kimi_compact_tui.providers.base import ProviderConfig, StreamResult
+from tests import procs
 from tests.factories import conversation, tool_session, write_session
 from tests.loopback_server import LoopbackServer, openai_sse
 
@@ -102,20 +102,20 @@ def can_chattr(tmp_path: Path) -> bool:
         return False
     probe = tmp_path / "probe"
     probe.write_text("x", encoding="utf-8")
-    ok = subprocess.run(["chattr", "+i", str(probe)], capture_output=True).returncode == 0
+    ok = procs.run(["chattr", "+i", str(probe)], capture_output=True).returncode == 0
     if ok:
-        subprocess.run(["chattr", "-i", str(probe)], check=True)
+        procs.run(["chattr", "-i", str(probe)])
     return ok
 
 
 @contextmanager
 def immutable(path: Path) -> Iterator[None]:
     """``chattr +i``: the kernel refuses every write, root's too."""
-    subprocess.run(["chattr", "+i", str(path)], check=True)
+    assert procs.run(["chattr", "+i", str(path)]).returncode == 0
     try:
         yield
     finally:
-        subprocess.run(["chattr", "-i", str(path)], check=True)
+        assert procs.run(["chattr", "-i", str(path)]).returncode == 0
 
 
 @pytest.fixture
