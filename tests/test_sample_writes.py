@@ -101,3 +101,14 @@ def test_compact_output_from_a_sample_writes_the_new_file_only(cli_main, sample,
     result = cli_main("compact", sample, "--provider", "offline", "--output", out)
     assert result.code == 0, result.stderr
     assert out.exists() and not copies_root().exists()
+
+
+def test_the_issue_command_from_the_checkout(cli_main, sample, monkeypatch):
+    """``compact sample_sessions/kimi-debugging-session --in-place --yes``, as
+    typed in the checkout: a relative path names the sample too."""
+    assert FOLDER is not None
+    monkeypatch.chdir(FOLDER.parent)
+    relative = Path(FOLDER.name) / sample.name
+    result = cli_main("compact", relative, "--in-place", "--yes", "--provider", "offline")
+    assert result.code == 0, result.stderr
+    assert "compacting a copy of it" in result.stderr
