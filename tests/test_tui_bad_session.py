@@ -13,10 +13,11 @@ import pytest
 from kimi_compact_tui import samples
 from kimi_compact_tui.cli import build_parser, normalise_argv
 from kimi_compact_tui.commands.tui import build_app, open_session_first
-from tests.factories.cli import ROOT, run_cli
+from tests.factories.cli import run_cli
 from tests.factories.plain import write_openai_jsonl
 from tests.tui_support import TMUX, Terminal, wait_until
 
+REPO = Path(__file__).resolve().parents[1]
 FIRST = b'{"role":"user","content":"hello"}\n'
 BAD = {
     "bad line 2": (FIRST + b"{not json\n", ":2: invalid JSON"),
@@ -52,7 +53,7 @@ def test_a_bad_session_in_a_real_terminal(tmp_path):
     path, says = bad_file(tmp_path, "bad line 2")
     term = Terminal(80, 24)
     cmd = shlex.join([sys.executable, "-m", "kimi_compact_tui", str(path)])
-    term.start(f"cd {shlex.quote(str(ROOT))} && {cmd}; echo EXIT=$?; sleep 60")
+    term.start(f"cd {shlex.quote(str(REPO))} && {cmd}; echo EXIT=$?; sleep 60")
     try:
         screen = term.wait_for(lambda s: "EXIT=" in s, "the command to exit", timeout=30)
     finally:
