@@ -22,8 +22,9 @@ def add_app_args(p: argparse.ArgumentParser) -> None:
         metavar="SESSION",
         nargs="?",
         default=None,
-        help=f"a session file or folder ({session_kinds()}), or a session id "
-        "(none: pick one from the sessions on this machine and the samples)",
+        help=f"a session file or folder ({session_kinds()}), a session id or its start "
+        "(the short id the picker shows), or sample:NAME (a bundled sample); none: pick "
+        "one from the sessions on this machine and the samples",
     )
     p.add_argument("--config", metavar="FILE", default=None, help="YAML config file")
     add_provider_args(p)
