@@ -119,3 +119,33 @@ def test_a_path_wins_over_an_id(home, tmp_path, monkeypatch, cli_main):
     result = cli_main("plan", KIMI_C[:8])
     assert result.code == 2
     assert "file is empty" in result.stderr
+
+
+async def test_the_pickers_path_box_takes_a_short_id(home):
+    """Failed on old main: "no such file or folder" for the id the row shows."""
+    from textual.widgets import Input
+
+    from kimi_compact_tui.tui.app import create_app
+    from tests.tui_support import settle, wait_until
+
+    transcript = claude_session(home)
+    kimi_sessions(home, KIMI_A, KIMI_B)
+    app = create_app(None, provider="offline")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        picker = app.screen
+        await wait_until(pilot, lambda: not picker.scanning, "the picker's list")
+        box = picker.query_one("#picker-path", Input)
+        box.focus()
+        box.value = "196820da"  # two sessions: the dialog names both
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.last_error is not None, "the error")
+        assert KIMI_A in app.last_error and KIMI_B in app.last_error
+        await pilot.press("escape")
+        await wait_until(pilot, lambda: type(app.screen).__name__ == "PickerScreen", "picker")
+        box = app.screen.query_one("#picker-path", Input)
+        box.focus()
+        box.value = CLAUDE[:8]
+        await pilot.press("enter")
+        await wait_until(pilot, lambda: app.state.session is not None, "the session")
+        assert app.state.session_path == transcript

@@ -49,7 +49,11 @@ QUIT_PURPOSE = "quit"
 
 
 def loading_label(path: Path) -> str:
-    """``wire.jsonl (86.1 MB)``: what is being loaded, and how much."""
+    """``wire.jsonl (86.1 MB)``: what is being loaded, and how much (a name
+    that is not a path, such as an id, is shown as typed: it is looked up
+    by the load, off the UI thread)."""
+    if not path.expanduser().exists():
+        return visible(str(path))
     try:
         target = resolve_session_path(path)
         size = target.stat().st_size
