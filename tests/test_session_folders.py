@@ -111,3 +111,14 @@ def test_the_folder_message_is_the_registrys(home):
     with pytest.raises(registry.SessionFormatError) as caught:
         registry.resolve_session_path(project)
     assert "\n" not in str(caught.value)
+
+
+def test_a_kimi_cli_session_folder_without_its_file_says_so(home, cli_main):
+    """By id or by path: what is missing, not "a folder of one session"."""
+    share = home / ".kimi"
+    write_kimi_json(share, "/work/project")
+    folder = share_session(share, "/work/project", "5e55e55e-0000-4000-8000-000000000000")
+    (folder / "context.jsonl").unlink()
+    for name in (folder, folder.name[:8]):
+        line = one_error(cli_main("plan", name))
+        assert "no context.jsonl in the session folder" in line

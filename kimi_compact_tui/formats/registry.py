@@ -274,6 +274,9 @@ def folder_message(folder: Path) -> str:
     short id (or path), agent, time and title, and how to name one; or that
     it holds none."""
     found, short = sessions_in(folder)
+    itself = next((info for info in found if _same(info.path, folder)), None)
+    if itself is not None:  # a session's folder the picker lists, that cannot be opened
+        return f"{folder}: {itself.error or 'no session file in the session folder'}"
     if not found:
         kinds = ", ".join(f.label for f in specific())
         return f"{folder}: folder holds no session ({kinds})"
@@ -285,6 +288,8 @@ def folder_message(folder: Path) -> str:
             details.append(time.strftime("%Y-%m-%d %H:%M", time.localtime(info.updated)))
         if info.title:
             details.append(repr(one_line(info.title, 40)))
+        if info.error:
+            details.append("cannot be opened")
         names.append(name)
         shown.append(f"{name} ({', '.join(details)})")
     more = f", and {len(found) - LISTED:,} more" if len(found) > LISTED else ""
