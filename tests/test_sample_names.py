@@ -35,6 +35,8 @@ def test_plan_takes_a_sample_by_name(cli_main, name):
     assert name in result.stdout
     stem = Path(name).stem  # the extension may be left out
     assert find_by_id(f"sample:{stem}") == find_by_id(f"sample:{name}")
+    # As the picker's row writes it ("sample: NAME"), quoted as one word.
+    assert find_by_id(f"sample: {name}") == find_by_id(f"sample:{name}")
 
 
 def test_an_unknown_sample_is_one_line_naming_the_samples(cli_main):
