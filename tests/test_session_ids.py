@@ -149,3 +149,22 @@ async def test_the_pickers_path_box_takes_a_short_id(home):
         await pilot.press("enter")
         await wait_until(pilot, lambda: app.state.session is not None, "the session")
         assert app.state.session_path == transcript
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [
+        ["plan", "{id}"],
+        ["preview", "{id}"],
+        ["diff", "{id}", "{id}"],
+        ["restore", "{id}", "--list"],
+    ],
+)
+def test_every_command_takes_the_short_id(home, cli_main, argv):
+    """Failed on old main: "nor a session id any format knows"."""
+    transcript = claude_session(home)
+    result = cli_main(*[word.format(id=CLAUDE[:8]) for word in argv])
+    assert result.code == 0, result.stderr
+    assert "nor a session id" not in result.stderr
+    if argv[0] != "restore":
+        assert str(transcript) in result.stdout
