@@ -20,7 +20,7 @@ from typing import Any, NoReturn
 
 from kimi_compact_tui import __version__
 from kimi_compact_tui.errors import UserError
-from kimi_compact_tui.formats.registry import find_by_id
+from kimi_compact_tui.formats.registry import SessionNameError, find_by_id
 from kimi_compact_tui.sanitize import visible
 
 COMMANDS = ("plan", "preview", "compact", "diff", "restore", "serve", "tui", "retention")
@@ -135,6 +135,8 @@ def _resolves_as_session(word: str) -> bool:
         return True
     try:
         return find_by_id(word) is not None
+    except SessionNameError:  # a session's name, naming none or several: the TUI says so
+        return True
     except (OSError, UserError):  # an unreadable session index: not a session
         return False
 

@@ -202,3 +202,28 @@ def prune_copies(
             continue
         removed.append(scratch)
     return removed
+
+
+#: How a bundled sample is named wherever a session is (the picker's own name).
+SAMPLE_PREFIX = "sample:"
+
+
+def resolve_sample_name(text: str) -> Path | None:
+    """The bundled sample ``text`` names as ``sample:NAME`` (NAME as the
+    picker shows it: the sample's file or folder name, its extension
+    optional), or None when ``text`` is not of that form. A name that is no
+    sample is a ``LookupError`` listing the samples there are."""
+    if not text.startswith(SAMPLE_PREFIX):
+        return None
+    name = text[len(SAMPLE_PREFIX) :].strip()
+    folder = samples_dir()
+    entries = (
+        sorted(e for e in folder.iterdir() if not e.name.startswith("."))
+        if folder is not None
+        else []
+    )
+    for entry in entries:
+        if name and name in (entry.name, entry.stem) and "/" not in name:
+            return entry
+    known = ", ".join(SAMPLE_PREFIX + e.name for e in entries) or "none are installed"
+    raise LookupError(f"{text}: no such sample (the samples: {known})")

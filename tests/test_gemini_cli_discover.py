@@ -66,7 +66,9 @@ def test_a_session_opens_by_its_id(tmp_path, monkeypatch):
     monkeypatch.setenv("GEMINI_CLI_HOME", str(tmp_path))
     assert registry.find_by_id(g.SID) == files["main"]
     assert registry.find_by_id(OTHER) == files["second"]
-    assert registry.find_by_id("sub-1") is None and registry.find_by_id(g.SID[:8]) is None
+    assert registry.find_by_id("sub-1") is None
+    # The start of the id (the picker's short id) is the session the picker lists.
+    assert registry.find_by_id(g.SID[:8]) == files["main"]
     session = load_session(g.SID)
     assert session.path == files["main"] and session.format.name == "gemini-cli"
     row = registry.describe_path(files["stray"])

@@ -36,7 +36,8 @@ def add_session_args(p: argparse.ArgumentParser, *, instructions: bool = False) 
     p.add_argument(
         "session",
         metavar="SESSION",
-        help=f"a session file or folder ({session_kinds()}), or a session id",
+        help=f"a session file or folder ({session_kinds()}), a session id or its start "
+        "(the short id the picker shows), or sample:NAME (a bundled sample)",
     )
     p.add_argument(
         "--up-to",

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import argparse
+import gc
+import sys
 from typing import TYPE_CHECKING
 
 from kimi_compact_tui.commands.common import add_provider_args, positive_int, session_kinds
@@ -20,8 +22,9 @@ def add_app_args(p: argparse.ArgumentParser) -> None:
         metavar="SESSION",
         nargs="?",
         default=None,
-        help=f"a session file or folder ({session_kinds()}), or a session id "
-        "(none: pick one from the sessions on this machine and the samples)",
+        help=f"a session file or folder ({session_kinds()}), a session id or its start "
+        "(the short id the picker shows), or sample:NAME (a bundled sample); none: pick "
+        "one from the sessions on this machine and the samples",
     )
     p.add_argument("--config", metavar="FILE", default=None, help="YAML config file")
     add_provider_args(p)
@@ -60,26 +63,41 @@ def build_app(args: argparse.Namespace) -> ReviewApp:
     )
 
 
-def check_session_file(session: str | None) -> None:
-    """A cheap check before the TUI takes the terminal: SESSION resolves to a
-    file (a path, a session folder, an id) whose first bytes a format
-    recognises. A typo is then the CLI's one line and exit 2, not a full-screen
-    error; the whole file is parsed by the app (once)."""
+#: Sessions larger than this say on stderr that they are being loaded (before
+#: the TUI starts, the terminal shows nothing else while a large file is read).
+LOUD_BYTES = 16 * 1024 * 1024
+
+
+def open_session_first(app: ReviewApp, session: str | None, up_to: int | None) -> None:
+    """Load SESSION before the TUI takes the terminal, and hand it to the app
+    (loaded once). A session that cannot be opened (a path, a session folder,
+    an id or the start of one, ``sample:NAME``) is then the CLI's one line
+    naming the file and line, and exit 2, not a dialog over the picker."""
     if session is None:
         return
+    from kimi_compact_tui.tui.app import open_session
+
     path = registry.resolve_session_path(session)
     try:
-        with open(path, "rb") as fh:
-            head = fh.read(registry.HEAD_BYTES)
-    except OSError as exc:
-        raise SessionFormatError(f"{path}: cannot read ({exc.strerror or exc})") from None
-    if not head.strip():
-        raise SessionFormatError(f"{path}: file is empty")
-    registry.detect(path, head)
+        size = path.stat().st_size
+    except OSError:
+        size = 0
+    if size > LOUD_BYTES:
+        print(f"kimi-compact-tui: loading {path} ({size / 1e6:,.1f} MB)…", file=sys.stderr)
+    enabled = gc.isenabled()
+    gc.disable()  # as the other commands load: no collection walks the new objects
+    try:
+        outcome = open_session(app.state.loader(), path, up_to)
+    finally:
+        if enabled:
+            gc.enable()
+    if outcome.job is None:
+        raise SessionFormatError(outcome.error or f"{path}: cannot open")
+    app.preloaded = outcome
 
 
 def run(args: argparse.Namespace) -> int:
     app = build_app(args)  # config and provider first, as the other commands
-    check_session_file(args.session)
+    open_session_first(app, args.session, args.up_to)
     app.run()
     return int(app.return_code or 0)

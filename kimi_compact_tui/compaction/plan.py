@@ -1,6 +1,7 @@
 """The compaction plan: which messages are sent, deleted and kept.
 
-Regions are contiguous. With ``L`` leading system messages, a boundary ``B``
+Regions are contiguous. With ``L`` leading system messages (``system`` or
+``developer``: :data:`LEADING_ROLES`), a boundary ``B``
 and ``n`` messages: leading system ``[0, L)`` (sent when the range starts at
 the beginning, always kept), compactable ``[L, B)`` (sent, then replaced by
 the summary), and kept ``[B, n)`` — the preserved tail in ``tail`` mode, or
@@ -28,6 +29,11 @@ from kimi_compact_tui.errors import UserError
 from kimi_compact_tui.model import COMPACTION_ROLES, Message
 
 REGION_LEADING = "leading_system"
+#: The roles of the leading system region: ``system``, and ``developer``,
+#: OpenAI's current name for the system role (a leading run of either, in any
+#: order, is the spec's "leading system message(s)": always kept, never
+#: compacted).
+LEADING_ROLES = ("system", "developer")
 REGION_COMPACT = "compact"
 REGION_TAIL = "preserved_tail"
 REGION_AFTER = "after_boundary"
@@ -89,7 +95,7 @@ class CompactionPlan:
 def count_leading_system(messages: Sequence[Message]) -> int:
     n = 0
     for m in messages:
-        if m.role != "system":
+        if m.role not in LEADING_ROLES:
             break
         n += 1
     return n

@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, ClassVar, Literal, TypeVar
 
-from kimi_compact_tui.compaction.plan import CompactionPlan
+from kimi_compact_tui.compaction.plan import CompactionPlan, count_leading_system
 from kimi_compact_tui.compaction.summary import plain_summary_message
 from kimi_compact_tui.errors import SessionFormatError
 from kimi_compact_tui.model import Message
@@ -86,14 +86,9 @@ class Session:
         return self.format.name
 
     def leading_system_indices(self) -> list[int]:
-        """The leading run of ``system`` messages (the spec's "leading system
-        message(s)")."""
-        out = []
-        for i, m in enumerate(self.messages):
-            if m.role != "system":
-                break
-            out.append(i)
-        return out
+        """The leading run of ``system`` (and ``developer``, OpenAI's name for
+        it) messages: the spec's "leading system message(s)"."""
+        return list(range(count_leading_system(self.messages)))
 
 
 @dataclass

@@ -289,6 +289,9 @@ class KimiCliFormat(SessionFormat):
     def discovery_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
         return [kimi_discover.share_dir(env, home) / "sessions"]
 
+    def find_session(self, session_id: str, env: Mapping[str, str], home: Path) -> Path | None:
+        return kimi_discover.find_session(session_id, env, home)
+
     def describe(self, path: Path) -> SessionInfo:
         return kimi_discover.describe_session(path if path.is_dir() else path.parent)
 

@@ -234,3 +234,19 @@ def discover(env: Mapping[str, str], home: Path) -> list[SessionInfo]:
     found = [describe_session(f, folders.get(f.parent.name)) for f in session_folders(share)]
     found.sort(key=lambda s: s.updated or 0.0, reverse=True)
     return found
+
+
+def find_session(session_id: str, env: Mapping[str, str], home: Path) -> Path | None:
+    """The folder of the kimi-cli session with this id (``sessions/<hash>/<id>``),
+    or None. An id in two work folders is the newest."""
+    if not session_id or session_id.startswith(".") or "/" in session_id or "\\" in session_id:
+        return None
+    root = share_dir(env, home) / "sessions"
+    try:
+        groups = [e.path for e in os.scandir(root) if e.is_dir()]
+    except OSError:
+        return None
+    found = [Path(g) / session_id for g in groups if (Path(g) / session_id / CONTEXT).is_file()]
+    if not found:
+        return None
+    return max(found, key=lambda p: (p / CONTEXT).stat().st_mtime)

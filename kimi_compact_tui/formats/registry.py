@@ -8,11 +8,14 @@ by the first format that finds its session file in it.
 
 from __future__ import annotations
 
+import bisect
 import os
 import stat
+import time
 from collections.abc import Mapping
 from pathlib import Path
 
+from kimi_compact_tui import samples
 from kimi_compact_tui.errors import SessionFormatError
 from kimi_compact_tui.formats import foreign
 from kimi_compact_tui.formats.base import SessionFormat, SessionInfo
@@ -22,6 +25,7 @@ from kimi_compact_tui.formats.gemini_cli import FORMAT as GEMINI_CLI
 from kimi_compact_tui.formats.kimi import FORMAT as KIMI_CLI
 from kimi_compact_tui.formats.kimi_code.plugin import FORMAT as KIMI_CODE
 from kimi_compact_tui.formats.openai import JSON_FORMAT, JSONL_FORMAT
+from kimi_compact_tui.sanitize import one_line
 
 # One line per format, specific formats first (the order detection asks in).
 FORMATS: list[SessionFormat] = [
@@ -53,15 +57,124 @@ def specific() -> list[SessionFormat]:
     return [f for f in FORMATS if not f.fallback]
 
 
-def find_by_id(text: str) -> Path | None:
-    """The session folder a format knows by this id (e.g. kimi-code's), or None."""
-    if not text or "/" in text or text.startswith("."):
-        return None
+#: What may be the start of a session id: letters, digits, ``-`` and ``_``, at
+#: least this many (shorter ones are typos far more often than ids), with a
+#: digit in it or hex digits only (a word such as a mistyped command is not
+#: looked up among every session on the machine).
+MIN_PREFIX = 4
+#: The picker shows ids this long, longer where two sessions share the start.
+SHORT_ID = 8
+#: Sessions named in a one-line message (a folder's, an ambiguous id's).
+LISTED = 5
+
+
+class SessionNameError(SessionFormatError):
+    """A name of a session that names none to open: an id (or the start of
+    one) that more than one session has, or ``sample:NAME`` of no sample."""
+
+
+def _id_like(text: str) -> bool:
+    if len(text) < MIN_PREFIX or not all(c.isalnum() or c in "-_" for c in text):
+        return False
+    return any(c.isdigit() for c in text) or all(c in "0123456789abcdefABCDEF-" for c in text)
+
+
+def _agent(name: str) -> str:
     for fmt in FORMATS:
-        found = fmt.find_session(text, os.environ, Path.home())
+        if fmt.name == name:
+            return fmt.agent or fmt.label
+    return name
+
+
+def _same(a: Path, b: Path) -> bool:
+    try:
+        return a.resolve() == b.resolve()
+    except (OSError, RuntimeError):
+        return a == b
+
+
+def _distinct(found: list[tuple[str, Path, str]]) -> list[tuple[str, Path, str]]:
+    """``(id, path, format name)`` with the same session (one path) once."""
+    out: list[tuple[str, Path, str]] = []
+    for entry in found:
+        if not any(_same(entry[1], seen[1]) for seen in out):
+            out.append(entry)
+    return out
+
+
+def _ambiguous(text: str, found: list[tuple[str, Path, str]]) -> SessionNameError:
+    shown = [f"{sid} ({_agent(name)}, {path})" for sid, path, name in found[:LISTED]]
+    more = f", and {len(found) - LISTED:,} more" if len(found) > LISTED else ""
+    return SessionNameError(
+        f"{text}: {len(found):,} sessions have an id starting so: "
+        f"{', '.join(shown)}{more}; give more of the id"
+    )
+
+
+def find_by_id(
+    text: str, env: Mapping[str, str] | None = None, home: Path | None = None
+) -> Path | None:
+    """The session named by ``text`` when it is not a path: ``sample:NAME``
+    (a bundled sample), a session id a format knows, or the start of one that
+    only one session's id has (the picker's short ids are such starts). None
+    when nothing is named so; :class:`SessionNameError` (one line naming the
+    matches, their agents and full ids) when more than one session is, or
+    ``sample:NAME`` names no sample."""
+    try:
+        sample = samples.resolve_sample_name(text)
+    except LookupError as exc:
+        raise SessionNameError(str(exc.args[0])) from None
+    if sample is not None:
+        return sample
+    if not text or "/" in text or "\\" in text or text.startswith("."):
+        return None
+    env = os.environ if env is None else env
+    home = Path.home() if home is None else home
+    exact: list[tuple[str, Path, str]] = []
+    for fmt in FORMATS:
+        found = fmt.find_session(text, env, home)
         if found is not None:
-            return Path(found)
+            exact.append((text, Path(found), fmt.name))
+    exact = _distinct(exact)
+    if len(exact) == 1:
+        return exact[0][1]
+    if len(exact) > 1:
+        raise _ambiguous(text, exact)
+    if not _id_like(text):
+        return None
+    # The start of an id: the sessions the picker lists are the ones it may name.
+    wanted = text.lower()
+    starts = [
+        (info.session_id, info.path, info.format)
+        for info in discover_all(env, home)
+        if info.session_id and info.session_id.lower().startswith(wanted)
+    ]
+    starts = _distinct(starts)
+    if len(starts) == 1:
+        return starts[0][1]
+    if len(starts) > 1:
+        raise _ambiguous(text, starts)
     return None
+
+
+def short_ids(sessions: list[SessionInfo]) -> dict[str, str]:
+    """Each session id in ``sessions`` -> its first :data:`SHORT_ID` characters,
+    or more where another session's id starts the same (each shown id names
+    one session, as :func:`find_by_id` reads it)."""
+    ids = sorted({info.session_id.lower() for info in sessions if info.session_id})
+    out: dict[str, str] = {}
+    for info in sessions:
+        sid = info.session_id
+        if not sid or sid in out:
+            continue
+        low = sid.lower()
+        i = bisect.bisect_left(ids, low)
+        shared = 0
+        for j in (i - 1, i + 1):
+            if 0 <= j < len(ids):
+                shared = max(shared, len(os.path.commonprefix([ids[j], low])))
+        out[sid] = sid[: max(SHORT_ID, shared + 1)]
+    return out
 
 
 def _stat(p: Path) -> os.stat_result:
@@ -78,8 +191,9 @@ def _stat(p: Path) -> os.stat_result:
 
 
 def resolve_session_path(path: str | Path) -> Path:
-    """The session file for ``path`` (a file, or a session folder any format
-    recognises)."""
+    """The session file for ``path``: a file, a session folder any format
+    recognises, ``sample:NAME``, a session id or the unique start of one. A
+    folder that holds several sessions is one line naming them."""
     p = Path(path).expanduser()
     if not p.exists():
         p = find_by_id(str(path)) or p
@@ -89,11 +203,102 @@ def resolve_session_path(path: str | Path) -> Path:
             found = fmt.resolve_folder(p)
             if found is not None:
                 return found
-        kinds = ", ".join(f.label for f in specific())
-        raise SessionFormatError(f"{p}: folder holds no session ({kinds})")
+        raise SessionFormatError(folder_message(p))
     if not stat.S_ISREG(st.st_mode):
         raise SessionFormatError(f"{p}: not a regular file")
     return p
+
+
+#: Entries of a folder looked at when it is not a session (the rest are not).
+SCAN_LIMIT = 2000
+
+
+def _within(path: Path, folder: Path) -> bool:
+    try:
+        path.resolve().relative_to(folder.resolve())
+    except (ValueError, OSError, RuntimeError):
+        return False
+    return True
+
+
+def _reader(entry: Path) -> SessionFormat | None:
+    """The specific format that reads ``entry`` (a file, or a session folder), or None."""
+    try:
+        if entry.is_dir():
+            for fmt in specific():
+                target = fmt.resolve_folder(entry)
+                if target is not None and target == entry.parent / target.name:
+                    return None  # a session's own folder beside its file: the file is listed
+                if target is not None:
+                    return fmt
+            return None
+        if not entry.is_file():
+            return None
+        with open(entry, "rb") as fh:
+            head = fh.read(HEAD_BYTES)
+        for fmt in specific():
+            if fmt.recognise(entry, head):
+                return fmt
+    except OSError:
+        return None
+    return None
+
+
+def sessions_in(folder: Path) -> tuple[list[SessionInfo], dict[str, str]]:
+    """The sessions held in ``folder`` (at any depth), newest first, and the
+    short ids they are named by: those the picker lists under it, else the
+    files and session folders right in it that a specific format reads (named
+    by path: an id works only for the sessions the picker lists)."""
+    listed = discover_all()
+    inside = [info for info in listed if _within(info.path, folder)]
+    if inside:
+        return inside, short_ids(listed)
+    found: list[SessionInfo] = []
+    try:
+        entries = sorted(folder.iterdir())[:SCAN_LIMIT]
+    except OSError:
+        return [], {}
+    for entry in entries:
+        fmt = _reader(entry)
+        if fmt is None:
+            continue
+        info = fmt.describe(entry)
+        if not info.error:
+            found.append(info)
+    found.sort(key=lambda info: info.updated or 0.0, reverse=True)
+    return found, {}
+
+
+def folder_message(folder: Path) -> str:
+    """Why ``folder`` is not one session: the sessions it holds, each with its
+    short id (or path), agent, time and title, and how to name one; or that
+    it holds none."""
+    found, short = sessions_in(folder)
+    itself = next((info for info in found if _same(info.path, folder)), None)
+    if itself is not None:  # a session's folder the picker lists, that cannot be opened
+        return f"{folder}: {itself.error or 'no session file in the session folder'}"
+    if not found:
+        kinds = ", ".join(f.label for f in specific())
+        return f"{folder}: folder holds no session ({kinds})"
+    shown, names = [], []
+    for info in found[:LISTED]:
+        name = short.get(info.session_id or "") or str(info.path)
+        details = [_agent(info.format)]
+        if info.updated:
+            details.append(time.strftime("%Y-%m-%d %H:%M", time.localtime(info.updated)))
+        if info.title:
+            details.append(repr(one_line(info.title, 40)))
+        if info.error:
+            details.append("cannot be opened")
+        names.append(name)
+        shown.append(f"{name} ({', '.join(details)})")
+    more = f", and {len(found) - LISTED:,} more" if len(found) > LISTED else ""
+    n = len(found)
+    what = f"{n:,} sessions, not one" if n > 1 else "one session, not a session's own folder"
+    return (
+        f"{folder}: a folder of {what}: {'; '.join(shown)}{more}; "
+        f"name one by its id or path (e.g. kimi-compact-tui plan {names[0]})"
+    )
 
 
 def detect(path: Path, head: bytes) -> SessionFormat:

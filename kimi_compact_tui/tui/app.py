@@ -49,7 +49,11 @@ QUIT_PURPOSE = "quit"
 
 
 def loading_label(path: Path) -> str:
-    """``wire.jsonl (86.1 MB)``: what is being loaded, and how much."""
+    """``wire.jsonl (86.1 MB)``: what is being loaded, and how much (a name
+    that is not a path, such as an id, is shown as typed: it is looked up
+    by the load, off the UI thread)."""
+    if not path.expanduser().exists():
+        return visible(str(path))
     try:
         target = resolve_session_path(path)
         size = target.stat().st_size
@@ -67,6 +71,23 @@ class Outcome:
     error: str | None = None
     job: CompactionJob | None = None
     up_to: int | None = None
+
+
+def open_session(loader: JobLoader, path: Path, up_to: int | None = None) -> Outcome:
+    """Load ``path`` (any thread): a bundled sample as a fresh copy of it, with
+    a note saying so; an error line instead when it cannot be opened."""
+    try:
+        opened = samples.open_path(path)  # a bundled sample: a fresh copy of it
+    except OSError as exc:
+        return Outcome(error=f"{path}: cannot copy the sample ({exc.strerror or exc})")
+    note = None
+    origin = samples.copied_sample(opened) if opened != path else None
+    if origin is not None:
+        note = f"opened a copy of the sample {origin} (the sample never changes): {opened}"
+    try:
+        return Outcome(job=loader.load(opened), up_to=up_to, message=note)
+    except Exception as exc:
+        return Outcome(error=_error_line(exc, path))
 
 
 def _error_line(exc: Exception, path: Path | None = None) -> str:
@@ -95,6 +116,9 @@ class ReviewApp(App[None]):
         self.state = state
         self.session_arg = session_path
         self.initial_up_to = up_to
+        #: A session loaded before the app started (``open_session``): shown
+        #: first, instead of loading ``session_path`` again.
+        self.preloaded: Outcome | None = None
         self.last_error: str | None = None
         self.main_screen = MainScreen(state)
         self._switch_interval = sys.getswitchinterval()
@@ -117,6 +141,9 @@ class ReviewApp(App[None]):
         """Called by the main screen once it is mounted: open what was asked for."""
         if self.state.session is not None:
             self.main_screen.show_session()
+        elif self.preloaded is not None:
+            outcome, self.preloaded = self.preloaded, None
+            self.apply_outcome(outcome, "load")
         elif self.session_arg is not None:
             self.load(self.session_arg, up_to=self.initial_up_to)
         else:
@@ -214,18 +241,7 @@ class ReviewApp(App[None]):
         exit_on_error=False,
     )
     def _load_worker(self, loader: JobLoader, path: Path, up_to: int | None) -> Outcome:
-        try:
-            opened = samples.open_path(path)  # a bundled sample: a fresh copy of it
-        except OSError as exc:
-            return Outcome(error=f"{path}: cannot copy the sample ({exc.strerror or exc})")
-        note = None
-        origin = samples.copied_sample(opened) if opened != path else None
-        if origin is not None:
-            note = f"opened a copy of the sample {origin} (the sample never changes): {opened}"
-        try:
-            return Outcome(job=loader.load(opened), up_to=up_to, message=note)
-        except Exception as exc:
-            return Outcome(error=_error_line(exc, path))
+        return open_session(loader, path, up_to)
 
     def _adopt(self, outcome: Outcome) -> str | None:
         """Apply a worker's session to the state (UI thread); an error line or None."""
@@ -250,6 +266,10 @@ class ReviewApp(App[None]):
             return
         outcome = worker.result
         assert isinstance(outcome, Outcome)
+        self.apply_outcome(outcome, worker.name)
+
+    def apply_outcome(self, outcome: Outcome, kind: str) -> None:
+        """Show what a file worker (``kind``: "load" or "file") returned (UI thread)."""
         self.message_list.show_loading(None)
         self.message_list.loading = False
         error = self._adopt(outcome)
@@ -261,7 +281,7 @@ class ReviewApp(App[None]):
             self.notify(visible(outcome.message), markup=False, timeout=8)
         if error is None:
             return
-        if worker.name == "load":
+        if kind == "load":
             if self.state.session is None:
                 self.open_picker()  # the picker, with the error dialog above it
             self.show_error(error, "Cannot open the session", dialog=True)

@@ -139,3 +139,37 @@ def two_turns() -> Transcript:
     t.assistant([thinking("2 + 2 = 4"), text("Four.")])
     t.last_prompt(t.last, lastPrompt="What is 2 + 2?")
     return t
+
+
+def subagent(
+    folder: Path,
+    agent_id: str = "a1b2c3d4e5f6a7b8c",
+    sid: str = SID,
+    *,
+    layout: str = "subagents",
+    project: str = "-work-project",
+) -> Path:
+    """A sub-agent's transcript as Claude Code 2.1 writes it (the Task tool's
+    agent): every record ``isSidechain: true`` with its ``agentId`` and the
+    parent's ``sessionId``, chained by ``parentUuid``. ``layout``:
+    ``"subagents"`` (``<project>/<sid>/subagents/agent-<id>.jsonl``, 2.1) or
+    ``"flat"`` (``<project>/agent-<id>.jsonl``, older versions)."""
+    t = Transcript(sid=sid)
+    parent = None
+    for kind, content in (
+        ("user", "Find the config loader."),
+        ("assistant", "It is in config.py, load_config()."),
+    ):
+        if kind == "user":
+            parent = t.user(content, parent, isSidechain=True, agentId=agent_id)
+        else:
+            (parent,) = t.assistant(
+                [text(content)], parent=parent, isSidechain=True, agentId=agent_id
+            )
+    where = folder / "projects" / project
+    if layout == "subagents":
+        where = where / sid / "subagents"
+    path = where / f"agent-{agent_id}.jsonl"
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(t.data())
+    return path

@@ -11,8 +11,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from kimi_compact_tui.errors import SessionFormatError
 from kimi_compact_tui.formats.claude_code import chain as chains
-from kimi_compact_tui.formats.claude_code import convert
+from kimi_compact_tui.formats.claude_code import convert, subagent
 from kimi_compact_tui.formats.claude_code.records import TAIL_TORN, Record, read_records
 from kimi_compact_tui.model import Message
 
@@ -112,6 +113,9 @@ def read_session(data: bytes, path: Path) -> tuple[ClaudeState, tuple[Message, .
     """The state and the messages of the transcript ``data`` (read from ``path``)."""
     transcript = read_records(data, path)
     records = transcript.records
+    refused = subagent.refusal(records, path)
+    if refused is not None:  # a sub-agent's transcript: Claude Code never resumes it
+        raise SessionFormatError(refused)
     resumed = chains.resume_chain(records)
     mapped = convert.to_messages(records, resumed.records)
     leaf = records[resumed.leaf] if resumed.leaf is not None else None

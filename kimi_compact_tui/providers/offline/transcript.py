@@ -15,6 +15,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from kimi_compact_tui.compaction.plan import LEADING_ROLES
 from kimi_compact_tui.compaction.request import CUSTOM_INSTRUCTION_HEADER
 from kimi_compact_tui.providers.base import SummaryInput
 from kimi_compact_tui.providers.offline.patterns import (
@@ -128,7 +129,7 @@ def read_request(request: SummaryInput) -> Transcript:
         parts = _request_parts(request.get("messages"))
         messages = read_parts(parts)
         leading = 0
-        while leading < len(messages) and messages[leading].role == "system":
+        while leading < len(messages) and messages[leading].role in LEADING_ROLES:
             leading += 1
     else:
         parts = _request_parts(request.messages)

@@ -23,8 +23,13 @@ from textual.widgets import Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
 from kimi_compact_tui.formats.base import SessionInfo
-from kimi_compact_tui.formats.registry import describe_path, discover_all, discovery_note
-from kimi_compact_tui.samples import samples_dir
+from kimi_compact_tui.formats.registry import (
+    describe_path,
+    discover_all,
+    discovery_note,
+    short_ids,
+)
+from kimi_compact_tui.samples import resolve_sample_name, samples_dir
 from kimi_compact_tui.sanitize import one_line, visible
 from kimi_compact_tui.tui import keys
 from kimi_compact_tui.tui.widgets.footer import KeysFooter
@@ -33,7 +38,7 @@ MAX_ROWS = 2000  # newest first; older sessions can still be opened by path
 ERROR_MARK = "✗"
 
 
-def session_label(info: SessionInfo, *, sample: bool = False) -> Text:
+def session_label(info: SessionInfo, *, sample: bool = False, short_id: str | None = None) -> Text:
     """Two lines (three when it cannot be parsed): title, then where and when."""
     out = Text(no_wrap=True, overflow="ellipsis")
     if info.error:
@@ -51,7 +56,7 @@ def session_label(info: SessionInfo, *, sample: bool = False) -> Text:
     if sample:
         details.append(f"sample: {visible(info.path.name)} (opens a copy)")
     elif info.session_id and title:
-        details.append(visible(info.session_id[:8]))
+        details.append(visible(short_id or info.session_id[:8]))
     out.append("\n  " + " · ".join(details), style="dim")
     if info.error:
         out.append(f"\n  {ERROR_MARK} cannot open: {one_line(info.error, 160)}", style="red")
@@ -146,7 +151,11 @@ class PickerScreen(ModalScreen[str | None]):
         self.sessions = list(sessions[:MAX_ROWS])
         self.samples = list(samples)
         self.entries = self.sessions + self.samples
-        options = [Option(session_label(s), id=str(i)) for i, s in enumerate(self.sessions)]
+        short = short_ids(list(sessions))  # each shown id names one session
+        options = [
+            Option(session_label(s, short_id=short.get(s.session_id or "")), id=str(i))
+            for i, s in enumerate(self.sessions)
+        ]
         start = len(self.sessions)
         options += [
             Option(session_label(s, sample=True), id=str(start + i))
@@ -170,8 +179,16 @@ class PickerScreen(ModalScreen[str | None]):
         self.dismiss(str(self.entries[int(event.option.id or 0)].path))
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
-        if event.value.strip():
-            self.dismiss(event.value.strip())
+        text = event.value.strip()
+        if not text:
+            return
+        try:  # a sample by its name is opened as the sample's path is: as a copy
+            sample = resolve_sample_name(text)
+        except LookupError as exc:
+            self._note(str(exc))
+            return
+        # Anything else (a path, an id or its start) is resolved as the CLI does.
+        self.dismiss(str(sample) if sample is not None else text)
 
     def action_cancel(self) -> None:
         self.dismiss(None)
