@@ -161,9 +161,18 @@ class OpencodeRun:
 
 
 class Opencode:
-    def __init__(self, root: Path, fake: FakeOpencodeModel, workdir: Path | None = None) -> None:
+    def __init__(
+        self,
+        root: Path,
+        fake: FakeOpencodeModel,
+        workdir: Path | None = None,
+        tail_turns: int | None = 2,
+    ) -> None:
         self.root = Path(root)
         self.fake = fake
+        # opencode's own compaction keeps the last ``tail_turns`` turns (its
+        # ``compaction.tail_turns``); None: its default, a token budget.
+        self.tail_turns = tail_turns
         self.home = self.root / "home"
         self.workdir = Path(workdir) if workdir else self.root / "work"
         self.config_home = self.home / ".config"
@@ -209,12 +218,14 @@ class Opencode:
             "options": {"baseURL": self.fake.base_url, "apiKey": FAKE_KEY},
             "models": {MODEL: {"name": "Fake model"}},
         }
-        config = {
+        config: dict[str, Any] = {
             "model": f"{PROVIDER}/{MODEL}",
             "provider": {PROVIDER: provider},
             "autoupdate": False,
             "share": "disabled",
         }
+        if self.tail_turns is not None:
+            config["compaction"] = {"tail_turns": self.tail_turns}
         (self.config_dir / "opencode.json").write_text(json.dumps(config), encoding="utf-8")
 
     def env(self) -> dict[str, str]:
@@ -306,6 +317,13 @@ class Opencode:
                 yield url
         finally:
             log.close()
+
+    def clone(self, root: Path, fake: FakeOpencodeModel) -> Opencode:
+        """A runner on a copy of this one's HOME (its database with its ``-wal`` and
+        ``-shm``, copied while no opencode runs) and the same work folder (opencode keys
+        its project by the folder), talking to ``fake``."""
+        shutil.copytree(self.home, Path(root) / "home", symlinks=True)
+        return Opencode(root, fake, workdir=self.workdir, tail_turns=self.tail_turns)
 
     def _serve_log(self) -> str:
         path = self.root / "serve.log"

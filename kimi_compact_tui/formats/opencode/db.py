@@ -133,7 +133,9 @@ def _object(path: Path, table: str, row_id: str, raw: Any) -> dict[str, Any]:
     except ValueError:
         data = None
     if not isinstance(data, dict):
-        raise SessionFormatError(f"{path}: opencode {table} {row_id}: its data is not a JSON object")
+        raise SessionFormatError(
+            f"{path}: opencode {table} {row_id}: its data is not a JSON object"
+        )
     return data
 
 

@@ -91,6 +91,11 @@ class History:
         return index
 
 
+def as_dict(value: Any) -> dict[str, Any]:
+    """A JSON object, or an empty one for anything else."""
+    return value if isinstance(value, dict) else {}
+
+
 def _is_summary(row: MessageRow) -> bool:
     data = row.data
     return (
@@ -156,9 +161,7 @@ def sent_rows(messages: tuple[MessageRow, ...]) -> tuple[list[MessageRow], int, 
     start_id = part.data.get("tail_start_id") if part is not None else None
     start = next((i for i, row in enumerate(kept) if start_id and row.id == start_id), -1)
     if 0 <= start < compaction < summary:
-        ordered = (
-            kept[compaction : summary + 1] + kept[start:compaction] + kept[summary + 1 :]
-        )
+        ordered = kept[compaction : summary + 1] + kept[start:compaction] + kept[summary + 1 :]
         return ordered, compaction, summary, start
     return kept, -1, -1, -1
 
@@ -212,19 +215,18 @@ def _arguments(value: Any) -> str:
 
 
 def _tool_result(part: PartRow) -> dict[str, Any] | None:
-    state = part.data.get("state")
-    state = state if isinstance(state, dict) else {}
+    state = as_dict(part.data.get("state"))
     status = state.get("status")
     content: Any
     if status == "completed":
-        times = state.get("time") if isinstance(state.get("time"), dict) else {}
+        times = as_dict(state.get("time"))
         if times.get("compacted"):
             content = [{"type": CLEARED_PART}]
         else:
             output = state.get("output")
             content = output if isinstance(output, str) else _arguments(output)
     elif status == "error":
-        meta = state.get("metadata") if isinstance(state.get("metadata"), dict) else {}
+        meta = as_dict(state.get("metadata"))
         if meta.get("interrupted") is True and isinstance(meta.get("output"), str):
             content = meta["output"]
         else:
@@ -272,12 +274,15 @@ class _Steps:
             result = _tool_result(part)
             if result is None:
                 return
-            state = d.get("state") if isinstance(d.get("state"), dict) else {}
+            state = as_dict(d.get("state"))
             self.calls.append(
                 {
                     "id": d.get("callID"),
                     "type": "function",
-                    "function": {"name": d.get("tool"), "arguments": _arguments(state.get("input"))},
+                    "function": {
+                        "name": d.get("tool"),
+                        "arguments": _arguments(state.get("input")),
+                    },
                 }
             )
             self.results.append((result, part.id))
@@ -309,10 +314,10 @@ def resume_history(rows: SessionRows) -> History:
     for row in ordered:
         made: list[tuple[Message, tuple[str, ...]]] = []
         if row.role == "user":
-            parts, ids, framing = _user_parts(row)
+            parts, part_ids, framing = _user_parts(row)
             if parts:
                 fields = {"opencode": {"framing": True}} if framing else {}
-                made.append((Message.make("user", parts, **fields), tuple(ids)))
+                made.append((Message.make("user", parts, **fields), tuple(part_ids)))
         elif row.role == "assistant":
             made = _assistant_messages(row)
         for i, (message, ids) in enumerate(made):
