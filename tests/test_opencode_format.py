@@ -11,6 +11,7 @@ factory databases cover what a short run does not produce.
 from __future__ import annotations
 
 import hashlib
+import json
 import random
 import shutil
 import sqlite3
@@ -33,7 +34,7 @@ from kimi_compact_tui.formats.opencode.history import (
     INTERRUPTED_PART,
     resume_history,
 )
-from kimi_compact_tui.formats.opencode.rows import build_compaction, id_stamp
+from kimi_compact_tui.formats.opencode.rows import build_compaction, export_rows, id_stamp
 from tests.factories.opencode import (
     OpencodeDb,
     reasoning,
@@ -337,3 +338,25 @@ def test_compaction_rows_refuse_a_tail_that_names_no_message(tmp_path):
     db, sid, _ = _session(tmp_path)
     with pytest.raises(ValueError, match="names no message"):
         build_compaction(read_session(db.path, sid), "S", "msg_000000000000nothingthere")
+
+
+def test_undo_removes_exactly_our_rows_and_the_export_is_the_session_alone(tmp_path):
+    db, sid, users = _session(tmp_path)
+    other = db.session("Other")
+    db.user(other, "MARK-OTHER")
+    rows = read_session(db.path, sid)
+    exported = export_rows(rows)
+    assert exported["session_id"] == sid and "MARK-OTHER" not in json.dumps(exported)
+    assert [m["id"] for m in exported["messages"]] == [m.id for m in rows.messages]
+    assert exported["messages"][0]["parts"][0]["data"] == rows.messages[0].parts[0].raw
+    built = build_compaction(rows, "S", users[1])
+    with db.conn:
+        db.conn.execute("BEGIN")
+        for sql, params in built.statements():
+            db.conn.execute(sql, params)
+    assert read_session(db.path, sid).fingerprint() != rows.fingerprint()
+    with db.conn:
+        db.conn.execute("BEGIN")
+        for sql, params in built.undo_statements():
+            db.conn.execute(sql, params)
+    assert export_rows(read_session(db.path, sid)) == exported

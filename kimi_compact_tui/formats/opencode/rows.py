@@ -100,6 +100,32 @@ class CompactionRows:
             out.extend((sql, tuple(row[c] for c in columns)) for row in rows)
         return out
 
+    def undo_statements(self) -> list[tuple[str, tuple[Any, ...]]]:
+        """``DELETE`` statements removing exactly these rows (parts first)."""
+        return [("DELETE FROM part WHERE id = ?", (str(r["id"]),)) for r in self.parts] + [
+            ("DELETE FROM message WHERE id = ?", (str(r["id"]),)) for r in self.messages
+        ]
+
+
+def export_rows(rows: SessionRows) -> dict[str, Any]:
+    """One session's own rows as a JSON-able object (a backup of that session only,
+    never of the database): its message rows, each with its part rows, as stored."""
+    return {
+        "session_id": rows.session.id,
+        "fingerprint": rows.fingerprint(),
+        "messages": [
+            {
+                **{c: getattr(m, c) for c in MESSAGE_COLUMNS if c != "data"},
+                "data": m.raw,
+                "parts": [
+                    {**{c: getattr(p, c) for c in PART_COLUMNS if c != "data"}, "data": p.raw}
+                    for p in m.parts
+                ],
+            }
+            for m in rows.messages
+        ],
+    }
+
 
 def _latest(rows: SessionRows, role: str) -> dict[str, Any]:
     for message in reversed(rows.messages):
