@@ -95,16 +95,17 @@ def _system_text(body: dict[str, Any]) -> str:
 class FakeOpencodeModel(FakeModel):
     """The Chat Completions fake (:class:`FakeModel`) with opencode's kinds of requests:
 
-    - ``compaction``: opencode's compaction agent (its request offers no tools and its
-      system prompt is the compaction agent's: see :attr:`compaction_marker`), answered
-      with the summary;
-    - ``side``: any other request offering no tools (the session title), answered with
-      :attr:`title`, no scripted turn taken;
+    - ``side``: the session title (no tools; its system prompt speaks of a title),
+      answered with :attr:`title`, no scripted turn taken;
+    - ``compaction``: opencode's compaction agent (no tools; its system prompt speaks of
+      summarizing: :attr:`compaction_marker`), answered with the summary;
+    - ``side`` too: any other request offering no tools;
     - ``turn``: a request offering tools takes the next scripted turn.
     """
 
-    # A few words of the compaction agent's system prompt (a fact read from its requests).
+    # Word stems of the two tool-less requests' system prompts (facts read from them).
     compaction_marker = "summar"
+    title_marker = "title"
 
     def __init__(self, summary: str = "FAKE OPENCODE SUMMARY", **kw: Any) -> None:
         kw.setdefault("model", MODEL)
@@ -115,9 +116,8 @@ class FakeOpencodeModel(FakeModel):
     def _next_turn(self, body: dict[str, Any]) -> tuple[str, Turn]:
         if body.get("tools"):
             return "turn", self.next_turn()
-        if self.compaction_marker in _system_text(body).lower() and "title" not in (
-            _system_text(body).lower()[:200]
-        ):
+        opening = _system_text(body).lower()[:200]
+        if self.compaction_marker in opening and self.title_marker not in opening:
             return "compaction", Turn(text=self.summary)
         return "side", Turn(text=self.title)
 
