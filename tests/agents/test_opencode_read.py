@@ -19,10 +19,11 @@ import httpx
 import pytest
 
 from kimi_compact_tui.formats.opencode.db import read_session
+from kimi_compact_tui.formats.opencode.discover import list_sessions
 from kimi_compact_tui.formats.opencode.history import History, resume_history
 from kimi_compact_tui.formats.opencode.rows import build_compaction
 from kimi_compact_tui.model import Message
-from tests.agents.fake_model import text_turn
+from tests.agents.fake_model import Turn, text_turn
 from tests.agents.harness import require_agent
 from tests.agents.opencode import FakeOpencodeModel, Opencode, opencode_installed
 
@@ -155,7 +156,8 @@ def test_our_compaction_rows_make_opencode_resume_our_summary_and_the_kept_messa
         kept = original.messages[
             next(i for i, o in enumerate(original.origins) if o.message_id == tail) :
         ]
-        built = build_compaction(rows, OUR_SUMMARY, tail)
+        # A clock behind every row: times and ids come from the rows.
+        built = build_compaction(rows, OUR_SUMMARY, tail, now_ms=0)
         _insert(run.db, built.statements())
 
         history = resume_history(read_session(run.db, a))
@@ -181,3 +183,27 @@ def test_our_compaction_rows_make_opencode_resume_our_summary_and_the_kept_messa
         assert read_session(run.db, b).fingerprint() == other.fingerprint()
         body_b = run.resume(b, "MARK-B2 still there")
         _assert_matches(resume_history(other), body_b, "MARK-B2 still there")
+
+
+def test_a_sub_agents_session_is_listed_under_its_parent(tmp_path):
+    """opencode's task tool runs a sub-agent in a child session (``parent_id`` set):
+    the picker lists it under its parent, and the parent resumes as we read it (the
+    child's work is only the task's result there)."""
+    require_agent(opencode_installed(), "opencode")
+    task = {"description": "MARK-SUB job", "prompt": "MARK-SUB do it", "subagent_type": "general"}
+    with FakeOpencodeModel() as fake:
+        oc = Opencode(tmp_path / "oc", fake)
+        fake.script(
+            Turn(text="Delegating.", tool_names=("task",), tool_args=task),
+            text_turn("MARK-SUB-A child done"),
+            text_turn("MARK-A1 parent done"),
+        )
+        sid = oc.run("MARK-U1 delegate").check().session_id()
+        listed = list_sessions(oc.db)
+        assert [s.session_id for s in listed] == [sid]
+        (child,) = listed[0].children
+        assert "MARK-SUB" in child.title and child.message_count == 2
+        history = resume_history(read_session(oc.db, sid))
+        assert "MARK-SUB-A child done" in history.messages[2].content
+        body = oc.resume(sid, "MARK-U2 next")
+    _assert_matches(history, body, "MARK-U2 next")
