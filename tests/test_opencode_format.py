@@ -270,6 +270,24 @@ def test_without_a_tail_only_the_compaction_on_is_sent_and_the_latest_one_wins(t
     assert "S-first" in _texts(third) and "S-second" in _texts(third)
 
 
+def test_a_pending_undo_is_read_as_opencode_applies_it_before_the_next_prompt(tmp_path):
+    db, sid, users = _session(tmp_path)
+    full = resume_history(read_session(db.path, sid))
+    db.conn.execute(
+        "UPDATE session SET revert = ? WHERE id = ?", (f'{{"messageID":"{users[1]}"}}', sid)
+    )
+    assert _texts(resume_history(read_session(db.path, sid))) == _texts(full)[:4]
+    # With a part: that message is kept up to the part; the ones after it go.
+    answer = read_session(db.path, sid).messages[4]
+    revert = f'{{"messageID":"{answer.id}","partID":"{answer.parts[2].id}"}}'
+    db.conn.execute("UPDATE session SET revert = ? WHERE id = ?", (revert, sid))
+    texts = _texts(resume_history(read_session(db.path, sid)))
+    assert texts == _texts(full)[:5] + ["run 2"]
+    # A revert naming no message changes nothing.
+    db.conn.execute('UPDATE session SET revert = \'{"messageID":"msg_x"}\' WHERE id = ?', (sid,))
+    assert _texts(resume_history(read_session(db.path, sid))) == _texts(full)
+
+
 # --- discovery ---------------------------------------------------------------------------
 
 

@@ -207,3 +207,21 @@ def test_a_sub_agents_session_is_listed_under_its_parent(tmp_path):
         assert "MARK-SUB-A child done" in history.messages[2].content
         body = oc.resume(sid, "MARK-U2 next")
     _assert_matches(history, body, "MARK-U2 next")
+
+
+def test_a_pending_undo_is_read_as_opencode_resumes_after_it(template, tmp_path):
+    """opencode's undo (``POST /session/<id>/revert``) only marks the session; the next
+    prompt deletes the undone rows first. We read the session as after that."""
+    oc, a, _b = template
+    with FakeOpencodeModel() as fake:
+        run = oc.clone(tmp_path / "oc", fake)
+        third = _user_rows(resume_history(read_session(run.db, a)))[2]
+        with run.serve() as url:
+            reply = httpx.post(f"{url}/session/{a}/revert", json={"messageID": third}, timeout=60)
+            assert reply.status_code == 200, reply.text[:500]
+        rows = read_session(run.db, a)
+        assert rows.session.revert == {"messageID": third} and rows.message(third) is not None
+        history = resume_history(rows)
+        assert "MARK-U3" not in str([m.data for m in history.messages])
+        body = run.resume(a, "MARK-U5 after the undo")
+    _assert_matches(history, body, "MARK-U5 after the undo")

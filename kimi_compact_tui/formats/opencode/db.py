@@ -69,6 +69,7 @@ class SessionRow:
     directory: str
     time_created: int
     time_updated: int
+    revert: dict[str, Any] | None = None  # a pending undo (``messageID``, ``partID``)
 
 
 @dataclass(frozen=True)
@@ -141,13 +142,16 @@ def _object(path: Path, table: str, row_id: str, raw: Any) -> dict[str, Any]:
 
 def session_row(conn: sqlite3.Connection, path: Path, session_id: str) -> SessionRow:
     row = conn.execute(
-        "SELECT id, parent_id, title, directory, time_created, time_updated"
+        "SELECT id, parent_id, title, directory, time_created, time_updated, revert"
         " FROM session WHERE id = ?",
         (session_id,),
     ).fetchone()
     if row is None:
         raise SessionFormatError(f"{path}: no opencode session {session_id!r} in this database")
-    return SessionRow(str(row[0]), row[1], str(row[2]), str(row[3]), int(row[4]), int(row[5]))
+    revert = _object(path, "session", str(row[0]), row[6]) if row[6] is not None else None
+    return SessionRow(
+        str(row[0]), row[1], str(row[2]), str(row[3]), int(row[4]), int(row[5]), revert
+    )
 
 
 def load_session(conn: sqlite3.Connection, path: Path, session_id: str) -> SessionRows:

@@ -1,5 +1,10 @@
 """A session's rows as this tool's messages, exactly as opencode sends them on resume.
 
+**A pending undo.** When the session's ``revert`` is set (opencode's undo, not yet
+confirmed), opencode's next prompt first deletes the rows it undid: every message
+from ``revert.messageID`` on (from the one after it when a ``partID`` is given, and
+then that message's parts from ``partID`` on). The rows are read as after that.
+
 **Which rows.** opencode loads every message row (``ORDER BY time_created, id``) and,
 walking back from the newest, stops at its latest compaction that counts:
 
@@ -47,7 +52,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from kimi_compact_tui.formats.opencode.db import MessageRow, PartRow, SessionRows
@@ -305,10 +310,29 @@ def _assistant_messages(row: MessageRow) -> list[tuple[Message, tuple[str, ...]]
     return steps.out
 
 
+def after_revert(rows: SessionRows) -> tuple[MessageRow, ...]:
+    """The message rows left once opencode has applied the session's pending undo."""
+    revert = rows.session.revert
+    messages = rows.messages
+    if not revert:
+        return messages
+    at = next((i for i, m in enumerate(messages) if m.id == revert.get("messageID")), -1)
+    if at < 0:
+        return messages
+    part_id = revert.get("partID")
+    if not part_id:
+        return messages[:at]
+    cut = messages[at]
+    index = next((i for i, p in enumerate(cut.parts) if p.id == part_id), -1)
+    if index >= 0:
+        cut = replace(cut, parts=cut.parts[:index])
+    return messages[:at] + (cut,)
+
+
 def resume_history(rows: SessionRows) -> History:
     """The messages opencode sends for this session when it resumes (after its system
     prompt, before the new turn)."""
-    ordered, compaction, _summary, _start = sent_rows(rows.messages)
+    ordered, compaction, _summary, _start = sent_rows(after_revert(rows))
     messages: list[Message] = []
     origins: list[Origin] = []
     for row in ordered:

@@ -61,7 +61,16 @@ CHECKED_MIGRATIONS: tuple[str, ...] = (
 
 # The tables (and their columns) the reader and the row builder use.
 REQUIRED_COLUMNS: dict[str, tuple[str, ...]] = {
-    "session": ("id", "parent_id", "title", "directory", "time_created", "time_updated"),
+    "session": (
+        "id",
+        "parent_id",
+        "title",
+        "directory",
+        "time_created",
+        "time_updated",
+        "revert",
+        "time_archived",
+    ),
     "message": ("id", "session_id", "time_created", "time_updated", "data"),
     "part": ("id", "message_id", "session_id", "time_created", "time_updated", "data"),
 }
