@@ -115,6 +115,13 @@ def _compaction_part(row: MessageRow) -> PartRow | None:
     return next((p for p in row.parts if p.type == "compaction"), None)
 
 
+def _tail_part(row: MessageRow) -> PartRow | None:
+    """The row's first compaction part that has a ``tail_start_id`` key."""
+    return next(
+        (p for p in row.parts if p.type == "compaction" and "tail_start_id" in p.data), None
+    )
+
+
 def sent_rows(messages: tuple[MessageRow, ...]) -> tuple[list[MessageRow], int, int, int]:
     """The rows opencode sends, in its order; also the indexes (in stored order of the
     kept rows) of the compaction row applied, its summary and its tail start, or -1."""
@@ -145,13 +152,12 @@ def sent_rows(messages: tuple[MessageRow, ...]) -> tuple[list[MessageRow], int, 
     kept.reverse()
     compaction = -1
     for i, row in enumerate(kept):
-        part = _compaction_part(row) if row.role == "user" else None
-        if part is not None and "tail_start_id" in part.data:
+        if row.role == "user" and _tail_part(row) is not None:
             compaction = i
     if compaction < 0:
         return kept, -1, -1, -1
     head = kept[compaction]
-    part = _compaction_part(head)
+    part = _tail_part(head)
     summary = next(
         (
             i
@@ -355,6 +361,6 @@ def resume_history(rows: SessionRows) -> History:
 
 
 def _tail_of(row: MessageRow) -> str | None:
-    part = _compaction_part(row)
+    part = _tail_part(row)
     start = part.data.get("tail_start_id") if part is not None else None
     return start if isinstance(start, str) else None
