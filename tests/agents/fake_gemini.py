@@ -38,17 +38,15 @@ from __future__ import annotations
 
 import json
 import re
-import threading
-from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
-from tests.agents.fake_model import Turn
+from tests.agents.fake_base import DEFAULT_TEXT, FakeHandler, FakeRequest, FakeServer, Turn
 
 __all__ = ["DEFAULT_TEXT", "SIDE_TEXT", "FakeGemini", "GeminiRequest", "content_text"]
 
-DEFAULT_TEXT = "(fake model: no scripted turn left)"
 SIDE_TEXT = "Fake side answer"
+GeminiRequest = FakeRequest  # kind: "turn", "compression", "json", "side", "count_tokens", "other"
 # What Gemini CLI's compression asks for (a fact read from its requests and source).
 COMPRESSION_MARKER = "<state_snapshot>"
 _ROUTE = re.compile(
@@ -77,95 +75,23 @@ def _declared(body: dict[str, Any]) -> list[str]:
     return names
 
 
-@dataclass
-class GeminiRequest:
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: bytes
-    kind: str  # "turn", "compression", "json", "side", "count_tokens" or "other"
-
-    @property
-    def json(self) -> Any:
-        try:
-            return json.loads(self.body.decode("utf-8"))
-        except ValueError:
-            return None
-
-
-class FakeGemini:
+class FakeGemini(FakeServer):
     def __init__(
         self,
         summary: str = "FAKE SUMMARY",
         lifetime: float = 120.0,
         max_requests: int = 400,
     ) -> None:
-        self.summary = summary
-        self.lifetime = lifetime
-        self.max_requests = max_requests
-        self.requests: list[GeminiRequest] = []
-        self._turns: list[Turn] = []
-        self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
-        self._timer: threading.Timer | None = None
-        self._stopped = False
+        super().__init__(summary, lifetime, max_requests)
 
-    def script(self, *turns: Turn) -> None:
-        with self._lock:
-            self._turns.extend(turns)
-
-    def pending(self) -> int:
-        with self._lock:
-            return len(self._turns)
-
-    def of_kind(self, kind: str) -> list[GeminiRequest]:
-        return [r for r in self.requests if r.kind == kind]
-
-    def turn_requests(self) -> list[GeminiRequest]:
-        return self.of_kind("turn")
-
-    @property
-    def base_url(self) -> str:
-        assert self._server is not None, "FakeGemini is not started"
-        return f"http://127.0.0.1:{self._server.server_address[1]}"
-
-    def __enter__(self) -> FakeGemini:
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
-        self._timer = threading.Timer(self.lifetime, self.stop)
-        self._timer.daemon = True
-        self._timer.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    def stop(self) -> None:
-        with self._lock:
-            if self._stopped:
-                return
-            self._stopped = True
-        if self._timer is not None and self._timer is not threading.current_thread():
-            self._timer.cancel()
-        if self._server is not None:
-            self._server.shutdown()
-            self._server.server_close()
-
-    def _record(self, req: GeminiRequest) -> None:
-        with self._lock:
-            self.requests.append(req)
-            over = len(self.requests) >= self.max_requests
-        if over:
-            threading.Thread(target=self.stop, daemon=True).start()
+    def make_handler(self) -> type[BaseHTTPRequestHandler]:
+        return _make_handler(self)
 
     def _answer(self, body: dict[str, Any]) -> tuple[str, Turn]:
         if COMPRESSION_MARKER in _system_text(body):
             return "compression", Turn(text=self.summary)
         if _declared(body):
-            with self._lock:
-                turn = self._turns.pop(0) if self._turns else Turn(text=DEFAULT_TEXT)
-            return "turn", turn
+            return "turn", self.next_turn()
         config = body.get("generationConfig") or {}
         if config.get("responseJsonSchema") or config.get("responseSchema"):
             return "json", Turn(text=json.dumps(_json_answer(config)))
@@ -211,35 +137,17 @@ def _usage(raw: bytes) -> dict[str, int]:
 
 
 def _make_handler(fg: FakeGemini) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        timeout = 30
-
-        def log_message(self, *args: object) -> None:
-            return
-
-        def _headers(self) -> dict[str, str]:
-            return {k.lower(): v for k, v in self.headers.items()}
-
-        def _send_json(self, status: int, obj: Any) -> None:
-            data = json.dumps(obj).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
+    class Handler(FakeHandler):
         def _not_found(self, method: str, raw: bytes) -> None:
-            fg._record(GeminiRequest(method, self.path, self._headers(), raw, "other"))
+            fg.record(FakeRequest(method, self.path, self.lower_headers(), raw, "other"))
             error = {"code": 404, "message": "not found", "status": "NOT_FOUND"}
-            self._send_json(404, {"error": error})
+            self.send_json(404, {"error": error})
 
         def do_GET(self) -> None:  # noqa: N802
             self._not_found("GET", b"")
 
         def do_POST(self) -> None:  # noqa: N802
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length) if length else b""
+            raw = self.read_body()
             match = _ROUTE.match(self.path.split("?")[0])
             try:
                 body = json.loads(raw.decode("utf-8"))
@@ -250,27 +158,22 @@ def _make_handler(fg: FakeGemini) -> type[BaseHTTPRequestHandler]:
                 return
             model, method = match.groups()
             if method == "countTokens":
-                fg._record(GeminiRequest("POST", self.path, self._headers(), raw, "count_tokens"))
-                self._send_json(200, {"totalTokens": _usage(raw)["promptTokenCount"]})
+                fg.record(FakeRequest("POST", self.path, self.lower_headers(), raw, "count_tokens"))
+                self.send_json(200, {"totalTokens": _usage(raw)["promptTokenCount"]})
                 return
             kind, turn = fg._answer(body)
-            fg._record(GeminiRequest("POST", self.path, self._headers(), raw, kind))
+            fg.record(FakeRequest("POST", self.path, self.lower_headers(), raw, kind))
             parts = _parts(turn, body) if kind == "turn" else [{"text": turn.text}]
             if method == "generateContent":
-                self._send_json(200, _response(parts, raw, model, final=True))
+                self.send_json(200, _response(parts, raw, model, final=True))
                 return
             self._stream(parts, raw, model)
 
         def _stream(self, parts: list[dict[str, Any]], raw: bytes, model: str) -> None:
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Cache-Control", "no-cache")
-            self.send_header("Connection", "close")
-            self.end_headers()
-            self.close_connection = True
+            self.start_sse()
             for i, part in enumerate(parts):
                 chunk = _response([part], raw, model, final=i == len(parts) - 1)
-                self.wfile.write(b"data: " + json.dumps(chunk).encode() + b"\r\n\r\n")
+                self.sse_data(chunk, end=b"\r\n\r\n")
             self.wfile.flush()
 
     return Handler

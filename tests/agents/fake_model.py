@@ -30,11 +30,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
 import time
-from dataclasses import dataclass, field
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
+
+from tests.agents.fake_base import DEFAULT_TEXT, FakeHandler, FakeRequest, FakeServer, Turn
 
 __all__ = [
     "DEFAULT_TEXT",
@@ -47,7 +47,6 @@ __all__ = [
     "tool_turn",
 ]
 
-DEFAULT_TEXT = "(fake model: no scripted turn left)"
 SHELL_TOOL_NAMES = ("Shell", "Bash", "shell", "bash", "run_shell_command")
 
 # What the agents send when they compact (facts read from their source):
@@ -57,16 +56,6 @@ COMPACTION_MARKERS = (
     "compacts conversation context",
     "You are about to run out of context",
 )
-
-
-@dataclass
-class Turn:
-    """One scripted assistant reply: text, and optionally one tool call."""
-
-    text: str = ""
-    tool_names: tuple[str, ...] = ()
-    tool_args: dict[str, Any] = field(default_factory=dict)
-    reasoning: str = ""
 
 
 def text_turn(text: str, reasoning: str = "") -> Turn:
@@ -99,23 +88,9 @@ def is_compaction_request(body: dict[str, Any]) -> bool:
     return any(marker in text for text in texts for marker in COMPACTION_MARKERS)
 
 
-@dataclass
-class FakeRequest:
-    method: str
-    path: str
-    headers: dict[str, str]
-    body: bytes
-    kind: str  # "turn", "compaction", "models" or "other"
+class FakeModel(FakeServer):
+    url_suffix = "/v1"
 
-    @property
-    def json(self) -> Any:
-        try:
-            return json.loads(self.body.decode("utf-8"))
-        except ValueError:
-            return None
-
-
-class FakeModel:
     def __init__(
         self,
         summary: str = "FAKE SUMMARY",
@@ -123,97 +98,23 @@ class FakeModel:
         lifetime: float = 120.0,
         max_requests: int = 200,
     ) -> None:
-        self.summary = summary
+        super().__init__(summary, lifetime, max_requests)
         self.model = model
-        self.lifetime = lifetime
-        self.max_requests = max_requests
-        self.requests: list[FakeRequest] = []
-        self._turns: list[Turn] = []
-        self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
-        self._thread: threading.Thread | None = None
-        self._timer: threading.Timer | None = None
-        self._calls = 0
-        self._closed = threading.Event()
 
-    # --- script and records -----------------------------------------------------------------
-    def script(self, *turns: Turn) -> None:
-        with self._lock:
-            self._turns.extend(turns)
-
-    def pending(self) -> int:
-        with self._lock:
-            return len(self._turns)
+    def make_handler(self) -> type[BaseHTTPRequestHandler]:
+        return _make_handler(self)
 
     def chat_requests(self) -> list[FakeRequest]:
         return [r for r in self.requests if r.kind in ("turn", "compaction")]
 
-    def turn_requests(self) -> list[FakeRequest]:
-        return [r for r in self.requests if r.kind == "turn"]
-
     def compaction_requests(self) -> list[FakeRequest]:
-        return [r for r in self.requests if r.kind == "compaction"]
-
-    def clear(self) -> None:
-        with self._lock:
-            self.requests.clear()
-
-    @property
-    def base_url(self) -> str:
-        assert self._server is not None, "FakeModel is not started"
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
-
-    # --- lifecycle --------------------------------------------------------------------------
-    def __enter__(self) -> FakeModel:
-        self.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    def start(self) -> None:
-        handler = _make_handler(self)
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), handler)
-        self._server.daemon_threads = True
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True)
-        self._thread.start()
-        self._timer = threading.Timer(self.lifetime, self.stop)
-        self._timer.daemon = True
-        self._timer.start()
-
-    def stop(self) -> None:
-        with self._lock:
-            server = self._server
-            if getattr(self, "_stopped", False):
-                return
-            self._stopped = True
-        if self._timer is not None and self._timer is not threading.current_thread():
-            self._timer.cancel()
-        if server is not None:
-            server.shutdown()
-            server.server_close()
-        self._closed.set()
-
-    def wait_stopped(self, timeout: float) -> bool:
-        """Wait until the server has stopped and closed its port (its lifetime or its
-        request budget ran out, or :meth:`stop`); False if it is still up."""
-        return self._closed.wait(timeout)
-
-    # --- answering --------------------------------------------------------------------------
-    def _record(self, req: FakeRequest) -> None:
-        with self._lock:
-            self.requests.append(req)
-            self._calls += 1
-            over = self._calls >= self.max_requests
-        if over:
-            threading.Thread(target=self.stop, daemon=True).start()
+        return self.of_kind("compaction")
 
     def _next_turn(self, body: dict[str, Any]) -> tuple[str, Turn]:
+        """The kind of a chat request and its answer (subclasses add kinds)."""
         if is_compaction_request(body):
             return "compaction", Turn(text=self.summary)
-        with self._lock:
-            turn = self._turns.pop(0) if self._turns else Turn(text=DEFAULT_TEXT)
-        return "turn", turn
+        return "turn", self.next_turn()
 
 
 def _tool_call(turn: Turn, body: dict[str, Any]) -> dict[str, Any] | None:
@@ -248,51 +149,32 @@ def _usage(body: dict[str, Any]) -> dict[str, int]:
 
 
 def _make_handler(fm: FakeModel) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        timeout = 30
-
-        def log_message(self, *args: object) -> None:  # quiet
-            return
-
-        def _headers(self) -> dict[str, str]:
-            return {k.lower(): v for k, v in self.headers.items()}
-
-        def _send_json(self, status: int, obj: Any) -> None:
-            data = json.dumps(obj).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
+    class Handler(FakeHandler):
         def do_GET(self) -> None:  # noqa: N802
             if self.path.rstrip("/").endswith("/models"):
-                fm._record(FakeRequest("GET", self.path, self._headers(), b"", "models"))
-                self._send_json(
+                fm.record(FakeRequest("GET", self.path, self.lower_headers(), b"", "models"))
+                self.send_json(
                     200,
                     {"object": "list", "data": [{"id": fm.model, "object": "model"}]},
                 )
                 return
-            fm._record(FakeRequest("GET", self.path, self._headers(), b"", "other"))
-            self._send_json(404, {"error": {"message": "not found"}})
+            fm.record(FakeRequest("GET", self.path, self.lower_headers(), b"", "other"))
+            self.send_json(404, {"error": {"message": "not found"}})
 
         def do_POST(self) -> None:  # noqa: N802
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            if not self.path.split("?")[0].rstrip("/").endswith("/chat/completions"):
-                fm._record(FakeRequest("POST", self.path, self._headers(), raw, "other"))
-                self._send_json(404, {"error": {"message": "not found"}})
+            raw = self.read_body()
+            if not self.route().endswith("/chat/completions"):
+                fm.record(FakeRequest("POST", self.path, self.lower_headers(), raw, "other"))
+                self.send_json(404, {"error": {"message": "not found"}})
                 return
             try:
                 body = json.loads(raw.decode("utf-8"))
             except ValueError:
-                fm._record(FakeRequest("POST", self.path, self._headers(), raw, "other"))
-                self._send_json(400, {"error": {"message": "body is not JSON"}})
+                fm.record(FakeRequest("POST", self.path, self.lower_headers(), raw, "other"))
+                self.send_json(400, {"error": {"message": "body is not JSON"}})
                 return
             kind, turn = fm._next_turn(body)
-            fm._record(FakeRequest("POST", self.path, self._headers(), raw, kind))
-            seq = len(fm.requests)
+            seq = fm.record(FakeRequest("POST", self.path, self.lower_headers(), raw, kind))
             call = _tool_call(turn, body)
             if body.get("stream"):
                 self._stream(body, turn, call, seq)
@@ -305,7 +187,7 @@ def _make_handler(fm: FakeModel) -> type[BaseHTTPRequestHandler]:
                 message["reasoning_content"] = turn.reasoning
             if call:
                 message["tool_calls"] = [call]
-            self._send_json(
+            self.send_json(
                 200,
                 {
                     "id": f"chatcmpl-fake-{seq}",
@@ -324,12 +206,7 @@ def _make_handler(fm: FakeModel) -> type[BaseHTTPRequestHandler]:
             )
 
         def _stream(self, body: dict, turn: Turn, call: dict | None, seq: int) -> None:
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Cache-Control", "no-cache")
-            self.send_header("Connection", "close")
-            self.end_headers()
-            self.close_connection = True
+            self.start_sse()
             base = {
                 "id": f"chatcmpl-fake-{seq}",
                 "object": "chat.completion.chunk",
@@ -337,10 +214,10 @@ def _make_handler(fm: FakeModel) -> type[BaseHTTPRequestHandler]:
                 "model": body.get("model") or fm.model,
             }
 
-            def chunk(delta: dict, finish: str | None = None, **extra: Any) -> None:
-                obj = dict(base, choices=[{"index": 0, "delta": delta, "finish_reason": finish}])
-                obj.update(extra)
-                self.wfile.write(b"data: " + json.dumps(obj).encode() + b"\n\n")
+            def chunk(delta: dict, finish: str | None = None) -> None:
+                self.sse_data(
+                    dict(base, choices=[{"index": 0, "delta": delta, "finish_reason": finish}])
+                )
 
             chunk({"role": "assistant", "content": ""})
             if turn.reasoning:
@@ -353,9 +230,8 @@ def _make_handler(fm: FakeModel) -> type[BaseHTTPRequestHandler]:
             if call:
                 chunk({"tool_calls": [dict(call, index=0)]})
             chunk({}, "tool_calls" if call else "stop")
-            usage_chunk = dict(base, choices=[], usage=_usage(body))
-            self.wfile.write(b"data: " + json.dumps(usage_chunk).encode() + b"\n\n")
-            self.wfile.write(b"data: [DONE]\n\n")
+            self.sse_data(dict(base, choices=[], usage=_usage(body)))
+            self.sse_data("[DONE]")
             self.wfile.flush()
 
     return Handler

@@ -24,11 +24,11 @@ from __future__ import annotations
 
 import hashlib
 import json
-import threading
 from dataclasses import dataclass
-from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from http.server import BaseHTTPRequestHandler
 from typing import Any
 
+from tests.agents.fake_base import FakeHandler, FakeServer
 from tests.agents.fake_model import DEFAULT_TEXT, FakeRequest, Turn, text_turn, tool_turn
 
 __all__ = [
@@ -69,7 +69,9 @@ class _Answer:
     turn: Turn
 
 
-class FakeResponses:
+class FakeResponses(FakeServer):
+    url_suffix = "/v1"
+
     def __init__(
         self,
         summary: str = "FAKE SUMMARY",
@@ -77,80 +79,23 @@ class FakeResponses:
         lifetime: float = 300.0,
         max_requests: int = 300,
     ) -> None:
-        self.summary = summary
+        super().__init__(summary, lifetime, max_requests)
         self.model = model
-        self.lifetime = lifetime
-        self.max_requests = max_requests
-        self.requests: list[FakeRequest] = []
-        self._turns: list[Turn] = []
-        self._lock = threading.Lock()
-        self._server: ThreadingHTTPServer | None = None
-        self._timer: threading.Timer | None = None
-        self._stopped = False
         # Called with the body of each compaction request before it is answered.
         self.on_compaction: Any = None
 
-    def script(self, *turns: Turn) -> None:
-        with self._lock:
-            self._turns.extend(turns)
-
-    def pending(self) -> int:
-        with self._lock:
-            return len(self._turns)
-
-    def turn_requests(self) -> list[FakeRequest]:
-        return [r for r in self.requests if r.kind == "turn"]
+    def make_handler(self) -> type[BaseHTTPRequestHandler]:
+        return _make_handler(self)
 
     def compaction_requests(self) -> list[FakeRequest]:
-        return [r for r in self.requests if r.kind == "compaction"]
-
-    @property
-    def base_url(self) -> str:
-        assert self._server is not None, "FakeResponses is not started"
-        return f"http://127.0.0.1:{self._server.server_address[1]}/v1"
-
-    def __enter__(self) -> FakeResponses:
-        self.start()
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.stop()
-
-    def start(self) -> None:
-        self._server = ThreadingHTTPServer(("127.0.0.1", 0), _make_handler(self))
-        self._server.daemon_threads = True
-        threading.Thread(target=self._server.serve_forever, daemon=True).start()
-        self._timer = threading.Timer(self.lifetime, self.stop)
-        self._timer.daemon = True
-        self._timer.start()
-
-    def stop(self) -> None:
-        with self._lock:
-            if self._stopped:
-                return
-            self._stopped = True
-            server = self._server
-        if self._timer is not None and self._timer is not threading.current_thread():
-            self._timer.cancel()
-        if server is not None:
-            server.shutdown()
-            server.server_close()
-
-    def _record(self, req: FakeRequest) -> None:
-        with self._lock:
-            self.requests.append(req)
-            over = len(self.requests) >= self.max_requests
-        if over:
-            threading.Thread(target=self.stop, daemon=True).start()
+        return self.of_kind("compaction")
 
     def _answer(self, body: dict[str, Any]) -> _Answer:
         if is_compaction_request(body):
             if self.on_compaction is not None:
                 self.on_compaction(body)
             return _Answer("compaction", Turn(text=self.summary))
-        with self._lock:
-            turn = self._turns.pop(0) if self._turns else Turn(text=DEFAULT_TEXT)
-        return _Answer("turn", turn)
+        return _Answer("turn", self.next_turn())
 
 
 def _call_item(turn: Turn, body: dict[str, Any]) -> dict[str, Any] | None:
@@ -177,60 +122,36 @@ def _call_item(turn: Turn, body: dict[str, Any]) -> dict[str, Any] | None:
 
 
 def _make_handler(fm: FakeResponses) -> type[BaseHTTPRequestHandler]:
-    class Handler(BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        timeout = 30
-
-        def log_message(self, *args: object) -> None:
-            return
-
-        def _headers(self) -> dict[str, str]:
-            return {k.lower(): v for k, v in self.headers.items()}
-
-        def _send_json(self, status: int, obj: Any) -> None:
-            data = json.dumps(obj).encode()
-            self.send_response(status)
-            self.send_header("Content-Type", "application/json")
-            self.send_header("Content-Length", str(len(data)))
-            self.end_headers()
-            self.wfile.write(data)
-
+    class Handler(FakeHandler):
         def do_GET(self) -> None:  # noqa: N802
-            fm._record(FakeRequest("GET", self.path, self._headers(), b"", "other"))
-            if self.path.split("?")[0].rstrip("/").endswith("/models"):
-                self._send_json(200, {"object": "list", "data": []})
+            fm.record(FakeRequest("GET", self.path, self.lower_headers(), b"", "other"))
+            if self.route().endswith("/models"):
+                self.send_json(200, {"object": "list", "data": []})
                 return
-            self._send_json(404, {"error": {"message": "not found"}})
+            self.send_json(404, {"error": {"message": "not found"}})
 
         def do_POST(self) -> None:  # noqa: N802
-            length = int(self.headers.get("Content-Length") or 0)
-            raw = self.rfile.read(length) if length else b""
-            if not self.path.split("?")[0].rstrip("/").endswith("/responses"):
-                fm._record(FakeRequest("POST", self.path, self._headers(), raw, "other"))
-                self._send_json(404, {"error": {"message": "not found"}})
+            raw = self.read_body()
+            if not self.route().endswith("/responses"):
+                fm.record(FakeRequest("POST", self.path, self.lower_headers(), raw, "other"))
+                self.send_json(404, {"error": {"message": "not found"}})
                 return
             try:
                 body = json.loads(raw.decode("utf-8"))
             except ValueError:
-                fm._record(FakeRequest("POST", self.path, self._headers(), raw, "other"))
-                self._send_json(400, {"error": {"message": "body is not JSON"}})
+                fm.record(FakeRequest("POST", self.path, self.lower_headers(), raw, "other"))
+                self.send_json(400, {"error": {"message": "body is not JSON"}})
                 return
             answer = fm._answer(body)
-            fm._record(FakeRequest("POST", self.path, self._headers(), raw, answer.kind))
-            self._stream(body, answer.turn, len(fm.requests))
+            seq = fm.record(FakeRequest("POST", self.path, self.lower_headers(), raw, answer.kind))
+            self._stream(body, answer.turn, seq)
 
         def _stream(self, body: dict[str, Any], turn: Turn, seq: int) -> None:
-            self.send_response(200)
-            self.send_header("Content-Type", "text/event-stream")
-            self.send_header("Cache-Control", "no-cache")
-            self.send_header("Connection", "close")
-            self.end_headers()
-            self.close_connection = True
+            self.start_sse()
             rid = f"resp_fake_{seq}"
 
             def event(kind: str, **data: Any) -> None:
-                obj = {"type": kind, **data}
-                self.wfile.write(f"event: {kind}\ndata: {json.dumps(obj)}\n\n".encode())
+                self.sse_event(kind, {"type": kind, **data})
 
             response = {"id": rid, "object": "response", "model": fm.model, "status": "in_progress"}
             event("response.created", response=response)

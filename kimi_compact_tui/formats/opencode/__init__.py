@@ -1,0 +1,15 @@
+"""opencode sessions, read from its SQLite database as opencode resumes them.
+
+Not registered as a format yet: a registered format must also write and undo, which
+waits for the storage contract (a session is a database plus a key). What is here:
+
+- :mod:`.db`: the database opened read-only, in one read transaction (a consistent
+  snapshot, the ``-wal`` beside it included), and a session's rows loaded;
+- :mod:`.schema`: the ``migration`` table state this reader was checked against, and
+  a one-line refusal for any other;
+- :mod:`.history`: a session's rows as this tool's messages, exactly as opencode sends
+  them when it resumes (its earlier compactions applied);
+- :mod:`.discover`: where the database is, and its top-level sessions for a picker;
+- :mod:`.rows`: the two rows of opencode's own compaction carrying a given summary,
+  built (not written).
+"""
