@@ -1,4 +1,5 @@
-"""The legend: region colours and row markers, or why nothing will be compacted.
+"""The legend: each region's mark (a shape of its own, and a colour) and the
+row markers, or why nothing will be compacted.
 
 One line, cut with … (never wrapped): with the status line's two it makes the
 three-line status area the main screen keeps at any size (80x24 included).
@@ -27,6 +28,7 @@ from kimi_compact_tui.tui.widgets.message_list import (
     MARK_MEDIA,
     MARK_RESULT,
     MARK_THINK,
+    region_mark,
 )
 
 LEGEND_LABELS = {
@@ -62,7 +64,7 @@ def legend_text(state: ReviewState, style_of: Callable[[str], Style]) -> Text:
         for i, region in enumerate(regions):
             if i:
                 out.append("  ")
-            out.append("▌", style=style_of(region))
+            out.append(region_mark(region), style=style_of(region))
             out.append(" " + LEGEND_LABELS[region], style=style_of(region))
     out.append("  " + MARKERS, style="dim")
     return out

@@ -40,8 +40,21 @@ MARK_MEDIA = "▣"
 MARK_CALL = "ƒ"
 MARK_RESULT = "↩"
 PREVIEW_CHARS = 240
-ROW_LEAD = "▌ "  # the region bar
-CURSOR_LEAD = "▌▶"  # the highlighted row, visible without colour
+#: Each region's mark, the first cell of its rows and the legend's: a shape of
+#: its own, so the regions are told apart without colour (NO_COLOR).
+REGION_MARKS = {
+    REGION_LEADING: "┃",
+    REGION_COMPACT: "░",
+    REGION_TAIL: "▌",
+    REGION_AFTER: "╎",
+    REGION_KEPT: "│",
+}
+CURSOR_MARK = "▶"  # the highlighted row, visible without colour
+
+
+def region_mark(region: str) -> str:
+    """The one-cell mark of ``region`` (rows and legend)."""
+    return REGION_MARKS.get(region, REGION_MARKS[REGION_KEPT])
 
 
 def message_markers(message: Message) -> str:
@@ -251,7 +264,7 @@ class MessageList(ScrollView, can_focus=True):
         message = self._messages[index]
         region = self._region_of(index)
         markers, preview = self._row_text(index)
-        lead = CURSOR_LEAD if cursor else ROW_LEAD
+        lead = region_mark(region) + (CURSOR_MARK if cursor else " ")
         number = f"{index + 1:>{self._number_width}} "
         role = fit_cells(one_line(str(message.role), 9), 9) + " "
         markers = fit_cells(markers, 4) + " "
