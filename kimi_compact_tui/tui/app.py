@@ -24,12 +24,13 @@ from textual.worker import Worker, WorkerState
 
 from kimi_compact_tui import samples
 from kimi_compact_tui.errors import UserError
+from kimi_compact_tui.formats.loader import Fingerprint
 from kimi_compact_tui.formats.registry import resolve_session_path
 from kimi_compact_tui.job import CompactionJob
 from kimi_compact_tui.sanitize import visible
 from kimi_compact_tui.tui.palette import ReviewCommands
-from kimi_compact_tui.tui.screens.confirm import AskScreen, ConfirmWriteScreen
-from kimi_compact_tui.tui.screens.error import ErrorDialog
+from kimi_compact_tui.tui.screens.confirm import AskScreen, ConfirmWriteScreen, disk_check
+from kimi_compact_tui.tui.screens.error import RELOAD, ErrorDialog
 from kimi_compact_tui.tui.screens.main import MainScreen
 from kimi_compact_tui.tui.screens.picker import PickerScreen
 from kimi_compact_tui.tui.screens.restore import RestoreConfirmScreen, RestorePointsScreen
@@ -67,6 +68,8 @@ class Outcome:
     error: str | None = None
     job: CompactionJob | None = None
     up_to: int | None = None
+    #: The file changed on disk since it was loaded (a refused write): offer a reload.
+    stale: bool = False
 
 
 def _error_line(exc: Exception, path: Path | None = None) -> str:
@@ -126,10 +129,18 @@ class ReviewApp(App[None]):
         gc.unfreeze()  # see _adopt: let the collector reclaim it all again
         sys.setswitchinterval(self._switch_interval)
 
-    def show_error(self, message: str, title: str = "Error", *, dialog: bool = False) -> None:
+    def show_error(
+        self, message: str, title: str = "Error", *, dialog: bool = False, reload: bool = False
+    ) -> None:
+        """``reload``: the dialog offers R, reloading the session (the file changed)."""
         self.last_error = message
         if dialog:
-            self.push_screen(ErrorDialog(message, title=title))
+
+            def done(choice: str | None) -> None:
+                if choice == RELOAD:
+                    self.reload_session()
+
+            self.push_screen(ErrorDialog(message, title=title, reload=reload), done)
         else:
             self.notify(visible(message), title=title, severity="error", markup=False, timeout=10)
 
@@ -151,6 +162,16 @@ class ReviewApp(App[None]):
 
         ask = AskScreen("Discard the unwritten summary?", body, yes="Discard (y)", purpose=purpose)
         self.push_screen(ask, done)
+
+    def reload_session(self) -> None:
+        """Read the session file again (after the agent wrote to it): asked
+        first when a summary or an edit is not written. The reviewer's choices
+        (instructions, model, boundary) stay."""
+        path = self.state.session_path
+        if path is None:
+            return
+        up_to = self.state.up_to
+        self.ask_unwritten("Reloading the session", lambda: self.load(path, up_to=up_to))
 
     def quit_review(self) -> None:
         if isinstance(self.screen, AskScreen) and self.screen.purpose == QUIT_PURPOSE:
@@ -266,7 +287,7 @@ class ReviewApp(App[None]):
                 self.open_picker()  # the picker, with the error dialog above it
             self.show_error(error, "Cannot open the session", dialog=True)
         else:
-            self.show_error(error, dialog=True)
+            self.show_error(error, dialog=True, reload=outcome.stale)
 
     def _warn_skipped(self, warnings: list[str]) -> None:
         """The lines the format skipped on load, as the agent does (each named)."""
@@ -337,7 +358,8 @@ class ReviewApp(App[None]):
     def _file_worker(self, op: Callable[[], str], progress: str) -> None:
         self.notify(progress, markup=False, timeout=3)
         self.message_list.loading = True
-        self._run_file_op(op, self.state.loader(), self.state.session_path)
+        state = self.state
+        self._run_file_op(op, state.loader(), state.session_path, state.fingerprint)
 
     @work(
         thread=True,
@@ -347,13 +369,22 @@ class ReviewApp(App[None]):
         description="file",
         exit_on_error=False,
     )
-    def _run_file_op(self, op: Callable[[], str], loader: JobLoader, path: Path | None) -> Outcome:
+    def _run_file_op(
+        self,
+        op: Callable[[], str],
+        loader: JobLoader,
+        path: Path | None,
+        loaded: Fingerprint | None,
+    ) -> Outcome:
         """Write or restore (``op`` carries its own inputs), then read the file
-        back; the UI thread adopts it."""
+        back; the UI thread adopts it. A refused op on a file that changed since
+        it was loaded (``loaded``, its fingerprint then) says so: the error
+        dialog offers the reload."""
         try:
             message = op()
         except Exception as exc:
-            return Outcome(error=_error_line(exc))
+            stale = path is not None and loaded is not None and disk_check(path, loaded) is not None
+            return Outcome(error=_error_line(exc), stale=stale)
         try:
             job = loader.load(path) if path is not None else None
         except Exception as exc:
