@@ -45,6 +45,7 @@ from kimi_compact_tui.providers import (
     stream_summary,
 )
 from kimi_compact_tui.store import ApplyResult, Provenance, apply_compaction
+from kimi_compact_tui.wording import noop_line
 
 #: A provider call: ``(provider, request, on_event, cancel) -> StreamResult``.
 StreamFunction = Callable[
@@ -195,7 +196,7 @@ class CompactionJob:
         disabled config, a remote provider with no model or with no key when it
         needs one (config errors)."""
         if prep.plan.noop or prep.build_request is None:
-            raise UserError(f"nothing to compact: {prep.plan.noop}")
+            raise UserError(noop_line(prep.plan.noop or ""))
         if not prep.enabled:
             raise UserError(f"compaction is not enabled: {prep.disabled_reason}")
         require_model(provider, prep.compaction_model)

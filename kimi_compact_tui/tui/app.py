@@ -14,12 +14,16 @@ import gc
 import io
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from rich.cells import cell_len
 from textual import events, on, work
-from textual.app import App
+from textual.app import App, SystemCommand
+from textual.content import Content
+from textual.screen import ModalScreen, Screen
 from textual.worker import Worker, WorkerState
 
 from kimi_compact_tui import samples
@@ -47,6 +51,7 @@ SWITCH_INTERVAL = 0.02
 SCREENSHOTS = "screenshots"  # under the state folder (kimi_compact_tui.samples.state_dir)
 SCREENSHOT_DELIVERY = "review-screenshot"  # Textual's own "screenshot" handler stays quiet
 QUIT_PURPOSE = "quit"
+HEADER_SIDES = 18  # the header's icon (8 cells) and its right-hand space (10)
 
 
 def loading_label(path: Path) -> str:
@@ -101,6 +106,20 @@ class ReviewApp(App[None]):
         self.last_error: str | None = None
         self.main_screen = MainScreen(state)
         self._switch_interval = sys.getswitchinterval()
+        self._depth = 1  # the screens on the stack when it last changed
+
+    def format_title(self, title: str, sub_title: str) -> Content:
+        """The header's title. When ``app — session`` does not fit, the session
+        (the sub-title) is shown alone, and when even that does not fit it is cut
+        at its front, so its end (``(copy of the sample)``) stays whole."""
+        room = self.size.width - HEADER_SIDES
+        if not sub_title or cell_len(f"{title} — {sub_title}") <= room:
+            return super().format_title(title, sub_title)
+        if cell_len(sub_title) > room > 1:
+            while cell_len(sub_title) > room - 1:
+                sub_title = sub_title[1:]
+            sub_title = "…" + sub_title
+        return Content(sub_title)
 
     def get_default_screen(self) -> MainScreen:
         return self.main_screen
@@ -124,6 +143,17 @@ class ReviewApp(App[None]):
             self.load(self.session_arg, up_to=self.initial_up_to)
         else:
             self.open_picker()
+
+    def on_mount(self) -> None:
+        self.screen_change_signal.subscribe(self, self._screen_changed)
+
+    def _screen_changed(self, screen: Screen[Any]) -> None:
+        """A dialog opened: the notices shown before it go, so none covers its
+        text (a notice raised while the dialog is open still shows)."""
+        depth = len(self.screen_stack)
+        if depth > self._depth and isinstance(screen, ModalScreen):
+            self.clear_notifications()
+        self._depth = depth
 
     def on_unmount(self) -> None:
         gc.unfreeze()  # see _adopt: let the collector reclaim it all again
@@ -182,6 +212,13 @@ class ReviewApp(App[None]):
         """Every other way to quit (Textual's ctrl+q, the palette's Quit) asks
         first too, as ``q`` does."""
         self.quit_review()
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        """Textual's palette commands, less its "Quit": the review's own
+        (from the key table, asking first) is the one Quit in the palette."""
+        for command in super().get_system_commands(screen):
+            if command.title != "Quit":
+                yield command
 
     # --- the palette's screenshot -------------------------------------------------
     def deliver_screenshot(
@@ -278,10 +315,12 @@ class ReviewApp(App[None]):
             self.main_screen.show_session()
             if outcome.job is not None:
                 self._warn_skipped(outcome.job.session.warnings)
-        if outcome.message:
-            self.notify(visible(outcome.message), markup=False, timeout=8)
         if error is None:
+            if outcome.message:
+                self.notify(visible(outcome.message), markup=False, timeout=8)
             return
+        if outcome.message:  # done, then an error: both in the dialog (a notice would go)
+            error = f"{outcome.message}\n\n{error}"
         if worker.name == "load":
             if self.state.session is None:
                 self.open_picker()  # the picker, with the error dialog above it

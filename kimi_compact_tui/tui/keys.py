@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 
 from textual.binding import Binding, BindingType
 
+from kimi_compact_tui.wording import noop_line
+
 if TYPE_CHECKING:
     from kimi_compact_tui.tui.state import ReviewState
 
@@ -148,7 +150,7 @@ def _can_compact(state: ReviewState) -> str | None:
     if why is not AVAILABLE:
         return why
     noop = state.noop
-    return f"nothing to compact: {noop}" if noop else AVAILABLE
+    return noop_line(noop) if noop else AVAILABLE
 
 
 def _has_summary(state: ReviewState) -> str | None:

@@ -30,6 +30,7 @@ from kimi_compact_tui.tui.widgets.message_list import (
     MARK_THINK,
     region_mark,
 )
+from kimi_compact_tui.wording import noop_line
 
 LEGEND_LABELS = {
     REGION_LEADING: "leading system (kept, sent)",
@@ -55,8 +56,8 @@ def legend_text(state: ReviewState, style_of: Callable[[str], Style]) -> Text:
         out.append(" no plan ", style="bold reverse red")
         out.append(" the compaction could not be prepared (see the error)")
     elif prep.plan.noop:
-        out.append(" nothing to compact ", style="bold reverse yellow")
-        out.append(" " + visible(prep.plan.noop))
+        out.append(" ⊘ ", style="bold reverse yellow")
+        out.append(" " + visible(noop_line(prep.plan.noop)))
     else:
         regions = [REGION_LEADING] if prep.plan.leading else []
         regions.append(REGION_COMPACT)
