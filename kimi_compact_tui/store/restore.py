@@ -203,7 +203,9 @@ def restore(
             if current_bytes is not None and current is not None:
                 kept = None if force else _same_bytes(points, current.size, current.sha256)
                 if kept is None:
-                    made = keep_copy(target, fmt, current_bytes, mode, current.mtime_ns, when)
+                    made = keep_copy(
+                        target, fmt, current_bytes, mode, current.mtime_ns, when, replaced=True
+                    )
                     kept = made
             atomic_write_bytes(target, data, mode=mode)
     except OSError as exc:
