@@ -7,6 +7,7 @@ figures without thousands separators."""
 from __future__ import annotations
 
 import shutil
+from pathlib import Path
 
 import pytest
 from textual.widgets import OptionList
@@ -212,3 +213,34 @@ def test_cli_figures_have_thousands_separators(tmp_path):
     line = next(ln for ln in done.stdout.splitlines() if ln.startswith("messages "))
     tokens = line.split("≈")[1].split()[0]
     assert "," in tokens, line  # more than 999 tokens, written 1,234
+
+
+def claude_transcript(folder: Path) -> Path:
+    from tests.factories.claude_code import two_turns
+
+    return two_turns().write(folder)
+
+
+def gemini_session(folder: Path) -> Path:
+    from tests.factories.gemini_cli import session_file
+
+    return session_file(folder)
+
+
+@pytest.mark.parametrize("make", [claude_transcript, gemini_session], ids=["claude", "gemini"])
+def test_the_recorded_figure_goes_after_a_write(tmp_path, make):
+    """The agent's last recorded context size describes the history before a
+    compaction: after a write (the kept records are copies, with their figures)
+    the status line no longer shows it, until the agent replies again."""
+    from kimi_compact_tui.providers import StreamResult
+    from kimi_compact_tui.tui.widgets.status import status_text
+
+    path = make(tmp_path / "home")
+    state = make_state(path)
+    before = len(state.session.messages)
+    assert "recorded " in status_text(state).plain
+    state.set_result(StreamResult(status="complete", summary="The user ran a command."))
+    state.write()
+    state.load(path)
+    assert len(state.session.messages) < before  # compacted
+    assert "recorded" not in status_text(state).plain
