@@ -6,6 +6,7 @@ figures without thousands separators."""
 
 from __future__ import annotations
 
+import re
 import shutil
 from pathlib import Path
 
@@ -240,7 +241,8 @@ def test_the_recorded_figure_goes_after_a_write(tmp_path, make):
     before = len(state.session.messages)
     assert "recorded " in status_text(state).plain
     state.set_result(StreamResult(status="complete", summary="The user ran a command."))
-    state.write()
+    said = state.write()
+    assert re.search(r"\(\d+ messages → \d+: \d+ compacted into the summary", said), said
     state.load(path)
     assert len(state.session.messages) < before  # compacted
     assert "recorded" not in status_text(state).plain

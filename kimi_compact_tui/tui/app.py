@@ -23,7 +23,7 @@ from rich.cells import cell_len
 from textual import events, on, work
 from textual.app import App, SystemCommand
 from textual.content import Content
-from textual.screen import ModalScreen, Screen
+from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from kimi_compact_tui import samples
@@ -148,10 +148,10 @@ class ReviewApp(App[None]):
         self.screen_change_signal.subscribe(self, self._screen_changed)
 
     def _screen_changed(self, screen: Screen[Any]) -> None:
-        """A dialog opened: the notices shown before it go, so none covers its
-        text (a notice raised while the dialog is open still shows)."""
+        """A screen or a dialog opened: the notices shown before it go, so none
+        covers its text (a notice raised while it is open still shows)."""
         depth = len(self.screen_stack)
-        if depth > self._depth and isinstance(screen, ModalScreen):
+        if depth > self._depth:
             self.clear_notifications()
         self._depth = depth
 
