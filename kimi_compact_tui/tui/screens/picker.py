@@ -39,6 +39,7 @@ MAX_ROWS = 2000  # newest first; older sessions can still be opened by path
 ERROR_MARK = "✗"
 PROBE_BYTES = 64 * 1024  # read from a row that shows no message, to flag a binary file
 TIME_FORMAT = "%Y-%m-%d %H:%M"
+AGENT_CELLS = 12  # the agent column's widest ("Claude Code", "Gemini CLI")
 
 
 def agent_of(info: SessionInfo) -> str:
@@ -199,8 +200,9 @@ class PickerScreen(ModalScreen[str | None]):
         self.sessions = newest[:MAX_ROWS]
         self.samples = list(samples)
         self.entries = self.sessions + self.samples
-        # One column as wide as the sessions' agents (a sample's label may run longer).
-        width = max((cell_len(visible(agent_of(s))) for s in self.sessions), default=0)
+        # One column as wide as the agents' names (a longer format label runs over).
+        width = max((cell_len(visible(agent_of(s))) for s in self.entries), default=0)
+        width = min(width, AGENT_CELLS)
         options = [
             Option(session_label(s, agent_width=width), id=str(i))
             for i, s in enumerate(self.sessions)
