@@ -179,7 +179,10 @@ def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
     parser = build_parser()
     try:
-        args = parser.parse_args(normalise_argv(argv, parser))
+        normal = normalise_argv(argv, parser)
+        if normal[:1] == ["tui"] and "tui" not in argv:  # errors name what the user typed
+            _subparsers(parser)["tui"].prog = PROG
+        args = parser.parse_args(normal)
         if args.command is None:
             usage_error(PROG, f"no command given (commands: {', '.join(COMMANDS)})")
     except SystemExit as exc:  # usage errors (2), --help and --version (0)

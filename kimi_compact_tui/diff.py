@@ -30,6 +30,7 @@ from kimi_compact_tui.fsutil import gc_paused
 from kimi_compact_tui.model import Message
 from kimi_compact_tui.previews import message_preview
 from kimi_compact_tui.sanitize import one_line
+from kimi_compact_tui.wording import count, number
 
 KEPT = "kept"
 REMOVED = "removed"
@@ -121,9 +122,9 @@ class SessionDiff:
         saved = self.tokens_before - self.tokens_after
         pct = f" ({saved * 100 // self.tokens_before}%)" if self.tokens_before and saved > 0 else ""
         return (
-            f"{self.kept} kept, {self.removed} removed, {self.added} added; "
-            f"~{self.tokens_before} tokens before, ~{self.tokens_after} after"
-            + (f", ~{saved} saved{pct}" if saved > 0 else "")
+            f"{number(self.kept)} kept, {number(self.removed)} removed, {number(self.added)} added; "
+            f"~{number(self.tokens_before)} tokens before, ~{number(self.tokens_after)} after"
+            + (f", ~{number(saved)} saved{pct}" if saved > 0 else "")
         )
 
     def to_json(self, *, with_messages: bool = False) -> dict[str, Any]:
@@ -278,12 +279,16 @@ def format_diff(diff: SessionDiff, *, context: int | None = None, width: int = 7
     a totals line. With ``context``, runs of kept messages longer than
     ``2 * context + 1`` are shortened to their first and last ``context``."""
     lines = [
-        f"--- {diff.before_path or 'before'}: {diff.before_count} messages, "
-        f"~{diff.tokens_before} tokens"
-        + (f" (recorded {diff.recorded_before})" if diff.recorded_before is not None else ""),
-        f"+++ {diff.after_path or 'after'}: {diff.after_count} messages, "
-        f"~{diff.tokens_after} tokens"
-        + (f" (recorded {diff.recorded_after})" if diff.recorded_after is not None else ""),
+        f"--- {diff.before_path or 'before'}: {count(diff.before_count, 'message')}, "
+        f"~{number(diff.tokens_before)} tokens"
+        + (
+            f" (recorded {number(diff.recorded_before)})"
+            if diff.recorded_before is not None
+            else ""
+        ),
+        f"+++ {diff.after_path or 'after'}: {count(diff.after_count, 'message')}, "
+        f"~{number(diff.tokens_after)} tokens"
+        + (f" (recorded {number(diff.recorded_after)})" if diff.recorded_after is not None else ""),
     ]
     nb = len(str(max(diff.before_count, 1)))
     na = len(str(max(diff.after_count, 1)))
@@ -293,7 +298,7 @@ def format_diff(diff: SessionDiff, *, context: int | None = None, width: int = 7
         a = str(row.after_index + 1) if row.after_index is not None else "."
         role = one_line(str(row.message.role), 12)
         return (
-            f"{row.marker} {b:>{nb}} {a:>{na}}  {role:<9} {row.tokens:>7} tok  "
+            f"{row.marker} {b:>{nb}} {a:>{na}}  {role:<9} {row.tokens:>7,} tok  "
             f"{preview(row.message, width)}"
         )
 
@@ -309,8 +314,8 @@ def format_diff(diff: SessionDiff, *, context: int | None = None, width: int = 7
                 lines.extend(row_line(r) for r in rows[k : k + context])
                 hidden = rows[k + context : end - context]
                 lines.append(
-                    f"= … {len(hidden)} kept messages "
-                    f"(~{sum(r.tokens for r in hidden)} tokens) not shown"
+                    f"= … {count(len(hidden), 'kept message')} "
+                    f"(~{number(sum(r.tokens for r in hidden))} tokens) not shown"
                 )
                 lines.extend(row_line(r) for r in rows[end - context : end])
             else:

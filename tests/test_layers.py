@@ -21,7 +21,17 @@ PACKAGE = Path(kimi_compact_tui.__file__).parent
 ROOT = "kimi_compact_tui"
 
 # The areas, bottom to top, and what each may import (besides itself).
-BASE = {"__init__", "errors", "fsutil", "sanitize", "model", "limits", "previews", "samples"}
+BASE = {
+    "__init__",
+    "errors",
+    "fsutil",
+    "sanitize",
+    "model",
+    "limits",
+    "previews",
+    "samples",
+    "wording",
+}
 ALLOWED: dict[str, set[str]] = {
     "base": set(),
     "compaction": {"base"},

@@ -115,4 +115,6 @@ def test_restore_openai_backup(tmp_path):
     res = cli(str(path), "--yes")
     assert res.returncode == 0, res.stderr
     assert path.read_bytes() == original
-    assert len(list(tmp_path.glob("chat.json.bak-*"))) == 2
+    assert len(list(tmp_path.glob("chat.json.bak-*"))) == 1  # the version before the write
+    # The compacted version the restore replaced: named as what it is, not as a backup.
+    assert len(list(tmp_path.glob("chat.json.replaced-*"))) == 1

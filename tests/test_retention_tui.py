@@ -16,6 +16,7 @@ from kimi_compact_tui.retention import (
     CandidateSet,
     retention_report,
 )
+from kimi_compact_tui.tui import keys
 from kimi_compact_tui.tui.screens.candidates import CandidatesScreen
 from kimi_compact_tui.tui.widgets.retention_pane import RetentionPane
 
@@ -34,6 +35,9 @@ def kimi_report(summary: str | None = None):
 
 
 class PaneApp(App):
+    # i and e are the host screen's keys (keys.RETENTION_KEYS), as on the stream and diff.
+    BINDINGS = keys.bindings(keys.RETENTION_KEYS)
+
     def __init__(self, report) -> None:
         super().__init__()
         self.report = report
@@ -44,6 +48,12 @@ class PaneApp(App):
 
     def on_mount(self) -> None:
         self.query_one("#retention-missing", OptionList).focus()
+
+    def action_retention_instructions(self) -> None:
+        self.query_one(RetentionPane).action_add_to_instructions()
+
+    def action_retention_editor(self) -> None:
+        self.query_one(RetentionPane).action_append_to_editor()
 
     def on_retention_pane_jump_to_message(self, event) -> None:
         self.posted.append(("jump", event.number))

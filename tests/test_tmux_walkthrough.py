@@ -39,7 +39,7 @@ def terminal():
 
 
 ROW = re.compile(
-    r"^▌(?P<mark>[▶ ]) *(?P<number>\d+) (?P<role>\w+) .*? (?P<tokens>[\d,]+)\s*\S*\s*▕"
+    r"^[┃░▌╎│](?P<mark>[▶ ]) *(?P<number>\d+) (?P<role>\w+) .*? (?P<tokens>[\d,]+)\s*\S*\s*▕"
 )
 
 

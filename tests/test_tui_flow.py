@@ -37,7 +37,15 @@ from kimi_compact_tui.tui.widgets.stream_view import (
 )
 from tests.factories import SUMMARY, write_kimi_session, write_openai_session
 from tests.loopback_server import openai_sse
-from tests.tui_support import FlowHost, first_text_gate, make_state, settle, static_text, wait_until
+from tests.tui_support import (
+    FlowHost,
+    first_text_gate,
+    footer_in_sync,
+    make_state,
+    settle,
+    static_text,
+    wait_until,
+)
 
 SIZE = (120, 40)
 
@@ -97,7 +105,7 @@ async def test_preview_shows_noop_reason(tmp_path: Path) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await pilot.pause()
         reason = str(screen.query_one("#preview-noop", Static).render())
-        assert reason.startswith("nothing to compact: ")
+        assert reason.count("nothing to compact") == 1  # once, not "…: … nothing to compact"
         assert state.preparation.plan.noop in reason
         assert not screen.query("#body")
 
@@ -217,6 +225,14 @@ async def test_stream_cancel_with_escape(kimi_path, loopback, provider_config) -
         assert state.summary is None
         outcome = str(screen.query_one("#stream-outcome", Static).render())
         assert outcome.startswith("cancelled — ")
+        # Nothing to write: the footer does not offer w (issue 23, item 15), and w says why.
+        await wait_until(pilot, lambda: footer_in_sync(app), "the footer")
+        offered = {key.action for key in screen.query("FooterKey")}
+        assert "write" not in offered and "rerun" in offered
+        await pilot.press("w")
+        await pilot.pause()
+        assert screen.is_current  # not dismissed with a write request
+        assert any("nothing to write" in n.message for n in app._notifications)
         await pilot.press("escape")  # now it closes
         await pilot.pause()
     assert app.results == [None]  # closing is no request; the run is on the state

@@ -83,7 +83,7 @@ async def test_kimi_sample_regions_and_pinned_system_prompt():
         assert pinned.display
         assert "system prompt" in plain(pinned)
         assert "You are Kimi Code CLI" in plain(pinned)
-        assert ml.row_plain(0).split()[:3] == ["▌", "1", "user"]
+        assert ml.row_plain(0).split()[:3] == ["░", "1", "user"]  # the compactable mark
         legend = plain(app.query_one(Legend))
         assert "compactable" in legend and "preserved tail" in legend
         status = plain(app.query_one(StatusLine))

@@ -200,3 +200,31 @@ async def test_picker_no_color_env(tmp_path, monkeypatch):
         await pilot.press("enter")
         await settle(pilot)
         assert app.message_list.message_count > 0
+
+
+async def test_no_color_regions_differ_on_screen(tmp_path, monkeypatch):
+    """Issue 23 item 12: under NO_COLOR each row's first cell shows its region by
+    shape (compactable and preserved tail rows differ), and the legend shows the
+    same mark before each region's name. Read from the screen's cells."""
+    from kimi_compact_tui.compaction.plan import REGION_COMPACT, REGION_TAIL
+    from kimi_compact_tui.tui.widgets.legend import LEGEND_LABELS
+    from tests.tui_support import screen_cells
+
+    monkeypatch.setenv("NO_COLOR", "1")
+    app = create_app(copy_sample(tmp_path), provider="offline")
+    async with app.run_test(size=(120, 40)) as pilot:
+        await settle(pilot)
+        ml = app.message_list
+        cells = screen_cells(app)
+        first = {}  # region -> the first cells of its rows on screen
+        for y in range(min(ml.region.height, ml.message_count)):
+            row = cells[ml.region.y + y]
+            first.setdefault(ml.region_at(y), set()).add(row[ml.region.x])
+        assert {REGION_COMPACT, REGION_TAIL} <= set(first), first
+        marks = {region: seen.pop() for region, seen in first.items() if len(seen) == 1}
+        assert set(marks) == set(first), f"one mark per region: {first}"
+        assert len(set(marks.values())) == len(marks), f"regions share a mark: {marks}"
+        legend = app.screen.query_one("#legend")
+        line = "".join(cells[legend.region.y + legend.region.height - 1])
+        for region, mark in marks.items():
+            assert f"{mark} {LEGEND_LABELS[region]}" in line, (region, mark, line)

@@ -10,13 +10,21 @@ labels are read from the ends of the files, never the whole session.
 from __future__ import annotations
 
 import hashlib
+import json
+import os
+import re
 from pathlib import Path
 
 from kimi_compact_tui.formats import kimi_discover
 from kimi_compact_tui.formats.base import SessionInfo
 from kimi_compact_tui.formats.kimi_discover import discover
 from kimi_compact_tui.tui.app import create_app
-from kimi_compact_tui.tui.screens.picker import PickerScreen, sample_sessions, session_label
+from kimi_compact_tui.tui.screens.picker import (
+    ERROR_MARK,
+    PickerScreen,
+    sample_sessions,
+    session_label,
+)
 from tests.factories.kimi_cli import kimi_line, share_session, write_kimi_json
 from tests.tui_support import cells_text, settle
 
@@ -156,10 +164,10 @@ def test_discover_many_sessions(tmp_path):
 def test_label_shows_title_folder_count_and_flag():
     ok = SessionInfo(Path("/x/abc"), "kimi", title="Fix it", work_dir=WORK, message_count=1)
     text = session_label(ok).plain
-    assert text.startswith("Fix it") and WORK in text and "1 message" in text
+    assert text.startswith("kimi-cli  Fix it") and WORK in text and "1 message" in text
     broken = SessionInfo(Path("/x/dead-beef"), "kimi", session_id="dead-beef", error="line 3 bad")
     lines = session_label(broken).plain.split("\n")
-    assert lines[0].startswith("✗ (untitled) dead-beef")
+    assert lines[0].startswith("✗ kimi-cli  (untitled) dead-beef")
     assert lines[-1].strip() == "✗ cannot open: line 3 bad"
     markup = SessionInfo(Path("/x/m"), "kimi", title="[bold]x[/bold] \x1b[2J")
     assert "[bold]x[/bold] ␛[2J" in session_label(markup).plain  # text, never markup
@@ -187,7 +195,8 @@ async def test_picker_rows_name_sessions_and_flag_broken_ones(tmp_path, monkeypa
         note = str(app.screen.query_one("#picker-note").render())
         assert note.startswith("4 kimi-cli sessions under ") and "1 cannot be opened" in note
         assert "kimi-debugging-session" in text  # the samples follow
-        await pilot.press("down", "enter")  # the second newest: bbbb-first-user
+        names = [e.path.name for e in app.screen.entries]
+        await pilot.press(*["down"] * names.index("bbbb-first-user"), "enter")
         await settle(pilot)
         assert not isinstance(app.screen, PickerScreen)
         assert app.state.session is not None
@@ -245,3 +254,70 @@ async def test_picker_reports_a_failed_lookup_in_one_line(tmp_path, monkeypatch)
         note = str(app.screen.query_one("#picker-note").render())
         assert note == "cannot list the sessions on this machine: disk on fire"
         assert "kimi-debugging-session" in cells_text(app)  # the samples are still there
+
+
+# ----------------------------------------------------------------------------- issue 23, item 14
+
+
+def claude_home(root: Path) -> Path:
+    """A Claude Code folder with one transcript whose last record is at
+    2026-03-01 12:00:0N UTC, written (file time) long after."""
+    from tests.factories.claude_code import two_turns
+
+    config = root / "claude"
+    path = two_turns().write(config)
+    os.utime(path, (4_000_000_000, 4_000_000_000))  # a file time far from the session's
+    return config
+
+
+async def test_picker_rows_name_their_agent_and_the_sessions_own_time(tmp_path, monkeypatch):
+    import datetime as dt
+
+    from kimi_compact_tui.formats.claude_code.chain import _millis
+
+    monkeypatch.setenv("KIMI_SHARE_DIR", str(populated_share(tmp_path)))
+    config = claude_home(tmp_path)
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
+    transcript = next(config.glob("projects/*/*.jsonl"))
+    records = [json.loads(line) for line in transcript.read_bytes().split(b"\n") if line]
+    last = [r for r in records if r.get("type") in ("user", "assistant")][-1]  # the last turn
+    app = create_app(None, provider="offline")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, PickerScreen)
+        rows = {e.path: session_label(e).plain for e in app.screen.entries}
+        claude = rows[transcript]
+        assert re.match(r"Claude Code +Run echo hi", claude), claude
+        own = dt.datetime.fromtimestamp(_millis(last["timestamp"]) / 1000)
+        assert own.strftime("%Y-%m-%d %H:%M") in claude and "(file time)" not in claude
+        file_time = dt.datetime.fromtimestamp(4_000_000_000).strftime("%Y-%m-%d %H:%M")
+        assert file_time not in claude
+        kimi = [t for p, t in rows.items() if p.name == "bbbb-first-user"][0]
+        assert "(file time)" in kimi  # no wire.jsonl: the file's time, said so
+        lines = cells_text(app).split("\n")
+        claude_line = next(line for line in lines if "Run echo hi" in line)
+        kimi_line_ = next(line for line in lines if "Fix the importer" in line)
+        assert "Claude Code" in claude_line and "kimi-cli" in kimi_line_
+        # One agent column: the titles start in the same cell.
+        assert claude_line.index("Run echo hi") == kimi_line_.index("Fix the importer")
+
+
+async def test_a_binary_session_file_is_flagged(tmp_path, monkeypatch):
+    from tests.factories.claude_code import SID
+
+    config = tmp_path / "claude"
+    binary = config / "projects" / "-work-project" / f"{SID}.jsonl"
+    binary.parent.mkdir(parents=True)
+    binary.write_bytes(b"\x7fELF\x02\x01\x01\x00" + bytes(range(256)) * 4)
+    monkeypatch.setenv("CLAUDE_CONFIG_DIR", str(config))
+    monkeypatch.setenv("KIMI_SHARE_DIR", str(tmp_path / "none"))
+    app = create_app(None, provider="offline")
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, PickerScreen)
+        row = [e for e in app.screen.entries if e.path == binary]
+        assert row and row[0].error and "NUL byte" in row[0].error
+        text = cells_text(app)
+        assert not re.search(r"(?<![\d,])0 messages", text)
+        assert f"{ERROR_MARK} cannot open: {binary.name}:1: contains a NUL" in text
+        assert "1 cannot be opened" in str(app.screen.query_one("#picker-note").render())

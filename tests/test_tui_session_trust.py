@@ -186,7 +186,7 @@ async def test_the_palettes_quit_asks_too(tmp_path):
         hits = app.screen.query_one("CommandList")
         await wait_until(pilot, lambda: hits.option_count > 0, "the palette's hits")
         first = str(hits.get_option_at_index(0).prompt)
-        assert first.startswith("Quit\n"), first  # Textual's own Quit command
+        assert first.startswith("Quit (asks first"), first  # the one Quit: the review's own
         await pilot.press("enter")
         await wait_until(
             pilot,

@@ -41,6 +41,7 @@ from kimi_compact_tui.providers import ProviderConfig
 from kimi_compact_tui.retention import check_min_retention, parse_min_retention, retention_report
 from kimi_compact_tui.sanitize import visible
 from kimi_compact_tui.store import ApplyResult
+from kimi_compact_tui.wording import count, noop_line, number
 
 EXIT_OK = 0
 EXIT_PROVIDER = 3
@@ -173,7 +174,7 @@ def run(args: argparse.Namespace) -> int:
 
     err = sys.stderr
     if result is None:
-        print(f"nothing to compact: {run_.plan.noop}; {nothing_written(args)}", file=err)
+        print(f"{noop_line(run_.plan.noop or '')}; {nothing_written(args)}", file=err)
         return EXIT_OK
     # An offline run said "no model wrote this summary" when it started: once is enough.
     where = "offline extraction" if result.offline else f"{result.provider} {result.model or ''}"
@@ -183,7 +184,8 @@ def run(args: argparse.Namespace) -> int:
             n_before = len(run_.session.messages)
             n_after = len(run_.compacted.messages) if run_.compacted else 0
             print(
-                f"complete ({where}): wrote {written} ({n_before} → {n_after} messages)", file=err
+                f"complete ({where}): wrote {written} ({count(n_before, 'message')} → {number(n_after)})",
+                file=err,
             )
         elif args.in_place:
             print(f"complete ({where}); not written (declined)", file=err)
@@ -246,7 +248,7 @@ def write_in_place(
         grows = draft.growth_warning()
         out.write(
             f"Write the compacted session over {run_.session.path}?\n"
-            f"  {len(run_.session.messages)} → {len(draft.compacted.messages)} messages; "
+            f"  {count(len(run_.session.messages), 'message')} → {number(len(draft.compacted.messages))}; "
             f"the current file is {how} first.\n"
             + (f"  warning: {grows}\n" if grows else "")
             + "".join(f"  {visible(note)}\n" for note in notes)

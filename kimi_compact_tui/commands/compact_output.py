@@ -13,6 +13,7 @@ from kimi_compact_tui.commands.compact_run import CompactionRun
 from kimi_compact_tui.job import Preparation
 from kimi_compact_tui.providers import OFFLINE_NOTICE, ProviderConfig, StreamEvent
 from kimi_compact_tui.sanitize import visible
+from kimi_compact_tui.wording import span
 
 DIM = "\x1b[2m"
 RESET = "\x1b[0m"
@@ -74,8 +75,8 @@ class Printer:
 
 def announce(prep: Preparation, pcfg: ProviderConfig) -> None:
     indices = list(prep.plan.compact_indices)
-    span = f"messages {indices[0] + 1}–{indices[-1] + 1}" if indices else "no messages"
-    print(f"compacting {span} with {pcfg.describe()}", file=sys.stderr)
+    which = span(indices[0] + 1, indices[-1] + 1) if indices else "no messages"
+    print(f"compacting {which} with {pcfg.describe()}", file=sys.stderr)
     if pcfg.offline:
         print(f"note: {OFFLINE_NOTICE}", file=sys.stderr)
     sys.stderr.flush()

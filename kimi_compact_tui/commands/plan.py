@@ -22,6 +22,7 @@ from kimi_compact_tui.compaction.plan import (
 )
 from kimi_compact_tui.job import Preparation
 from kimi_compact_tui.previews import message_preview
+from kimi_compact_tui.wording import count, number
 
 REGION_LABELS = {
     REGION_LEADING: "leading system (kept and sent)",
@@ -64,11 +65,13 @@ def run(args: argparse.Namespace) -> int:
     plan = prep.plan
     w = sys.stdout.write
     tokens = prep.token_figures()
-    w(f"session  {session.path} ({session.format.name}, {len(session.messages)} messages)\n")
+    w(
+        f"session  {session.path} ({session.format.name}, {count(len(session.messages), 'message')})\n"
+    )
     recorded = tokens["recorded"]
     w(
-        f"tokens   recorded {recorded if recorded is not None else '-'} · estimated "
-        f"{tokens['estimated_before']} → {tokens['estimated_after']} after\n"
+        f"tokens   recorded {number(recorded) if recorded is not None else '-'} · estimated "
+        f"{number(tokens['estimated_before'])} → {number(tokens['estimated_after'])} after\n"
     )
     w(f"prompt   {prep.prompt.describe()}\n")
     if not prep.enabled:
@@ -90,5 +93,5 @@ def run(args: argparse.Namespace) -> int:
             w(f"-- {REGION_LABELS[region]}\n")
             current = region
         preview = message_preview(message, 70)
-        w(f"{i + 1:>6}  {str(message.role)[:9]:<9} {prep.message_tokens[i]:>7}t  {preview}\n")
+        w(f"{i + 1:>6}  {str(message.role)[:9]:<9} {prep.message_tokens[i]:>7,}t  {preview}\n")
     return 0

@@ -18,6 +18,7 @@ from kimi_compact_tui.commands.jsonout import print_json
 from kimi_compact_tui.job import Preparation, Readiness, RefusalKind
 from kimi_compact_tui.providers import ProviderConfig
 from kimi_compact_tui.sanitize import visible
+from kimi_compact_tui.wording import number
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -112,9 +113,9 @@ def run(args: argparse.Namespace) -> int:
     w(f"provider {pcfg.describe()}\n")
     w(f"prompt   {prep.prompt.describe()}\n")
     w(
-        f"messages {len(prep.plan.request_indices)} sent "
-        f"({len(prep.plan.compact_indices)} replaced) · request ≈ "
-        f"{tokens['request_estimated']} tokens\n"
+        f"messages {number(len(prep.plan.request_indices))} sent "
+        f"({number(len(prep.plan.compact_indices))} replaced) · request ≈ "
+        f"{number(tokens['request_estimated'])} tokens\n"
     )
     write_split_lines(prep, w)
     if prep.request.custom_instruction:

@@ -99,7 +99,10 @@ class SessionInfo:
     format: str  # the plugin's name ("?" when no format reads it)
     title: str | None = None  # first user message, or the agent's title
     work_dir: str | None = None
-    updated: float | None = None  # seconds since the epoch
+    updated: float | None = None  # seconds since the epoch (the file's time when nothing better)
+    # The time of the session's last record, as the session itself records it
+    # (seconds since the epoch; None when the format records no time).
+    last_record: float | None = None
     message_count: int | None = None
     session_id: str | None = None
     error: str | None = None  # set when the session cannot be read

@@ -149,6 +149,22 @@ def _is_message_line(line: bytes) -> bool:
     return bool(line.strip()) and not head.startswith(b'{"role":"_')
 
 
+def wire_time(wire: Path) -> float | None:
+    """The ``timestamp`` of the last record of ``wire.jsonl`` (read from its end), or None."""
+    try:
+        with open(wire, "rb") as fh:
+            size = fh.seek(0, os.SEEK_END)
+            fh.seek(max(0, size - 4096))
+            last = fh.read().rstrip(b"\n").rsplit(b"\n", 1)[-1]
+        record = json.loads(last)  # a line cut by the 4 KB read does not parse
+    except (OSError, ValueError, RecursionError):
+        return None
+    stamp = record.get("timestamp") if isinstance(record, dict) else None
+    if isinstance(stamp, bool) or not isinstance(stamp, (int, float)):
+        return None
+    return float(stamp)
+
+
 def describe_session(folder: Path, work_dir: str | None = None) -> SessionInfo:
     """One session folder, labelled: title, work folder, time, count, error."""
     info = SessionInfo(path=folder, format=FORMAT_NAME, work_dir=work_dir, session_id=folder.name)
@@ -163,6 +179,7 @@ def describe_session(folder: Path, work_dir: str | None = None) -> SessionInfo:
         info.error = f"cannot read {CONTEXT} ({exc.strerror or exc})"
         return info
     info.updated = stat.st_mtime
+    info.last_record = wire_time(folder / WIRE)
     try:
         head, tail = _read_ends(context, stat.st_size)
         if not head.strip() and stat.st_size <= len(head):

@@ -43,6 +43,7 @@ from kimi_compact_tui.compaction.plan import CompactionPlan
 from kimi_compact_tui.compaction.prompts import PromptSource
 from kimi_compact_tui.errors import ApplyError, ConfigError, UserError
 from kimi_compact_tui.formats.base import Session
+from kimi_compact_tui.wording import noop_line
 
 
 class RefusalKind(enum.StrEnum):
@@ -138,7 +139,7 @@ def readiness(refusals: Iterable[Refusal | None]) -> Readiness:
 
 
 def nothing_to_compact(noop: str | None) -> Refusal:
-    return Refusal(RefusalKind.NOTHING_TO_COMPACT, f"nothing to compact: {noop}")
+    return Refusal(RefusalKind.NOTHING_TO_COMPACT, noop_line(noop or ""))
 
 
 def disabled(reason: str | None) -> Refusal:

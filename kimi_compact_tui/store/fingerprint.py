@@ -43,7 +43,7 @@ def fingerprint(path: str | Path) -> Fingerprint:
 
 def conflict_message(path: Path, loaded: Fingerprint, now: Fingerprint) -> str:
     if now.size != loaded.size:
-        what = f"its size went from {loaded.size} to {now.size} bytes"
+        what = f"its size went from {loaded.size:,} to {now.size:,} bytes"
     elif now.sha256 != loaded.sha256:
         what = "its content changed"
     else:

@@ -7,6 +7,8 @@
 - "backup" and "append" policies: ``<name>.bak-YYYYmmddTHHMMSSZ`` (``-1``,
   ``-2``, ... when the name is taken), in the format's restore folder (beside
   the file unless the agent would take such files for sessions of its own).
+  The version a restore replaces is kept as ``<name>.replaced-YYYYmmddTHHMMSSZ``
+  (:data:`REPLACED_MARK`), so it does not read as an older backup.
 """
 
 from __future__ import annotations
@@ -22,7 +24,9 @@ from pathlib import Path
 from kimi_compact_tui.formats.base import SessionFormat
 from kimi_compact_tui.store.durable import write_new_file
 
-BACKUP_MARK = ".bak-"
+BACKUP_MARK = ".bak-"  # the version before a write
+REPLACED_MARK = ".replaced-"  # the version a restore replaced
+MARKS = (BACKUP_MARK, REPLACED_MARK)
 _TS_FORMAT = "%Y%m%dT%H%M%SZ"
 _BACKUP_RE = re.compile(r"^(\d{8}T\d{6}Z)(?:-(\d+))?$")
 
@@ -78,21 +82,22 @@ def backup_pattern(path: Path, fmt: SessionFormat) -> str:
 
 
 def backups(path: Path, fmt: SessionFormat) -> list[tuple[tuple[str, int], Path]]:
-    prefix = path.name + BACKUP_MARK
     folder = backup_folder(path, fmt)
     out = []
     for name in _listdir(folder):
-        if name.startswith(prefix):
-            m = _BACKUP_RE.match(name[len(prefix) :])
-            if m:
-                out.append(((m.group(1), int(m.group(2) or 0)), folder / name))
+        for mark in MARKS:
+            prefix = path.name + mark
+            if name.startswith(prefix):
+                m = _BACKUP_RE.match(name[len(prefix) :])
+                if m:
+                    out.append(((m.group(1), int(m.group(2) or 0)), folder / name))
     out.sort(reverse=True)
     return out
 
 
-def backup_names(path: Path, now: datetime) -> Iterator[str]:
+def backup_names(path: Path, now: datetime, mark: str = BACKUP_MARK) -> Iterator[str]:
     stamp = now.astimezone(UTC).strftime(_TS_FORMAT)
-    base = f"{path.name}{BACKUP_MARK}{stamp}"
+    base = f"{path.name}{mark}{stamp}"
     yield base
     k = 1
     while True:
@@ -101,15 +106,24 @@ def backup_names(path: Path, now: datetime) -> Iterator[str]:
 
 
 def keep_copy(
-    path: Path, fmt: SessionFormat, data: bytes, mode: int, mtime_ns: int, now: datetime
+    path: Path,
+    fmt: SessionFormat,
+    data: bytes,
+    mode: int,
+    mtime_ns: int,
+    now: datetime,
+    *,
+    replaced: bool = False,
 ) -> Path:
-    """Keep ``data`` (the current bytes of ``path``) as its next restore point."""
+    """Keep ``data`` (the current bytes of ``path``) as its next restore point
+    (``replaced``: the version a restore replaces, named as such)."""
     if fmt.write_policy == "rotate":
         made = write_new_file(path.parent, rotation_names(path, fmt), data, mode, mtime_ns)
     else:
         folder = backup_folder(path, fmt)
         folder.mkdir(parents=True, exist_ok=True)
-        made = write_new_file(folder, backup_names(path, now), data, mode, mtime_ns)
+        mark = REPLACED_MARK if replaced else BACKUP_MARK
+        made = write_new_file(folder, backup_names(path, now, mark), data, mode, mtime_ns)
     assert made is not None  # the names never run out
     return made
 

@@ -45,6 +45,7 @@ from kimi_compact_tui.store.points import (
     target_of,
 )
 from kimi_compact_tui.store.write import now_utc
+from kimi_compact_tui.wording import count, number
 
 
 @dataclass
@@ -68,7 +69,7 @@ class RestoreResult:
             )
         counts = ""
         if self.messages_before is not None and self.messages_after is not None:
-            counts = f" ({self.messages_before} → {self.messages_after} messages)"
+            counts = f" ({count(self.messages_before, 'message')} → {number(self.messages_after)})"
         if self.truncated_to is not None:
             how = f"Undid the compaction appended to {self.path}{counts}: cut back to "
             line = how + f"{self.truncated_to} bytes, as before it"
@@ -203,7 +204,9 @@ def restore(
             if current_bytes is not None and current is not None:
                 kept = None if force else _same_bytes(points, current.size, current.sha256)
                 if kept is None:
-                    made = keep_copy(target, fmt, current_bytes, mode, current.mtime_ns, when)
+                    made = keep_copy(
+                        target, fmt, current_bytes, mode, current.mtime_ns, when, replaced=True
+                    )
                     kept = made
             atomic_write_bytes(target, data, mode=mode)
     except OSError as exc:

@@ -41,6 +41,7 @@ from kimi_compact_tui.store.durable import (
 )
 from kimi_compact_tui.store.fingerprint import Fingerprint, conflict_message, read_fingerprinted
 from kimi_compact_tui.store.keep import drop_copy, keep_copy
+from kimi_compact_tui.wording import count, number
 
 
 @dataclass(frozen=True)
@@ -81,8 +82,9 @@ class ApplyResult:
     def describe(self) -> str:
         how = "appended to" if self.policy == "append" else "wrote"
         line = (
-            f"{how.capitalize()} {self.path} ({self.messages_before} → {self.messages_after} "
-            f"messages: {self.compacted} compacted into the summary, {self.kept} kept); "
+            f"{how.capitalize()} {self.path} ({count(self.messages_before, 'message')} → "
+            f"{number(self.messages_after)}: {number(self.compacted)} compacted into the summary, "
+            f"{number(self.kept)} kept); "
             f"the previous version is {self.backup_path}"
         )
         if self.audit_error:

@@ -14,22 +14,27 @@ import gc
 import io
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+from rich.cells import cell_len
 from textual import events, on, work
-from textual.app import App
+from textual.app import App, SystemCommand
+from textual.content import Content
+from textual.screen import Screen
 from textual.worker import Worker, WorkerState
 
 from kimi_compact_tui import samples
 from kimi_compact_tui.errors import UserError
+from kimi_compact_tui.formats.loader import Fingerprint
 from kimi_compact_tui.formats.registry import resolve_session_path
 from kimi_compact_tui.job import CompactionJob
 from kimi_compact_tui.sanitize import visible
 from kimi_compact_tui.tui.palette import ReviewCommands
-from kimi_compact_tui.tui.screens.confirm import AskScreen, ConfirmWriteScreen
-from kimi_compact_tui.tui.screens.error import ErrorDialog
+from kimi_compact_tui.tui.screens.confirm import AskScreen, ConfirmWriteScreen, disk_check
+from kimi_compact_tui.tui.screens.error import RELOAD, ErrorDialog
 from kimi_compact_tui.tui.screens.main import MainScreen
 from kimi_compact_tui.tui.screens.picker import PickerScreen
 from kimi_compact_tui.tui.screens.restore import RestoreConfirmScreen, RestorePointsScreen
@@ -46,6 +51,7 @@ SWITCH_INTERVAL = 0.02
 SCREENSHOTS = "screenshots"  # under the state folder (kimi_compact_tui.samples.state_dir)
 SCREENSHOT_DELIVERY = "review-screenshot"  # Textual's own "screenshot" handler stays quiet
 QUIT_PURPOSE = "quit"
+HEADER_SIDES = 18  # the header's icon (8 cells) and its right-hand space (10)
 
 
 def loading_label(path: Path) -> str:
@@ -71,6 +77,8 @@ class Outcome:
     error: str | None = None
     job: CompactionJob | None = None
     up_to: int | None = None
+    #: The file changed on disk since it was loaded (a refused write): offer a reload.
+    stale: bool = False
 
 
 def open_session(loader: JobLoader, path: Path, up_to: int | None = None) -> Outcome:
@@ -122,6 +130,20 @@ class ReviewApp(App[None]):
         self.last_error: str | None = None
         self.main_screen = MainScreen(state)
         self._switch_interval = sys.getswitchinterval()
+        self._depth = 1  # the screens on the stack when it last changed
+
+    def format_title(self, title: str, sub_title: str) -> Content:
+        """The header's title. When ``app — session`` does not fit, the session
+        (the sub-title) is shown alone, and when even that does not fit it is cut
+        at its front, so its end (``(copy of the sample)``) stays whole."""
+        room = self.size.width - HEADER_SIDES
+        if not sub_title or cell_len(f"{title} — {sub_title}") <= room:
+            return super().format_title(title, sub_title)
+        if cell_len(sub_title) > room > 1:
+            while cell_len(sub_title) > room - 1:
+                sub_title = sub_title[1:]
+            sub_title = "…" + sub_title
+        return Content(sub_title)
 
     def get_default_screen(self) -> MainScreen:
         return self.main_screen
@@ -149,14 +171,33 @@ class ReviewApp(App[None]):
         else:
             self.open_picker()
 
+    def on_mount(self) -> None:
+        self.screen_change_signal.subscribe(self, self._screen_changed)
+
+    def _screen_changed(self, screen: Screen[Any]) -> None:
+        """A screen or a dialog opened: the notices shown before it go, so none
+        covers its text (a notice raised while it is open still shows)."""
+        depth = len(self.screen_stack)
+        if depth > self._depth:
+            self.clear_notifications()
+        self._depth = depth
+
     def on_unmount(self) -> None:
         gc.unfreeze()  # see _adopt: let the collector reclaim it all again
         sys.setswitchinterval(self._switch_interval)
 
-    def show_error(self, message: str, title: str = "Error", *, dialog: bool = False) -> None:
+    def show_error(
+        self, message: str, title: str = "Error", *, dialog: bool = False, reload: bool = False
+    ) -> None:
+        """``reload``: the dialog offers R, reloading the session (the file changed)."""
         self.last_error = message
         if dialog:
-            self.push_screen(ErrorDialog(message, title=title))
+
+            def done(choice: str | None) -> None:
+                if choice == RELOAD:
+                    self.reload_session()
+
+            self.push_screen(ErrorDialog(message, title=title, reload=reload), done)
         else:
             self.notify(visible(message), title=title, severity="error", markup=False, timeout=10)
 
@@ -179,6 +220,16 @@ class ReviewApp(App[None]):
         ask = AskScreen("Discard the unwritten summary?", body, yes="Discard (y)", purpose=purpose)
         self.push_screen(ask, done)
 
+    def reload_session(self) -> None:
+        """Read the session file again (after the agent wrote to it): asked
+        first when a summary or an edit is not written. The reviewer's choices
+        (instructions, model, boundary) stay."""
+        path = self.state.session_path
+        if path is None:
+            return
+        up_to = self.state.up_to
+        self.ask_unwritten("Reloading the session", lambda: self.load(path, up_to=up_to))
+
     def quit_review(self) -> None:
         if isinstance(self.screen, AskScreen) and self.screen.purpose == QUIT_PURPOSE:
             return  # already asking (ctrl+q pressed twice)
@@ -188,6 +239,13 @@ class ReviewApp(App[None]):
         """Every other way to quit (Textual's ctrl+q, the palette's Quit) asks
         first too, as ``q`` does."""
         self.quit_review()
+
+    def get_system_commands(self, screen: Screen[Any]) -> Iterable[SystemCommand]:
+        """Textual's palette commands, less its "Quit": the review's own
+        (from the key table, asking first) is the one Quit in the palette."""
+        for command in super().get_system_commands(screen):
+            if command.title != "Quit":
+                yield command
 
     # --- the palette's screenshot -------------------------------------------------
     def deliver_screenshot(
@@ -277,16 +335,18 @@ class ReviewApp(App[None]):
             self.main_screen.show_session()
             if outcome.job is not None:
                 self._warn_skipped(outcome.job.session.warnings)
-        if outcome.message:
-            self.notify(visible(outcome.message), markup=False, timeout=8)
         if error is None:
+            if outcome.message:
+                self.notify(visible(outcome.message), markup=False, timeout=8)
             return
+        if outcome.message:  # done, then an error: both in the dialog (a notice would go)
+            error = f"{outcome.message}\n\n{error}"
         if kind == "load":
             if self.state.session is None:
                 self.open_picker()  # the picker, with the error dialog above it
             self.show_error(error, "Cannot open the session", dialog=True)
         else:
-            self.show_error(error, dialog=True)
+            self.show_error(error, dialog=True, reload=outcome.stale)
 
     def _warn_skipped(self, warnings: list[str]) -> None:
         """The lines the format skipped on load, as the agent does (each named)."""
@@ -357,7 +417,8 @@ class ReviewApp(App[None]):
     def _file_worker(self, op: Callable[[], str], progress: str) -> None:
         self.notify(progress, markup=False, timeout=3)
         self.message_list.loading = True
-        self._run_file_op(op, self.state.loader(), self.state.session_path)
+        state = self.state
+        self._run_file_op(op, state.loader(), state.session_path, state.fingerprint)
 
     @work(
         thread=True,
@@ -367,13 +428,22 @@ class ReviewApp(App[None]):
         description="file",
         exit_on_error=False,
     )
-    def _run_file_op(self, op: Callable[[], str], loader: JobLoader, path: Path | None) -> Outcome:
+    def _run_file_op(
+        self,
+        op: Callable[[], str],
+        loader: JobLoader,
+        path: Path | None,
+        loaded: Fingerprint | None,
+    ) -> Outcome:
         """Write or restore (``op`` carries its own inputs), then read the file
-        back; the UI thread adopts it."""
+        back; the UI thread adopts it. A refused op on a file that changed since
+        it was loaded (``loaded``, its fingerprint then) says so: the error
+        dialog offers the reload."""
         try:
             message = op()
         except Exception as exc:
-            return Outcome(error=_error_line(exc))
+            stale = path is not None and loaded is not None and disk_check(path, loaded) is not None
+            return Outcome(error=_error_line(exc), stale=stale)
         try:
             job = loader.load(path) if path is not None else None
         except Exception as exc:

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 
 from textual.binding import Binding, BindingType
 
+from kimi_compact_tui.wording import noop_line
+
 if TYPE_CHECKING:
     from kimi_compact_tui.tui.state import ReviewState
 
@@ -148,7 +150,7 @@ def _can_compact(state: ReviewState) -> str | None:
     if why is not AVAILABLE:
         return why
     noop = state.noop
-    return f"nothing to compact: {noop}" if noop else AVAILABLE
+    return noop_line(noop) if noop else AVAILABLE
 
 
 def _has_summary(state: ReviewState) -> str | None:
@@ -194,14 +196,17 @@ def _candidates(state: ReviewState) -> str | None:
     return AVAILABLE if len(state.runs) else ABSENT
 
 
-MOVE_KEYS = (
-    Key("up,down,j,k", "", "", "move the highlight one message", display="↑ ↓ j k"),
-    Key("pageup,pagedown,home,end", "", "", "move by a page / to the first or last message",
-        display="PgUp PgDn Home End"),  # fmt: skip
+#: The message list's own keys (the widget's bindings; listed on the help screen).
+LIST_KEYS: tuple[Key, ...] = (
+    Key("up,k", "cursor_up", "", "move the highlight up one message", display="↑ k"),
+    Key("down,j", "cursor_down", "", "move the highlight down one message", display="↓ j"),
+    Key("pageup", "page_up", "", "move the highlight up a page", display="PgUp"),
+    Key("pagedown", "page_down", "", "move the highlight down a page", display="PgDn"),
+    Key("home", "first", "", "move the highlight to the first message", display="Home"),
+    Key("end", "last", "", "move the highlight to the last message", display="End"),
 )
 
 MAIN_KEYS: tuple[Key, ...] = (
-    *MOVE_KEYS,
     Key("enter", "detail", "", "show the highlighted message in the detail pane", rule=_session),
     Key("b", "boundary", "Up to here",
         "compact up to here (explicit boundary at the highlighted message)", rule=_compaction),
@@ -227,6 +232,9 @@ MAIN_KEYS: tuple[Key, ...] = (
     Key("r", "restore_points", "", "restore points: every earlier version, labelled by origin",
         rule=_file),
     Key("slash", "search", "Search", "search messages", display="/", rule=_session),
+    Key("R", "reload", "Reload",
+        "reload the session from disk (asks first when a summary or an edit is not written)",
+        rule=_file),
     Key("n", "search_next", "", "next match of the last search", rule=_session),
     Key("N", "search_prev", "", "previous match of the last search", rule=_session),
     Key("o", "open", "", "open another session (the session picker)"),
@@ -244,6 +252,7 @@ RETENTION_KEYS: tuple[Key, ...] = (
         "open the summary editor with the marked missing items appended"),
 )  # fmt: skip
 
+#: The pane's own keys (``i`` and ``e`` are its host screen's: :data:`RETENTION_KEYS`).
 RETENTION_PANE_KEYS: tuple[Key, ...] = (
     Key("space", "toggle_mark", "Mark", "mark or unmark the highlighted missing item"),
     Key("enter", "", "", "show the message the highlighted missing item comes from"),
@@ -321,6 +330,26 @@ PICKER_KEYS: tuple[Key, ...] = (
     Key("q", "cancel", "", "close the picker"),
 )
 
+MODEL_KEYS: tuple[Key, ...] = (
+    Key("enter", "", "", "use the model typed or highlighted (an empty name clears the override)"),
+    Key("escape", "cancel", "Cancel", "cancel", display="esc"),
+)
+
+SEARCH_KEYS: tuple[Key, ...] = (
+    Key("enter", "", "", "find the text typed (n / N on the main screen: next / previous)"),
+    Key("escape", "cancel", "Cancel", "cancel", display="esc"),
+)
+
+HELP_KEYS: tuple[Key, ...] = (
+    Key("escape,q,question_mark,f1", "close", "Close", "close this help", display="esc q ? f1"),
+)
+
+ERROR_KEYS: tuple[Key, ...] = (
+    Key("escape,enter,q", "close", "Close", "close the error", display="esc"),
+    Key("R", "reload", "Reload",
+        "reload the session (offered when the file changed on disk since it was loaded)"),
+)  # fmt: skip
+
 PREVIEW_KEYS: tuple[Key, ...] = (
     Key("escape,q", "close", "Back", "back to the main screen", display="esc"),
     Key("b", "copy_body", "Copy body", "copy the JSON body to the clipboard"),
@@ -330,6 +359,7 @@ PREVIEW_KEYS: tuple[Key, ...] = (
 #: Every screen's keys, for the help screen (in the order a review meets them).
 SCREEN_TABLES: tuple[tuple[str, tuple[Key, ...]], ...] = (
     ("Main screen", MAIN_KEYS),
+    ("Message list (main screen)", LIST_KEYS),
     ("Session picker (o)", PICKER_KEYS),
     ("Request preview (p)", PREVIEW_KEYS),
     ("Instructions (i)", INSTRUCTIONS_KEYS),
@@ -343,4 +373,8 @@ SCREEN_TABLES: tuple[tuple[str, tuple[Key, ...]], ...] = (
     ("Undo and restore dialogs (u, r)", RESTORE_KEYS),
     ("Restore points (r)", RESTORE_POINTS_KEYS),
     ("Questions", ASK_KEYS),
+    ("Model (m)", MODEL_KEYS),
+    ("Search (/)", SEARCH_KEYS),
+    ("Help (?)", HELP_KEYS),
+    ("Error dialog", ERROR_KEYS),
 )

@@ -27,6 +27,7 @@ from kimi_compact_tui.tui import undo as undo_rules
 from kimi_compact_tui.tui.runs import RunBook, RunKey
 from kimi_compact_tui.tui.snapshot import JobLoader, Snapshot
 from kimi_compact_tui.tui.undo import RestoreOffer
+from kimi_compact_tui.wording import noop_line
 
 
 @dataclass
@@ -243,7 +244,7 @@ class ReviewState:
         if self.job is None or self.preparation is None:
             return "no session is loaded"
         if self.preparation.plan.noop:
-            return f"nothing to compact: {self.preparation.plan.noop}"
+            return noop_line(self.preparation.plan.noop)
         return writable_reason(self.stream_result, self.summary)
 
     @property

@@ -17,6 +17,7 @@ from typing import Any
 
 from kimi_compact_tui.errors import UserError
 from kimi_compact_tui.formats.base import SessionInfo
+from kimi_compact_tui.formats.claude_code.chain import _millis
 
 COUNT_LIMIT = 64 * 1024 * 1024  # larger transcripts are listed without a message count
 SESSION_ID = re.compile(
@@ -83,6 +84,9 @@ def describe(path: Path, format_name: str, read: Callable[[bytes, Path], Any]) -
     info.title = state.title
     info.work_dir = state.cwd
     info.session_id = state.session_id or path.stem
+    leaf = state.leaf_record()
+    millis = _millis(leaf.timestamp) if leaf is not None else None
+    info.last_record = millis / 1000 if millis is not None else None
     return info
 
 

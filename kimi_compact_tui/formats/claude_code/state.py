@@ -95,8 +95,18 @@ def _title(records: tuple[Record, ...], session_id: str | None, leaf: Record | N
 
 
 def _recorded_tokens(records: tuple[Record, ...], chain: tuple[int, ...]) -> int | None:
+    """The last reply's context size, or None when no reply came since the
+    last compaction: the kept records copied after a summary keep their older
+    timestamps and their usage, which describes the history before it."""
+    compacted = [records[i] for i in chain if records[i].obj.get("isCompactSummary") is True]
+    since = chains._millis(compacted[-1].timestamp) if compacted else None
     for index in reversed(chain):
         rec = records[index]
+        if rec.obj.get("isCompactSummary") is True:
+            return None
+        at = chains._millis(rec.timestamp) if since is not None else None
+        if since is not None and (at is None or at < since):
+            return None
         usage = rec.message.get("usage") if rec.kind == "assistant" else None
         if type(usage) is not dict or rec.message.get("model") == convert.SYNTHETIC_MODEL:
             continue

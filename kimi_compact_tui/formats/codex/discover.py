@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Mapping
+from datetime import datetime
 from pathlib import Path
 
 from kimi_compact_tui.errors import UserError
@@ -92,6 +93,7 @@ def describe(path: Path, name: str, load: Callable[[bytes, Path], Session]) -> S
             state = state_of(session, CodexState)
             info.session_id = state.session_id or info.session_id
             info.work_dir = state.cwd
+            info.last_record = _time(state.last_timestamp)
             info.message_count = len(session.messages)
             prompt = first_prompt(session.messages)
             info.title = _short(prompt) if prompt else None
@@ -100,6 +102,14 @@ def describe(path: Path, name: str, load: Callable[[bytes, Path], Session]) -> S
     except UserError as exc:
         info.error = str(exc)
     return info
+
+
+def _time(stamp: str | None) -> float | None:
+    """An ISO 8601 record timestamp as seconds since the epoch (None if unreadable)."""
+    try:
+        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() if stamp else None
+    except ValueError:
+        return None
 
 
 def discover(

@@ -103,7 +103,7 @@ def _info(path: Path, format_name: str, got: tuple[Any, Any] | str) -> SessionIn
         info.title = state.title
         info.session_id = state.session_id
         info.message_count = len(messages)
-        info.updated = _time(state.metadata.get("lastUpdated"))
+        info.updated = info.last_record = _time(state.metadata.get("lastUpdated"))
     if info.updated is None:
         try:
             info.updated = path.stat().st_mtime

@@ -72,12 +72,22 @@ def _title(loaded: records.Loaded) -> str | None:
 
 
 def _recorded_tokens(messages: list[dict[str, Any]]) -> int | None:
-    for msg in reversed(messages):
+    """The last reply's total, or None when no reply came since a compaction:
+    the kept messages copied after a summary keep their older timestamps (ISO
+    8601 as ``toISOString`` writes it, so they compare as text), and their
+    figures describe the history before it."""
+    found, latest = None, ""
+    for msg in messages:
+        stamp = msg.get("timestamp")
+        if type(stamp) is str and stamp < latest:  # a copy kept after a compaction
+            found = None
+            continue
+        latest = max(latest, stamp) if type(stamp) is str else latest
         tokens = msg.get("tokens") if msg.get("type") == "gemini" else None
         total = tokens.get("total") if isinstance(tokens, dict) else None
         if type(total) is int and total > 0:
-            return total
-    return None
+            found = total
+    return found
 
 
 def read_session(data: bytes, path: Path) -> tuple[GeminiState, tuple[Message, ...]]:

@@ -130,6 +130,7 @@ def discover(
         updated = state.get("updatedAt")
         if type(updated) in (int, float):
             info.updated = updated / 1000  # type: ignore[operator]  # a number: type() checked first
+            info.last_record = info.updated
         title = state.get("title")
         if type(title) is not str or not title.strip():
             title = state.get("lastPrompt")

@@ -94,6 +94,8 @@ class CandidatesScreen(Screen[int | None]):
         height: auto;
         max-height: 8;
         border: round $panel;
+        text-wrap: nowrap;  /* a row never wraps mid-figure: it is cut with … */
+        text-overflow: ellipsis;
     }
     CandidatesScreen #compare {
         height: 1fr;

@@ -8,11 +8,18 @@ cancel; the screen dismisses with a bool. When the boundary splits a tool
 exchange the dialog names the messages, ``y`` does not write, and only the
 separate "write the split history" button (``!``) does.
 
+Two warnings come before ``y``: a compaction that makes the session larger
+(both token figures, from the draft's ``grows``), and a file that changed on
+disk since it was loaded (the store's fingerprint of the file now against the
+loaded one, taken in a thread worker: the write would be refused; ``R`` on the
+main screen reloads it).
+
 :class:`AskScreen` is the small yes/no question used before discarding work.
 """
 
 from __future__ import annotations
 
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -21,8 +28,12 @@ from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen, Screen
 from textual.widgets import Button, Static
+from textual.worker import Worker, WorkerState
 
+from kimi_compact_tui import store
+from kimi_compact_tui.errors import UserError
 from kimi_compact_tui.formats.base import Session
+from kimi_compact_tui.formats.loader import Fingerprint
 from kimi_compact_tui.sanitize import visible
 from kimi_compact_tui.store import keep_description
 from kimi_compact_tui.tui import keys
@@ -55,6 +66,21 @@ def write_counts(state: ReviewState) -> dict[str, int]:
         "tokens_before": state.tokens_before,
         "tokens_after": state.tokens_after(),
     }
+
+
+def disk_check(path: Path, loaded: Fingerprint) -> str | None:
+    """None when the session file at ``path`` is still what was loaded (the
+    store's fingerprint); else one line saying it changed (or cannot be read).
+    Runs in a thread worker: it reads the whole file."""
+    try:
+        now = store.fingerprint(path)
+    except UserError as exc:
+        return str(exc)
+    if now.size != loaded.size:
+        return f"changed on disk since it was loaded (its size went from {loaded.size:,} to {now.size:,} bytes)"
+    if now.mtime_ns != loaded.mtime_ns or (loaded.sha256 and now.sha256 != loaded.sha256):
+        return "changed on disk since it was loaded (another program wrote to it)"
+    return None
 
 
 def _dialog_css(name: str, colour: str) -> str:
@@ -125,7 +151,10 @@ class ConfirmWriteScreen(ModalScreen[bool]):
         text-style: bold;
     }
     ConfirmWriteScreen #confirm-body {
-        margin: 1 0;
+        margin: 1 0 0 0;
+    }
+    ConfirmWriteScreen #confirm-disk {
+        margin: 0 0 1 0;
     }
     ConfirmWriteScreen Horizontal {
         height: auto;
@@ -139,6 +168,9 @@ class ConfirmWriteScreen(ModalScreen[bool]):
         super().__init__()
         self.state = state
         self.splits = state.splits
+        self.draft = state.draft()
+        #: None while the file is being checked, "" when it is unchanged, else why not.
+        self.disk_warning: str | None = None
 
     def body_text(self) -> Text:
         state = self.state
@@ -166,6 +198,15 @@ class ConfirmWriteScreen(ModalScreen[bool]):
             text.append(f"  ({c['compacted']:,} compacted into 1 summary, {c['kept']:,} kept)\n")
             text.append("tokens   ", style="bold")
             text.append(f"~{c['tokens_before']:,} → ~{c['tokens_after']:,}")
+            draft = self.draft
+            if draft is not None and draft.grows:
+                before, after = draft.preparation.tokens_before, draft.tokens_after
+                text.append("\n⚠ larger after compaction: ", style="bold red")
+                text.append(
+                    f"~{before:,} → ~{after:,} tokens (the summary is longer than what it "
+                    "replaces); write it only if you mean to",
+                    style="red",
+                )
         if state.summary_edited:
             text.append("\nthe summary was edited: the edited text is written", style="yellow")
         if state.stream_result is not None and state.stream_result.offline:
@@ -186,6 +227,7 @@ class ConfirmWriteScreen(ModalScreen[bool]):
         with Vertical():
             yield Static(Text("Write the compacted session?"), id="confirm-title")
             yield Static(self.body_text(), id="confirm-body")
+            yield Static(self.disk_text(), id="confirm-disk")
             with Horizontal():
                 if self.splits:
                     yield Button("Write the split history (!)", id="confirm-split", variant="error")
@@ -198,6 +240,44 @@ class ConfirmWriteScreen(ModalScreen[bool]):
         # never presses "Cancel" by accident.
         for button in self.query(Button):
             button.can_focus = False
+        path, loaded = self.state.session_path, self.state.fingerprint
+        if path is not None and loaded is not None:
+            self.run_worker(
+                partial(disk_check, Path(path), loaded),
+                thread=True,
+                exclusive=True,
+                group="disk-check",
+                name="disk-check",
+                exit_on_error=False,
+            )
+        else:
+            self._show_disk("")
+
+    def disk_text(self) -> Text:
+        text = Text("on disk  ", style="bold")
+        if self.disk_warning is None:
+            text.append("checking the file…", style="dim")
+        elif self.disk_warning:
+            text.append("⚠ " + visible(self.disk_warning), style="bold red")
+            text.append(
+                "\n         y will be refused: press n, then R to reload the session",
+                style="red",
+            )
+        else:
+            text.append("unchanged since it was loaded")
+        return text
+
+    def _show_disk(self, warning: str) -> None:
+        self.disk_warning = warning
+        self.query_one("#confirm-disk", Static).update(self.disk_text())
+
+    def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
+        if event.worker.name != "disk-check":
+            return
+        if event.state == WorkerState.SUCCESS:
+            self._show_disk(event.worker.result or "")
+        elif event.state == WorkerState.ERROR:
+            self._show_disk(f"cannot check the file ({event.worker.error})")
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         event.stop()

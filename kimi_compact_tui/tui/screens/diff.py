@@ -29,6 +29,7 @@ from kimi_compact_tui.tui.widgets.diff_view import DiffRow, DiffView
 from kimi_compact_tui.tui.widgets.footer import KeysFooter
 from kimi_compact_tui.tui.widgets.retention_pane import RetentionPane
 from kimi_compact_tui.tui.widgets.stream_view import SummaryPane
+from kimi_compact_tui.wording import count, noop_line
 
 
 def compacted_session_of(state: ReviewState) -> Session | None:
@@ -42,7 +43,7 @@ def why_no_diff(state: ReviewState) -> str | None:
     if state.session is None or prep is None:
         return "no session is loaded"
     if prep.plan.noop:
-        return f"nothing to compact: {prep.plan.noop}"
+        return noop_line(prep.plan.noop)
     if state.summary is None:
         result = state.stream_result
         if result is not None and result.status != "complete":
@@ -69,10 +70,10 @@ def diff_header(diff: SessionDiff, *, edited: bool = False) -> Text:
     saved = diff.tokens_before - diff.tokens_after
     text = Text(no_wrap=True, overflow="ellipsis")
     text.append("before ", style="bold")
-    text.append(f"{diff.before_count:,} messages, ~{diff.tokens_before:,} tokens")
+    text.append(f"{count(diff.before_count, 'message')}, ~{diff.tokens_before:,} tokens")
     text.append("  →  ")
     text.append("after ", style="bold")
-    text.append(f"{diff.after_count:,} messages, ~{diff.tokens_after:,} tokens")
+    text.append(f"{count(diff.after_count, 'message')}, ~{diff.tokens_after:,} tokens")
     text.append("\n")
     text.append(f"{diff.counts[KEPT]:,} kept", style="bold")
     text.append(" · ")
@@ -207,10 +208,10 @@ class DiffScreen(RetentionHost, Screen[FlowRequest | None]):
         self.query_one("#before", DiffView).set_rows(before)
         self.query_one("#after", DiffView).set_rows(after)
         self.query_one("#before-title", Static).update(
-            Text(f"now — {diff.before_count:,} messages")
+            Text(f"now — {count(diff.before_count, 'message')}")
         )
         self.query_one("#after-title", Static).update(
-            Text(f"after the write — {diff.after_count:,} messages")
+            Text(f"after the write — {count(diff.after_count, 'message')}")
         )
         self.query_one("#before", DiffView).focus()
 

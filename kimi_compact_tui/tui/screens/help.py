@@ -14,14 +14,13 @@ from rich.cells import cell_len
 from rich.text import Text
 from textual import events
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 from textual.widgets.data_table import ColumnKey
 
 from kimi_compact_tui.sanitize import visible
-from kimi_compact_tui.tui.keys import SCREEN_TABLES, Key
+from kimi_compact_tui.tui.keys import HELP_KEYS, SCREEN_TABLES, Key, bindings
 
 BASIC_FLOW = (
     "1. ↑ ↓ move; b compacts up to the highlighted message.",
@@ -32,7 +31,7 @@ CELL_PADDING = 1  # DataTable's default, each side of a cell
 
 
 class HelpScreen(ModalScreen[None]):
-    BINDINGS = [Binding("escape,q,question_mark,f1", "close", "Close")]
+    BINDINGS = bindings(HELP_KEYS)
 
     DEFAULT_CSS = """
     HelpScreen {

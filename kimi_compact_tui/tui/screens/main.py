@@ -363,6 +363,9 @@ class MainScreen(Screen[None]):
     def action_help(self) -> None:
         self.app.push_screen(HelpScreen())
 
+    def action_reload(self) -> None:
+        self.review.reload_session()
+
     def action_open(self) -> None:
         self.review.open_picker()
 

@@ -9,17 +9,17 @@ from __future__ import annotations
 
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
 from kimi_compact_tui.sanitize import one_line
+from kimi_compact_tui.tui import keys
 
 
 class ModelScreen(ModalScreen[str | None]):
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS = keys.bindings(keys.MODEL_KEYS)
 
     DEFAULT_CSS = """
     ModelScreen {

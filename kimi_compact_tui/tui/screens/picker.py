@@ -1,11 +1,13 @@
-"""The session picker: kimi-cli sessions on this machine plus the sample sessions.
+"""The session picker: every agent's sessions on this machine, then the samples.
 
-The kimi-cli sessions come from :func:`kimi_compact_tui.formats.kimi_discover.discover`
-(read cheaply: titles from the first lines, no whole-file parse), looked up in
-a worker thread so a home with thousands of sessions never blocks the screen.
-Each row shows the title (the first user message, or the title the user gave),
-the work folder, when it was last written and how many messages it holds; a
-session that cannot be parsed is flagged with one line saying why.
+The sessions come from each format's ``discover`` (through
+:func:`kimi_compact_tui.formats.registry.discover_all`), looked up in a worker
+thread so a home with thousands of sessions never blocks the screen. Each row
+shows the agent it belongs to, the title (the first user message, or the
+title the user gave), the work folder, when it was last active (the time of
+its last record where the session records one, else the file's time, marked
+"file time") and how many messages it holds; a session that cannot be opened
+(a binary file included) is flagged ✗ with one line saying why.
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ import os
 from collections.abc import Sequence
 from pathlib import Path
 
+from rich.cells import cell_len
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
@@ -22,7 +25,10 @@ from textual.screen import ModalScreen
 from textual.widgets import Input, Label, OptionList, Static
 from textual.widgets.option_list import Option
 
+from kimi_compact_tui.errors import UserError
+from kimi_compact_tui.formats import registry
 from kimi_compact_tui.formats.base import SessionInfo
+from kimi_compact_tui.formats.loader import check_bytes
 from kimi_compact_tui.formats.registry import (
     describe_path,
     discover_all,
@@ -36,20 +42,67 @@ from kimi_compact_tui.tui.widgets.footer import KeysFooter
 
 MAX_ROWS = 2000  # newest first; older sessions can still be opened by path
 ERROR_MARK = "✗"
+PROBE_BYTES = 64 * 1024  # read from a row that shows no message, to flag a binary file
+TIME_FORMAT = "%Y-%m-%d %H:%M"
+AGENT_CELLS = 12  # the agent column's widest ("Claude Code", "Gemini CLI")
 
 
-def session_label(info: SessionInfo, *, sample: bool = False, short_id: str | None = None) -> Text:
-    """Two lines (three when it cannot be parsed): title, then where and when."""
+def agent_of(info: SessionInfo) -> str:
+    """Who writes the session, for people: the format's agent ("Claude Code"),
+    else its label ("OpenAI messages .json"), else "?"."""
+    try:
+        fmt = registry.get(info.format)
+    except (KeyError, UserError):
+        return "?"
+    return fmt.agent or fmt.label
+
+
+def when_of(info: SessionInfo) -> str | None:
+    """When the session was last active: its last record's own time, else the
+    file's time, marked as such."""
+    if info.last_record is not None:
+        return _dt.datetime.fromtimestamp(info.last_record).strftime(TIME_FORMAT)
+    if info.updated is not None:
+        return _dt.datetime.fromtimestamp(info.updated).strftime(TIME_FORMAT) + " (file time)"
+    return None
+
+
+def flag_unreadable(infos: Sequence[SessionInfo]) -> None:
+    """Flag (``error``) a row that shows no message because its file is no session
+    text (NUL bytes: a binary file; empty), in the loader's words. Reads only
+    the first :data:`PROBE_BYTES` of such rows; runs in the scan's thread."""
+    for info in infos:
+        if info.error or info.message_count not in (0, None):
+            continue
+        try:
+            path = registry.resolve_session_path(info.path)
+            with open(path, "rb") as fh:
+                head = fh.read(PROBE_BYTES)
+            check_bytes(head, path)
+        except UserError as exc:  # the row names the file: its name is enough
+            info.error = str(exc).replace(str(path), path.name)
+        except OSError as exc:
+            info.error = f"{info.path}: cannot read ({exc.strerror or exc})"
+
+
+def session_label(
+    info: SessionInfo, *, sample: bool = False, agent_width: int = 0, short_id: str | None = None
+) -> Text:
+    """Two lines (three when it cannot be opened): the agent and the title, then
+    where and when."""
     out = Text(no_wrap=True, overflow="ellipsis")
     if info.error:
         out.append(f"{ERROR_MARK} ", style="bold red")
+    agent = agent_of(info)
+    out.append(visible(agent).ljust(agent_width) + "  ", style="italic")
     title = one_line(info.title, 100) if info.title else ""
     out.append(title or f"(untitled) {visible(info.session_id or info.path.name)}", style="bold")
     details = []
     if info.work_dir:
         details.append(visible(info.work_dir))
-    if info.updated is not None:
-        details.append(_dt.datetime.fromtimestamp(info.updated).strftime("%Y-%m-%d %H:%M"))
+    when = when_of(info)
+    if when is not None:
+        details.append(when)
     if info.message_count is not None and not info.error:
         count = info.message_count
         details.append(f"{count:,} message{'s' if count != 1 else ''}")
@@ -74,8 +127,9 @@ def sample_sessions(folder: Path | None = None) -> list[SessionInfo]:
             continue
         info = describe_path(item)
         info.title = item.name if item.is_dir() else info.title
-        info.updated = info.session_id = None
+        info.updated = info.last_record = info.session_id = None
         out.append(info)
+    flag_unreadable(out)
     return out
 
 
@@ -135,6 +189,7 @@ class PickerScreen(ModalScreen[str | None]):
             note = f"cannot list the sessions on this machine: {exc}"
             self.app.call_from_thread(self._show, [], sample_sessions(), note)
             return
+        flag_unreadable(sessions)
         samples = sample_sessions()
         self.app.call_from_thread(self._show, sessions, samples)
 
@@ -148,17 +203,24 @@ class PickerScreen(ModalScreen[str | None]):
         note: str | None = None,
     ) -> None:
         self.scanning = False
-        self.sessions = list(sessions[:MAX_ROWS])
+        newest = sorted(sessions, key=lambda s: s.last_record or s.updated or 0.0, reverse=True)
+        self.sessions = newest[:MAX_ROWS]
         self.samples = list(samples)
         self.entries = self.sessions + self.samples
         short = short_ids(list(sessions))  # each shown id names one session
+        # One column as wide as the agents' names (a longer format label runs over).
+        width = max((cell_len(visible(agent_of(s))) for s in self.entries), default=0)
+        width = min(width, AGENT_CELLS)
         options = [
-            Option(session_label(s, short_id=short.get(s.session_id or "")), id=str(i))
+            Option(
+                session_label(s, agent_width=width, short_id=short.get(s.session_id or "")),
+                id=str(i),
+            )
             for i, s in enumerate(self.sessions)
         ]
         start = len(self.sessions)
         options += [
-            Option(session_label(s, sample=True), id=str(start + i))
+            Option(session_label(s, sample=True, agent_width=width), id=str(start + i))
             for i, s in enumerate(self.samples)
         ]
         listing = self.query_one("#picker-list", OptionList)

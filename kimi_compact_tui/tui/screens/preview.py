@@ -33,6 +33,7 @@ from kimi_compact_tui.tui import keys
 from kimi_compact_tui.tui.state import ReviewState
 from kimi_compact_tui.tui.widgets.footer import KeysFooter
 from kimi_compact_tui.tui.widgets.text_lines import TextLines
+from kimi_compact_tui.wording import noop_line, span
 
 EXACT_BADGE = "exact kimi-cli prompt"
 
@@ -179,7 +180,7 @@ class PreviewScreen(Screen[None]):
         if not prep.enabled:
             return f"compaction is disabled: {prep.disabled_reason}"
         if prep.plan.noop:
-            return f"nothing to compact: {prep.plan.noop}"
+            return noop_line(prep.plan.noop)
         if self.request is None:
             return "nothing to compact"
         return None
@@ -192,7 +193,7 @@ class PreviewScreen(Screen[None]):
         plan = prep.plan
         sent = len(plan.request_indices)
         text.append(
-            f" · sends messages 1–{sent} · replaces {len(plan.compact_indices):,}"
+            f" · sends {span(1, sent)} · replaces {len(plan.compact_indices):,}"
             f" · keeps {len(plan.preserved_indices):,}"
         )
         if plan.mode == "explicit":

@@ -5,12 +5,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
 from kimi_compact_tui.model import Message
+from kimi_compact_tui.tui import keys
 
 
 def message_search_text(message: Message) -> str:
@@ -53,7 +53,7 @@ class SearchScreen(ModalScreen[str | None]):
         width: 100%; height: auto; padding: 0 1; background: $panel; border-top: tall $accent;
     }
     """
-    BINDINGS = [Binding("escape", "cancel", "Cancel")]
+    BINDINGS = keys.bindings(keys.SEARCH_KEYS)
 
     def __init__(self, initial: str = "") -> None:
         super().__init__()

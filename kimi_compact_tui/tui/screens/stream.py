@@ -29,7 +29,7 @@ import time
 from collections.abc import Callable
 
 from rich.text import Text
-from textual import work
+from textual import events, work
 from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.screen import Screen
@@ -56,6 +56,7 @@ from kimi_compact_tui.tui.stream_buffer import RunControl, StreamBuffer, buffer_
 from kimi_compact_tui.tui.widgets.footer import KeysFooter
 from kimi_compact_tui.tui.widgets.retention_pane import RetentionPane
 from kimi_compact_tui.tui.widgets.stream_view import StreamView, outcome_lines
+from kimi_compact_tui.wording import noop_line
 
 FLUSH_INTERVAL = 0.05
 OFFLINE_BANNER = "offline — no model wrote this summary"
@@ -179,7 +180,7 @@ class StreamScreen(RetentionHost, Screen[FlowRequest | None]):
         elif prep.plan.noop or prep.build_request is None:
             reason = prep.plan.noop or "nothing to compact"
         if reason is not None:
-            self._set_status(Text(f"nothing to compact: {reason}", style="bold yellow"))
+            self._set_status(Text(noop_line(reason), style="bold yellow"))
             self._show_outcome([("press escape to go back", "")])
             return
         if not self.run_now and self.state.stream_result is not None:
@@ -261,6 +262,7 @@ class StreamScreen(RetentionHost, Screen[FlowRequest | None]):
         if self._timer is not None:
             self._timer.stop()
         self.candidate = self.state.finish_run(result, self.run_key)
+        self.refresh_bindings()
         if self.candidate is not None:
             self.score_retention(self.state, result.summary)
         complete = result.status == "complete" and bool(result.summary.strip())
@@ -368,6 +370,21 @@ class StreamScreen(RetentionHost, Screen[FlowRequest | None]):
     def action_close(self) -> None:
         if not self.running:
             self.dismiss(None)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        """``w`` is offered once there is a summary to write: greyed while the
+        run goes, left out of the footer after a run that left nothing to
+        write (cancelled, failed, truncated); pressed anyway, it says why."""
+        if action == "write" and not self.state.writable:
+            return None if self.running else False
+        return True
+
+    def on_key(self, event: events.Key) -> None:
+        key = keys.key_for(keys.STREAM_KEYS, event.key)
+        if key is not None and key.action == "write" and self.check_action("write", ()) is not True:
+            event.stop()
+            event.prevent_default()
+            self.action_write()
 
     def action_write(self) -> None:
         if self.running:

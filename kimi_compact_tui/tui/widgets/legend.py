@@ -1,4 +1,5 @@
-"""The legend: region colours and row markers, or why nothing will be compacted.
+"""The legend: each region's mark (a shape of its own, and a colour) and the
+row markers, or why nothing will be compacted.
 
 One line, cut with … (never wrapped): with the status line's two it makes the
 three-line status area the main screen keeps at any size (80x24 included).
@@ -27,7 +28,9 @@ from kimi_compact_tui.tui.widgets.message_list import (
     MARK_MEDIA,
     MARK_RESULT,
     MARK_THINK,
+    region_mark,
 )
+from kimi_compact_tui.wording import noop_line
 
 LEGEND_LABELS = {
     REGION_LEADING: "leading system (kept, sent)",
@@ -53,8 +56,8 @@ def legend_text(state: ReviewState, style_of: Callable[[str], Style]) -> Text:
         out.append(" no plan ", style="bold reverse red")
         out.append(" the compaction could not be prepared (see the error)")
     elif prep.plan.noop:
-        out.append(" nothing to compact ", style="bold reverse yellow")
-        out.append(" " + visible(prep.plan.noop))
+        out.append(" ⊘ ", style="bold reverse yellow")
+        out.append(" " + visible(noop_line(prep.plan.noop)))
     else:
         regions = [REGION_LEADING] if prep.plan.leading else []
         regions.append(REGION_COMPACT)
@@ -62,7 +65,7 @@ def legend_text(state: ReviewState, style_of: Callable[[str], Style]) -> Text:
         for i, region in enumerate(regions):
             if i:
                 out.append("  ")
-            out.append("▌", style=style_of(region))
+            out.append(region_mark(region), style=style_of(region))
             out.append(" " + LEGEND_LABELS[region], style=style_of(region))
     out.append("  " + MARKERS, style="dim")
     return out

@@ -15,7 +15,6 @@ from rich.cells import cell_len
 from rich.segment import Segment
 from rich.style import Style
 from textual import events
-from textual.binding import Binding
 from textual.cache import LRUCache
 from textual.geometry import Region, Size
 from textual.message import Message as TextualMessage
@@ -33,6 +32,7 @@ from kimi_compact_tui.compaction.plan import (
 from kimi_compact_tui.model import Message
 from kimi_compact_tui.previews import message_preview as engine_preview
 from kimi_compact_tui.sanitize import fit_cells, one_line
+from kimi_compact_tui.tui import keys
 
 REGIONS = (REGION_LEADING, REGION_COMPACT, REGION_TAIL, REGION_AFTER, REGION_KEPT)
 MARK_THINK = "θ"
@@ -40,8 +40,21 @@ MARK_MEDIA = "▣"
 MARK_CALL = "ƒ"
 MARK_RESULT = "↩"
 PREVIEW_CHARS = 240
-ROW_LEAD = "▌ "  # the region bar
-CURSOR_LEAD = "▌▶"  # the highlighted row, visible without colour
+#: Each region's mark, the first cell of its rows and the legend's: a shape of
+#: its own, so the regions are told apart without colour (NO_COLOR).
+REGION_MARKS = {
+    REGION_LEADING: "┃",
+    REGION_COMPACT: "░",
+    REGION_TAIL: "▌",
+    REGION_AFTER: "╎",
+    REGION_KEPT: "│",
+}
+CURSOR_MARK = "▶"  # the highlighted row, visible without colour
+
+
+def region_mark(region: str) -> str:
+    """The one-cell mark of ``region`` (rows and legend)."""
+    return REGION_MARKS.get(region, REGION_MARKS[REGION_KEPT])
 
 
 def message_markers(message: Message) -> str:
@@ -70,14 +83,7 @@ class MessageList(ScrollView, can_focus=True):
         *(f"message-list--{r}" for r in REGIONS),
     }
 
-    BINDINGS = [
-        Binding("up,k", "cursor_up", "Up", show=False, id="cursor_up"),
-        Binding("down,j", "cursor_down", "Down", show=False, id="cursor_down"),
-        Binding("pageup", "page_up", "Page up", show=False, id="page_up"),
-        Binding("pagedown", "page_down", "Page down", show=False, id="page_down"),
-        Binding("home", "first", "First", show=False, id="first"),
-        Binding("end", "last", "Last", show=False, id="last"),
-    ]
+    BINDINGS = keys.bindings(keys.LIST_KEYS)
 
     DEFAULT_CSS = """
     MessageList { overflow-x: hidden; }
@@ -251,7 +257,7 @@ class MessageList(ScrollView, can_focus=True):
         message = self._messages[index]
         region = self._region_of(index)
         markers, preview = self._row_text(index)
-        lead = CURSOR_LEAD if cursor else ROW_LEAD
+        lead = region_mark(region) + (CURSOR_MARK if cursor else " ")
         number = f"{index + 1:>{self._number_width}} "
         role = fit_cells(one_line(str(message.role), 9), 9) + " "
         markers = fit_cells(markers, 4) + " "

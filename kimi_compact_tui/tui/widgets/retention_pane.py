@@ -22,7 +22,6 @@ from typing import Any
 from rich.text import Text
 from textual import work
 from textual.app import ComposeResult
-from textual.binding import Binding
 from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import OptionList, Static
@@ -39,6 +38,7 @@ from kimi_compact_tui.retention import (
     retention_report,
 )
 from kimi_compact_tui.sanitize import fit_cells, one_line
+from kimi_compact_tui.tui import keys
 
 MARK_ON = "● "
 MARK_OFF = "  "
@@ -141,11 +141,7 @@ class RetentionPane(Vertical, can_focus=False):
     }
     """
 
-    BINDINGS = [
-        Binding("space", "toggle_mark", "Mark"),
-        Binding("i", "add_to_instructions", "Add to instructions"),
-        Binding("e", "append_to_editor", "Append to editor"),
-    ]
+    BINDINGS = keys.bindings(keys.RETENTION_PANE_KEYS)
 
     class Scored(Message):
         """A report computed by :meth:`RetentionPane.score` is shown."""
