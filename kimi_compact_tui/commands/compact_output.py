@@ -7,12 +7,13 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kimi_compact_tui.commands.compact_run import CompactionRun
-from kimi_compact_tui.job import Preparation
-from kimi_compact_tui.providers import OFFLINE_NOTICE, ProviderConfig, StreamEvent
-from kimi_compact_tui.sanitize import visible
+
+if TYPE_CHECKING:
+    from kimi_compact_tui.job import Preparation
+    from kimi_compact_tui.providers import ProviderConfig, StreamEvent
 
 DIM = "\x1b[2m"
 RESET = "\x1b[0m"
@@ -22,6 +23,8 @@ class Printer:
     """Streams events to the terminal: summary on stdout, the rest on stderr."""
 
     def __init__(self) -> None:
+        from kimi_compact_tui.sanitize import visible
+
         self.dim = sys.stderr.isatty()
         # On a terminal, control characters in model text are shown, not obeyed.
         self.show_out = visible if sys.stdout.isatty() else str
@@ -73,6 +76,8 @@ class Printer:
 
 
 def announce(prep: Preparation, pcfg: ProviderConfig) -> None:
+    from kimi_compact_tui.providers import OFFLINE_NOTICE
+
     indices = list(prep.plan.compact_indices)
     span = f"messages {indices[0] + 1}–{indices[-1] + 1}" if indices else "no messages"
     print(f"compacting {span} with {pcfg.describe()}", file=sys.stderr)
@@ -92,6 +97,8 @@ def nothing_written(args: argparse.Namespace) -> str:
 
 
 def json_result(run: CompactionRun, written: Path | None) -> dict[str, Any]:
+    from kimi_compact_tui.providers import OFFLINE_NOTICE
+
     if run.result is None:
         data: dict[str, Any] = {
             "status": "noop",

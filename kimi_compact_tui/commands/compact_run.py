@@ -9,18 +9,21 @@ result``); ``compact`` (:mod:`.compact`) prints and writes it.
 from __future__ import annotations
 
 import argparse
-import asyncio
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kimi_compact_tui.commands.common import load_and_prepare, provider_config
-from kimi_compact_tui.compaction.plan import CompactionPlan
-from kimi_compact_tui.config import AppConfig
 from kimi_compact_tui.errors import UserError
-from kimi_compact_tui.formats.base import Session
-from kimi_compact_tui.job import CompactionJob, Draft, Preparation
-from kimi_compact_tui.providers import EventCallback, ProviderConfig, StreamResult
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from kimi_compact_tui.compaction.plan import CompactionPlan
+    from kimi_compact_tui.config import AppConfig
+    from kimi_compact_tui.formats.base import Session
+    from kimi_compact_tui.job import CompactionJob, Draft, Preparation
+    from kimi_compact_tui.providers import EventCallback, ProviderConfig, StreamResult
 
 
 @dataclass
@@ -66,6 +69,8 @@ def run_compaction(
     ``allow_truncated``. Raises :class:`UserError` for bad input; provider
     trouble is reported in the returned result, never raised.
     """
+    import asyncio
+
     in_place = bool(getattr(args, "in_place", False))
     job, prep = load_and_prepare(args, for_write=in_place)
     session, config = job.session, job.config

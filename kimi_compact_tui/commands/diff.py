@@ -7,8 +7,8 @@ import argparse
 import json
 import sys
 
-from kimi_compact_tui.diff import diff_sessions, format_diff
-from kimi_compact_tui.formats import load_session
+#: The one-line help of the command (listed by the top-level --help).
+HELP = "message-level diff of two sessions (kept, removed, added; tokens)"
 
 
 def _context(text: str) -> int:
@@ -24,7 +24,7 @@ def _context(text: str) -> int:
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "diff",
-        help="message-level diff of two sessions (kept, removed, added; tokens)",
+        help=HELP,
         description=(
             "Compare two sessions message by message: '=' kept, '-' removed, '+' added, "
             "with the message numbers in A and B, the role, estimated tokens and a preview."
@@ -48,6 +48,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    from kimi_compact_tui.diff import diff_sessions, format_diff
+    from kimi_compact_tui.formats import load_session
+
     before = load_session(args.before)
     after = load_session(args.after)
     diff = diff_sessions(before, after)

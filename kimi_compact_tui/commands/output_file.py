@@ -19,9 +19,6 @@ import os
 from pathlib import Path
 
 from kimi_compact_tui.errors import ApplyError, SessionFormatError, UserError
-from kimi_compact_tui.formats import resolve_session_path
-from kimi_compact_tui.fsutil import atomic_write_bytes
-from kimi_compact_tui.store.durable import os_error_line, write_new_file
 
 NEW_FILE_MODE = 0o600  # as a session file: it holds the conversation
 
@@ -29,6 +26,8 @@ NEW_FILE_MODE = 0o600  # as a session file: it holds the conversation
 def _session_file(session: str | Path) -> Path | None:
     """The session file SESSION names, or None when it does not resolve (the
     load then says why, in its own words)."""
+    from kimi_compact_tui.formats import resolve_session_path
+
     try:
         return resolve_session_path(session)
     except SessionFormatError:
@@ -82,6 +81,9 @@ def output_target(args: argparse.Namespace) -> Path | None:
 def write_output(data: bytes, out: Path, session: Path, *, force: bool) -> None:
     """Write the compacted session's bytes to ``out`` atomically (see the module
     docstring); ``session`` is the file that was compacted."""
+    from kimi_compact_tui.fsutil import atomic_write_bytes
+    from kimi_compact_tui.store.durable import os_error_line, write_new_file
+
     refuse_the_session(out, session)
     try:
         if force:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kimi_compact_tui.commands.common import (
     add_session_args,
@@ -20,8 +20,12 @@ from kimi_compact_tui.compaction.plan import (
     REGION_LEADING,
     REGION_TAIL,
 )
-from kimi_compact_tui.job import Preparation
-from kimi_compact_tui.previews import message_preview
+
+if TYPE_CHECKING:
+    from kimi_compact_tui.job import Preparation
+
+#: The one-line help of the command (listed by the top-level --help).
+HELP = "show which messages are sent, replaced and kept"
 
 REGION_LABELS = {
     REGION_LEADING: "leading system (kept and sent)",
@@ -33,7 +37,7 @@ REGION_LABELS = {
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("plan", help="show which messages are sent, replaced and kept")
+    p = sub.add_parser("plan", help=HELP)
     add_session_args(p)
     p.add_argument("--json", action="store_true", help="print the plan as JSON")
 
@@ -56,6 +60,8 @@ def plan_json(prep: Preparation) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
+    from kimi_compact_tui.previews import message_preview
+
     job, prep = load_and_prepare(args)
     session = job.session
     if args.json:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from typing import TYPE_CHECKING
 
 from kimi_compact_tui.commands.common import (
     add_provider_args,
@@ -14,13 +15,17 @@ from kimi_compact_tui.commands.common import (
     provider_config,
     write_split_lines,
 )
-from kimi_compact_tui.job import Preparation
-from kimi_compact_tui.providers import ProviderConfig
-from kimi_compact_tui.sanitize import visible
+
+if TYPE_CHECKING:
+    from kimi_compact_tui.job import Preparation
+    from kimi_compact_tui.providers import ProviderConfig
+
+#: The one-line help of the command (listed by the top-level --help).
+HELP = "show the exact compaction request body"
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("preview", help="show the exact compaction request body")
+    p = sub.add_parser("preview", help=HELP)
     add_session_args(p, instructions=True)
     add_provider_args(p)
     p.add_argument(
@@ -48,6 +53,8 @@ def model_line(model: str | None, pcfg: ProviderConfig) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from kimi_compact_tui.sanitize import visible
+
     job, prep = load_and_prepare(args)
     config = job.config
     tty = sys.stdout.isatty()

@@ -7,10 +7,13 @@ from typing import TYPE_CHECKING
 
 from kimi_compact_tui.commands.common import add_provider_args, positive_int, session_kinds
 from kimi_compact_tui.errors import SessionFormatError
-from kimi_compact_tui.formats import registry
 
 if TYPE_CHECKING:
     from kimi_compact_tui.tui.app import ReviewApp
+
+
+#: The one-line help of the command (listed by the top-level --help).
+HELP = "open the review TUI (the default: 'kimi-compact-tui [SESSION]')"
 
 
 def add_app_args(p: argparse.ArgumentParser) -> None:
@@ -38,7 +41,7 @@ def add_app_args(p: argparse.ArgumentParser) -> None:
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "tui",
-        help="open the review TUI (the default: 'kimi-compact-tui [SESSION]')",
+        help=HELP,
         description="Review a compaction interactively: regions, boundary, preview, "
         "stream, diff, edit, write and undo.",
     )
@@ -65,6 +68,8 @@ def check_session_file(session: str | None) -> None:
     file (a path, a session folder, an id) whose first bytes a format
     recognises. A typo is then the CLI's one line and exit 2, not a full-screen
     error; the whole file is parsed by the app (once)."""
+    from kimi_compact_tui.formats import registry
+
     if session is None:
         return
     path = registry.resolve_session_path(session)
