@@ -3,10 +3,10 @@ spellings that select them.
 
 A kind is one :class:`Kind` line in :data:`KINDS`: the class that speaks its
 wire format (an HTTP wire class, served by :class:`~.http.HttpProvider`, or a
-provider class of its own such as the offline summarizer), its settings
-declaration (:mod:`.settings`), its default URL and its key variable. Every
-accepted spelling of ``provider.kind`` / ``--provider`` is one line in
-:data:`REGISTRY` (aliases and regions included). Nothing here loads pydantic,
+provider of its own such as the offline summarizer), its settings
+declaration (:mod:`.settings`), its default URL, its key variable and its
+other spellings. :data:`REGISTRY` (every accepted spelling of
+``provider.kind`` / ``--provider``) is made from those lines. Nothing here loads pydantic,
 httpx or asyncio: a provider's transport loads when it runs, pydantic when a
 ``provider:`` block sets something.
 """
@@ -102,6 +102,8 @@ class Kind:
     key_env: str | None = None
     base_url_env: str | None = None  # a variable that may give the URL (read at call time)
     region_urls: Mapping[str, str] = field(default_factory=dict)
+    regions: Mapping[str, str] = field(default_factory=dict)  # spelling -> the region it implies
+    aliases: tuple[str, ...] = ()  # other spellings of the kind
     remote: bool = True  # a model over the network: it needs a model name
 
     def create(self, config: ProviderConfig) -> Provider:
@@ -118,9 +120,10 @@ MOONSHOT_URLS = {"global": "https://api.moonshot.ai/v1", "cn": "https://api.moon
 
 #: Every implementation kind, one line each.
 KINDS: tuple[Kind, ...] = (
-    Kind("openai", OpenAIChat, OpenAISettings, "https://api.openai.com/v1", "OPENAI_API_KEY"),
+    Kind("openai", OpenAIChat, OpenAISettings, "https://api.openai.com/v1", "OPENAI_API_KEY",
+         aliases=("vllm",)),
     Kind("moonshot", OpenAIChat, MoonshotSettings, MOONSHOT_URLS["global"], "MOONSHOT_API_KEY",
-         region_urls=MOONSHOT_URLS),
+         region_urls=MOONSHOT_URLS, regions={"moonshot-cn": "cn"}, aliases=("kimi",)),
     Kind("anthropic", AnthropicMessages, AnthropicSettings, "https://api.anthropic.com",
          "ANTHROPIC_API_KEY", base_url_env="ANTHROPIC_BASE_URL"),
     Kind("ollama", OllamaChat, OllamaSettings, "http://127.0.0.1:11434"),
@@ -142,7 +145,6 @@ class ProviderKind:
 
     declared: Kind
     region: str | None = None
-    description: str = ""
 
     @property
     def kind(self) -> str:
@@ -157,18 +159,21 @@ class ProviderKind:
         return self.declared.create
 
 
-_BY = KIND_BY_NAME
-#: Every accepted spelling, in the README's order.
-REGISTRY: dict[str, ProviderKind] = {
-    "openai": ProviderKind(_BY["openai"], description="OpenAI-compatible SSE"),
-    "moonshot": ProviderKind(_BY["moonshot"], description="Kimi / Moonshot (global)"),
-    "moonshot-cn": ProviderKind(_BY["moonshot"], region="cn", description="Moonshot (China)"),
-    "anthropic": ProviderKind(_BY["anthropic"], description="Anthropic Messages API over SSE"),
-    "ollama": ProviderKind(_BY["ollama"], description="Ollama native /api/chat"),
-    "offline": ProviderKind(_BY["offline"], description="no model"),
-    "kimi": ProviderKind(_BY["moonshot"], description="alias of moonshot"),
-    "vllm": ProviderKind(_BY["openai"], description="alias of openai"),
-}
+def _spellings(kinds: tuple[Kind, ...]) -> dict[str, ProviderKind]:
+    """Each kind's name and region spellings, in :data:`KINDS` order, then the
+    aliases in alphabetical order (the README's order)."""
+    out: dict[str, ProviderKind] = {}
+    for k in kinds:
+        out[k.name] = ProviderKind(k)
+        out.update({spelling: ProviderKind(k, region) for spelling, region in k.regions.items()})
+    for alias, name in sorted((a, k.name) for k in kinds for a in k.aliases):
+        out[alias] = ProviderKind(KIND_BY_NAME[name])
+    return out
+
+
+#: Every accepted spelling of a kind, made from :data:`KINDS`.
+REGISTRY: dict[str, ProviderKind] = _spellings(KINDS)
+#: Every accepted kind, in the README's order (for error messages and help).
 PROVIDER_KINDS: tuple[str, ...] = tuple(REGISTRY)
 
 
