@@ -1,5 +1,6 @@
 """Whole commands, as a user runs them: ``plan SESSION --json`` against a
-plain ``json.loads``-per-line script over the same file, each in a fresh
+plain ``json.loads``-per-line script over the same file and against a native
+floor (msgspec's C decoder decoding and keeping every line), each in a fresh
 interpreter, and the peak memory of the command as growth over the same
 command on a 10-message session.
 
@@ -28,6 +29,19 @@ FLOOR_SCRIPT = (
     "print(len(out))\n"
 )
 
+# The native floor: the C decoder the loader itself uses, every line decoded and kept.
+MSGSPEC_FLOOR_SCRIPT = (
+    "import sys\n"
+    "import msgspec\n"
+    "decode = msgspec.json.Decoder().decode\n"
+    "out = []\n"
+    "with open(sys.argv[1], 'rb') as fh:\n"
+    "    for line in fh.read().split(b'\\n'):\n"
+    "        if line.strip():\n"
+    "            out.append(decode(line))\n"
+    "print(len(out))\n"
+)
+
 # Runs the command given after it, then prints the child's CPU seconds and peak RSS (KiB).
 WRAPPER = (
     "import resource, subprocess, sys\n"
@@ -37,13 +51,17 @@ WRAPPER = (
 )
 
 
-def _measure(argv: list[str]) -> tuple[float, int]:
+def measure(
+    argv: list[str], env: dict[str, str] | None = None, cwd: Path = ROOT
+) -> tuple[float, int]:
+    """The child's CPU seconds (user + system) and peak RSS in bytes."""
     proc = subprocess.run(
         [sys.executable, "-c", WRAPPER, *argv],
-        cwd=ROOT,
+        cwd=cwd,
         capture_output=True,
         text=True,
         check=True,
+        env=env,
     )
     cpu, rss_kib = proc.stdout.split()
     return float(cpu), int(rss_kib) * 1024
@@ -54,11 +72,15 @@ def _plan_argv(path: Path) -> list[str]:
 
 
 def bench_plan_command(big: Path, small: Path, repeats: int = 3) -> dict[str, Any]:
-    plan = [_measure(_plan_argv(big)) for _ in range(repeats)]
-    floor = [_measure([sys.executable, "-c", FLOOR_SCRIPT, str(big)]) for _ in range(repeats)]
-    small_rss = min(_measure(_plan_argv(small))[1] for _ in range(repeats))
+    plan = [measure(_plan_argv(big)) for _ in range(repeats)]
+    floor = [measure([sys.executable, "-c", FLOOR_SCRIPT, str(big)]) for _ in range(repeats)]
+    native = [
+        measure([sys.executable, "-c", MSGSPEC_FLOOR_SCRIPT, str(big)]) for _ in range(repeats)
+    ]
+    small_rss = min(measure(_plan_argv(small))[1] for _ in range(repeats))
     plan_cpu = statistics.median(t for t, _ in plan)
     floor_cpu = statistics.median(t for t, _ in floor)
+    native_cpu = statistics.median(t for t, _ in native)
     plan_rss = statistics.median(r for _, r in plan)
     size = big.stat().st_size
     return {
@@ -66,6 +88,8 @@ def bench_plan_command(big: Path, small: Path, repeats: int = 3) -> dict[str, An
         "plan_cpu": plan_cpu,
         "floor_cpu": floor_cpu,
         "ratio": plan_cpu / floor_cpu,
+        "native_floor_cpu": native_cpu,
+        "native_ratio": plan_cpu / native_cpu,
         "plan_peak_mb": plan_rss / 1e6,
         "small_peak_mb": small_rss / 1e6,
         "memory_growth": (plan_rss - small_rss) / size,

@@ -3,6 +3,7 @@ same values (issue 24)."""
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 from kimi_compact_tui.config import (
@@ -58,7 +59,7 @@ def test_the_job_and_the_tui_resolve_the_same_prompt(tmp_path: Path):
     session_path = tmp_path / "s.jsonl"
     lines = [Message.make("user", f"q{i}") for i in range(4)]
     session_path.write_text(
-        "".join('{"role": "user", "content": "%s"}\n' % m.content for m in lines),
+        "".join(json.dumps({"role": "user", "content": m.content}) + "\n" for m in lines),
         encoding="utf-8",
     )
     from kimi_compact_tui.formats import load_session
