@@ -42,13 +42,17 @@ MSGSPEC_FLOOR_SCRIPT = (
     "print(len(out))\n"
 )
 
-# Runs the command given after it, then prints the child's CPU seconds and peak RSS (KiB).
+# Runs the command given after it, then prints the child's CPU seconds, peak RSS
+# (KiB) and wall seconds.
 WRAPPER = (
-    "import resource, subprocess, sys\n"
+    "import resource, subprocess, sys, time\n"
+    "t = time.perf_counter()\n"
     "subprocess.run(sys.argv[1:], stdout=subprocess.DEVNULL, check=True)\n"
+    "t = time.perf_counter() - t\n"
     "r = resource.getrusage(resource.RUSAGE_CHILDREN)\n"
-    "print(r.ru_utime + r.ru_stime, r.ru_maxrss)\n"
+    "print(r.ru_utime + r.ru_stime, r.ru_maxrss, t)\n"
 )
+LAST_WALL: list[float] = []  # the wall seconds of each measure(), in order
 
 
 def measure(
@@ -63,7 +67,8 @@ def measure(
         check=True,
         env=env,
     )
-    cpu, rss_kib = proc.stdout.split()
+    cpu, rss_kib, seconds = proc.stdout.split()
+    LAST_WALL.append(float(seconds))
     return float(cpu), int(rss_kib) * 1024
 
 
@@ -72,7 +77,10 @@ def _plan_argv(path: Path) -> list[str]:
 
 
 def bench_plan_command(big: Path, small: Path, repeats: int = 3) -> dict[str, Any]:
-    plan = [measure(_plan_argv(big)) for _ in range(repeats)]
+    plan, plan_wall = [], []
+    for _ in range(repeats):
+        plan.append(measure(_plan_argv(big)))
+        plan_wall.append(LAST_WALL[-1])
     floor = [measure([sys.executable, "-c", FLOOR_SCRIPT, str(big)]) for _ in range(repeats)]
     native = [
         measure([sys.executable, "-c", MSGSPEC_FLOOR_SCRIPT, str(big)]) for _ in range(repeats)
@@ -86,6 +94,7 @@ def bench_plan_command(big: Path, small: Path, repeats: int = 3) -> dict[str, An
     return {
         "file_mb": size / 1e6,
         "plan_cpu": plan_cpu,
+        "plan_wall": statistics.median(plan_wall),
         "floor_cpu": floor_cpu,
         "ratio": plan_cpu / floor_cpu,
         "native_floor_cpu": native_cpu,
