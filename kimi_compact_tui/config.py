@@ -47,7 +47,8 @@ DEFAULT_MAX_PRESERVED = 2
 
 @cache
 def _file_model() -> type[BaseModel]:
-    """The pydantic model of a config file (made when a config file is read, so a run without one never loads pydantic)."""
+    """The pydantic model of a config file (made when a config file is read,
+    so a run without one never loads pydantic)."""
     from pydantic import BaseModel, ConfigDict, StrictBool, StrictInt, StrictStr
 
     class CompactionBlock(BaseModel):
