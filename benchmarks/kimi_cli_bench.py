@@ -20,7 +20,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from benchmarks.commands_bench import FLOOR_SCRIPT, _measure
+from benchmarks.commands_bench import FLOOR_SCRIPT, measure
 
 KIMI_CLI_VERSION = "1.51.0"
 
@@ -71,7 +71,7 @@ def bench_restore(path: Path, repeats: int = 1) -> dict[str, Any] | None:
         messages = int(count)
         whole.append(float(process))
     floor = statistics.median(
-        _measure([sys.executable, "-c", FLOOR_SCRIPT, str(path)])[0] for _ in range(repeats)
+        measure([sys.executable, "-c", FLOOR_SCRIPT, str(path)])[0] for _ in range(repeats)
     )
     return {
         "restore_cpu": statistics.median(restore),

@@ -21,7 +21,11 @@ Steps, per size (kimi-cli ``context.jsonl``; OpenAI ``.json`` for load only):
 * TUI — ``tui.app.create_app`` headless (``App.run_test``) until the message
   list shows the session, then ``end`` until the last row is highlighted;
 * stream — 10,000 tiny chunks from the loopback server through the TUI's
-  stream screen: time from the last chunk arriving to its text being on screen.
+  stream screen: time from the last chunk arriving to its text being on screen;
+* start-up — ``--help`` and ``plan`` of a 10-message session as whole commands
+  (CPU of the child), with ``--code DIR`` another checkout's beside them;
+* shapes — ``plan --json`` on both shapes at the largest size against a
+  ``json.loads`` script and a native (msgspec) floor, and the TUI's ready time.
 """
 
 from __future__ import annotations
@@ -43,9 +47,8 @@ if str(ROOT) not in sys.path:  # `python benchmarks/run.py` as well as `-m bench
     sys.path.insert(0, str(ROOT))
 
 from benchmarks import generate  # noqa: E402
-from kimi_compact_tui.compaction.prompts import resolve_prompt  # noqa: E402
 from kimi_compact_tui.compaction.request import build_request  # noqa: E402
-from kimi_compact_tui.config import AppConfig, _get_compaction_config  # noqa: E402
+from kimi_compact_tui.config import AppConfig  # noqa: E402
 from kimi_compact_tui.formats import load_session  # noqa: E402
 from kimi_compact_tui.job import build_compacted_session  # noqa: E402
 
@@ -81,9 +84,16 @@ from benchmarks.tui_bench import (  # noqa: E402
 def whole_commands(paths_by_n: dict[int, dict[str, Path]], args: argparse.Namespace) -> list:
     """``plan --json`` as a whole command and the retention report: tables, and
     their target rows (see benchmarks/commands_bench.py, retention_bench.py)."""
+    from benchmarks import startup_bench
     from benchmarks.discover_bench import bench_discover
     from benchmarks.retention_bench import bench_retention
     from benchmarks.shapes_bench import HEADERS, bench_shape, rows
+
+    starts = [startup_bench.bench_startup(max(5, args.repeats))]
+    starts += [startup_bench.bench_startup(max(5, args.repeats), code) for code in args.code]
+    start_table, start_targets = startup_bench.rows(starts)
+    print("Start-up: whole commands, CPU (user + system) of the child, medians")
+    print_table(startup_bench.HEADERS, start_table)
 
     big_n = max(paths_by_n)
     repeats = max(1, min(args.repeats, 3))
@@ -114,6 +124,7 @@ def whole_commands(paths_by_n: dict[int, dict[str, Path]], args: argparse.Namesp
     print(f"session discovery ({found['sessions']:,} kimi-cli sessions)")
     print_table(["wall", "CPU"], [[fmt_s(found["seconds"]), fmt_s(found["cpu_seconds"])]])
     return [
+        *start_targets,
         *targets,
         [
             "retention on 10k messages < 1 s (CPU)",
@@ -313,8 +324,9 @@ def profile(step: str, n: int) -> int:
     path = paths["kimi"]
     session = load_session(path)
     plan, _ = plan_and_tokens(session)
-    cfg = _get_compaction_config(AppConfig().raw)
-    prompt = resolve_prompt(cfg)
+    config = AppConfig()
+    cfg = config.compaction.as_spec()
+    prompt = config.prompt()
     compacted = build_compacted_session(session, plan, SUMMARY)
     from kimi_compact_tui.diff import diff_sessions
 
@@ -351,6 +363,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--skip-memory", action="store_true")
     parser.add_argument("--skip-kimi-cli", action="store_true", help="leave out Context.restore()")
     parser.add_argument("--json", metavar="FILE", help="also write the raw figures as JSON")
+    parser.add_argument(
+        "--code",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="DIR",
+        help="also time the start-up of another checkout (e.g. main), for a before and after",
+    )
     parser.add_argument(
         "--profile",
         metavar="STEP",

@@ -1,7 +1,12 @@
 """Command line front end: a thin layer over the engine.
 
 Each subcommand lives in ``kimi_compact_tui/commands/<name>.py`` and exposes
-``register(subparsers)`` (adds its parser) and ``run(args) -> int``.
+``HELP`` (its one-line help), ``register(subparsers)`` (adds its parser) and
+``run(args) -> int``; :data:`COMMAND_MODULES` imports them all. A command
+module is light: it loads the engine, the config and the providers in
+``run``, so ``--help`` answers at once and each command loads only what it
+uses. The top-level ``--help`` registers no command's options; a command line
+that starts with its command registers only that one.
 ``kimi-compact-tui SESSION`` (no subcommand) opens the review TUI.
 
 Every usage error is one line on stderr and exit status 2, never a usage
@@ -13,17 +18,28 @@ from __future__ import annotations
 
 import argparse
 import difflib
-import importlib
 import os
 import sys
+from collections.abc import Collection
+from types import ModuleType
 from typing import Any, NoReturn
 
 from kimi_compact_tui import __version__
+from kimi_compact_tui.commands import compact, diff, plan, preview, restore, retention, serve, tui
 from kimi_compact_tui.errors import UserError
-from kimi_compact_tui.formats.registry import SessionNameError, find_by_id
-from kimi_compact_tui.sanitize import visible
 
-COMMANDS = ("plan", "preview", "compact", "diff", "restore", "serve", "tui", "retention")
+#: Every command and the module that serves it, in the help's order.
+COMMAND_MODULES: dict[str, ModuleType] = {
+    "plan": plan,
+    "preview": preview,
+    "compact": compact,
+    "diff": diff,
+    "restore": restore,
+    "serve": serve,
+    "tui": tui,
+    "retention": retention,
+}
+COMMANDS = tuple(COMMAND_MODULES)
 PROG = "kimi-compact-tui"
 EXIT_USAGE = 2
 TOP_LEVEL_FLAGS = ("-h", "--help", "--version")
@@ -32,7 +48,11 @@ TOP_LEVEL_FLAGS = ("-h", "--help", "--version")
 def _shown(text: str) -> str:
     """Paths, YAML keys and provider messages come from outside: on a terminal,
     control characters in them are shown, not obeyed."""
-    return visible(text) if sys.stderr.isatty() else text
+    if not sys.stderr.isatty():
+        return text
+    from kimi_compact_tui.sanitize import visible
+
+    return visible(text)
 
 
 def usage_error(prog: str, message: str) -> NoReturn:
@@ -84,7 +104,10 @@ class OneLineParser(argparse.ArgumentParser):
         usage_error(self.prog, message)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(only: Collection[str] | None = None) -> argparse.ArgumentParser:
+    """The parser. ``only``: register just these commands' options (the
+    others are listed with their help, enough for the top-level ``--help``);
+    None registers every command."""
     parser = OneLineParser(
         prog=PROG,
         description="Review a conversation compaction before it is applied.",
@@ -92,10 +115,24 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"%(prog)s {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
-        module = importlib.import_module(f"kimi_compact_tui.commands.{name}")
-        module.register(sub)
+    for name, module in COMMAND_MODULES.items():
+        if only is None or name in only:
+            module.register(sub)
+        else:
+            sub.add_parser(name, help=module.HELP)
     return parser
+
+
+def parser_for(argv: list[str]) -> argparse.ArgumentParser:
+    """The parser ``argv`` needs: none of the commands' options for the
+    top-level ``--help``/``--version``, one command's for a command line that
+    starts with it, every command's otherwise (options before the command, a
+    session, a typo)."""
+    if argv and all(word in TOP_LEVEL_FLAGS for word in argv):
+        return build_parser(only=())
+    if argv and argv[0] in COMMAND_MODULES:
+        return build_parser(only=(argv[0],))
+    return build_parser()
 
 
 def _subparsers(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
@@ -133,6 +170,8 @@ def _resolves_as_session(word: str) -> bool:
     """A path that exists, or an id a session format knows (a kimi-code session id)."""
     if os.path.exists(os.path.expanduser(word)):
         return True
+    from kimi_compact_tui.formats.registry import SessionNameError, find_by_id
+
     try:
         return find_by_id(word) is not None
     except SessionNameError:  # a session's name, naming none or several: the TUI says so
@@ -177,7 +216,7 @@ def normalise_argv(argv: list[str], parser: argparse.ArgumentParser) -> list[str
 
 def main(argv: list[str] | None = None) -> int:
     argv = list(sys.argv[1:] if argv is None else argv)
-    parser = build_parser()
+    parser = parser_for(argv)
     try:
         normal = normalise_argv(argv, parser)
         if normal[:1] == ["tui"] and "tui" not in argv:  # errors name what the user typed
@@ -187,9 +226,8 @@ def main(argv: list[str] | None = None) -> int:
             usage_error(PROG, f"no command given (commands: {', '.join(COMMANDS)})")
     except SystemExit as exc:  # usage errors (2), --help and --version (0)
         return exc.code if isinstance(exc.code, int) else EXIT_USAGE
-    module = importlib.import_module(f"kimi_compact_tui.commands.{args.command}")
     try:
-        return int(module.run(args) or 0)
+        return int(COMMAND_MODULES[args.command].run(args) or 0)
     except UserError as exc:
         print(f"{PROG}: error: {_shown(str(exc))}", file=sys.stderr)
         return exc.exit_code

@@ -1,4 +1,4 @@
-"""YAML configuration, validated with pydantic.
+"""YAML configuration, validated with pydantic, read by the engine as typed values.
 
 The file is a flat mapping (the spec's flattened ``base_config``)::
 
@@ -15,45 +15,113 @@ The file is a flat mapping (the spec's flattened ``base_config``)::
 
 With no config file at all, compaction is enabled with type ``kimi`` and the
 defaults, so the tool works out of the box.
+
+:class:`AppConfig` keeps the flat mapping (``raw``, the spec's shape, which the
+spec's helpers :func:`_get_compaction_config`, :func:`compaction_enablement`
+and :func:`effective_compaction_model` read) and gives the engine its typed
+view, :attr:`AppConfig.compaction` (a :class:`CompactionSettings`), and the
+active prompt, :meth:`AppConfig.prompt`. yaml and pydantic load only when a
+config file is read.
 """
 
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import Path
-from typing import Any
-
-import yaml
-from pydantic import BaseModel, ConfigDict, StrictBool, StrictInt, StrictStr, ValidationError
+from typing import TYPE_CHECKING, Any
 
 from kimi_compact_tui import limits
+from kimi_compact_tui.compaction.prompts import PromptSource, resolve_prompt
 from kimi_compact_tui.errors import ConfigError
 from kimi_compact_tui.fsutil import read_utf8
 from kimi_compact_tui.providers.registry import validate_provider_block
+
+if TYPE_CHECKING:
+    from pydantic import BaseModel
 
 CONFIG_ENV = "KIMI_COMPACT_TUI_CONFIG"
 DEFAULT_MAX_PRESERVED = 2
 
 
-class CompactionBlock(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+@cache
+def _file_model() -> type[BaseModel]:
+    """The pydantic model of a config file (made when a config file is read,
+    so a run without one never loads pydantic)."""
+    from pydantic import BaseModel, ConfigDict, StrictBool, StrictInt, StrictStr
 
-    enabled: StrictBool | None = None
-    type: StrictStr | None = None
-    max_preserved_messages: StrictInt = DEFAULT_MAX_PRESERVED
-    compaction_model: StrictStr | None = None
-    prompt: StrictStr | None = None
-    prompt_file: StrictStr | None = None
-    settings_overrides: dict[str, Any] = {}
+    class CompactionBlock(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+
+        enabled: StrictBool | None = None
+        type: StrictStr | None = None
+        max_preserved_messages: StrictInt = DEFAULT_MAX_PRESERVED
+        compaction_model: StrictStr | None = None
+        prompt: StrictStr | None = None
+        prompt_file: StrictStr | None = None
+        settings_overrides: dict[str, Any] = {}
+
+    class ConfigFile(BaseModel):
+        model_config = ConfigDict(extra="forbid")
+
+        compaction: CompactionBlock | None = None
+        compaction_model: StrictStr | None = None
+        provider: dict[Any, Any] | None = None  # field names are checked with the block
+
+    return ConfigFile
 
 
-class ConfigFile(BaseModel):
-    model_config = ConfigDict(extra="forbid")
+@dataclass(frozen=True)
+class CompactionSettings:
+    """The compaction settings the engine reads, typed: whether compaction is
+    on (and why not), the preserved tail, the request model override (the
+    top-level ``compaction_model`` over ``compaction.compaction_model``), the
+    prompt settings and the request's ``settings_overrides``."""
 
-    compaction: CompactionBlock | None = None
-    compaction_model: StrictStr | None = None
-    provider: dict[Any, Any] | None = None  # field names are checked with the block
+    enabled: bool = True
+    disabled_reason: str | None = None
+    max_preserved_messages: int = DEFAULT_MAX_PRESERVED
+    compaction_model: str | None = None  # the effective override
+    block_model: str | None = None  # compaction.compaction_model, as written
+    prompt: str | None = None
+    prompt_file: str | None = None
+    settings_overrides: dict[str, Any] = field(default_factory=dict)
+
+    @classmethod
+    def read(cls, config: dict[str, Any] | None) -> CompactionSettings:
+        """The settings of a flat config mapping (the one place it is read)."""
+        config = config or {}
+        block = config.get("compaction")
+        block = block if isinstance(block, dict) else {}
+        enabled, reason = compaction_enablement(config)
+        max_preserved = block.get("max_preserved_messages")
+        block_model = block.get("compaction_model")
+        top = config.get("compaction_model")
+        model = str(top) if top else (None if block_model is None else str(block_model))
+        return cls(
+            enabled=enabled,
+            disabled_reason=reason,
+            max_preserved_messages=(
+                DEFAULT_MAX_PRESERVED if max_preserved is None else int(max_preserved)
+            ),
+            compaction_model=model,
+            block_model=block_model,
+            prompt=block.get("prompt"),
+            prompt_file=block.get("prompt_file"),
+            settings_overrides=dict(block.get("settings_overrides") or {}),
+        )
+
+    def as_spec(self) -> dict[str, Any]:
+        """The spec's compaction config mapping (what ``_get_compaction_config``
+        returns, and what the spec-shaped request builder reads)."""
+        return {
+            "max_preserved_messages": self.max_preserved_messages,
+            "compaction_model": self.block_model,
+            "prompt": self.prompt,
+            "prompt_file": self.prompt_file,
+            "settings_overrides": dict(self.settings_overrides),
+        }
 
 
 DEFAULT_CONFIG: dict[str, Any] = {
@@ -81,6 +149,20 @@ class AppConfig:
     @property
     def provider(self) -> dict[str, Any] | None:
         return self.raw.get("provider")
+
+    @property
+    def compaction(self) -> CompactionSettings:
+        """The typed compaction settings (read from ``raw`` as it is now)."""
+        return CompactionSettings.read(self.raw)
+
+    def prompt(self, prompt_file: str | Path | None = None) -> PromptSource:
+        """The active prompt: the config's inline prompt, else ``prompt_file``
+        (an explicit one, e.g. ``--prompt-file``), else the config's
+        ``prompt_file`` (relative to the config file), else kimi-cli's or the
+        bundled one. Every front end resolves it here."""
+        return resolve_prompt(
+            self.compaction.as_spec(), prompt_file=prompt_file, base_dir=self.base_dir
+        )
 
     @property
     def base_dir(self) -> Path:
@@ -119,6 +201,9 @@ def load_config(path: str | Path | None = None, *, search: bool = True) -> AppCo
 
 
 def parse_config(text: str, path: Path) -> AppConfig:
+    import yaml
+    from pydantic import ValidationError
+
     try:
         data = yaml.safe_load(text)
     except yaml.YAMLError as exc:
@@ -132,7 +217,7 @@ def parse_config(text: str, path: Path) -> AppConfig:
         got = "text" if isinstance(data, str) else limits.shown(data)
         raise ConfigError(f"{path}: config must be a mapping of keys, got {got}")
     try:
-        parsed = ConfigFile.model_validate(data)
+        parsed: Any = _file_model().model_validate(data)
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = ".".join(str(x) for x in err["loc"] if x != "[key]") or "(top level)"
@@ -180,7 +265,7 @@ def _in_words(err: Any) -> str:
 REQUIRED = {"enabled": "true", "type": "kimi"}
 
 
-def _check_compaction(block: CompactionBlock, path: Path) -> None:
+def _check_compaction(block: Any, path: Path) -> None:
     """The keys the README marks required, and the numbers in their ranges."""
     for name, example in REQUIRED.items():
         if getattr(block, name) is None:
@@ -201,17 +286,7 @@ def _get_compaction_config(config: dict[str, Any] | None) -> dict[str, Any]:
     """The compaction settings read from the root-level ``compaction`` block of
     a flat config (the spec's helper): ``max_preserved_messages`` (default 2),
     ``compaction_model``, ``prompt``, ``prompt_file`` and ``settings_overrides``."""
-    block = (config or {}).get("compaction") or {}
-    max_preserved = block.get("max_preserved_messages")
-    return {
-        "max_preserved_messages": (
-            DEFAULT_MAX_PRESERVED if max_preserved is None else int(max_preserved)
-        ),
-        "compaction_model": block.get("compaction_model"),
-        "prompt": block.get("prompt"),
-        "prompt_file": block.get("prompt_file"),
-        "settings_overrides": dict(block.get("settings_overrides") or {}),
-    }
+    return CompactionSettings.read(config).as_spec()
 
 
 def compaction_enablement(config: dict[str, Any] | None) -> tuple[bool, str | None]:
@@ -232,8 +307,4 @@ def compaction_enablement(config: dict[str, Any] | None) -> tuple[bool, str | No
 def effective_compaction_model(config: dict[str, Any] | None) -> str | None:
     """The request model override: the top-level per-session
     ``compaction_model`` wins over ``compaction.compaction_model``."""
-    top = (config or {}).get("compaction_model")
-    if top:
-        return str(top)
-    model = _get_compaction_config(config)["compaction_model"]
-    return None if model is None else str(model)
+    return CompactionSettings.read(config).compaction_model

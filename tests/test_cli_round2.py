@@ -215,10 +215,9 @@ def test_ctrl_c_before_the_stream_starts_is_cancelled_cleanly(cli_main, tmp_path
     """A Ctrl+C in the instant between the announcement and the stream's start:
     exit 130, one line, nothing written, and no Python warning about a
     coroutine never awaited."""
+    import asyncio
     import gc
     import warnings
-
-    from kimi_compact_tui.commands import compact_run
 
     session = write_session(tmp_path, "openai-json", conversation(8))
     out = tmp_path / "out.json"
@@ -226,7 +225,7 @@ def test_ctrl_c_before_the_stream_starts_is_cancelled_cleanly(cli_main, tmp_path
     def interrupted(main, *args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(compact_run.asyncio, "run", interrupted)
+    monkeypatch.setattr(asyncio, "run", interrupted)  # (compact_run loads asyncio when it runs)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result = cli_main("compact", session, "--output", out)

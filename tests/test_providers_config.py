@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from kimi_compact_tui.errors import ConfigError
-from kimi_compact_tui.providers import get_provider, provider_config_from
+from kimi_compact_tui.providers import create_provider, provider_config_from
 from kimi_compact_tui.providers.base import ProviderConfig, StreamResult
 
 
@@ -111,11 +111,11 @@ def test_provider_block_must_be_a_mapping():
         provider_config_from(["openai"])  # type: ignore[arg-type]
 
 
-def test_get_provider_dispatches_every_kind():
-    for kind in ("openai", "moonshot", "ollama", "offline"):
-        assert callable(get_provider(ProviderConfig(kind=kind)))
+def test_create_provider_dispatches_every_kind():
+    for kind in ("openai", "moonshot", "anthropic", "ollama", "offline"):
+        assert create_provider(ProviderConfig(kind=kind)).config.kind == kind
     with pytest.raises(ConfigError):
-        get_provider(ProviderConfig(kind="gemini"))
+        create_provider(ProviderConfig(kind="gemini"))
 
 
 def test_result_json_has_the_documented_fields():

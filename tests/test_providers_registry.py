@@ -28,7 +28,7 @@ from kimi_compact_tui.providers.http import (
     OpenAIChat,
 )
 from kimi_compact_tui.providers.offline import OfflineProvider, parse_transcript
-from kimi_compact_tui.providers.settings import SETTINGS_BY_KIND
+from kimi_compact_tui.providers.registry import KIND_BY_NAME, KINDS
 
 README = Path(__file__).resolve().parents[1] / "README.md"
 
@@ -67,7 +67,7 @@ def test_every_kind_maps_to_its_implementation(spelling, kind, impl, wire):
     assert provider.config is config
     if wire is not None:
         assert type(provider.protocol) is wire
-    assert config.kind in SETTINGS_BY_KIND
+    assert config.kind in KIND_BY_NAME
 
 
 def test_region_follows_the_spelling():
@@ -160,7 +160,7 @@ def test_the_config_file_checks_its_provider_block_and_names_the_file(tmp_path):
 
 
 def test_the_registry_lists_each_implementation_kind():
-    assert {entry.kind for entry in REGISTRY.values()} == set(SETTINGS_BY_KIND)
+    assert {entry.kind for entry in REGISTRY.values()} == {k.name for k in KINDS}
 
 
 def test_the_offline_reader_takes_only_the_next_numbered_header():

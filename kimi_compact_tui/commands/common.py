@@ -1,24 +1,31 @@
-"""Options and steps shared by the subcommands."""
+"""Options and steps shared by the subcommands.
+
+Light to import (the command line imports every command): the engine, the
+config and the providers load in the functions that use them.
+"""
 
 from __future__ import annotations
 
 import argparse
 import gc
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from kimi_compact_tui.compaction.pairs import ToolSplit, find_splits, nearest_safe_up_to
-from kimi_compact_tui.config import AppConfig, load_config
 from kimi_compact_tui.errors import UserError
-from kimi_compact_tui.formats import registry
-from kimi_compact_tui.formats.base import Session
-from kimi_compact_tui.job import CompactionJob, Preparation, Readiness, Refusal, RefusalKind
-from kimi_compact_tui.providers import PROVIDER_KINDS, ProviderConfig, provider_config_from
 from kimi_compact_tui.sanitize import visible
+
+if TYPE_CHECKING:
+    from kimi_compact_tui.compaction.pairs import ToolSplit
+    from kimi_compact_tui.config import AppConfig
+    from kimi_compact_tui.formats.base import Session
+    from kimi_compact_tui.job import CompactionJob, Preparation, Readiness, Refusal
+    from kimi_compact_tui.providers import ProviderConfig
 
 
 def session_kinds() -> str:
     """What SESSION may be, from the registry (for the help text)."""
+    from kimi_compact_tui.formats import registry
+
     return ", ".join(f.label for f in registry.FORMATS)
 
 
@@ -64,6 +71,8 @@ def add_session_args(p: argparse.ArgumentParser, *, instructions: bool = False) 
 
 def provider_kinds() -> list[str]:
     """Every value ``--provider`` accepts, in the README's order (the registry's)."""
+    from kimi_compact_tui.providers import PROVIDER_KINDS
+
     return list(PROVIDER_KINDS)
 
 
@@ -77,6 +86,8 @@ def provider_kind(text: str) -> str:
 
 
 def add_provider_args(p: argparse.ArgumentParser) -> None:
+    from kimi_compact_tui.providers import PROVIDER_KINDS
+
     p.add_argument(
         "--provider",
         metavar="KIND",
@@ -90,6 +101,8 @@ def add_provider_args(p: argparse.ArgumentParser) -> None:
 
 def provider_config(config: AppConfig, args: argparse.Namespace) -> ProviderConfig:
     """The provider config from the config file's ``provider:`` block and flags."""
+    from kimi_compact_tui.providers import provider_config_from
+
     return provider_config_from(
         config.provider,
         provider=getattr(args, "provider", None),
@@ -108,6 +121,9 @@ def load_and_prepare(
     """Load the config and the session (the job's one load path) and prepare
     the compaction; ``for_write``: the job holds the loaded file's fingerprint
     (taken from the same bytes that were parsed) for a write."""
+    from kimi_compact_tui.config import load_config
+    from kimi_compact_tui.job import CompactionJob
+
     config = load_config(args.config)
     # The loaded session lives until the command exits and holds no cycles: keep
     # its objects out of every later collection (each full pass would walk them
@@ -156,11 +172,15 @@ def warn_skipped(session: Session) -> None:
 
 def tool_splits(prep: Preparation) -> list[ToolSplit]:
     """The tool calls the plan's boundary would cut off from their results."""
+    from kimi_compact_tui.compaction.pairs import find_splits
+
     return find_splits(prep.session.messages, prep.plan, prep.exchanges)
 
 
 def safe_up_to(prep: Preparation) -> int | None:
     """The nearest ``--up-to`` that keeps every tool call with its results."""
+    from kimi_compact_tui.compaction.pairs import nearest_safe_up_to
+
     plan = prep.plan
     return nearest_safe_up_to(prep.session.messages, plan.boundary, plan.leading, prep.exchanges)
 
@@ -217,15 +237,15 @@ def warn_splits(prep: Preparation) -> None:
 
 # ----------------------------------------------------------------------------- refusals
 
-#: What the command line adds to a refusal it has a flag for.
-CLI_OVERRIDES = {RefusalKind.SPLIT: " (or pass --allow-split to write it anyway)"}
+#: What the command line adds to a refusal it has a flag for (by refusal kind).
+CLI_OVERRIDES = {"split": " (or pass --allow-split to write it anyway)"}
 
 
 def refusal_error(refusal: Refusal) -> UserError:
     """The job's refusal as the command line says it: its one line, and the
     flag that overrides it when there is one."""
     error = refusal.error()
-    error.message = refusal.message + CLI_OVERRIDES.get(refusal.kind, "")
+    error.message = refusal.message + CLI_OVERRIDES.get(refusal.kind.value, "")
     return error
 
 

@@ -16,7 +16,7 @@ import argparse
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kimi_compact_tui.commands.common import (
     add_provider_args,
@@ -34,14 +34,16 @@ from kimi_compact_tui.commands.compact_run import CompactionRun, run_compaction
 from kimi_compact_tui.commands.jsonout import print_json
 from kimi_compact_tui.commands.output_file import output_target, write_output
 from kimi_compact_tui.errors import ProviderFailure, RetentionShortfall, UserError
-from kimi_compact_tui.formats.base import KEEPS
-from kimi_compact_tui.formats.loader import dump_session
-from kimi_compact_tui.job import Draft, Preparation
-from kimi_compact_tui.providers import ProviderConfig
-from kimi_compact_tui.retention import check_min_retention, parse_min_retention, retention_report
 from kimi_compact_tui.sanitize import visible
-from kimi_compact_tui.store import ApplyResult
 from kimi_compact_tui.wording import count, noop_line, number
+
+if TYPE_CHECKING:
+    from kimi_compact_tui.job import Draft, Preparation
+    from kimi_compact_tui.providers import ProviderConfig
+    from kimi_compact_tui.store import ApplyResult
+
+#: The one-line help of the command (listed by the top-level --help).
+HELP = "stream the summary from a provider and write the compacted session"
 
 EXIT_OK = 0
 EXIT_PROVIDER = 3
@@ -51,7 +53,7 @@ EXIT_CANCELLED = 130
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "compact",
-        help="stream the summary from a provider and write the compacted session",
+        help=HELP,
         description=(
             "Stream the compaction summary to the terminal as it arrives, then write the "
             "compacted session to --output when the summary is complete. With no provider "
@@ -117,6 +119,13 @@ def _starter(args: argparse.Namespace) -> Callable[[Preparation, ProviderConfig]
 
 
 def run(args: argparse.Namespace) -> int:
+    from kimi_compact_tui.formats.loader import dump_session
+    from kimi_compact_tui.retention import (
+        check_min_retention,
+        parse_min_retention,
+        retention_report,
+    )
+
     output = output_target(args)  # an existing file or the session itself: before anything
     if args.in_place and args.output:
         raise UserError("--in-place and --output cannot be used together")
@@ -226,6 +235,8 @@ def write_in_place(
     a split history unless ``--allow-split``), ask on the terminal (unless
     ``--yes``), then commit the draft through the job. Returns the store's
     ApplyResult, or None when the answer is no."""
+    from kimi_compact_tui.formats.base import KEEPS
+
     stdin = stdin if stdin is not None else sys.stdin
     out = out if out is not None else sys.stderr
     draft, job = run_.draft, run_.job

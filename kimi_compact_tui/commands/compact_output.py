@@ -7,13 +7,15 @@ import argparse
 import os
 import sys
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kimi_compact_tui.commands.compact_run import CompactionRun
-from kimi_compact_tui.job import Preparation
-from kimi_compact_tui.providers import OFFLINE_NOTICE, ProviderConfig, StreamEvent
 from kimi_compact_tui.sanitize import visible
 from kimi_compact_tui.wording import span
+
+if TYPE_CHECKING:
+    from kimi_compact_tui.job import Preparation
+    from kimi_compact_tui.providers import ProviderConfig, StreamEvent
 
 DIM = "\x1b[2m"
 RESET = "\x1b[0m"
@@ -23,6 +25,7 @@ class Printer:
     """Streams events to the terminal: summary on stdout, the rest on stderr."""
 
     def __init__(self) -> None:
+
         self.dim = sys.stderr.isatty()
         # On a terminal, control characters in model text are shown, not obeyed.
         self.show_out = visible if sys.stdout.isatty() else str
@@ -74,6 +77,8 @@ class Printer:
 
 
 def announce(prep: Preparation, pcfg: ProviderConfig) -> None:
+    from kimi_compact_tui.providers import OFFLINE_NOTICE
+
     indices = list(prep.plan.compact_indices)
     which = span(indices[0] + 1, indices[-1] + 1) if indices else "no messages"
     print(f"compacting {which} with {pcfg.describe()}", file=sys.stderr)
@@ -93,6 +98,8 @@ def nothing_written(args: argparse.Namespace) -> str:
 
 
 def json_result(run: CompactionRun, written: Path | None) -> dict[str, Any]:
+    from kimi_compact_tui.providers import OFFLINE_NOTICE
+
     if run.result is None:
         data: dict[str, Any] = {
             "status": "noop",

@@ -9,21 +9,24 @@ result``); ``compact`` (:mod:`.compact`) prints and writes it.
 from __future__ import annotations
 
 import argparse
-import asyncio
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kimi_compact_tui import samples
 from kimi_compact_tui.commands.common import load_and_prepare, provider_config, refuse
-from kimi_compact_tui.compaction.plan import CompactionPlan
-from kimi_compact_tui.config import AppConfig
 from kimi_compact_tui.errors import UserError
-from kimi_compact_tui.formats.base import Session
-from kimi_compact_tui.job import CompactionJob, Draft, Preparation, Readiness
-from kimi_compact_tui.providers import EventCallback, ProviderConfig, StreamResult
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from kimi_compact_tui.compaction.plan import CompactionPlan
+    from kimi_compact_tui.config import AppConfig
+    from kimi_compact_tui.formats.base import Session
+    from kimi_compact_tui.job import CompactionJob, Draft, Preparation, Readiness
+    from kimi_compact_tui.providers import EventCallback, ProviderConfig, StreamResult
 
 
 @dataclass
@@ -71,6 +74,8 @@ def run_compaction(
     ``allow_truncated``. Raises :class:`UserError` for bad input; provider
     trouble is reported in the returned result, never raised.
     """
+    import asyncio
+
     in_place = bool(getattr(args, "in_place", False))
     job, prep = load_and_prepare(args, for_write=in_place)
     if in_place and job.session.path is not None and samples.is_sample(job.session.path):

@@ -5,11 +5,15 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kimi_compact_tui.commands.jsonout import print_json_compact
-from kimi_compact_tui.diff import SessionDiff, diff_sessions, format_diff
-from kimi_compact_tui.formats import load_session
+
+if TYPE_CHECKING:
+    from kimi_compact_tui.diff import SessionDiff
+
+#: The one-line help of the command (listed by the top-level --help).
+HELP = "message-level diff of two sessions (kept, removed, added; tokens)"
 
 
 def _context(text: str) -> int:
@@ -25,7 +29,7 @@ def _context(text: str) -> int:
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "diff",
-        help="message-level diff of two sessions (kept, removed, added; tokens)",
+        help=HELP,
         description=(
             "Compare two sessions message by message: '=' kept, '-' removed, '+' added, "
             "with the message numbers in A and B, the role, estimated tokens and a preview."
@@ -61,6 +65,9 @@ def diff_json(diff: SessionDiff, *, with_messages: bool = False) -> dict[str, An
 
 
 def run(args: argparse.Namespace) -> int:
+    from kimi_compact_tui.diff import diff_sessions, format_diff
+    from kimi_compact_tui.formats import load_session
+
     before = load_session(args.before)
     after = load_session(args.after)
     diff = diff_sessions(before, after)

@@ -19,10 +19,6 @@ import os
 from pathlib import Path
 
 from kimi_compact_tui.errors import ApplyError, SessionFormatError, UserError
-from kimi_compact_tui.formats import resolve_session_path
-from kimi_compact_tui.fsutil import atomic_write_bytes
-from kimi_compact_tui.job.refusals import unwritable
-from kimi_compact_tui.store.durable import os_error_line, write_new_file
 
 NEW_FILE_MODE = 0o600  # as a session file: it holds the conversation
 
@@ -30,6 +26,8 @@ NEW_FILE_MODE = 0o600  # as a session file: it holds the conversation
 def _session_file(session: str | Path) -> Path | None:
     """The session file SESSION names, or None when it does not resolve (the
     load then says why, in its own words)."""
+    from kimi_compact_tui.formats import resolve_session_path
+
     try:
         return resolve_session_path(session)
     except SessionFormatError:
@@ -77,6 +75,8 @@ def output_target(args: argparse.Namespace) -> Path | None:
         raise UserError(f"{parent}: --output's folder is not a folder")
     if os.path.lexists(out) and not force:
         raise UserError(f"{out}: --output exists; pass --force to replace it")
+    from kimi_compact_tui.job.refusals import unwritable
+
     why = unwritable(parent)  # said before the request, not after it
     if why is not None:
         raise UserError(f"{out}: --output cannot be written: {why} ({parent})")
@@ -86,6 +86,9 @@ def output_target(args: argparse.Namespace) -> Path | None:
 def write_output(data: bytes, out: Path, session: Path, *, force: bool) -> None:
     """Write the compacted session's bytes to ``out`` atomically (see the module
     docstring); ``session`` is the file that was compacted."""
+    from kimi_compact_tui.fsutil import atomic_write_bytes
+    from kimi_compact_tui.store.durable import os_error_line, write_new_file
+
     refuse_the_session(out, session)
     try:
         if force:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kimi_compact_tui.commands.common import (
     add_session_args,
@@ -20,9 +20,14 @@ from kimi_compact_tui.compaction.plan import (
     REGION_LEADING,
     REGION_TAIL,
 )
-from kimi_compact_tui.job import Preparation
 from kimi_compact_tui.previews import message_preview
 from kimi_compact_tui.wording import count, number
+
+if TYPE_CHECKING:
+    from kimi_compact_tui.job import Preparation
+
+#: The one-line help of the command (listed by the top-level --help).
+HELP = "show which messages are sent, replaced and kept"
 
 REGION_LABELS = {
     REGION_LEADING: "leading system (kept and sent)",
@@ -34,7 +39,7 @@ REGION_LABELS = {
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("plan", help="show which messages are sent, replaced and kept")
+    p = sub.add_parser("plan", help=HELP)
     add_session_args(p)
     p.add_argument("--json", action="store_true", help="print the plan as JSON")
 
@@ -57,6 +62,7 @@ def plan_json(prep: Preparation) -> dict[str, Any]:
 
 
 def run(args: argparse.Namespace) -> int:
+
     job, prep = load_and_prepare(args)
     session = job.session
     if args.json:

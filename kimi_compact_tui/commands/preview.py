@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kimi_compact_tui.commands.common import (
     add_provider_args,
@@ -15,14 +15,18 @@ from kimi_compact_tui.commands.common import (
     write_split_lines,
 )
 from kimi_compact_tui.commands.jsonout import print_json
-from kimi_compact_tui.job import Preparation, Readiness, RefusalKind
-from kimi_compact_tui.providers import ProviderConfig
-from kimi_compact_tui.sanitize import visible
 from kimi_compact_tui.wording import number
+
+if TYPE_CHECKING:
+    from kimi_compact_tui.job import Preparation, Readiness
+    from kimi_compact_tui.providers import ProviderConfig
+
+#: The one-line help of the command (listed by the top-level --help).
+HELP = "show the exact compaction request body"
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("preview", help="show the exact compaction request body")
+    p = sub.add_parser("preview", help=HELP)
     add_session_args(p, instructions=True)
     add_provider_args(p)
     p.add_argument(
@@ -66,20 +70,22 @@ def preview_json(
     }
 
 
-#: Refusals the text view says in its own lines already.
-SHOWN = (RefusalKind.NOTHING_TO_COMPACT, RefusalKind.DISABLED)
-
-
 def refused_lines(ready: Readiness) -> str:
-    """The job's other refusals: the request below would not be sent."""
+    """The job's other refusals: the request below would not be sent (those the
+    text view says in its own lines already left out)."""
+    from kimi_compact_tui.job import RefusalKind
+
+    shown = (RefusalKind.NOTHING_TO_COMPACT, RefusalKind.DISABLED)
     return "".join(
         f"NOT SENT {r.message}; compact and the TUI refuse\n"
         for r in ready.refusals
-        if r.kind not in SHOWN
+        if r.kind not in shown
     )
 
 
 def run(args: argparse.Namespace) -> int:
+    from kimi_compact_tui.sanitize import visible
+
     job, prep = load_and_prepare(args)
     config = job.config
     ready = job.readiness(prep)  # what compact would refuse before the request

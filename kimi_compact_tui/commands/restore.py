@@ -18,15 +18,15 @@ from pathlib import Path
 
 from kimi_compact_tui.commands.jsonout import print_json
 from kimi_compact_tui.errors import ApplyError, UserError
-from kimi_compact_tui.formats.registry import find_by_id
-from kimi_compact_tui.job.refusals import sample_refusal
-from kimi_compact_tui.store import locate, pick_point, restore, restore_points, undo_plan
+
+#: The one-line help of the command (listed by the top-level --help).
+HELP = "undo the last compaction written by this tool, or restore a picked version"
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "restore",
-        help="undo the last compaction written by this tool, or restore a picked version",
+        help=HELP,
         description=(
             "Undo the last compaction this tool wrote (as its audit log records it), or put "
             "back a restore point picked with --point. The current version is kept as a "
@@ -55,6 +55,9 @@ def session_arg(text: str) -> str:
     session id a format knows, or a session file that is gone but whose restore
     points remain beside it (they are what brings it back). Anything else is
     one line: there is no such session."""
+    from kimi_compact_tui.formats.registry import find_by_id
+    from kimi_compact_tui.store import restore_points
+
     p = Path(text).expanduser()
     if os.path.lexists(p):
         return text
@@ -67,6 +70,9 @@ def session_arg(text: str) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
+    from kimi_compact_tui.job.refusals import sample_refusal
+    from kimi_compact_tui.store import locate, pick_point, restore, restore_points, undo_plan
+
     target = locate(session_arg(args.session))  # the session file and its format, found once
     points = restore_points(target)
     if args.list:

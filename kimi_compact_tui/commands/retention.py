@@ -9,22 +9,19 @@ from pathlib import Path
 from kimi_compact_tui.commands.common import add_session_args, load_and_prepare
 from kimi_compact_tui.commands.jsonout import print_json
 from kimi_compact_tui.errors import UserError
-from kimi_compact_tui.fsutil import read_utf8
-from kimi_compact_tui.retention import (
-    EXIT_RETENTION_SHORTFALL,
-    check_min_retention,
-    parse_min_retention,
-    retention_report,
-)
-from kimi_compact_tui.sanitize import visible
+
+#: The one-line help of the command (listed by the top-level --help).
+HELP = "show which file paths, commands, errors... of the compacted range a summary keeps"
 
 SUMMARY_STDIN = "-"
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from kimi_compact_tui.retention import EXIT_RETENTION_SHORTFALL
+
     p = sub.add_parser(
         "retention",
-        help="show which file paths, commands, errors... of the compacted range a summary keeps",
+        help=HELP,
     )
     add_session_args(p)
     p.add_argument(
@@ -50,12 +47,22 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def read_summary(name: str) -> str:
+    from kimi_compact_tui.fsutil import read_utf8
+
     if name == SUMMARY_STDIN:
         return sys.stdin.read()
     return read_utf8(Path(name), "summary file", UserError)
 
 
 def run(args: argparse.Namespace) -> int:
+    from kimi_compact_tui.retention import (
+        EXIT_RETENTION_SHORTFALL,
+        check_min_retention,
+        parse_min_retention,
+        retention_report,
+    )
+    from kimi_compact_tui.sanitize import visible
+
     thresholds = [parse_min_retention(t) for t in args.min_retention]
     summary = read_summary(args.summary)
     job, prep = load_and_prepare(args)

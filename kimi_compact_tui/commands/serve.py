@@ -26,7 +26,9 @@ from urllib.parse import urlsplit
 
 from kimi_compact_tui.commands.tui import add_app_args
 from kimi_compact_tui.errors import UserError
-from kimi_compact_tui.formats.registry import find_by_id
+
+#: The one-line help of the command (listed by the top-level --help).
+HELP = "serve the review TUI in a browser (textual-serve, 127.0.0.1 by default)"
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
@@ -54,7 +56,7 @@ _LOCAL_FONT = """<style>
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "serve",
-        help="serve the review TUI in a browser (textual-serve, 127.0.0.1 by default)",
+        help=HELP,
         description="Serve the review TUI through textual-serve. It has no authentication: "
         "keep the default loopback host unless you know who can reach the port.",
     )
@@ -97,6 +99,8 @@ def _absolute(path: str) -> str:
 def _served_session(session: str) -> str:
     """SESSION for the served app: a path made absolute, or the folder of a
     session id a format knows (an id is not a file name in the app's folder)."""
+    from kimi_compact_tui.formats.registry import find_by_id
+
     if not Path(session).expanduser().exists():
         found = find_by_id(session)
         if found is not None:

@@ -9,10 +9,13 @@ from typing import TYPE_CHECKING
 
 from kimi_compact_tui.commands.common import add_provider_args, positive_int, session_kinds
 from kimi_compact_tui.errors import SessionFormatError
-from kimi_compact_tui.formats import registry
 
 if TYPE_CHECKING:
     from kimi_compact_tui.tui.app import ReviewApp
+
+
+#: The one-line help of the command (listed by the top-level --help).
+HELP = "open the review TUI (the default: 'kimi-compact-tui [SESSION]')"
 
 
 def add_app_args(p: argparse.ArgumentParser) -> None:
@@ -41,7 +44,7 @@ def add_app_args(p: argparse.ArgumentParser) -> None:
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "tui",
-        help="open the review TUI (the default: 'kimi-compact-tui [SESSION]')",
+        help=HELP,
         description="Review a compaction interactively: regions, boundary, preview, "
         "stream, diff, edit, write and undo.",
     )
@@ -73,6 +76,8 @@ def open_session_first(app: ReviewApp, session: str | None, up_to: int | None) -
     (loaded once). A session that cannot be opened (a path, a session folder,
     an id or the start of one, ``sample:NAME``) is then the CLI's one line
     naming the file and line, and exit 2, not a dialog over the picker."""
+    from kimi_compact_tui.formats import registry
+
     if session is None:
         return
     from kimi_compact_tui.tui.app import open_session

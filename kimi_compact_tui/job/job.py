@@ -25,11 +25,9 @@ so the rules exist once:
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kimi_compact_tui.compaction.pairs import ToolSplit, find_splits
 from kimi_compact_tui.compaction.plan import CompactionPlan
@@ -46,6 +44,7 @@ from kimi_compact_tui.job.refusals import Readiness, Refusal, RefusalKind
 from kimi_compact_tui.providers import (
     EventCallback,
     ProviderConfig,
+    StreamFunction,
     StreamResult,
     require_key,
     require_model,
@@ -53,10 +52,8 @@ from kimi_compact_tui.providers import (
 )
 from kimi_compact_tui.store import ApplyResult, Provenance, apply_compaction
 
-#: A provider call: ``(provider, request, on_event, cancel) -> StreamResult``.
-StreamFunction = Callable[
-    [ProviderConfig, Any, EventCallback | None, asyncio.Event | None], Awaitable[StreamResult]
-]
+if TYPE_CHECKING:
+    import asyncio
 
 
 def provenance_of(

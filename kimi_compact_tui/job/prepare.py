@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from kimi_compact_tui.compaction.plan import CompactionPlan, make_plan
-from kimi_compact_tui.compaction.prompts import PromptSource, resolve_prompt
+from kimi_compact_tui.compaction.prompts import PromptSource
 from kimi_compact_tui.compaction.request import (
     CompactionRequest,
     build_request,
@@ -20,12 +20,7 @@ from kimi_compact_tui.compaction.request import (
 )
 from kimi_compact_tui.compaction.scan import Exchange, scan_messages
 from kimi_compact_tui.compaction.tokens import message_tokens
-from kimi_compact_tui.config import (
-    AppConfig,
-    _get_compaction_config,
-    compaction_enablement,
-    effective_compaction_model,
-)
+from kimi_compact_tui.config import AppConfig
 from kimi_compact_tui.formats.base import Session
 
 __all__ = ["CompactionPlan", "CompactionRequest", "Preparation", "prepare_compaction"]
@@ -119,18 +114,16 @@ def prepare_compaction(
     ``compaction_model`` is the per-session override (it wins over the
     config's); ``base_model`` is the provider's model used when no override
     is set."""
-    raw = config.raw
-    enabled, reason = compaction_enablement(raw)
-    cfg = _get_compaction_config(raw)
+    settings = config.compaction
     if prompt is None:
-        prompt = resolve_prompt(cfg, prompt_file=prompt_file, base_dir=config.base_dir)
+        prompt = config.prompt(prompt_file)
     plan = make_plan(
         session.messages,
-        max_preserved_messages=cfg["max_preserved_messages"],
+        max_preserved_messages=settings.max_preserved_messages,
         up_to=up_to,
         injected=session.format.injected,
     )
-    model = compaction_model or effective_compaction_model(raw)
+    model = compaction_model or settings.compaction_model
     builder = None
     if not plan.noop:
 
@@ -139,7 +132,7 @@ def prepare_compaction(
                 session.messages,
                 plan,
                 prompt,
-                cfg,
+                settings.as_spec(),
                 compaction_model=model,
                 base_model=base_model,
                 custom_instruction=custom_instruction,
@@ -152,7 +145,15 @@ def prepare_compaction(
         scan = scan_messages(session.messages, plan.request_indices.stop)
         tokens, text_counts, exchanges = scan.tokens, scan.text_counts, scan.exchanges
     prep = Preparation(
-        session, plan, prompt, builder, enabled, reason, tokens, model, custom_instruction
+        session,
+        plan,
+        prompt,
+        builder,
+        settings.enabled,
+        settings.disabled_reason,
+        tokens,
+        model,
+        custom_instruction,
     )
     prep._text_counts = text_counts
     prep.exchanges = exchanges

@@ -12,13 +12,16 @@ Entry points::
 
 ``request`` is the compaction request (``CompactionRequest``) or its OpenAI-style
 body. Every provider returns a :class:`StreamResult`; none raises for provider
-trouble. The accepted kinds are :data:`PROVIDER_KINDS`.
+trouble. ``stream_summary`` is the one provider call (:class:`StreamFunction`)
+the job makes. The accepted kinds are :data:`PROVIDER_KINDS`.
+
+Importing this package loads neither pydantic, httpx nor asyncio: they load
+when a ``provider:`` block is checked or a provider runs.
 """
 
 from __future__ import annotations
 
-import asyncio
-from collections.abc import Awaitable, Callable
+from typing import TYPE_CHECKING
 
 from kimi_compact_tui.providers.base import (
     OFFLINE_MODEL,
@@ -26,6 +29,7 @@ from kimi_compact_tui.providers.base import (
     EventCallback,
     ProviderConfig,
     StreamEvent,
+    StreamFunction,
     StreamResult,
     SummaryInput,
     request_body,
@@ -44,10 +48,8 @@ from kimi_compact_tui.providers.registry import (
     validate_provider_block,
 )
 
-StreamFn = Callable[
-    [ProviderConfig, SummaryInput, EventCallback | None, asyncio.Event | None],
-    Awaitable[StreamResult],
-]
+if TYPE_CHECKING:
+    import asyncio
 
 __all__ = [
     "OFFLINE_MODEL",
@@ -59,11 +61,10 @@ __all__ = [
     "ProviderConfig",
     "ProviderKind",
     "StreamEvent",
-    "StreamFn",
+    "StreamFunction",
     "StreamResult",
     "SummaryInput",
     "create_provider",
-    "get_provider",
     "is_remote",
     "provider_config_from",
     "request_body",
@@ -73,23 +74,6 @@ __all__ = [
     "stream_summary",
     "validate_provider_block",
 ]
-
-
-def get_provider(config: ProviderConfig) -> StreamFn:
-    """The ``stream_summary``-shaped function that serves ``config.kind``."""
-    provider = create_provider(config)
-
-    async def _stream(
-        cfg: ProviderConfig,
-        request: SummaryInput,
-        on_event: EventCallback | None = None,
-        cancel: asyncio.Event | None = None,
-    ) -> StreamResult:
-        target = provider if cfg is config else create_provider(cfg)
-        result: StreamResult = await target.stream(request, on_event, cancel)
-        return result
-
-    return _stream
 
 
 async def stream_summary(

@@ -8,15 +8,17 @@ ends it as ``cancelled`` with the partial text kept.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import re
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kimi_compact_tui.providers.base import EventCallback, StreamEvent, StreamResult
+
+if TYPE_CHECKING:
+    import asyncio
 
 MAX_ERROR_CHARS = 400
 THINK_RE = re.compile(r"\s*<think>(.*?)</think>\s*", re.S)
@@ -179,6 +181,8 @@ async def run_stream(
     offline: bool = False,
 ) -> StreamResult:
     """Run ``work`` until it finishes, ``cancel`` is set, or this task is cancelled."""
+    import asyncio  # (loaded by the provider call that runs, not by every command)
+
     if cancel is not None and cancel.is_set():
         return collector.result(Outcome("cancelled", "cancelled before the request was sent"))
     task = asyncio.ensure_future(work())

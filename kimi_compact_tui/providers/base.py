@@ -11,43 +11,41 @@ Validation of the ``provider:`` block lives in :mod:`.settings`, the kinds in
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, Literal, Union
+from typing import TYPE_CHECKING, Any, Literal, Protocol, Union
 
 from kimi_compact_tui.compaction.figures import RunFigures
 
 if TYPE_CHECKING:
+    import asyncio
+
     from kimi_compact_tui.compaction.request import CompactionRequest
 
-#: The implementation kinds (``ProviderConfig.kind``); the accepted spellings,
-#: aliases included, are ``registry.PROVIDER_KINDS``.
-ImplementationKind = Literal["openai", "moonshot", "anthropic", "ollama", "offline"]
 #: What a provider is asked to summarise: the compaction request, or its
 #: OpenAI-style body (``request.body``).
 SummaryInput = Union["CompactionRequest", Mapping[str, Any]]
 
-MOONSHOT_BASE_URLS = {
-    "global": "https://api.moonshot.ai/v1",
-    "cn": "https://api.moonshot.cn/v1",
-}
-DEFAULT_BASE_URLS = {
-    "openai": "https://api.openai.com/v1",
-    "moonshot": MOONSHOT_BASE_URLS["global"],
-    "anthropic": "https://api.anthropic.com",
-    "ollama": "http://127.0.0.1:11434",
-    "offline": None,
-}
-DEFAULT_KEY_ENVS = {
-    "openai": "OPENAI_API_KEY",
-    "moonshot": "MOONSHOT_API_KEY",
-    "anthropic": "ANTHROPIC_API_KEY",
-    "ollama": None,
-    "offline": None,
-}
-#: A kind whose base URL, when none is configured, may come from this variable
-#: (read at call time, as Anthropic's own clients do).
-BASE_URL_ENVS = {"anthropic": "ANTHROPIC_BASE_URL"}
+
+class KindFacts(Protocol):
+    """What a :class:`ProviderConfig` reads from its kind's declaration (the
+    ``Kind`` lines in :mod:`.registry`, the one place a kind is declared)."""
+
+    @property
+    def name(self) -> str: ...
+    @property
+    def default_url(self) -> str | None: ...
+    @property
+    def key_env(self) -> str | None: ...
+    @property
+    def base_url_env(self) -> str | None: ...
+    @property
+    def region_urls(self) -> Mapping[str, str]: ...
+
+
+#: The declared implementation kinds by name, as :mod:`.registry` declares
+#: them (it fills this when the package is imported).
+KINDS: dict[str, KindFacts] = {}
 OFFLINE_MODEL = "offline-extractive"
 
 StreamEventKind = Literal["text", "reasoning", "retry", "status"]
@@ -78,21 +76,35 @@ class ProviderConfig:
         return self.kind == "offline"
 
     @property
+    def facts(self) -> KindFacts | None:
+        """The declaration of this config's kind (None for an undeclared kind)."""
+        return KINDS.get(self.kind)
+
+    @property
     def effective_base_url(self) -> str | None:
         if self.base_url:
             return self.base_url.rstrip("/")
-        if self.kind == "moonshot":
-            return MOONSHOT_BASE_URLS["cn" if self.region == "cn" else "global"]
+        facts = self.facts
+        if facts is None:
+            return None
+        if self.region and self.region in facts.region_urls:
+            return facts.region_urls[self.region]
         from_env = self.base_url_from_env
         if from_env:
             return from_env.rstrip("/")
-        return DEFAULT_BASE_URLS.get(self.kind)
+        return facts.default_url
+
+    @property
+    def base_url_env(self) -> str | None:
+        """The variable that may give this kind's base URL (``ANTHROPIC_BASE_URL``)."""
+        facts = self.facts
+        return facts.base_url_env if facts is not None else None
 
     @property
     def base_url_from_env(self) -> str | None:
         """The base URL the environment gives (``ANTHROPIC_BASE_URL`` for anthropic)
         when none is configured, as it is set (unchecked); None otherwise."""
-        name = BASE_URL_ENVS.get(self.kind)
+        name = self.base_url_env
         if self.base_url or name is None:
             return None
         return os.environ.get(name, "").strip() or None
@@ -101,7 +113,8 @@ class ProviderConfig:
     def effective_key_env(self) -> str | None:
         if self.api_key_env is not None:
             return self.api_key_env or None
-        return DEFAULT_KEY_ENVS.get(self.kind)
+        facts = self.facts
+        return facts.key_env if facts is not None else None
 
     def describe(self) -> str:
         """One line naming the provider for status bars and logs (never the key)."""
@@ -138,6 +151,21 @@ class StreamEvent:
 
 
 EventCallback = Callable[[StreamEvent], None]
+
+
+class StreamFunction(Protocol):
+    """The provider call, the one seam between the job and the providers:
+    ``(config, request, on_event, cancel) -> StreamResult``. The package's
+    ``stream_summary`` is one; tests pass their own."""
+
+    def __call__(
+        self,
+        config: ProviderConfig,
+        request: SummaryInput,
+        on_event: EventCallback | None = None,
+        cancel: asyncio.Event | None = None,
+        /,
+    ) -> Awaitable[StreamResult]: ...
 
 
 @dataclass

@@ -29,7 +29,7 @@ import re
 from urllib.parse import urlsplit
 
 from kimi_compact_tui.errors import ConfigError
-from kimi_compact_tui.providers.base import BASE_URL_ENVS, ProviderConfig
+from kimi_compact_tui.providers.base import ProviderConfig
 
 LOCAL_SUFFIXES = (".localhost", ".local", ".lan", ".internal", ".home.arpa")
 _URL = re.compile(r"^https?://[^\s/]+", re.I)
@@ -69,9 +69,7 @@ def check_base_url_env(config: ProviderConfig) -> None:
     """Refuse a base URL variable (``ANTHROPIC_BASE_URL``) that is not a URL."""
     value = config.base_url_from_env
     if value is not None and not _URL.match(value):
-        raise ConfigError(
-            f"{BASE_URL_ENVS[config.kind]}: must be an http(s) URL, got {value[:80]!r}"
-        )
+        raise ConfigError(f"{config.base_url_env}: must be an http(s) URL, got {value[:80]!r}")
 
 
 def missing_key(config: ProviderConfig) -> str | None:

@@ -1,30 +1,49 @@
-"""The provider registry: every accepted kind, its settings model and its implementation.
+"""The provider registry: every provider kind, declared once, and the
+spellings that select them.
 
-Adding a provider means one module with a class that satisfies :class:`Provider`,
-one settings model in :mod:`kimi_compact_tui.providers.settings` (when it has
-settings of its own) and one line in :data:`REGISTRY`.
+A kind is one :class:`Kind` line in :data:`KINDS`: the class that speaks its
+wire format (an HTTP wire class, served by :class:`~.http.HttpProvider`, or a
+provider of its own such as the offline summarizer), its settings
+declaration (:mod:`.settings`), its default URL, its key variable and its
+other spellings. :data:`REGISTRY` (every accepted spelling of
+``provider.kind`` / ``--provider``) is made from those lines. Nothing here loads pydantic,
+httpx or asyncio: a provider's transport loads when it runs, pydantic when a
+``provider:`` block sets something.
 """
 
 from __future__ import annotations
 
-import asyncio
 from collections.abc import Callable, Mapping
-from dataclasses import dataclass
-from typing import Any, Protocol, runtime_checkable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
+from kimi_compact_tui import limits
 from kimi_compact_tui.errors import ConfigError
+from kimi_compact_tui.providers import base
 from kimi_compact_tui.providers.base import (
     EventCallback,
     ProviderConfig,
     StreamResult,
     SummaryInput,
 )
+from kimi_compact_tui.providers.http.anthropic import AnthropicMessages
+from kimi_compact_tui.providers.http.wire import OllamaChat, OpenAIChat, Wire
 from kimi_compact_tui.providers.settings import (
-    KIND_FIELDS,
-    check_keys,
+    COMMON_FIELDS,
+    FORBIDDEN_KEYS,
+    KIND_KEYS,
+    AnthropicSettings,
+    MoonshotSettings,
+    OfflineSettings,
+    OllamaSettings,
+    OpenAISettings,
+    ProviderSettings,
     field_error,
-    validate_settings,
+    validate,
 )
+
+if TYPE_CHECKING:
+    import asyncio
 
 
 @runtime_checkable
@@ -61,41 +80,99 @@ class Provider(Protocol):
     ) -> StreamResult: ...
 
 
-def _http(config: ProviderConfig) -> Provider:
-    from kimi_compact_tui.providers.http import HttpProvider
-
-    return HttpProvider(config)
-
-
 def _offline(config: ProviderConfig) -> Provider:
+    """The offline summarizer (its module loads only when one is made)."""
     from kimi_compact_tui.providers.offline import OfflineProvider
 
     return OfflineProvider(config)
 
 
 @dataclass(frozen=True)
+class Kind:
+    """One implementation kind (``ProviderConfig.kind``), declared once.
+
+    ``serves`` is the class that speaks its wire format: an HTTP wire class
+    (:class:`~.http.wire.Wire`, run by :class:`~.http.HttpProvider`), or a
+    function that makes a provider of its own (the offline summarizer)."""
+
+    name: str
+    serves: type[Wire] | Callable[[ProviderConfig], Provider]
+    settings: type[ProviderSettings]
+    default_url: str | None = None
+    key_env: str | None = None
+    base_url_env: str | None = None  # a variable that may give the URL (read at call time)
+    region_urls: Mapping[str, str] = field(default_factory=dict)
+    regions: Mapping[str, str] = field(default_factory=dict)  # spelling -> the region it implies
+    aliases: tuple[str, ...] = ()  # other spellings of the kind
+    remote: bool = True  # a model over the network: it needs a model name
+
+    def create(self, config: ProviderConfig) -> Provider:
+        """The provider that serves ``config`` (a config of this kind)."""
+        serves = self.serves
+        if isinstance(serves, type):
+            from kimi_compact_tui.providers.http import HttpProvider
+
+            return HttpProvider(config, serves(self.name))
+        return serves(config)
+
+
+MOONSHOT_URLS = {"global": "https://api.moonshot.ai/v1", "cn": "https://api.moonshot.cn/v1"}
+
+#: Every implementation kind, one line each.
+KINDS: tuple[Kind, ...] = (
+    Kind("openai", OpenAIChat, OpenAISettings, "https://api.openai.com/v1", "OPENAI_API_KEY",
+         aliases=("vllm",)),
+    Kind("moonshot", OpenAIChat, MoonshotSettings, MOONSHOT_URLS["global"], "MOONSHOT_API_KEY",
+         region_urls=MOONSHOT_URLS, regions={"moonshot-cn": "cn"}, aliases=("kimi",)),
+    Kind("anthropic", AnthropicMessages, AnthropicSettings, "https://api.anthropic.com",
+         "ANTHROPIC_API_KEY", base_url_env="ANTHROPIC_BASE_URL"),
+    Kind("ollama", OllamaChat, OllamaSettings, "http://127.0.0.1:11434"),
+    Kind("offline", _offline, OfflineSettings, remote=False),
+)  # fmt: skip
+KIND_BY_NAME: dict[str, Kind] = {k.name: k for k in KINDS}
+base.KINDS.update(KIND_BY_NAME)  # what a ProviderConfig reads (URL, key variable)
+
+#: kind-specific setting -> the kind it belongs to
+KIND_FIELDS = {
+    name: k.name for k in KINDS for name in k.settings.field_names() if name not in COMMON_FIELDS
+}
+
+
+@dataclass(frozen=True)
 class ProviderKind:
     """One accepted spelling of ``provider.kind`` / ``--provider``: the
-    implementation kind it selects (``ProviderConfig.kind``), the region it
-    implies, whether it is a remote service that needs a model, and its factory."""
+    implementation kind it selects and the region it implies."""
 
-    kind: str
-    factory: Callable[[ProviderConfig], Provider]
-    remote: bool = True
+    declared: Kind
     region: str | None = None
-    description: str = ""
+
+    @property
+    def kind(self) -> str:
+        return self.declared.name
+
+    @property
+    def remote(self) -> bool:
+        return self.declared.remote
+
+    @property
+    def factory(self) -> Callable[[ProviderConfig], Provider]:
+        return self.declared.create
 
 
-REGISTRY: dict[str, ProviderKind] = {
-    "openai": ProviderKind("openai", _http, description="OpenAI-compatible SSE"),
-    "moonshot": ProviderKind("moonshot", _http, description="Kimi / Moonshot (global)"),
-    "moonshot-cn": ProviderKind("moonshot", _http, region="cn", description="Moonshot (China)"),
-    "anthropic": ProviderKind("anthropic", _http, description="Anthropic Messages API over SSE"),
-    "ollama": ProviderKind("ollama", _http, description="Ollama native /api/chat"),
-    "offline": ProviderKind("offline", _offline, remote=False, description="no model"),
-    "kimi": ProviderKind("moonshot", _http, description="alias of moonshot"),
-    "vllm": ProviderKind("openai", _http, description="alias of openai"),
-}
+def _spellings(kinds: tuple[Kind, ...]) -> dict[str, ProviderKind]:
+    """Each kind's name and region spellings, in :data:`KINDS` order, then the
+    aliases in alphabetical order (the README's order)."""
+    out: dict[str, ProviderKind] = {}
+    for k in kinds:
+        out[k.name] = ProviderKind(k)
+        out.update({spelling: ProviderKind(k, region) for spelling, region in k.regions.items()})
+    for alias, name in sorted((a, k.name) for k in kinds for a in k.aliases):
+        out[alias] = ProviderKind(KIND_BY_NAME[name])
+    return out
+
+
+#: Every accepted spelling of a kind, made from :data:`KINDS`.
+REGISTRY: dict[str, ProviderKind] = _spellings(KINDS)
 #: Every accepted kind, in the README's order (for error messages and help).
 PROVIDER_KINDS: tuple[str, ...] = tuple(REGISTRY)
 
@@ -177,6 +254,34 @@ def provider_config_from(
     return validate_settings(entry.kind, values)
 
 
+def check_keys(raw: Mapping[str, Any]) -> dict[str, Any]:
+    """The block's settings by field name; refuses keys in the file and unknown fields."""
+    values: dict[str, Any] = {}
+    for key, value in raw.items():
+        if not isinstance(key, str):
+            raise ConfigError(f"provider: field names must be text, got {limits.shown(key)}")
+        if key.lower() in FORBIDDEN_KEYS:
+            raise field_error(
+                key,
+                "keys are not read from config files; put the key in an environment "
+                "variable and name it in provider.api_key_env",
+            )
+        name = "kind" if key in KIND_KEYS else key
+        if name not in COMMON_FIELDS and name not in KIND_FIELDS:
+            raise field_error(key, "unknown field")
+        values[name] = value
+    return values
+
+
+def validate_settings(kind: str, values: Mapping[str, Any]) -> ProviderConfig:
+    """Validate ``values`` with ``kind``'s settings declaration (None means the default)."""
+    for name in values:
+        owner = KIND_FIELDS.get(name)
+        if owner is not None and owner != kind:
+            raise field_error(name, f"only for kind {owner}, not {kind}")
+    return validate(KIND_BY_NAME[kind].settings, kind, values)
+
+
 def validate_provider_block(raw: Any) -> ProviderConfig:
     """Check a config file's ``provider:`` block on its own (at load time)."""
     return provider_config_from(raw)
@@ -184,7 +289,7 @@ def validate_provider_block(raw: Any) -> ProviderConfig:
 
 def create_provider(config: ProviderConfig) -> Provider:
     """The provider that serves ``config.kind``."""
-    entry = REGISTRY.get(config.kind)
-    if entry is None or entry.kind != config.kind:
+    declared = KIND_BY_NAME.get(config.kind)
+    if declared is None:
         raise field_error("kind", f"unknown provider {config.kind!r}")
-    return entry.factory(config)
+    return declared.create(config)

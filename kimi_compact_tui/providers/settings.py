@@ -1,4 +1,4 @@
-"""The ``provider:`` settings, one pydantic model per provider kind.
+"""The ``provider:`` settings: one declaration per provider kind, checked with pydantic.
 
 Every kind accepts the common settings (``base_url``, ``model``, ``api_key_env``,
 the timeouts and retries, ``extra_body``); the offline provider reads only
@@ -13,22 +13,33 @@ the value).
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from typing import Annotated, Any, Literal
-
-from pydantic import BaseModel, BeforeValidator, ConfigDict, ValidationError
-from pydantic_core import PydanticCustomError
+from collections.abc import Callable, Mapping
+from typing import TYPE_CHECKING, Annotated, Any, get_args, get_origin, get_type_hints
 
 from kimi_compact_tui import limits
 from kimi_compact_tui.errors import ConfigError
 from kimi_compact_tui.providers.base import ProviderConfig
 
+if TYPE_CHECKING:
+    from pydantic import BaseModel
+    from pydantic_core import PydanticCustomError
+
 
 def _fail(message: str) -> PydanticCustomError:
+    from pydantic_core import PydanticCustomError
+
     return PydanticCustomError("provider_setting", message)
 
 
-def _within(limit: limits.Range) -> BeforeValidator:
+class Check:
+    """A setting's own check, run on the value as written (it becomes pydantic's
+    ``BeforeValidator`` when the settings model is made, on first use)."""
+
+    def __init__(self, check: Callable[[Any], Any]) -> None:
+        self.check = check
+
+
+def _within(limit: limits.Range) -> Check:
     """A number in ``limit``'s range (seconds come back as a float)."""
 
     def check(v: Any) -> int | float:
@@ -38,7 +49,7 @@ def _within(limit: limits.Range) -> BeforeValidator:
             raise _fail(str(exc)) from None
         return float(value) if limit.unit == "seconds" else value
 
-    return BeforeValidator(check)
+    return Check(check)
 
 
 def _url(v: Any) -> str:
@@ -83,15 +94,18 @@ def _region(v: Any) -> str:
     return region
 
 
-class ProviderSettings(BaseModel):
-    """The settings every kind accepts, with the README's defaults."""
+class ProviderSettings:
+    """The settings every kind accepts, with the README's defaults.
 
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    A settings class is a declaration (annotations, :class:`Check` s and
+    defaults): :func:`settings_model` makes its pydantic model the first time a
+    ``provider:`` block of that kind is validated, so a command that validates
+    none never loads pydantic."""
 
     kind: str
-    base_url: Annotated[str, BeforeValidator(_url)] | None = None
-    model: Annotated[str, BeforeValidator(_model)] | None = None
-    api_key_env: Annotated[str, BeforeValidator(_env_name)] | None = None
+    base_url: Annotated[str, Check(_url)] | None = None
+    model: Annotated[str, Check(_model)] | None = None
+    api_key_env: Annotated[str, Check(_env_name)] | None = None
     connect_timeout: Annotated[float, _within(limits.CONNECT_TIMEOUT)] = 10.0
     # The longest silence allowed between two chunks.
     read_timeout: Annotated[float, _within(limits.READ_TIMEOUT)] = 120.0
@@ -99,30 +113,28 @@ class ProviderSettings(BaseModel):
     retry_cap: Annotated[float, _within(limits.RETRY_CAP)] = 30.0  # longest wait before one retry
     # The first backoff step, doubled each retry.
     retry_base_delay: Annotated[float, _within(limits.RETRY_BASE_DELAY)] = 1.0
-    extra_body: Annotated[dict[str, Any], BeforeValidator(_mapping)] = {}
+    extra_body: Annotated[dict[str, Any], Check(_mapping)] = {}  # noqa: RUF012 - a declaration
 
-    def to_config(self) -> ProviderConfig:
-        return ProviderConfig(**self.model_dump())
+    @classmethod
+    def field_names(cls) -> frozenset[str]:
+        """Every setting this kind accepts (``kind`` included)."""
+        return frozenset(name for k in cls.__mro__ for name in getattr(k, "__annotations__", {}))
 
 
 class OpenAISettings(ProviderSettings):
     """Any OpenAI-compatible ``/chat/completions`` server (OpenAI, vLLM, llama.cpp)."""
 
-    kind: Literal["openai"] = "openai"
-
 
 class MoonshotSettings(ProviderSettings):
     """Kimi / Moonshot: ``region`` picks api.moonshot.ai (global) or api.moonshot.cn."""
 
-    kind: Literal["moonshot"] = "moonshot"
-    region: Annotated[str, BeforeValidator(_region)] | None = None
+    region: Annotated[str, Check(_region)] | None = None
 
 
 class AnthropicSettings(ProviderSettings):
     """Anthropic's Messages API: ``max_tokens`` is the answer's limit (the API
     requires one; a ``max_tokens`` in ``compaction.settings_overrides`` wins)."""
 
-    kind: Literal["anthropic"] = "anthropic"
     max_tokens: Annotated[int, _within(limits.ANSWER_TOKENS)] | None = None
 
 
@@ -130,32 +142,52 @@ class OllamaSettings(ProviderSettings):
     """Ollama's native ``/api/chat``; ``num_ctx`` is estimated from the transcript
     when not set."""
 
-    kind: Literal["ollama"] = "ollama"
     num_ctx: Annotated[int, _within(limits.NUM_CTX)] | None = None
 
 
 class OfflineSettings(ProviderSettings):
     """The offline extractive summarizer; ``chunk_delay`` paces its stream."""
 
-    kind: Literal["offline"] = "offline"
     chunk_delay: Annotated[float, _within(limits.CHUNK_DELAY)] = 0.0
 
 
-SETTINGS_BY_KIND: dict[str, type[ProviderSettings]] = {
-    "openai": OpenAISettings,
-    "moonshot": MoonshotSettings,
-    "anthropic": AnthropicSettings,
-    "ollama": OllamaSettings,
-    "offline": OfflineSettings,
-}
-COMMON_FIELDS = frozenset(ProviderSettings.model_fields)
-#: kind-specific setting -> the kind it belongs to
-KIND_FIELDS = {
-    name: kind
-    for kind, model in SETTINGS_BY_KIND.items()
-    for name in model.model_fields
-    if name not in COMMON_FIELDS
-}
+def _pydantic_hint(hint: Any) -> Any:
+    """``hint`` with each :class:`Check` made a ``BeforeValidator`` (inside ``X | None`` too)."""
+    from pydantic import BeforeValidator
+
+    if get_origin(hint) is Annotated:
+        base, *meta = get_args(hint)
+        made = [BeforeValidator(m.check) if isinstance(m, Check) else m for m in meta]
+        return Annotated[(base, *made)]
+    args = get_args(hint)
+    if args and any(get_origin(a) is Annotated for a in args):
+        out = _pydantic_hint(args[0])
+        for a in args[1:]:
+            out = out | _pydantic_hint(a)
+        return out
+    return hint
+
+
+_MODELS: dict[type[ProviderSettings], type[BaseModel]] = {}
+
+
+def settings_model(settings: type[ProviderSettings]) -> type[BaseModel]:
+    """The pydantic model of a settings declaration (made once, on first use)."""
+    made = _MODELS.get(settings)
+    if made is None:
+        from pydantic import ConfigDict, create_model
+
+        fields: dict[str, Any] = {
+            name: (_pydantic_hint(hint), getattr(settings, name, ...))
+            for name, hint in get_type_hints(settings, include_extras=True).items()
+        }
+        made = _MODELS[settings] = create_model(
+            settings.__name__, __config__=ConfigDict(extra="forbid", frozen=True), **fields
+        )
+    return made
+
+
+COMMON_FIELDS = ProviderSettings.field_names()
 FORBIDDEN_KEYS = frozenset({"api_key", "key", "token", "apikey", "secret"})
 KIND_KEYS = ("kind", "type", "provider")  # "type" and "provider" are other spellings of kind
 
@@ -164,41 +196,26 @@ def field_error(name: str, message: str) -> ConfigError:
     return ConfigError(f"provider.{name}: {message}")
 
 
-def check_keys(raw: Mapping[str, Any]) -> dict[str, Any]:
-    """The block's settings by field name; refuses keys in the file and unknown fields."""
-    values: dict[str, Any] = {}
-    for key, value in raw.items():
-        if not isinstance(key, str):
-            raise ConfigError(f"provider: field names must be text, got {limits.shown(key)}")
-        if key.lower() in FORBIDDEN_KEYS:
-            raise field_error(
-                key,
-                "keys are not read from config files; put the key in an environment "
-                "variable and name it in provider.api_key_env",
-            )
-        name = "kind" if key in KIND_KEYS else key
-        if name not in COMMON_FIELDS and name not in KIND_FIELDS:
-            raise field_error(key, "unknown field")
-        values[name] = value
-    return values
-
-
-def validate_settings(kind: str, values: Mapping[str, Any]) -> ProviderConfig:
-    """Validate ``values`` with ``kind``'s settings model (None means the default)."""
-    model = SETTINGS_BY_KIND[kind]
-    for name in values:
-        owner = KIND_FIELDS.get(name)
-        if owner is not None and owner != kind:
-            raise field_error(name, f"only for kind {owner}, not {kind}")
+def validate(
+    settings: type[ProviderSettings], kind: str, values: Mapping[str, Any]
+) -> ProviderConfig:
+    """The :class:`ProviderConfig` of ``values`` (field names already checked)
+    under ``kind``'s settings declaration; None means the default. With nothing
+    set, the defaults need no checking (and no pydantic)."""
     given = {k: v for k, v in values.items() if v is not None and k != "kind"}
+    if not given:
+        return ProviderConfig(kind=kind)
+    from pydantic import ValidationError
+
     try:
-        settings = model.model_validate({**given, "kind": kind})
+        checked = settings_model(settings).model_validate({**given, "kind": kind})
     except ValidationError as exc:
         err = exc.errors()[0]
         name = ".".join(str(x) for x in err["loc"][:1]) or "(block)"
         message = err["msg"] if err["type"] == "provider_setting" else err["msg"].lower()
         raise field_error(name, message) from None
-    problem = limits.check_request_fields(settings.extra_body, "provider.extra_body")
+    fields = checked.model_dump()
+    problem = limits.check_request_fields(fields["extra_body"], "provider.extra_body")
     if problem is not None:
         raise ConfigError(problem)
-    return settings.to_config()
+    return ProviderConfig(**fields)

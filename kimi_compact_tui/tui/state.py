@@ -16,8 +16,8 @@ from pathlib import Path
 
 from kimi_compact_tui import store
 from kimi_compact_tui.compaction.pairs import ToolSplit, find_splits, nearest_safe_up_to
-from kimi_compact_tui.compaction.prompts import PromptSource, edited_prompt, resolve_prompt
-from kimi_compact_tui.config import AppConfig, _get_compaction_config, load_config
+from kimi_compact_tui.compaction.prompts import PromptSource, edited_prompt
+from kimi_compact_tui.config import AppConfig, load_config
 from kimi_compact_tui.errors import UserError
 from kimi_compact_tui.formats.base import Session
 from kimi_compact_tui.formats.loader import Fingerprint
@@ -132,10 +132,7 @@ class ReviewState:
     @property
     def prompt(self) -> PromptSource:
         if self._prompt is None:
-            cfg = _get_compaction_config(self.config.raw)
-            self._prompt = resolve_prompt(
-                cfg, prompt_file=self.prompt_file, base_dir=self.config.base_dir
-            )
+            self._prompt = self.config.prompt(self.prompt_file)
         return self._prompt
 
     @property
@@ -393,7 +390,7 @@ class ReviewState:
             self.compaction_model,
             self.preparation.compaction_model if self.preparation else None,
             self.base_model,
-            (self.config.raw.get("compaction") or {}).get("compaction_model"),
+            self.config.compaction.block_model,
         ):
             if name and name not in out:
                 out.append(name)

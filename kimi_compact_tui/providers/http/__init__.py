@@ -15,12 +15,9 @@ sends back. A request that needs a key (:mod:`..keys`) is never sent without one
 
 from __future__ import annotations
 
-import asyncio
 import os
 from collections.abc import Mapping
-from typing import Any
-
-import httpx
+from typing import TYPE_CHECKING, Any
 
 from kimi_compact_tui.errors import ConfigError
 from kimi_compact_tui.providers._stream import Collector, Outcome, one_line, run_stream
@@ -43,12 +40,15 @@ from kimi_compact_tui.providers.http.wire import (
     TOOL_FIELDS,
     OllamaChat,
     OpenAIChat,
-    Protocol,
+    Wire,
     estimate_num_ctx,
     strip_tools,
     text_of,
 )
 from kimi_compact_tui.providers.keys import require_key
+
+if TYPE_CHECKING:
+    import asyncio
 
 USER_AGENT = "kimi-compact-tui"
 
@@ -61,31 +61,24 @@ __all__ = [
     "HttpProvider",
     "OllamaChat",
     "OpenAIChat",
-    "Protocol",
+    "Wire",
     "backoff_delay",
     "describe_http_error",
     "estimate_num_ctx",
     "stream_http",
     "strip_tools",
     "text_of",
-    "wire_format",
 ]
-
-
-def wire_format(kind: str) -> Protocol:
-    """The wire format that serves an implementation kind."""
-    if kind == "anthropic":
-        return AnthropicMessages()
-    return OllamaChat() if kind == "ollama" else OpenAIChat(kind)
 
 
 class HttpProvider:
     """The :class:`~kimi_compact_tui.providers.registry.Provider` for the HTTP kinds
-    (openai, moonshot, anthropic, ollama)."""
+    (openai, moonshot, anthropic, ollama): ``protocol`` is the kind's wire class
+    (``registry.KINDS``), made for ``config.kind``."""
 
-    def __init__(self, config: ProviderConfig) -> None:
+    def __init__(self, config: ProviderConfig, protocol: Wire) -> None:
         self.config = config
-        self.protocol = wire_format(config.kind)
+        self.protocol = protocol
 
     async def stream(
         self,
@@ -102,8 +95,12 @@ class HttpProvider:
 
 
 async def _attempts(
-    config: ProviderConfig, protocol: Protocol, payload: dict[str, Any], col: Collector
+    config: ProviderConfig, protocol: Wire, payload: dict[str, Any], col: Collector
 ) -> Outcome:
+    import asyncio
+
+    import httpx  # (loaded when a request is made, not by every command)
+
     url = protocol.url(config)
     key_env = config.effective_key_env
     key = os.environ.get(key_env, "").strip() if key_env else ""
@@ -194,7 +191,7 @@ async def _attempts(
 
 async def stream_http(
     config: ProviderConfig,
-    protocol: Protocol,
+    protocol: Wire,
     body: Mapping[str, Any],
     on_event: EventCallback | None = None,
     cancel: asyncio.Event | None = None,

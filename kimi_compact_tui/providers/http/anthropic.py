@@ -21,14 +21,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
-
-import httpx
-from httpx_sse import EventSource
+from typing import TYPE_CHECKING, Any
 
 from kimi_compact_tui.providers._stream import Collector, Outcome, one_line
 from kimi_compact_tui.providers.base import ProviderConfig
-from kimi_compact_tui.providers.http.wire import TOOL_FIELDS, Protocol, text_of
+from kimi_compact_tui.providers.http.wire import TOOL_FIELDS, Wire, text_of
+
+if TYPE_CHECKING:
+    import httpx
 
 ANTHROPIC_VERSION = "2023-06-01"
 DEFAULT_MAX_TOKENS = 8192
@@ -111,10 +111,12 @@ def _bad_json(data: str) -> Outcome:
     return Outcome("failed", f"invalid JSON in a stream event: {one_line(data, 80)!r}")
 
 
-class AnthropicMessages(Protocol):
+class AnthropicMessages(Wire):
     """The Messages API wire format (``x-api-key``, ``anthropic-version``)."""
 
-    kind = "anthropic"
+    def __init__(self, kind: str = "anthropic") -> None:
+        super().__init__(kind)
+
     end_marker = "message_stop"
 
     def headers(self, key: str) -> dict[str, str]:
@@ -198,6 +200,8 @@ class AnthropicMessages(Protocol):
                 f"expected an event stream from the provider, got {ctype or 'no content type'!r}",
             )
         done = False
+        from httpx_sse import EventSource
+
         async for sse in EventSource(response).aiter_sse():
             if not sse.data.strip():
                 continue

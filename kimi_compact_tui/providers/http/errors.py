@@ -16,11 +16,13 @@ import random
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass
-
-import httpx
+from typing import TYPE_CHECKING
 
 from kimi_compact_tui.providers._stream import one_line
 from kimi_compact_tui.providers.base import ProviderConfig
+
+if TYPE_CHECKING:
+    import httpx
 
 QUOTA_CODES = (
     "insufficient_quota",

@@ -10,13 +10,13 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
-from typing import Any
-
-import httpx
-from httpx_sse import EventSource
+from typing import TYPE_CHECKING, Any
 
 from kimi_compact_tui.providers._stream import Collector, Outcome, one_line
 from kimi_compact_tui.providers.base import ProviderConfig
+
+if TYPE_CHECKING:
+    import httpx
 
 #: Request fields that would let the model call tools; a summary request never has them.
 TOOL_FIELDS = ("tools", "tool_choice", "functions", "function_call", "parallel_tool_calls")
@@ -41,9 +41,14 @@ def text_of(content: Any) -> str:
     return ""
 
 
-class Protocol:
-    kind: str = "openai"
+class Wire:
+    """One wire format: its URL, headers, body and how its stream is read. A
+    provider kind names the wire class that serves it (``registry.KINDS``)."""
+
     end_marker = "[DONE]"
+
+    def __init__(self, kind: str) -> None:
+        self.kind = kind
 
     def headers(self, key: str) -> dict[str, str]:
         """The request's own headers; ``key`` (may be empty: none is sent) goes
@@ -79,11 +84,11 @@ def _inband_error(obj: Any) -> Outcome:
     return Outcome("failed", f"the provider sent an error mid-stream: {msg}")
 
 
-class OpenAIChat(Protocol):
+class OpenAIChat(Wire):
     """``POST {base_url}/chat/completions`` with ``stream: true``; Server-Sent Events back."""
 
     def __init__(self, kind: str = "openai") -> None:
-        self.kind = kind
+        super().__init__(kind)
 
     def url(self, config: ProviderConfig) -> str:
         base = config.effective_base_url or ""
@@ -145,6 +150,8 @@ class OpenAIChat(Protocol):
                 f"expected an event stream from the provider, got {ctype or 'no content type'!r}",
             )
         done = False
+        from httpx_sse import EventSource
+
         async for sse in EventSource(response).aiter_sse():
             data = sse.data
             if sse.event == "error":
@@ -185,10 +192,12 @@ def estimate_num_ctx(messages: list[dict[str, Any]]) -> int:
     return max(8192, -(-need // 1024) * 1024)
 
 
-class OllamaChat(Protocol):
+class OllamaChat(Wire):
     """Ollama's native ``POST /api/chat``: newline-delimited JSON ending in ``done: true``."""
 
-    kind = "ollama"
+    def __init__(self, kind: str = "ollama") -> None:
+        super().__init__(kind)
+
     end_marker = "done: true"
 
     def headers(self, key: str) -> dict[str, str]:

@@ -39,10 +39,10 @@ from textual.worker import Worker, WorkerState
 
 from kimi_compact_tui.compaction.figures import RunFigures
 from kimi_compact_tui.job import CompactionJob, Preparation, Readiness
-from kimi_compact_tui.job.job import StreamFunction
 from kimi_compact_tui.providers import (
     OFFLINE_NOTICE,
     ProviderConfig,
+    StreamFunction,
     StreamResult,
     stream_summary,
 )
@@ -60,8 +60,6 @@ from kimi_compact_tui.wording import noop_line
 
 FLUSH_INTERVAL = 0.05
 OFFLINE_BANNER = "offline — no model wrote this summary"
-
-StreamFn = StreamFunction
 
 
 def provider_of(state: ReviewState) -> ProviderConfig:
@@ -108,7 +106,7 @@ class StreamScreen(RetentionHost, Screen[FlowRequest | None]):
         self,
         state: ReviewState,
         *,
-        stream_fn: StreamFn | None = None,
+        stream_fn: StreamFunction | None = None,
         clock: Callable[[], float] | None = time.monotonic,
         show_timing: bool = True,
         run: bool | None = None,
@@ -120,7 +118,7 @@ class StreamScreen(RetentionHost, Screen[FlowRequest | None]):
         # Run unless a finished summary is kept (then it is shown: r runs again).
         self.run_now = state.summary is None if run is None else run
         self.provider = provider_of(state)
-        self._stream_fn: StreamFn = stream_fn or stream_summary
+        self._stream_fn: StreamFunction = stream_fn or stream_summary
         self._clock = clock
         self.show_timing = show_timing and clock is not None
         self.control = RunControl()
@@ -211,7 +209,7 @@ class StreamScreen(RetentionHost, Screen[FlowRequest | None]):
         provider: ProviderConfig,
         buffer: StreamBuffer,
         control: RunControl,
-        stream_fn: StreamFn,
+        stream_fn: StreamFunction,
         ready: Readiness,
     ) -> StreamResult:
         """Build the request and stream it through the job, in this thread's own
