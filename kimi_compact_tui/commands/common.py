@@ -63,7 +63,7 @@ def add_session_args(p: argparse.ArgumentParser, *, instructions: bool = False) 
 
 
 def provider_kinds() -> list[str]:
-    """Every value ``--provider`` accepts, in the README's order (the registry's)."""
+    """Every value ``--provider`` accepts, in the registry's order (docs/configuration.md lists the same)."""
     return list(PROVIDER_KINDS)
 
 

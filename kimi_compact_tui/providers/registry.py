@@ -96,7 +96,7 @@ REGISTRY: dict[str, ProviderKind] = {
     "kimi": ProviderKind("moonshot", _http, description="alias of moonshot"),
     "vllm": ProviderKind("openai", _http, description="alias of openai"),
 }
-#: Every accepted kind, in the README's order (for error messages and help).
+#: Every accepted kind, in the order docs/configuration.md lists them (for error messages and help).
 PROVIDER_KINDS: tuple[str, ...] = tuple(REGISTRY)
 
 

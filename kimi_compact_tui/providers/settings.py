@@ -84,7 +84,7 @@ def _region(v: Any) -> str:
 
 
 class ProviderSettings(BaseModel):
-    """The settings every kind accepts, with the README's defaults."""
+    """The settings every kind accepts, with the defaults docs/configuration.md gives."""
 
     model_config = ConfigDict(extra="forbid", frozen=True)
 
