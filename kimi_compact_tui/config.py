@@ -266,7 +266,7 @@ REQUIRED = {"enabled": "true", "type": "kimi"}
 
 
 def _check_compaction(block: Any, path: Path) -> None:
-    """The keys the README marks required, and the numbers in their ranges."""
+    """The keys docs/configuration.md marks required, and the numbers in their ranges."""
     for name, example in REQUIRED.items():
         if getattr(block, name) is None:
             raise ConfigError(

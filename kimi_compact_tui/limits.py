@@ -1,5 +1,5 @@
 """The accepted range of every number in the config file, in one place (the
-README's configuration block gives the same ranges), and config values shown
+the config block of docs/configuration.md gives the same ranges), and config values shown
 the way they were written in YAML (``true``, ``null``, ``'text'``), never as
 Python (``True``, ``None``).
 

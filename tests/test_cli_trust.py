@@ -18,7 +18,18 @@ from kimi_compact_tui.compaction.plan import make_plan
 from kimi_compact_tui.model import Message
 from tests.factories import conversation, tool_call, tool_result, tool_session, write_session
 
-README_KINDS = ("openai", "moonshot", "moonshot-cn", "ollama", "offline", "kimi", "vllm")
+#: Every kind docs/cli.md and docs/configuration.md list (test_providers_registry
+#: checks those against the registry).
+README_KINDS = (
+    "openai",
+    "moonshot",
+    "moonshot-cn",
+    "anthropic",
+    "ollama",
+    "offline",
+    "kimi",
+    "vllm",
+)
 
 
 @pytest.fixture

@@ -63,7 +63,7 @@ def test_bad_config_values_name_the_field(tmp_path, text, expected):
 
 
 def test_block_without_enabled_is_an_error_naming_it(tmp_path):
-    """`enabled` is required when the block is present (README; issue 18 item 9)."""
+    """`enabled` is required when the block is present (docs/configuration.md; issue 18 item 9)."""
     cfg = tmp_path / "c.yaml"
     cfg.write_text("compaction:\n  type: kimi\n", encoding="utf-8")
     with pytest.raises(ConfigError) as info:

@@ -30,12 +30,13 @@ from kimi_compact_tui.providers.http import (
 from kimi_compact_tui.providers.offline import OfflineProvider, parse_transcript
 from kimi_compact_tui.providers.registry import KIND_BY_NAME, KINDS
 
-README = Path(__file__).resolve().parents[1] / "README.md"
+#: The configuration reference (moved from the README, issue 23 item 17).
+CONFIG_DOC = Path(__file__).resolve().parents[1] / "docs" / "configuration.md"
 
 
 def readme_kinds() -> list[str]:
-    """The kinds listed on the README's ``kind:`` line of the config example."""
-    line = next(x for x in README.read_text(encoding="utf-8").split("\n") if "  kind: " in x)
+    """The kinds listed on the ``kind:`` line of the config example in docs/configuration.md."""
+    line = next(x for x in CONFIG_DOC.read_text(encoding="utf-8").split("\n") if "  kind: " in x)
     listed = line.split("#", 1)[1]
     main, _, also = listed.partition("(also:")
     return [k.strip() for k in main.split("|")] + [k.strip() for k in also.strip(" )").split(",")]

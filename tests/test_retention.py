@@ -225,7 +225,7 @@ def test_paraphrased_commands_and_bare_urls_count_as_kept():
 
 
 def test_offline_provider_baseline_on_the_samples():
-    """The offline summary is scored like any other (figures in docs/RETENTION.md).
+    """The offline summary is scored like any other (figures in docs/retention.md).
     Its text changes with the offline provider, so this checks what must hold
     for any summary: the figures add up and every missing item is absent."""
     from benchmarks.retention_bench import SAMPLE_NAMES, offline_baseline, offline_summary_for

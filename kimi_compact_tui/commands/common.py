@@ -70,7 +70,7 @@ def add_session_args(p: argparse.ArgumentParser, *, instructions: bool = False) 
 
 
 def provider_kinds() -> list[str]:
-    """Every value ``--provider`` accepts, in the README's order (the registry's)."""
+    """Every value ``--provider`` accepts, in the registry's order (docs/configuration.md lists the same)."""
     from kimi_compact_tui.providers import PROVIDER_KINDS
 
     return list(PROVIDER_KINDS)

@@ -1,6 +1,6 @@
 """When a provider needs an API key, and the one refusal when it has none.
 
-The rule (the README's "API keys" says the same):
+The rule ("API keys" in docs/configuration.md says the same):
 
 - a kind with no key variable (``ollama``, ``offline``), or ``api_key_env: ""``
   ("this server takes no key"), never needs one;

@@ -161,7 +161,7 @@ class ProviderKind:
 
 def _spellings(kinds: tuple[Kind, ...]) -> dict[str, ProviderKind]:
     """Each kind's name and region spellings, in :data:`KINDS` order, then the
-    aliases in alphabetical order (the README's order)."""
+    aliases in alphabetical order (docs/configuration.md's order)."""
     out: dict[str, ProviderKind] = {}
     for k in kinds:
         out[k.name] = ProviderKind(k)
@@ -173,7 +173,7 @@ def _spellings(kinds: tuple[Kind, ...]) -> dict[str, ProviderKind]:
 
 #: Every accepted spelling of a kind, made from :data:`KINDS`.
 REGISTRY: dict[str, ProviderKind] = _spellings(KINDS)
-#: Every accepted kind, in the README's order (for error messages and help).
+#: Every accepted kind, in docs/configuration.md's order (for error messages and help).
 PROVIDER_KINDS: tuple[str, ...] = tuple(REGISTRY)
 
 

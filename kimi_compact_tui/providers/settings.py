@@ -95,7 +95,7 @@ def _region(v: Any) -> str:
 
 
 class ProviderSettings:
-    """The settings every kind accepts, with the README's defaults.
+    """The settings every kind accepts, with the defaults docs/configuration.md gives.
 
     A settings class is a declaration (annotations, :class:`Check` s and
     defaults): :func:`settings_model` makes its pydantic model the first time a

@@ -2,7 +2,7 @@
 
 Each category maps a normalised key to an :class:`Item` (the text shown to
 people and every 0-based message index it came from). The categories are the
-ones named in :data:`CATEGORIES`; docs/RETENTION.md explains each.
+ones named in :data:`CATEGORIES`; docs/retention.md explains each.
 """
 
 from __future__ import annotations

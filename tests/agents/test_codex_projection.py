@@ -113,7 +113,7 @@ def test_after_a_forced_restore_codex_rebuilds_its_ui_history(template, fakes):
 
 
 def test_deleting_the_database_also_makes_codex_rebuild_it(template, fakes):
-    """The README's way for a projection left stale by another tool."""
+    """docs/agents/codex.md's way for a projection left stale by another tool."""
     responses, chat = fakes
     codex, sid, rollout, _ = _restored_after_turn_a(template, responses, chat)
     for p in codex.state.glob("thread_history_1.sqlite*"):

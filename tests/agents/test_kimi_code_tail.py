@@ -66,7 +66,7 @@ def test_an_explicit_boundary_at_an_injected_reminder_is_exact(
     """``--up-to`` is the person's choice and stays exact (the spec's Decision 2), even
     when it compacts the last prompt and keeps the reminder injected with it: kimi-code
     then resumes ``[summary, reminder, answer]``. Only the default tail keeps turns
-    whole (see the README's Decisions)."""
+    whole (see docs/decisions.md)."""
     template, sid = kimi_code_session_template
     with FakeModel(summary=SUMMARY, lifetime=300) as model:
         code = template.clone(tmp_path / "code", model)

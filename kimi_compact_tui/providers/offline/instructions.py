@@ -1,6 +1,6 @@
 """Custom instructions, as far as an extractive summarizer can follow them.
 
-What it honours (the README lists the same):
+What it honours (docs/configuration.md lists the same):
 
 - the lines the retention pane's ``i`` writes (``- commands: pytest -q (message 14)``):
   every item is kept verbatim, whatever else the instructions say;
