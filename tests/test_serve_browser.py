@@ -27,6 +27,7 @@ from urllib.parse import urlsplit
 
 import pytest
 
+from kimi_compact_tui.tui.widgets.message_list import REGION_MARKS
 from tests import procs
 from tests.test_serve import ROOT, free_port, listens
 
@@ -227,8 +228,9 @@ def is_loopback(url: str, port: int) -> bool:
 
 def marked_row(screen: str) -> str:
     """The number of the highlighted message row (the one with ``▶``)."""
+    marks = tuple(REGION_MARKS.values())
     for line in screen.split("\n"):
-        if line.startswith("▌▶"):
+        if line[:1] in marks and line[1:2] == "▶":
             return line[2:].split()[0]
     return ""
 
