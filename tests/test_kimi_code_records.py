@@ -32,7 +32,7 @@ def compact(data: bytes, up_to: int | None = None, output_tokens: int | None = 7
 
 def test_four_records_in_kimi_codes_shape():
     session, plan, compacted, op = compact(conversation().bytes(), up_to=5)
-    assert op.policy == "append" and CLOSE_NOTE in compacted.format.write_notes
+    assert FMT.storage.name == "append" and CLOSE_NOTE in compacted.format.write_notes
     assert "must not be running" in CLOSE_NOTE and CLOSE_NOTE in FMT.write_notes
     lines = op.data.split(b"\n")
     assert lines[-1] == b"" and len(lines) == 5

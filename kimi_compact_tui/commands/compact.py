@@ -33,7 +33,6 @@ from kimi_compact_tui.commands.compact_output import (
 from kimi_compact_tui.commands.compact_run import CompactionRun, run_compaction
 from kimi_compact_tui.commands.output_file import output_target, write_output
 from kimi_compact_tui.errors import ProviderFailure, RetentionShortfall, UserError
-from kimi_compact_tui.formats.base import KEEPS
 from kimi_compact_tui.formats.loader import dump_session
 from kimi_compact_tui.job import Preparation, split_refusal
 from kimi_compact_tui.providers import ProviderConfig
@@ -225,7 +224,7 @@ def write_in_place(
                 "terminal and there is none; pass --yes to write without asking"
             )
         fmt = run_.session.format
-        how = KEEPS[fmt.write_policy]
+        how = fmt.storage.keeps
         notes = fmt.write_notes
         out.write(
             f"Write the compacted session over {run_.session.path}?\n"

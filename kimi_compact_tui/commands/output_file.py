@@ -20,8 +20,8 @@ from pathlib import Path
 
 from kimi_compact_tui.errors import ApplyError, SessionFormatError, UserError
 from kimi_compact_tui.formats import resolve_session_path
+from kimi_compact_tui.formats.durable import os_error_line, write_new_file
 from kimi_compact_tui.fsutil import atomic_write_bytes
-from kimi_compact_tui.store.durable import os_error_line, write_new_file
 
 NEW_FILE_MODE = 0o600  # as a session file: it holds the conversation
 

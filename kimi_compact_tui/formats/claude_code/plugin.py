@@ -43,6 +43,7 @@ from kimi_compact_tui.formats.base import (
 from kimi_compact_tui.formats.claude_code import append, discover
 from kimi_compact_tui.formats.claude_code.records import looks_like_record
 from kimi_compact_tui.formats.claude_code.state import ClaudeState, read_session, write_refusal
+from kimi_compact_tui.formats.strategies import AppendTruncate
 from kimi_compact_tui.fsutil import gc_paused
 from kimi_compact_tui.model import Message
 
@@ -74,7 +75,7 @@ class ClaudeCodeFormat(SessionFormat):
     name = NAME
     label = "Claude Code transcript"
     agent = "Claude Code"
-    write_policy = "append"
+    storage = AppendTruncate()
     write_notes = (CLOSE_NOTE,)  # shown by the confirm dialog
 
     def discovery_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
@@ -171,7 +172,7 @@ class ClaudeCodeFormat(SessionFormat):
         state, new = state_of(session, ClaudeState), state_of(compacted, ClaudeState)
         if new.data is not state.data or not new.appended:
             raise ApplyError(f"{session.path}: the compacted session was not built from this one")
-        return WriteOp("append", new.appended)
+        return WriteOp(new.appended)
 
 
 FORMAT = ClaudeCodeFormat()

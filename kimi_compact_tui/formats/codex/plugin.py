@@ -31,6 +31,7 @@ from kimi_compact_tui.formats.codex.messages import map_history
 from kimi_compact_tui.formats.codex.projection import codex_is_running
 from kimi_compact_tui.formats.codex.rollout import RECORD_TYPES, TAIL_NEWLINE, first_record
 from kimi_compact_tui.formats.codex.state import CodexState, load
+from kimi_compact_tui.formats.strategies import AppendTruncate
 from kimi_compact_tui.fsutil import gc_paused
 from kimi_compact_tui.model import Message
 
@@ -73,7 +74,7 @@ class CodexFormat(SessionFormat):
     name = NAME
     label = "Codex rollout"
     agent = "Codex"
-    write_policy = "append"
+    storage = AppendTruncate()
     write_notes = (CLOSE_NOTE,)  # shown by the confirm dialog
 
     def discovery_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
@@ -166,7 +167,7 @@ class CodexFormat(SessionFormat):
         new = state_of(compacted, CodexState)
         if not new.appended or new.data is not state.data:
             raise ApplyError(f"{session.path}: the compacted session was not built from this one")
-        return WriteOp("append", new.appended)
+        return WriteOp(new.appended)
 
 
 FORMAT = CodexFormat()

@@ -36,6 +36,7 @@ from kimi_compact_tui.formats.base import (
 )
 from kimi_compact_tui.formats.gemini_cli import append, discover
 from kimi_compact_tui.formats.gemini_cli.state import GeminiState, read_session, write_refusal
+from kimi_compact_tui.formats.strategies import AppendTruncate
 
 NAME = "gemini-cli"
 CLOSE_NOTE = (
@@ -77,7 +78,7 @@ class GeminiCliFormat(SessionFormat):
     name = NAME
     label = "Gemini CLI session"
     agent = "Gemini CLI"
-    write_policy = "append"
+    storage = AppendTruncate()
     write_notes = (CLOSE_NOTE,)  # shown by the confirm dialog
 
     # --- finding sessions -----------------------------------------------------------
@@ -169,7 +170,7 @@ class GeminiCliFormat(SessionFormat):
             raise ApplyError(f"{session.path}: {new.refusal}")
         if new.data is not state.data or not new.appended:
             raise ApplyError(f"{session.path}: the compacted session was not built from this one")
-        return WriteOp("append", new.appended)
+        return WriteOp(new.appended)
 
     # --- restore points ---------------------------------------------------------------
     def restore_folder(self, path: Path) -> Path:

@@ -29,6 +29,7 @@ from kimi_compact_tui.formats.kimi_code import discover as discovery
 from kimi_compact_tui.formats.kimi_code import handoff, records, wire
 from kimi_compact_tui.formats.kimi_code.convert import origin_kind, to_message
 from kimi_compact_tui.formats.kimi_code.fold import fold
+from kimi_compact_tui.formats.strategies import AppendTruncate
 from kimi_compact_tui.fsutil import gc_paused
 from kimi_compact_tui.model import Message
 
@@ -122,7 +123,7 @@ class KimiCodeFormat(SessionFormat):
     name = NAME
     label = "kimi-code wire.jsonl"
     agent = "kimi-code"
-    write_policy = "append"
+    storage = AppendTruncate()
     write_notes = (CLOSE_NOTE,)  # shown by the confirm dialog
 
     def discovery_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
@@ -246,7 +247,7 @@ class KimiCodeFormat(SessionFormat):
         new = state_of(compacted, KimiCodeState)
         if not new.appended or new.journal is not loaded.journal:
             raise ApplyError(f"{session.path}: the compacted session was not built from this one")
-        return WriteOp("append", new.appended)
+        return WriteOp(new.appended)
 
 
 FORMAT = KimiCodeFormat()
