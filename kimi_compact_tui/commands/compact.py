@@ -105,6 +105,8 @@ def _starter(args: argparse.Namespace) -> Callable[[Preparation, ProviderConfig]
     then the announcement."""
 
     def start(prep: Preparation, pcfg: ProviderConfig) -> None:
+        if args.output and not prep.session.format.storage.byte_based:
+            dump_session(prep.session)  # refused in one line: not a file of its own
         check_splits(prep, refuse=args.in_place and not args.allow_split)
         if not args.json:
             announce(prep, pcfg)
