@@ -15,13 +15,10 @@ from pathlib import Path
 
 from kimi_compact_tui.compaction.plan import CompactionPlan
 from kimi_compact_tui.compaction.summary import build_compact_summary_text
-from kimi_compact_tui.errors import ApplyError
 from kimi_compact_tui.formats.base import (
     Session,
-    SessionFormat,
     SessionInfo,
     SessionMeta,
-    WriteOp,
     state_of,
 )
 from kimi_compact_tui.formats.codex import discover as discovery
@@ -31,8 +28,7 @@ from kimi_compact_tui.formats.codex.messages import map_history
 from kimi_compact_tui.formats.codex.projection import codex_is_running
 from kimi_compact_tui.formats.codex.rollout import RECORD_TYPES, TAIL_NEWLINE, first_record
 from kimi_compact_tui.formats.codex.state import CodexState, load
-from kimi_compact_tui.formats.strategies import AppendTruncate
-from kimi_compact_tui.fsutil import gc_paused
+from kimi_compact_tui.formats.journal import JournalFormat
 from kimi_compact_tui.model import Message
 
 NAME = "codex"
@@ -70,12 +66,13 @@ def write_refusal(session: Session) -> str | None:
     return None
 
 
-class CodexFormat(SessionFormat):
+class CodexFormat(JournalFormat):
     name = NAME
     label = "Codex rollout"
     agent = "Codex"
-    storage = AppendTruncate()
     write_notes = (CLOSE_NOTE,)  # shown by the confirm dialog
+    state_type = CodexState
+    finder = discovery
 
     def discovery_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
         return [discovery.root_of(env, home) / "sessions"]
@@ -98,9 +95,6 @@ class CodexFormat(SessionFormat):
             and type(record.get("timestamp")) is str
         )
 
-    def discover(self, env: Mapping[str, str], home: Path) -> list[SessionInfo]:
-        return discovery.discover(env, home, self.name, self.parse)
-
     def describe(self, path: Path) -> SessionInfo:
         return discovery.describe(path, self.name, self.parse)
 
@@ -108,12 +102,7 @@ class CodexFormat(SessionFormat):
         return discovery.find_session(session_id, env, home)
 
     def parse(self, data: bytes, path: Path) -> Session:
-        with gc_paused():
-            return parse_rollout(data, path)
-
-    def dump(self, session: Session) -> bytes:
-        state = state_of(session, CodexState)
-        return state.data + state.appended
+        return parse_rollout(data, path)
 
     def summary_message(self, summary: str) -> Message:
         item = records.summary_item(build_compact_summary_text(summary))
@@ -128,14 +117,8 @@ class CodexFormat(SessionFormat):
         *,
         now: datetime | None = None,
     ) -> Session:
-        if plan.noop:
-            raise ValueError(f"cannot compact: {plan.noop}")
+        self.check_plan(session, plan)
         state = state_of(session, CodexState)
-        if plan.leading:
-            raise ApplyError(
-                f"{session.path}: the history starts with {plan.leading} system message(s), "
-                "which a Codex compaction cannot keep"
-            )
         text = build_compact_summary_text(summary)
         start = state.starts[plan.boundary] if plan.boundary < len(state.starts) else None
         kept = [] if start is None else list(state.history[start:])
@@ -158,16 +141,6 @@ class CodexFormat(SessionFormat):
         # Codex's token count is of the history before: none is known after.
         meta = SessionMeta(system_prompt=session.meta.system_prompt)
         return Session(session.path, self, mapped.messages, meta=meta, format_state=new_state)
-
-    def write_op(self, session: Session, compacted: Session) -> WriteOp:
-        refusal = write_refusal(session)
-        if refusal:
-            raise ApplyError(f"{session.path}: {refusal}")
-        state = state_of(session, CodexState)
-        new = state_of(compacted, CodexState)
-        if not new.appended or new.data is not state.data:
-            raise ApplyError(f"{session.path}: the compacted session was not built from this one")
-        return WriteOp(new.appended)
 
 
 FORMAT = CodexFormat()

@@ -25,18 +25,16 @@ from pathlib import Path
 
 from kimi_compact_tui.compaction.plan import CompactionPlan
 from kimi_compact_tui.compaction.summary import build_compact_summary_text
-from kimi_compact_tui.errors import ApplyError, SessionFormatError
+from kimi_compact_tui.errors import SessionFormatError
 from kimi_compact_tui.formats.base import (
     Session,
-    SessionFormat,
     SessionInfo,
     SessionMeta,
-    WriteOp,
     state_of,
 )
 from kimi_compact_tui.formats.gemini_cli import append, discover
 from kimi_compact_tui.formats.gemini_cli.state import GeminiState, read_session, write_refusal
-from kimi_compact_tui.formats.strategies import AppendTruncate
+from kimi_compact_tui.formats.journal import JournalFormat
 
 NAME = "gemini-cli"
 CLOSE_NOTE = (
@@ -69,17 +67,13 @@ def _header(record: object) -> bool:
     )
 
 
-def _loaded_state(session: Session) -> GeminiState | None:
-    state = session.format_state
-    return state if isinstance(state, GeminiState) else None
-
-
-class GeminiCliFormat(SessionFormat):
+class GeminiCliFormat(JournalFormat):
     name = NAME
     label = "Gemini CLI session"
     agent = "Gemini CLI"
-    storage = AppendTruncate()
     write_notes = (CLOSE_NOTE,)  # shown by the confirm dialog
+    state_type = GeminiState
+    finder = discover
 
     # --- finding sessions -----------------------------------------------------------
     def recognise(self, path: Path, head: bytes) -> bool:
@@ -99,29 +93,20 @@ class GeminiCliFormat(SessionFormat):
     # opened by file or by id.
 
     def find_session(self, session_id: str, env: Mapping[str, str], home: Path) -> Path | None:
-        return discover.find_session(session_id, env, home, self.name, read_session)
+        return discover.find_session(session_id, env, home, self.name, self.reader)
 
     def discovery_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
         return [discover.tmp_of(env, home)]
 
-    def discover(self, env: Mapping[str, str], home: Path) -> list[SessionInfo]:
-        return discover.discover(env, home, self.name, read_session)
+    def reader(self, data: bytes, path: Path) -> object:
+        return read_session(data, path)
 
     def describe(self, path: Path) -> SessionInfo:
-        return discover.describe(path, self.name, read_session)
+        return discover.describe(path, self.name, self.reader)
 
     # --- reading and writing the file -------------------------------------------------
     def parse(self, data: bytes, path: Path) -> Session:
         return parse_session(data, path)
-
-    def dump(self, session: Session) -> bytes:
-        state = _loaded_state(session)
-        if state is None:
-            raise SessionFormatError(
-                f"{session.path}: a Gemini CLI session is written by appending a record to "
-                "the file it was read from"
-            )
-        return state.data + state.appended
 
     # --- the compaction ---------------------------------------------------------------
     # summary_message: the default (the spec's one-text user message; no
@@ -137,11 +122,8 @@ class GeminiCliFormat(SessionFormat):
         now: datetime | None = None,
         new_id: Callable[[], object] | None = None,
     ) -> Session:
-        if plan.noop:
-            raise ValueError(f"cannot compact: {plan.noop}")
+        self.check_plan(session, plan)
         state = state_of(session, GeminiState)
-        if plan.leading:
-            raise ApplyError(f"{session.path}: a Gemini CLI history has no system message")
         # A boundary inside a record (a reply and its tool results) cannot be
         # written: the session is still made (for the review), and write_op says why.
         refusal = append.boundary_refusal(state, plan.boundary)
@@ -155,22 +137,11 @@ class GeminiCliFormat(SessionFormat):
         new_state = dataclasses.replace(state, appended=appended, refusal=refusal)
         return Session(session.path, self, messages, meta=session.meta, format_state=new_state)
 
-    def write_refusal(self, session: Session) -> str | None:
-        state = _loaded_state(session)
-        if state is None:
-            return "not a loaded Gemini CLI session"
+    def refusal_of(self, state: GeminiState) -> str | None:
         return write_refusal(state)
 
-    def write_op(self, session: Session, compacted: Session) -> WriteOp:
-        refusal = self.write_refusal(session)
-        if refusal:
-            raise ApplyError(f"{session.path}: {refusal}")
-        state, new = state_of(session, GeminiState), state_of(compacted, GeminiState)
-        if new.refusal:
-            raise ApplyError(f"{session.path}: {new.refusal}")
-        if new.data is not state.data or not new.appended:
-            raise ApplyError(f"{session.path}: the compacted session was not built from this one")
-        return WriteOp(new.appended)
+    def compacted_refusal(self, state: GeminiState) -> str | None:
+        return state.refusal
 
     # --- restore points ---------------------------------------------------------------
     def restore_folder(self, path: Path) -> Path:

@@ -16,21 +16,16 @@ from typing import Any
 
 from kimi_compact_tui.compaction.plan import CompactionPlan
 from kimi_compact_tui.compaction.summary import build_compact_summary_text
-from kimi_compact_tui.errors import ApplyError
 from kimi_compact_tui.formats.base import (
     Session,
-    SessionFormat,
-    SessionInfo,
     SessionMeta,
-    WriteOp,
     state_of,
 )
+from kimi_compact_tui.formats.journal import JournalFormat
 from kimi_compact_tui.formats.kimi_code import discover as discovery
 from kimi_compact_tui.formats.kimi_code import handoff, records, wire
 from kimi_compact_tui.formats.kimi_code.convert import origin_kind, to_message
 from kimi_compact_tui.formats.kimi_code.fold import fold
-from kimi_compact_tui.formats.strategies import AppendTruncate
-from kimi_compact_tui.fsutil import gc_paused
 from kimi_compact_tui.model import Message
 
 NAME = "kimi-code"
@@ -72,6 +67,11 @@ class KimiCodeState:
     @property
     def journal_length(self) -> int:
         return len(self.journal)
+
+    @property
+    def data(self) -> bytes:
+        """The journal's bytes as read (the journal base's name for them)."""
+        return self.journal
 
 
 def parse_journal(data: bytes, path: Path) -> Session:
@@ -119,12 +119,13 @@ def write_refusal(session: Session) -> str | None:
     return None
 
 
-class KimiCodeFormat(SessionFormat):
+class KimiCodeFormat(JournalFormat):
     name = NAME
     label = "kimi-code wire.jsonl"
     agent = "kimi-code"
-    storage = AppendTruncate()
     write_notes = (CLOSE_NOTE,)  # shown by the confirm dialog
+    state_type = KimiCodeState
+    finder = discovery
 
     def discovery_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
         return [discovery.root_of(env, home) / "sessions"]
@@ -162,9 +163,6 @@ class KimiCodeFormat(SessionFormat):
                 return candidate
         return None
 
-    def discover(self, env: Mapping[str, str], home: Path) -> list[SessionInfo]:
-        return discovery.discover(env, home, self.name, parse_journal)
-
     def short_name(self, path: Path) -> str:
         """``<session folder>/wire.jsonl`` (``… · <agent>`` for a sub-agent's journal)."""
         agent = agent_id_of(path)
@@ -176,12 +174,7 @@ class KimiCodeFormat(SessionFormat):
         return discovery.find_session(session_id, env, home)
 
     def parse(self, data: bytes, path: Path) -> Session:
-        with gc_paused():
-            return parse_journal(data, path)
-
-    def dump(self, session: Session) -> bytes:
-        state = state_of(session, KimiCodeState)
-        return state.journal + state.appended
+        return parse_journal(data, path)
 
     def injected(self, message: Message) -> bool:
         return message.role == "user" and origin_kind(message) == "injection"
@@ -198,13 +191,7 @@ class KimiCodeFormat(SessionFormat):
         *,
         time_ms: int | None = None,
     ) -> Session:
-        if plan.noop:
-            raise ValueError(f"cannot compact: {plan.noop}")
-        if plan.leading:
-            raise ApplyError(
-                f"{session.path}: the history starts with {plan.leading} system message(s), "
-                "which kimi-code's compaction cannot keep"
-            )
+        self.check_plan(session, plan)
         state = state_of(session, KimiCodeState)
         context = state.context
         text = build_compact_summary_text(summary)
@@ -239,18 +226,5 @@ class KimiCodeFormat(SessionFormat):
         meta = SessionMeta(session.meta.system_prompt, after)
         return Session(session.path, self, messages, meta=meta, format_state=new_state)
 
-    def write_op(self, session: Session, compacted: Session) -> WriteOp:
-        refusal = write_refusal(session)
-        if refusal:
-            raise ApplyError(f"{session.path}: {refusal}")
-        loaded = state_of(session, KimiCodeState)
-        new = state_of(compacted, KimiCodeState)
-        if not new.appended or new.journal is not loaded.journal:
-            raise ApplyError(f"{session.path}: the compacted session was not built from this one")
-        return WriteOp(new.appended)
-
 
 FORMAT = KimiCodeFormat()
-
-append_allowed = records.append_allowed
-undo_allowed = records.undo_allowed
