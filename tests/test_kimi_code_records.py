@@ -6,6 +6,7 @@ module); tests/agents/ checks the same against the real agent."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
@@ -21,12 +22,13 @@ from kimi_compact_tui.formats.strategies import fingerprint_of
 from tests.factories.kimi_code import FMT, Journal, conversation, parse, summary
 
 NOW = 1796116006899
+AT = datetime.fromtimestamp(NOW / 1000, UTC)
 
 
 def compact(data: bytes, up_to: int | None = None, output_tokens: int | None = 7):
     session = parse(data)
     plan = make_plan(session.messages, up_to=up_to)
-    compacted = FMT.compacted_session(session, plan, "OUR SUMMARY", output_tokens, time_ms=NOW)
+    compacted = FMT.compacted_session(session, plan, "OUR SUMMARY", output_tokens, now=AT)
     return session, plan, compacted, FMT.write_op(session, compacted)
 
 
@@ -112,7 +114,7 @@ def test_default_tail_counts_tool_results_and_reminders_as_context_messages():
 def test_a_lone_surrogate_in_the_summary_is_written_as_javascript_escapes_it():
     session = parse(conversation().bytes())
     plan = make_plan(session.messages, up_to=3)
-    compacted = FMT.compacted_session(session, plan, "half \ud83d pair é", None, time_ms=NOW)
+    compacted = FMT.compacted_session(session, plan, "half \ud83d pair é", None, now=AT)
     data = FMT.write_op(session, compacted).data
     assert b'"summary":"half \\ud83d pair \xc3\xa9"' in data
     assert parse(conversation().bytes() + data).messages[0].text().endswith("half \ud83d pair é")
@@ -151,7 +153,7 @@ def test_a_sub_agent_journal_writes_its_own_agent_id(tmp_path):
     session = FMT.parse(j.bytes(), path)
     assert len(session.messages) == 4
     plan = make_plan(session.messages, up_to=2)
-    compacted = FMT.compacted_session(session, plan, "S", None, time_ms=NOW)
+    compacted = FMT.compacted_session(session, plan, "S", None, now=AT)
     op = FMT.write_op(session, compacted)
     assert all(json.loads(x)["agentId"] == "agent-0" for x in op.data.split(b"\n")[:-1])
 

@@ -170,18 +170,12 @@ class WriteStrategy(ABC):
         is none, ``OSError`` when it cannot be read)."""
 
     @abstractmethod
-    def write(
-        self,
-        fmt: SessionFormat,
-        session: Session,
-        compacted: Session,
-        loaded: Fingerprint,
-        now: datetime,
-    ) -> Written:
-        """Write ``compacted`` over the loaded ``session``, in this order: the
-        conflict check (the content must still have the ``loaded``
-        fingerprint), the restore point, the write. All or nothing: on any
-        failure an ``ApplyError`` of one line, and the copy made is removed."""
+    def write(self, old: Session, new: Session, loaded: Fingerprint, now: datetime) -> Written:
+        """Write ``new`` (the compacted session) over the loaded ``old``, whose
+        format is the strategy's, in this order: the conflict check (the
+        content must still have the ``loaded`` fingerprint), the restore point,
+        the write. All or nothing: on any failure an ``ApplyError`` of one
+        line, and the copy made is removed."""
 
     @abstractmethod
     def restore_points(self, fmt: SessionFormat, ref: SessionRef) -> list[tuple[str, Path]]:

@@ -10,17 +10,21 @@ and a compaction is records appended after them (:class:`AppendTruncate`).
   (``appended``); ``dump`` is the two together;
 - ``write_op``: the plugin's refusals, then a check that the compacted session
   was built from this very one, then the bytes to append;
-- :meth:`JournalFormat.check_plan`: the no-op guard, and the leading-system
-  guard for agents whose compaction cannot keep system messages;
+- ``compacted_session``: the no-op guard, and the leading-system guard for
+  agents whose compaction cannot keep system messages, then the plugin's
+  :meth:`JournalFormat.compaction` (one :class:`Compaction` in);
 - discovery through the plugin's ``finder`` module.
 
-A plugin supplies its records (``parse``, ``compacted_session``), its message
-mapping and its refusals (``write_refusal``, ``refusal_of``).
+A plugin supplies its records (``parse``, ``compaction``), its message mapping
+and its refusals (``refusal_of``, ``compacted_refusal``, ``write_refusal``).
 """
 
 from __future__ import annotations
 
+from abc import abstractmethod
 from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from datetime import datetime
 from pathlib import Path
 from typing import Any, ClassVar, Protocol, cast
 
@@ -28,6 +32,18 @@ from kimi_compact_tui.compaction.plan import CompactionPlan
 from kimi_compact_tui.errors import ApplyError, SessionFormatError
 from kimi_compact_tui.formats.base import Session, SessionFormat, SessionInfo, WriteOp
 from kimi_compact_tui.formats.strategies import AppendTruncate
+
+
+@dataclass(frozen=True)
+class Compaction:
+    """What a journal plugin turns into the records it appends."""
+
+    session: Session
+    plan: CompactionPlan  # checked: not a no-op, and no leading system it cannot keep
+    summary: str
+    output_tokens: int | None
+    now: datetime | None = None  # the records' time (None: the clock; tests fix it)
+    new_id: Callable[[], str] | None = None  # fresh record ids (None: random; tests fix them)
 
 
 class JournalState(Protocol):
@@ -53,6 +69,8 @@ class Finder(Protocol):
         read: Callable[[bytes, Path], Any],
     ) -> list[SessionInfo]: ...
 
+    def roots(self, env: Mapping[str, str], home: Path) -> list[Path]: ...
+
 
 class JournalFormat(SessionFormat):
     """A session the agent appends records to (see the module docstring)."""
@@ -72,6 +90,9 @@ class JournalFormat(SessionFormat):
 
     def discover(self, env: Mapping[str, str], home: Path) -> list[SessionInfo]:
         return self.finder.discover(env, home, self.name, self.reader)
+
+    def discovery_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
+        return self.finder.roots(env, home)
 
     # --- reading and writing ----------------------------------------------------------
     def journal(self, session: Session) -> JournalState | None:
@@ -115,6 +136,25 @@ class JournalFormat(SessionFormat):
         return WriteOp(new.appended)
 
     # --- the compaction ---------------------------------------------------------------
+    def compacted_session(
+        self,
+        session: Session,
+        plan: CompactionPlan,
+        summary: str,
+        output_tokens: int | None,
+        *,
+        now: datetime | None = None,
+        new_id: Callable[[], str] | None = None,
+    ) -> Session:
+        """The guards (:meth:`check_plan`), then the plugin's :meth:`compaction`."""
+        self.check_plan(session, plan)
+        return self.compaction(Compaction(session, plan, summary, output_tokens, now, new_id))
+
+    @abstractmethod
+    def compaction(self, c: Compaction) -> Session:
+        """The session after the compaction ``c``, its state holding the
+        records to append (``appended``)."""
+
     def check_plan(self, session: Session, plan: CompactionPlan) -> None:
         """The guards before the records of a compaction are built."""
         if plan.noop:

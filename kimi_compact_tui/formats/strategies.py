@@ -162,8 +162,21 @@ def drop_copy(target: Path, old_sha: str, copy: Path | None) -> None:
             os.unlink(copy)
 
 
+class BackedUp(WriteStrategy):
+    """Restore points kept as timestamped backups in the format's restore folder."""
+
+    def restore_points(self, fmt: SessionFormat, ref: SessionRef) -> list[tuple[str, Path]]:
+        return [("backup", p) for p in backups(fmt, ref)]
+
+    def keep(self, fmt: SessionFormat, ref: SessionRef, current: Current, now: datetime) -> Path:
+        return keep_backup(fmt, ref, current, now)
+
+    def next_point(self, fmt: SessionFormat, ref: SessionRef) -> str:
+        return backup_pattern(fmt, ref)
+
+
 # --- the file strategies ------------------------------------------------------------------
-class FileStrategy(WriteStrategy):
+class FileStrategy(BackedUp):
     """A session that is one file of bytes: read, fingerprinted and copied whole."""
 
     def current(self, fmt: SessionFormat, ref: SessionRef) -> Current:
@@ -185,15 +198,8 @@ class FileStrategy(WriteStrategy):
         """What the audit record holds for this strategy's undo (default: nothing)."""
         return None
 
-    def write(
-        self,
-        fmt: SessionFormat,
-        session: Session,
-        compacted: Session,
-        loaded: Fingerprint,
-        now: datetime,
-    ) -> Written:
-        ref = session.ref
+    def write(self, old: Session, new: Session, loaded: Fingerprint, now: datetime) -> Written:
+        fmt, ref = old.format, old.ref
         assert ref is not None
         path = ref.path
         try:
@@ -204,7 +210,7 @@ class FileStrategy(WriteStrategy):
             raise ApplyError(self.conflict(fmt, ref, loaded, current))
         step("checked")
         # Built after the check: kept lines are read back from the (unchanged) file.
-        op = fmt.write_op(session, compacted)
+        op = fmt.write_op(old, new)
         before = current.fingerprint
         backup: Path | None = None
         try:
@@ -226,20 +232,11 @@ class FileStrategy(WriteStrategy):
             raise ApplyError(os_error_line(path, exc, "write the compacted session")) from None
         return Written(backup, before, after, self.undo_record(current, op.data))
 
-    def restore_points(self, fmt: SessionFormat, ref: SessionRef) -> list[tuple[str, Path]]:
-        return [("backup", p) for p in backups(fmt, ref)]
-
-    def keep(self, fmt: SessionFormat, ref: SessionRef, current: Current, now: datetime) -> Path:
-        return keep_backup(fmt, ref, current, now)
-
     def put_back(
         self, fmt: SessionFormat, ref: SessionRef, data: bytes, current: Current | None
     ) -> None:
         mode = current.mode if current is not None else 0o600
         atomic_write_bytes(ref.path, data, mode=mode)
-
-    def next_point(self, fmt: SessionFormat, ref: SessionRef) -> str:
-        return backup_pattern(fmt, ref)
 
     def count_messages(self, fmt: SessionFormat, ref: SessionRef, data: bytes) -> int:
         return len(parse_file_bytes(fmt, data, ref.path).messages)
@@ -393,7 +390,7 @@ class AppendTruncate(FileStrategy):
 
 
 # --- databases ----------------------------------------------------------------------------
-class Transactional(WriteStrategy):
+class Transactional(BackedUp):
     """A session kept as rows in a database that holds many sessions.
 
     The content of a session (what is fingerprinted, backed up and put back)
@@ -440,15 +437,8 @@ class Transactional(WriteStrategy):
             raise OSError(f"{ref}: {exc}") from None
         return Current(data, fingerprint_of(data), 0o600)
 
-    def write(
-        self,
-        fmt: SessionFormat,
-        session: Session,
-        compacted: Session,
-        loaded: Fingerprint,
-        now: datetime,
-    ) -> Written:
-        ref = session.ref
+    def write(self, old: Session, new: Session, loaded: Fingerprint, now: datetime) -> Written:
+        fmt, ref = old.format, old.ref
         assert ref is not None
         backup: Path | None = None
         try:
@@ -460,7 +450,7 @@ class Transactional(WriteStrategy):
                 step("checked")
                 backup = self.keep(fmt, ref, Current(data, before, 0o600), now)
                 step("backup-done")
-                self.write_rows(tx, fmt, session, compacted)
+                self.write_rows(tx, fmt, old, new)
                 after = fingerprint_of(self.export(tx, fmt, ref))
             step("replaced")
         except BaseException as exc:
@@ -475,12 +465,6 @@ class Transactional(WriteStrategy):
         assert backup is not None
         return Written(backup, before, after)
 
-    def restore_points(self, fmt: SessionFormat, ref: SessionRef) -> list[tuple[str, Path]]:
-        return [("backup", p) for p in backups(fmt, ref)]
-
-    def keep(self, fmt: SessionFormat, ref: SessionRef, current: Current, now: datetime) -> Path:
-        return keep_backup(fmt, ref, current, now)
-
     def put_back(
         self, fmt: SessionFormat, ref: SessionRef, data: bytes, current: Current | None
     ) -> None:
@@ -492,9 +476,6 @@ class Transactional(WriteStrategy):
                 self.replace_rows(tx, fmt, ref, data)
         except self.errors as exc:
             raise self._failed(ref, exc, "restore the session") from None
-
-    def next_point(self, fmt: SessionFormat, ref: SessionRef) -> str:
-        return backup_pattern(fmt, ref)
 
     def keep_description(self, fmt: SessionFormat, ref: SessionRef) -> str:
         where = backup_place(fmt, ref)

@@ -126,7 +126,7 @@ def apply_compaction(
     when = now_utc(now)
     fmt = source_session.format
     strategy = fmt.storage
-    written = strategy.write(fmt, source_session, compacted_session, loaded_fingerprint, when)
+    written = strategy.write(source_session, compacted_session, loaded_fingerprint, when)
     current, backup = written.before, written.backup
 
     n = len(source_session.messages)

@@ -24,11 +24,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Mapping
-from datetime import datetime
+from collections.abc import Mapping
 from pathlib import Path
 
-from kimi_compact_tui.compaction.plan import CompactionPlan
 from kimi_compact_tui.compaction.summary import build_compact_summary_text
 from kimi_compact_tui.compaction.tokens import session_tokens
 from kimi_compact_tui.errors import SessionFormatError
@@ -42,7 +40,7 @@ from kimi_compact_tui.formats.base import (
 from kimi_compact_tui.formats.claude_code import append, discover
 from kimi_compact_tui.formats.claude_code.records import looks_like_record
 from kimi_compact_tui.formats.claude_code.state import ClaudeState, read_session, write_refusal
-from kimi_compact_tui.formats.journal import JournalFormat
+from kimi_compact_tui.formats.journal import Compaction, JournalFormat
 from kimi_compact_tui.model import Message
 
 NAME = "claude-code"
@@ -77,9 +75,6 @@ class ClaudeCodeFormat(JournalFormat):
     state_type = ClaudeState
     finder = discover
     drops_leading_system = False  # kept, as the spec keeps them (see above)
-
-    def discovery_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
-        return [discover.projects_of(env, home)]
 
     def recognise(self, path: Path, head: bytes) -> bool:
         """The first line is a record only Claude Code writes."""
@@ -126,17 +121,8 @@ class ClaudeCodeFormat(JournalFormat):
         text = build_compact_summary_text(summary)
         return Message({"role": "user", "content": text, "claude": {"compact_summary": True}})
 
-    def compacted_session(
-        self,
-        session: Session,
-        plan: CompactionPlan,
-        summary: str,
-        output_tokens: int | None,
-        *,
-        now: datetime | None = None,
-        new_uuid: Callable[[], str] | None = None,
-    ) -> Session:
-        self.check_plan(session, plan)
+    def compaction(self, c: Compaction) -> Session:
+        session, plan, summary = c.session, c.plan, c.summary
         state = state_of(session, ClaudeState)
         pre = session.meta.recorded_tokens or session_tokens(session.messages)
         records = append.compaction_records(
@@ -145,8 +131,8 @@ class ClaudeCodeFormat(JournalFormat):
             boundary=plan.boundary,
             summary_text=build_compact_summary_text(summary),
             pre_tokens=pre,
-            now=now,
-            new_uuid=new_uuid,
+            now=c.now,
+            new_uuid=c.new_id,
         )
         appended = append.encode_records(state, records)
         kept = splice(session, plan, self.summary_message(summary))

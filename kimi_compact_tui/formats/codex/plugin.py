@@ -10,10 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import replace
-from datetime import datetime
 from pathlib import Path
 
-from kimi_compact_tui.compaction.plan import CompactionPlan
 from kimi_compact_tui.compaction.summary import build_compact_summary_text
 from kimi_compact_tui.formats.base import (
     Session,
@@ -28,7 +26,7 @@ from kimi_compact_tui.formats.codex.messages import map_history
 from kimi_compact_tui.formats.codex.projection import codex_is_running
 from kimi_compact_tui.formats.codex.rollout import RECORD_TYPES, TAIL_NEWLINE, first_record
 from kimi_compact_tui.formats.codex.state import CodexState, load
-from kimi_compact_tui.formats.journal import JournalFormat
+from kimi_compact_tui.formats.journal import Compaction, JournalFormat
 from kimi_compact_tui.model import Message
 
 NAME = "codex"
@@ -74,9 +72,6 @@ class CodexFormat(JournalFormat):
     state_type = CodexState
     finder = discovery
 
-    def discovery_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
-        return [discovery.root_of(env, home) / "sessions"]
-
     def write_refusal(self, session: Session) -> str | None:
         return write_refusal(session)
 
@@ -108,21 +103,13 @@ class CodexFormat(JournalFormat):
         item = records.summary_item(build_compact_summary_text(summary))
         return map_history((HistoryItem(item, 0),)).messages[0]
 
-    def compacted_session(
-        self,
-        session: Session,
-        plan: CompactionPlan,
-        summary: str,
-        output_tokens: int | None,
-        *,
-        now: datetime | None = None,
-    ) -> Session:
-        self.check_plan(session, plan)
+    def compaction(self, c: Compaction) -> Session:
+        session, plan = c.session, c.plan
         state = state_of(session, CodexState)
-        text = build_compact_summary_text(summary)
+        text = build_compact_summary_text(c.summary)
         start = state.starts[plan.boundary] if plan.boundary < len(state.starts) else None
         kept = [] if start is None else list(state.history[start:])
-        record = records.compacted_record(state, text, [h.item for h in kept], now)
+        record = records.compacted_record(state, text, [h.item for h in kept], c.now)
         appended = records.encode(record, state)
         items = (HistoryItem(record["payload"]["replacement_history"][0], 0), *kept)
         mapped = map_history(items)

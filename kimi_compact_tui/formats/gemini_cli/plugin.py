@@ -19,11 +19,9 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Mapping
-from datetime import datetime
+from collections.abc import Mapping
 from pathlib import Path
 
-from kimi_compact_tui.compaction.plan import CompactionPlan
 from kimi_compact_tui.compaction.summary import build_compact_summary_text
 from kimi_compact_tui.errors import SessionFormatError
 from kimi_compact_tui.formats.base import (
@@ -34,7 +32,7 @@ from kimi_compact_tui.formats.base import (
 )
 from kimi_compact_tui.formats.gemini_cli import append, discover
 from kimi_compact_tui.formats.gemini_cli.state import GeminiState, read_session, write_refusal
-from kimi_compact_tui.formats.journal import JournalFormat
+from kimi_compact_tui.formats.journal import Compaction, JournalFormat
 
 NAME = "gemini-cli"
 CLOSE_NOTE = (
@@ -95,9 +93,6 @@ class GeminiCliFormat(JournalFormat):
     def find_session(self, session_id: str, env: Mapping[str, str], home: Path) -> Path | None:
         return discover.find_session(session_id, env, home, self.name, self.reader)
 
-    def discovery_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
-        return [discover.tmp_of(env, home)]
-
     def reader(self, data: bytes, path: Path) -> object:
         return read_session(data, path)
 
@@ -112,17 +107,8 @@ class GeminiCliFormat(JournalFormat):
     # summary_message: the default (the spec's one-text user message; no
     # acknowledgement after it).
 
-    def compacted_session(
-        self,
-        session: Session,
-        plan: CompactionPlan,
-        summary: str,
-        output_tokens: int | None,
-        *,
-        now: datetime | None = None,
-        new_id: Callable[[], object] | None = None,
-    ) -> Session:
-        self.check_plan(session, plan)
+    def compaction(self, c: Compaction) -> Session:
+        session, plan, summary = c.session, c.plan, c.summary
         state = state_of(session, GeminiState)
         # A boundary inside a record (a reply and its tool results) cannot be
         # written: the session is still made (for the review), and write_op says why.
@@ -130,7 +116,9 @@ class GeminiCliFormat(JournalFormat):
         appended = b""
         if refusal is None:
             text = build_compact_summary_text(summary)
-            record = append.compaction_record(state, plan.boundary, text, now=now, new_id=new_id)
+            record = append.compaction_record(
+                state, plan.boundary, text, now=c.now, new_id=c.new_id
+            )
             appended = append.encode(state, record)
         messages = [self.summary_message(summary)]
         messages.extend(session.messages[i] for i in plan.preserved_indices)

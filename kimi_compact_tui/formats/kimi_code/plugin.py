@@ -14,14 +14,13 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from kimi_compact_tui.compaction.plan import CompactionPlan
 from kimi_compact_tui.compaction.summary import build_compact_summary_text
 from kimi_compact_tui.formats.base import (
     Session,
     SessionMeta,
     state_of,
 )
-from kimi_compact_tui.formats.journal import JournalFormat
+from kimi_compact_tui.formats.journal import Compaction, JournalFormat
 from kimi_compact_tui.formats.kimi_code import discover as discovery
 from kimi_compact_tui.formats.kimi_code import handoff, records, wire
 from kimi_compact_tui.formats.kimi_code.convert import origin_kind, to_message
@@ -127,9 +126,6 @@ class KimiCodeFormat(JournalFormat):
     state_type = KimiCodeState
     finder = discovery
 
-    def discovery_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
-        return [discovery.root_of(env, home) / "sessions"]
-
     def write_refusal(self, session: Session) -> str | None:
         return write_refusal(session)
 
@@ -182,16 +178,8 @@ class KimiCodeFormat(JournalFormat):
     def summary_message(self, summary: str) -> Message:
         return to_message(handoff.summary_message(build_compact_summary_text(summary)))
 
-    def compacted_session(
-        self,
-        session: Session,
-        plan: CompactionPlan,
-        summary: str,
-        output_tokens: int | None,
-        *,
-        time_ms: int | None = None,
-    ) -> Session:
-        self.check_plan(session, plan)
+    def compaction(self, c: Compaction) -> Session:
+        session, plan, summary, output_tokens = c.session, c.plan, c.summary, c.output_tokens
         state = state_of(session, KimiCodeState)
         context = state.context
         text = build_compact_summary_text(summary)
@@ -214,7 +202,7 @@ class KimiCodeFormat(JournalFormat):
             tokens_after=after,
             summary_output_tokens=output_tokens,
             length=1 + len(kept),
-            time_ms=time_ms,
+            time_ms=None if c.now is None else round(c.now.timestamp() * 1000),
         )
         appended = records.encode_records(new)
         if state.tail == wire.TAIL_UNTERMINATED:
