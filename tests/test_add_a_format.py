@@ -6,6 +6,13 @@ else in the package is touched. The whole review then works on it: detection,
 the one load path, the plan and the request, a summary, the write through the
 job and the store (with the format's own restore folder), the audit record,
 undo, the diff, retention, and the CLI's ``plan`` and ``compact``.
+
+A second throwaway format keeps its sessions as rows in one SQLite database
+(WAL mode, several sessions in one file), as opencode does: it declares a
+transactional strategy (``formats/sqlite.py``) with its schema and loads through
+``read_session``. Written, refused on a conflict and undone through ``plan``,
+``compact --in-place --yes``, ``restore`` and the job; its backup is that
+session's own rows, so undoing one session never undoes another's writes.
 """
 
 from __future__ import annotations

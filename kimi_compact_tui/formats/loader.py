@@ -31,7 +31,6 @@ __all__ = [
     "Fingerprint",
     "Loaded",
     "SessionRef",
-    "check_bytes",
     "dump_session",
     "load",
     "load_session",

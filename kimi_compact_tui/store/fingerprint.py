@@ -11,10 +11,10 @@ from __future__ import annotations
 from pathlib import Path
 
 from kimi_compact_tui.errors import ApplyError, SessionFormatError
-from kimi_compact_tui.formats.storage import Fingerprint, SessionRef, conflict_message
+from kimi_compact_tui.formats.storage import Fingerprint, SessionRef
 from kimi_compact_tui.store.points import locate
 
-__all__ = ["Fingerprint", "conflict_message", "fingerprint"]
+__all__ = ["Fingerprint", "fingerprint"]
 
 
 def fingerprint(where: str | Path | SessionRef) -> Fingerprint:
