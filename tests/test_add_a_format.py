@@ -329,6 +329,8 @@ def test_a_database_format_is_planned_written_and_undone_by_the_cli(
     db = write_chatdb(tmp_path / "work.chatdb")
     config = config_file(tmp_path)
     a_before, b_before = rows(db, "A"), rows(db, "B")
+    listed = cli_main("restore", f"{db}#A", "--list")
+    assert listed.code == 0 and "no restore points" in listed.stdout, listed.stderr
     plan = cli_main("plan", f"{db}#A", "--json", "--config", config)
     assert plan.code == 0, plan.stderr
     data = json.loads(plan.stdout)

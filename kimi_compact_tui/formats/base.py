@@ -112,8 +112,8 @@ class SessionInfo:
 @dataclass
 class WriteOp:
     """What a byte format writes for a compaction: ``data`` is the whole new
-    file (the "rotate" and "backup" strategies) or the bytes to append (the
-    "append" strategy). A format whose strategy is not byte-based writes
+    file (``Rotate``, ``BackupReplace``) or the bytes to append
+    (``AppendTruncate``). A format whose strategy is not byte-based writes
     through its strategy and has no WriteOp."""
 
     data: bytes

@@ -56,7 +56,7 @@ class RestoreResult:
     messages_after: int | None
     audit_path: Path | None = None
     audit_error: str | None = None
-    truncated_to: int | None = None  # an "append" write undone by cutting the journal
+    truncated_to: int | None = None  # an append undone by cutting the journal back
     warnings: list[str] = field(default_factory=list)  # the format's, after the restore
 
     def describe(self) -> str:
@@ -91,8 +91,8 @@ class UndoPlan:
 
     target: Path  # the file holding the session
     record: dict[str, Any]
-    source: Path  # the restore point that becomes live (for "append": the same bytes)
-    truncate_to: int | None  # "append" undone by cutting the journal back
+    source: Path  # the restore point that becomes live (for an append: the same bytes)
+    truncate_to: int | None  # an append undone in place: the length to cut back to
     changed_since: str | None  # why the live file is not what we wrote, if it is not
     ref: SessionRef | None = None  # the session (its file, and its key in a database)
 

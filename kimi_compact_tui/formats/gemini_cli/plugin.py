@@ -9,9 +9,9 @@ No system message is pinned: the ``<session_context>`` message Gemini CLI sends
 first is its own prefix, made fresh on every resume (the one in the file is never
 sent).
 
-Write: one ``$set.messages`` record is appended (:mod:`.append`), policy "append";
-undo cuts the file back to its loaded length while it still ends with exactly that
-record (the store does it from its audit record). Restore points and the audit
+Write: one ``$set.messages`` record is appended (:mod:`.append`) by the journal
+base (:mod:`formats.journal`, the append strategy); undo cuts the file back to
+its loaded length while it still ends with exactly that record. Restore points and the audit
 log go to a folder beside ``chats/`` (:meth:`GeminiCliFormat.restore_folder`).
 """
 
