@@ -31,14 +31,15 @@ def sha(path: Path) -> str:
 
 @pytest.fixture
 def legacy(tmp_path: Path) -> tuple[Path, dict[str, dict[str, str]]]:
-    """The fixture copied to ``tmp_path``, its audit logs' paths moved with it."""
+    """The fixture copied to ``tmp_path``, the paths recorded in it moved with it."""
     root = tmp_path / "root"
     shutil.copytree(FIXTURE, root, symlinks=True)
     manifest = json.loads((root / "manifest.json").read_text())
-    for log in root.rglob("*.compact-audit.jsonl"):
-        mode = log.stat().st_mode
-        log.write_text(log.read_text().replace(manifest["root"], str(root)))
-        log.chmod(mode)
+    for file in root.rglob("*"):  # the audit logs, and kimi-code's session index
+        if file.is_file() and manifest["root"].encode() in file.read_bytes():
+            mode = file.stat().st_mode
+            file.write_bytes(file.read_bytes().replace(manifest["root"].encode(), bytes(root)))
+            file.chmod(mode)
     return root, manifest["sessions"]
 
 
