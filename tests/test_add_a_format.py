@@ -380,6 +380,9 @@ def test_a_database_session_changed_since_loading_is_refused_inside_the_write(
     prep = job.prepare()
     draft = job.draft(prep, asyncio.run(job.summarize(prep, ProviderConfig())))
     agent_writes(db, "B", "B again")
+    looked = CompactionJob.load(f"{db}#A", ENABLED, for_write=False)  # the job names A
+    with pytest.raises(ApplyError, match=r"work\.chatdb#A: not written: .*no fingerprint"):
+        looked.commit(draft, ProviderConfig())
     applied = job.commit(draft, ProviderConfig())
     assert applied.policy == "transaction" and "work.chatdb#A" in applied.describe()
 

@@ -229,7 +229,7 @@ class CompactionJob:
         Raises UserError when it may not be written."""
         why = writable_reason(result, summary, allow_truncated=allow_truncated)
         if why is not None or result is None:
-            raise UserError(f"{self.session.path}: not written: {why}")
+            raise UserError(f"{self.session.ref}: not written: {why}")
         text = result.summary if summary is None else summary
         edited = text != result.summary
         tokens = draft_output_tokens(result, edited)
@@ -247,11 +247,9 @@ class CompactionJob:
         """Write ``draft`` through the store; returns its ApplyResult."""
         why = self.write_refusal()
         if why is not None:
-            raise ApplyError(f"{self.session.path}: not written: {why}")
+            raise ApplyError(f"{self.session.ref}: not written: {why}")
         if self.fingerprint is None:
-            raise ApplyError(
-                f"{self.session.path}: not written: the loaded file has no fingerprint"
-            )
+            raise ApplyError(f"{self.session.ref}: not written: the loaded file has no fingerprint")
         if draft.splits and not allow_split:
             raise UserError(
                 split_refusal(self.session.path, draft.splits, self.session, draft.preparation.plan)
