@@ -22,7 +22,7 @@ and its refusals (``refusal_of``, ``compacted_refusal``, ``write_refusal``).
 from __future__ import annotations
 
 from abc import abstractmethod
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from datetime import datetime
 from pathlib import Path
@@ -30,8 +30,9 @@ from typing import Any, ClassVar, Protocol, cast
 
 from kimi_compact_tui.compaction.plan import CompactionPlan
 from kimi_compact_tui.errors import ApplyError, SessionFormatError
-from kimi_compact_tui.formats.base import Session, SessionFormat, SessionInfo, WriteOp
+from kimi_compact_tui.formats.base import Session, SessionFormat, SessionInfo, SessionMeta, WriteOp
 from kimi_compact_tui.formats.strategies import AppendTruncate
+from kimi_compact_tui.model import Message
 
 
 @dataclass(frozen=True)
@@ -79,7 +80,14 @@ class JournalFormat(SessionFormat):
     #: The plugin's state type (a :class:`JournalState`).
     state_type: ClassVar[type[Any]]
     #: The module that finds these sessions on this machine.
-    finder: Finder
+    finder: ClassVar[Finder]
+
+    def __init_subclass__(cls, *, state: type[Any], finder: Finder, **kw: Any) -> None:
+        """A plugin names its state type and its finder module in its class
+        line: ``class MyFormat(JournalFormat, state=MyState, finder=discover)``."""
+        super().__init_subclass__(**kw)
+        cls.state_type, cls.finder = state, finder
+
     #: True when the agent's compaction cannot keep leading system messages.
     drops_leading_system: ClassVar[bool] = True
 
@@ -95,6 +103,12 @@ class JournalFormat(SessionFormat):
         return self.finder.roots(env, home)
 
     # --- reading and writing ----------------------------------------------------------
+    def loaded(self, path: Path, state: Any, messages: Iterable[Message]) -> Session:
+        """The session read from ``path``: ``state`` (the plugin's) holds the
+        ``warnings`` and the agent's ``recorded_tokens``."""
+        meta = SessionMeta(recorded_tokens=state.recorded_tokens)
+        return Session(path, self, list(messages), list(state.warnings), meta, state)
+
     def journal(self, session: Session) -> JournalState | None:
         """The session's journal state, or None when it is not one of ours."""
         state = session.format_state

@@ -33,7 +33,6 @@ from kimi_compact_tui.errors import SessionFormatError
 from kimi_compact_tui.formats.base import (
     Session,
     SessionInfo,
-    SessionMeta,
     splice,
     state_of,
 )
@@ -57,23 +56,14 @@ def parse_transcript(data: bytes, path: Path) -> Session:
     if not state.records:
         first = state.warnings[0] if state.warnings else f"{path}: no record"
         raise SessionFormatError(f"{path}: no Claude Code record in the file ({first})")
-    return Session(
-        path,
-        FORMAT,
-        list(messages),
-        list(state.warnings),
-        SessionMeta(recorded_tokens=state.recorded_tokens),
-        state,
-    )
+    return FORMAT.loaded(path, state, messages)
 
 
-class ClaudeCodeFormat(JournalFormat):
+class ClaudeCodeFormat(JournalFormat, state=ClaudeState, finder=discover):
     name = NAME
     label = "Claude Code transcript"
     agent = "Claude Code"
     write_notes = (CLOSE_NOTE,)  # shown by the confirm dialog
-    state_type = ClaudeState
-    finder = discover
     drops_leading_system = False  # kept, as the spec keeps them (see above)
 
     def recognise(self, path: Path, head: bytes) -> bool:

@@ -64,13 +64,11 @@ def write_refusal(session: Session) -> str | None:
     return None
 
 
-class CodexFormat(JournalFormat):
+class CodexFormat(JournalFormat, state=CodexState, finder=discovery):
     name = NAME
     label = "Codex rollout"
     agent = "Codex"
     write_notes = (CLOSE_NOTE,)  # shown by the confirm dialog
-    state_type = CodexState
-    finder = discovery
 
     def write_refusal(self, session: Session) -> str | None:
         return write_refusal(session)

@@ -27,7 +27,6 @@ from kimi_compact_tui.errors import SessionFormatError
 from kimi_compact_tui.formats.base import (
     Session,
     SessionInfo,
-    SessionMeta,
     state_of,
 )
 from kimi_compact_tui.formats.gemini_cli import append, discover
@@ -47,14 +46,7 @@ def parse_session(data: bytes, path: Path) -> Session:
     if not state.session_id:
         first = state.warnings[0] if state.warnings else "no header"
         raise SessionFormatError(f"{path}: no Gemini CLI session header in the file ({first})")
-    return Session(
-        path,
-        FORMAT,
-        list(messages),
-        list(state.warnings),
-        SessionMeta(recorded_tokens=state.recorded_tokens),
-        state,
-    )
+    return FORMAT.loaded(path, state, messages)
 
 
 def _header(record: object) -> bool:
@@ -65,13 +57,11 @@ def _header(record: object) -> bool:
     )
 
 
-class GeminiCliFormat(JournalFormat):
+class GeminiCliFormat(JournalFormat, state=GeminiState, finder=discover):
     name = NAME
     label = "Gemini CLI session"
     agent = "Gemini CLI"
     write_notes = (CLOSE_NOTE,)  # shown by the confirm dialog
-    state_type = GeminiState
-    finder = discover
 
     # --- finding sessions -----------------------------------------------------------
     def recognise(self, path: Path, head: bytes) -> bool:

@@ -99,35 +99,25 @@ def parse_journal(data: bytes, path: Path) -> Session:
     )
 
 
-def write_refusal(session: Session) -> str | None:
-    """Why a compaction cannot be appended to this loaded session, or None."""
-    state = session.format_state
-    if not isinstance(state, KimiCodeState):
-        return "not a loaded kimi-code session"
-    if state.tail == wire.TAIL_TORN:
-        return (
-            "the journal ends with a partial record (kimi-code stopped while writing it); "
-            "open the session once in kimi-code, which repairs the journal, then compact"
-        )
-    open_turn = state.open_turn
-    if open_turn:
-        return (
-            f"the session ends mid-turn ({open_turn}); run one more turn in kimi-code, "
-            "then compact"
-        )
-    return None
-
-
-class KimiCodeFormat(JournalFormat):
+class KimiCodeFormat(JournalFormat, state=KimiCodeState, finder=discovery):
     name = NAME
     label = "kimi-code wire.jsonl"
     agent = "kimi-code"
     write_notes = (CLOSE_NOTE,)  # shown by the confirm dialog
-    state_type = KimiCodeState
-    finder = discovery
 
-    def write_refusal(self, session: Session) -> str | None:
-        return write_refusal(session)
+    def refusal_of(self, state: KimiCodeState) -> str | None:
+        """Why a compaction cannot be appended to this loaded journal, or None."""
+        if state.tail == wire.TAIL_TORN:
+            return (
+                "the journal ends with a partial record (kimi-code stopped while writing it); "
+                "open the session once in kimi-code, which repairs the journal, then compact"
+            )
+        if state.open_turn:
+            return (
+                f"the session ends mid-turn ({state.open_turn}); run one more turn in "
+                "kimi-code, then compact"
+            )
+        return None
 
     def recognise(self, path: Path, head: bytes) -> bool:
         """The first record is kimi-code's ``metadata`` record (kimi-code
