@@ -13,7 +13,8 @@ and a compaction is records appended after them (:class:`AppendTruncate`).
 - ``compacted_session``: the no-op guard, and the leading-system guard for
   agents whose compaction cannot keep system messages, then the plugin's
   :meth:`JournalFormat.compaction` (one :class:`Compaction` in);
-- discovery through the plugin's ``finder`` module.
+- discovery through the plugin's ``finder`` module, named with its state
+  type in the class line (``class X(JournalFormat, state=S, finder=discover)``).
 
 A plugin supplies its records (``parse``, ``compaction``), its message mapping
 and its refusals (``refusal_of``, ``compacted_refusal``, ``write_refusal``).
