@@ -10,7 +10,7 @@ apply starts, ``done`` when it returned. ``--exit-at-call K`` makes the
 process ``os._exit(99)`` right before its K-th file-system call during the
 apply (``os.open``, ``os.write``, ``os.fsync``, ``os.link``, ``os.rename``,
 ``os.replace``, ``os.unlink``, ``os.chmod``, ``os.utime``, ``os.close``);
-``--exit-at-step`` exits at a named step of :mod:`kimi_compact_tui.store.durable`.
+``--exit-at-step`` exits at a named step of :mod:`kimi_compact_tui.formats.durable`.
 The number of calls made is printed after ``done`` as ``calls N``. With
 ``--restore`` it runs :func:`kimi_compact_tui.store.restore` instead.
 """
@@ -28,10 +28,10 @@ if str(ROOT) not in sys.path:
 
 from kimi_compact_tui import store as apply_mod  # noqa: E402
 from kimi_compact_tui.compaction import make_plan  # noqa: E402
+from kimi_compact_tui.formats import durable as durable_mod  # noqa: E402
 from kimi_compact_tui.formats import load_session  # noqa: E402
 from kimi_compact_tui.job import build_compacted_session  # noqa: E402
 from kimi_compact_tui.store import Provenance  # noqa: E402
-from kimi_compact_tui.store import durable as durable_mod  # noqa: E402
 
 WRAPPED = (
     "open",

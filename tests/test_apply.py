@@ -24,6 +24,7 @@ from kimi_compact_tui.compaction.prompts import PromptSource
 from kimi_compact_tui.config import AppConfig
 from kimi_compact_tui.errors import ApplyError, UserError
 from kimi_compact_tui.formats import dump_session, load, load_session
+from kimi_compact_tui.formats import durable as durable_mod
 from kimi_compact_tui.formats.kimi import dump_message
 from kimi_compact_tui.job import CompactionJob, build_compacted_session
 from kimi_compact_tui.job.job import provenance_of
@@ -38,7 +39,6 @@ from kimi_compact_tui.store import (
     restore,
     restore_points,
 )
-from kimi_compact_tui.store import durable as durable_mod
 from tests import procs
 from tests.factories import write_kimi, write_openai_json
 

@@ -117,7 +117,7 @@ def test_the_store_appends_refuses_a_changed_file_and_undo_cuts_back(tmp_path):
     kw = dict(summary=SUMMARY, plan=plan, provenance=Provenance(provider="offline"))
     with open(path, "ab") as fh:  # the agent wrote a turn since we loaded
         fh.write(b'{"type":"queue-operation","operation":"enqueue","content":"x"}\n')
-    with pytest.raises(ApplyError, match="changed"):
+    with pytest.raises(ApplyError, match="grew by 63 bytes .*Claude Code is writing"):
         apply_compaction(session, compacted, loaded_fingerprint=fp, **kw)
     path.write_bytes(data)
     loaded = load(path)

@@ -38,7 +38,7 @@ def _compact(data: bytes, up_to: int | None = None, text: str = "SUMMARY"):
 
 def _appended(session, compacted) -> list[dict]:
     op = FMT.write_op(session, compacted)
-    assert op.policy == "append" and FMT.write_notes == (CLOSE_NOTE,)
+    assert op.data and FMT.write_notes == (CLOSE_NOTE,)
     return [json.loads(x) for x in op.data.splitlines() if x]
 
 

@@ -5,7 +5,7 @@ format with no writer fails here.
 
 Round trip (load then dump: the bytes read), the plan (the default preserved
 tail and every explicit boundary, as the spec says), the write through the
-compaction job and the store (the file the format's write policy says, and its
+compaction job and the store (the file the format's write strategy says, and its
 restore point), undo (the original bytes back), the diff (before/after counts)
 and retention (a report over the compacted range). What a format refuses, it
 refuses with one line (asserted, not skipped). Offline only: no agents, no network.
@@ -27,6 +27,7 @@ from kimi_compact_tui.diff import diff_sessions
 from kimi_compact_tui.errors import SessionFormatError
 from kimi_compact_tui.formats import load, registry
 from kimi_compact_tui.formats.base import Session, SessionFormat
+from kimi_compact_tui.formats.strategies import AppendTruncate, BackupReplace, Rotate
 from kimi_compact_tui.job import CompactionJob
 from kimi_compact_tui.model import COMPACTION_ROLES
 from kimi_compact_tui.providers import ProviderConfig
@@ -163,25 +164,24 @@ def test_write_undo_diff_and_retention(written: Written, which: str) -> None:
     draft = job.draft(prep, result)
     assert draft.splits == []
     op = fmt.write_op(session, draft.compacted)  # what the format says it will write
-    assert op.policy == fmt.write_policy
     applied = job.commit(draft, OFFLINE)
 
-    # the file the format's policy says, and the copy kept before it
-    assert applied.path == path and applied.policy == fmt.write_policy
+    # the file the format's strategy says, and the copy kept before it
+    assert applied.path == path and applied.policy == fmt.storage.name
     assert applied.backup_path.read_bytes() == original
     now = path.read_bytes()
-    if fmt.write_policy == "rotate":  # the current file kept as the next rotation
+    if isinstance(fmt.storage, Rotate):  # the current file kept as the next rotation
         assert applied.backup_path == path.parent / fmt.rotation_name(path, 1)
         assert now == op.data
-    elif fmt.write_policy == "backup":  # a timestamped copy, then the whole file replaced
+    elif isinstance(fmt.storage, AppendTruncate):  # a copy, then our records appended
+        assert applied.backup_path.parent == fmt.restore_folder(path)
+        assert now == original + op.data  # after the bytes read, which never change
+    else:  # a timestamped copy, then the whole file replaced
+        assert isinstance(fmt.storage, BackupReplace)
         assert applied.backup_path.parent == fmt.restore_folder(path)
         assert now == op.data
-    else:  # "append": a copy, then our records after the bytes read, which never change
-        assert fmt.write_policy == "append"
-        assert applied.backup_path.parent == fmt.restore_folder(path)
-        assert now == original + op.data
     (record,) = store.read_audit(path, fmt)
-    assert record["format"] == fmt.name and record["policy"] == fmt.write_policy
+    assert record["format"] == fmt.name and record["policy"] == fmt.storage.name
 
     # what the agent resumes: leading system, the summary, the kept messages
     after = load(written.opened).session
@@ -240,4 +240,4 @@ def test_a_session_of_another_format_is_written_or_refused_in_one_line(written: 
     why = fmt.write_refusal(session)
     assert why is None or one_line(why), why
     if why is None:
-        assert not fmt.write_policy == "append"  # an append needs the file it read
+        assert not isinstance(fmt.storage, AppendTruncate)  # an append needs the file it read

@@ -12,7 +12,7 @@ import pytest
 from kimi_compact_tui.errors import SessionFormatError
 from kimi_compact_tui.formats import load_session, registry
 from kimi_compact_tui.formats.kimi_code.convert import media_urls, parse_blobref
-from kimi_compact_tui.formats.kimi_code.plugin import write_refusal
+from kimi_compact_tui.formats.kimi_code.plugin import FORMAT
 from tests.factories.kimi_code import FMT, Journal, conversation, parse, summary
 
 
@@ -96,7 +96,7 @@ def test_an_interrupted_call_gets_an_error_result_at_the_next_step():
     ]
     assert s.messages[2].data["kimi_code"]["isError"] is True
     assert s.messages[2].data["kimi_code"]["synthetic"] == "interrupted"
-    assert s.format_state.open_turn is None and write_refusal(s) is None
+    assert s.format_state.open_turn is None and FORMAT.write_refusal(s) is None
 
 
 def test_a_journal_ending_mid_turn_is_shown_settled_and_refused_for_writing():
@@ -107,7 +107,7 @@ def test_a_journal_ending_mid_turn_is_shown_settled_and_refused_for_writing():
     s = parse(j.bytes())
     assert [m.role for m in s.messages] == ["user", "assistant", "tool"]
     assert "no result" in s.format_state.open_turn
-    assert "mid-turn" in write_refusal(s)
+    assert "mid-turn" in FORMAT.write_refusal(s)
     # an interrupted step end leaves the step open: later parts of it still count
     j2 = Journal()
     j2.prompt("go")
@@ -287,11 +287,11 @@ def test_a_truncated_last_line_is_ignored_with_a_warning_and_blocks_writing():
     s = parse(torn)
     assert summary(s) == summary(parse(data))
     assert any("partial record" in w for w in s.warnings)
-    assert "partial record" in write_refusal(s)
+    assert "partial record" in FORMAT.write_refusal(s)
     assert FMT.dump(s) == torn
     # a whole last record without its newline is read (and appending starts a new line)
     s2 = parse(data.rstrip(b"\n"))
-    assert s2.format_state.tail == "unterminated" and write_refusal(s2) is None
+    assert s2.format_state.tail == "unterminated" and FORMAT.write_refusal(s2) is None
 
 
 @pytest.mark.parametrize(

@@ -6,33 +6,35 @@ module); tests/agents/ checks the same against the real agent."""
 from __future__ import annotations
 
 import json
+from datetime import UTC, datetime
+from pathlib import Path
 
 import pytest
 
 from kimi_compact_tui.compaction.plan import make_plan
 from kimi_compact_tui.compaction.summary import build_compact_summary_text
 from kimi_compact_tui.errors import ApplyError
+from kimi_compact_tui.formats.base import Current
 from kimi_compact_tui.formats.jsvalue import js_slice_start, js_stringify
-from kimi_compact_tui.formats.kimi_code.plugin import (
-    CLOSE_NOTE,
-    append_allowed,
-    undo_allowed,
-)
+from kimi_compact_tui.formats.kimi_code.plugin import CLOSE_NOTE
+from kimi_compact_tui.formats.storage import SessionRef
+from kimi_compact_tui.formats.strategies import fingerprint_of
 from tests.factories.kimi_code import FMT, Journal, conversation, parse, summary
 
 NOW = 1796116006899
+AT = datetime.fromtimestamp(NOW / 1000, UTC)
 
 
 def compact(data: bytes, up_to: int | None = None, output_tokens: int | None = 7):
     session = parse(data)
     plan = make_plan(session.messages, up_to=up_to)
-    compacted = FMT.compacted_session(session, plan, "OUR SUMMARY", output_tokens, time_ms=NOW)
+    compacted = FMT.compacted_session(session, plan, "OUR SUMMARY", output_tokens, now=AT)
     return session, plan, compacted, FMT.write_op(session, compacted)
 
 
 def test_four_records_in_kimi_codes_shape():
     session, plan, compacted, op = compact(conversation().bytes(), up_to=5)
-    assert op.policy == "append" and CLOSE_NOTE in compacted.format.write_notes
+    assert FMT.storage.name == "append" and CLOSE_NOTE in compacted.format.write_notes
     assert "must not be running" in CLOSE_NOTE and CLOSE_NOTE in FMT.write_notes
     lines = op.data.split(b"\n")
     assert lines[-1] == b"" and len(lines) == 5
@@ -112,7 +114,7 @@ def test_default_tail_counts_tool_results_and_reminders_as_context_messages():
 def test_a_lone_surrogate_in_the_summary_is_written_as_javascript_escapes_it():
     session = parse(conversation().bytes())
     plan = make_plan(session.messages, up_to=3)
-    compacted = FMT.compacted_session(session, plan, "half \ud83d pair é", None, time_ms=NOW)
+    compacted = FMT.compacted_session(session, plan, "half \ud83d pair é", None, now=AT)
     data = FMT.write_op(session, compacted).data
     assert b'"summary":"half \\ud83d pair \xc3\xa9"' in data
     assert parse(conversation().bytes() + data).messages[0].text().endswith("half \ud83d pair é")
@@ -151,31 +153,45 @@ def test_a_sub_agent_journal_writes_its_own_agent_id(tmp_path):
     session = FMT.parse(j.bytes(), path)
     assert len(session.messages) == 4
     plan = make_plan(session.messages, up_to=2)
-    compacted = FMT.compacted_session(session, plan, "S", None, time_ms=NOW)
+    compacted = FMT.compacted_session(session, plan, "S", None, now=AT)
     op = FMT.write_op(session, compacted)
     assert all(json.loads(x)["agentId"] == "agent-0" for x in op.data.split(b"\n")[:-1])
 
 
-def test_append_allowed():
+def conflict(now: bytes, loaded: bytes) -> str:
+    """The append strategy's refusal for a journal loaded as ``loaded``, now ``now``."""
+    ref = SessionRef(Path("wire.jsonl"))
+    return FMT.storage.conflict(
+        FMT, ref, fingerprint_of(loaded), Current(now, fingerprint_of(now), 0)
+    )
+
+
+def changed_since(now: bytes, appended: bytes, offset: int) -> str:
+    """The append strategy's undo refusal for our records at ``offset``."""
+    digest = fingerprint_of(appended).sha256
+    record = {"time": "T", "appended": {"offset": offset, "size": len(appended), "sha256": digest}}
+    return FMT.storage.changed_since(FMT, record, Current(now, fingerprint_of(now), 0))
+
+
+def test_the_append_strategy_says_how_a_journal_changed_since_it_was_loaded():
     loaded = conversation().bytes()
-    assert append_allowed(loaded, loaded) is None
-    assert "grew by 5 bytes" in append_allowed(loaded + b"{...}", loaded)
-    assert "kimi-code is writing" in append_allowed(loaded + b"x", loaded)
-    assert "shrank" in append_allowed(loaded[:-10], loaded)
+    assert "grew by 5 bytes" in conflict(loaded + b"{...}", loaded)
+    assert "kimi-code is writing" in conflict(loaded + b"x", loaded)
+    assert "shrank" in conflict(loaded[:-10], loaded)
     changed = loaded.replace(b"first prompt", b"FIRST prompt")
-    assert "earlier bytes changed" in append_allowed(changed, loaded)
+    assert "earlier bytes changed" in conflict(changed, loaded)
 
 
-def test_undo_allowed_only_when_the_file_ends_with_exactly_our_bytes():
+def test_the_append_strategy_says_why_our_records_cannot_be_cut_off():
     original = conversation().bytes()
     _, _, _, op = compact(original, up_to=5)
     ours = original + op.data
     n = len(original)
-    assert undo_allowed(ours, op.data, n) is None
-    assert "appended after our compaction" in undo_allowed(ours + b'{"type":"x"}\n', op.data, n)
-    assert "shorter" in undo_allowed(ours[:-3], op.data, n)
-    assert "no longer holds" in undo_allowed(ours[:-3] + b"XYZ", op.data, n)
-    assert undo_allowed(ours, op.data, n - 1) is not None
+    grown = changed_since(ours + b'{"type":"x"}\n', op.data, n)
+    assert "13 bytes were appended after our compaction records (kimi-code resumed" in grown
+    assert "shorter" in changed_since(ours[:-3], op.data, n)
+    assert "no longer holds" in changed_since(ours[:-3] + b"XYZ", op.data, n)
+    assert "no longer holds" in changed_since(ours + b"x", op.data, n - 1)
     # truncating to the original length gives back the original history
     assert parse(ours[:n]).messages == parse(original).messages
 

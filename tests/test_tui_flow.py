@@ -16,9 +16,9 @@ from kimi_compact_tui.compaction.prompts import UPSTREAM_SHA256, PromptSource
 from kimi_compact_tui.compaction.request import TOOL_KEYS
 from kimi_compact_tui.config import AppConfig
 from kimi_compact_tui.formats import registry
+from kimi_compact_tui.formats.storage import SessionRef
 from kimi_compact_tui.providers import ProviderConfig, StreamEvent, StreamResult, stream_summary
 from kimi_compact_tui.sanitize import visible
-from kimi_compact_tui.store import next_rotation
 from kimi_compact_tui.tui.keys import Key
 from kimi_compact_tui.tui.screens.confirm import ConfirmWriteScreen
 from kimi_compact_tui.tui.screens.diff import DiffScreen, compacted_session_of
@@ -470,9 +470,9 @@ async def test_confirm_names_file_rotation_and_counts(kimi_path: Path) -> None:
 def test_next_rotation(tmp_path: Path) -> None:
     path = tmp_path / "context.jsonl"
     kimi = registry.get("kimi")
-    assert next_rotation(path, kimi).name == "context_1.jsonl"
+    assert kimi.storage.next_point(kimi, SessionRef(path)) == "context_1.jsonl"
     (tmp_path / "context_2.jsonl").write_text("")
-    assert next_rotation(path, kimi).name == "context_3.jsonl"
+    assert kimi.storage.next_point(kimi, SessionRef(path)) == "context_3.jsonl"
 
 
 async def test_confirm_openai_backup(tmp_path: Path) -> None:

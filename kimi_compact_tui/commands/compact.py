@@ -112,6 +112,10 @@ def _starter(args: argparse.Namespace) -> Callable[[Preparation, ProviderConfig]
     def start(prep: Preparation, pcfg: ProviderConfig) -> None:
         if not args.in_place:
             warn_splits(prep)
+        if args.output and not prep.session.format.storage.byte_based:
+            from kimi_compact_tui.formats.loader import dump_session
+
+            dump_session(prep.session)  # refused in one line: not a file of its own
         if not args.json:
             announce(prep, pcfg)
 
@@ -235,7 +239,6 @@ def write_in_place(
     a split history unless ``--allow-split``), ask on the terminal (unless
     ``--yes``), then commit the draft through the job. Returns the store's
     ApplyResult, or None when the answer is no."""
-    from kimi_compact_tui.formats.base import KEEPS
 
     stdin = stdin if stdin is not None else sys.stdin
     out = out if out is not None else sys.stderr
@@ -254,7 +257,7 @@ def write_in_place(
                 "terminal and there is none; pass --yes to write without asking"
             )
         fmt = run_.session.format
-        how = KEEPS[fmt.write_policy]
+        how = fmt.storage.keeps
         notes = fmt.write_notes
         grows = draft.growth_warning()
         out.write(

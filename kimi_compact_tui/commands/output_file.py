@@ -86,8 +86,8 @@ def output_target(args: argparse.Namespace) -> Path | None:
 def write_output(data: bytes, out: Path, session: Path, *, force: bool) -> None:
     """Write the compacted session's bytes to ``out`` atomically (see the module
     docstring); ``session`` is the file that was compacted."""
+    from kimi_compact_tui.formats.durable import os_error_line, write_new_file
     from kimi_compact_tui.fsutil import atomic_write_bytes
-    from kimi_compact_tui.store.durable import os_error_line, write_new_file
 
     refuse_the_session(out, session)
     try:

@@ -56,10 +56,11 @@ def session_arg(text: str) -> str:
     points remain beside it (they are what brings it back). Anything else is
     one line: there is no such session."""
     from kimi_compact_tui.formats.registry import find_by_id
+    from kimi_compact_tui.formats.storage import SessionRef
     from kimi_compact_tui.store import restore_points
 
     p = Path(text).expanduser()
-    if os.path.lexists(p):
+    if os.path.lexists(p) or SessionRef.parse(text).key is not None:  # DB#KEY
         return text
     found = find_by_id(text)
     if found is not None:

@@ -12,8 +12,10 @@ the warnings for lines the agent itself skips, what the file says of the agent
 lossless round trip and its write need). ``Session.format`` is the plugin
 object itself, so nothing looks a format up again by name.
 
-Adding a format: one module with a subclass of :class:`SessionFormat`, and one
-line in ``formats/registry.py`` (``docs/ARCHITECTURE.md`` walks through it).
+Adding a format: one module with a subclass of :class:`SessionFormat` declaring
+its :class:`WriteStrategy` (``formats/strategies.py``), two lines in
+``formats/registry.py`` (the import and the entry in ``FORMATS``) and a writer
+in ``tests/factories/writers.py`` (``docs/ARCHITECTURE.md`` walks through it).
 """
 
 from __future__ import annotations
@@ -21,36 +23,20 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, ClassVar, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
 
 from kimi_compact_tui.compaction.plan import CompactionPlan, count_leading_system
 from kimi_compact_tui.compaction.summary import plain_summary_message
 from kimi_compact_tui.errors import SessionFormatError
+from kimi_compact_tui.formats.storage import Fingerprint, SessionRef
 from kimi_compact_tui.model import Message
 
 if TYPE_CHECKING:
     from kimi_compact_tui.formats.lines import Lines
 
-# How a compaction is written back, and so how it is undone:
-#   "rotate": the current file is kept under the format's next rotation name
-#             (``rotation_name``) and the new file replaces it atomically; undo
-#             puts the rotation back;
-#   "backup": the current file is copied to a timestamped backup, then replaced;
-#             undo puts the backup back;
-#   "append": records are appended to a journal (a backup is kept too); earlier
-#             bytes never change; undo cuts the journal back to its length
-#             before our records, only while it still ends with exactly them.
-WritePolicy = Literal["rotate", "backup", "append"]
-
 S = TypeVar("S")
-
-#: What each policy keeps of the current file before a write (for people).
-KEEPS = {
-    "rotate": "kept as the next rotation",
-    "backup": "copied to a timestamped .bak- file",
-    "append": "copied to a timestamped .bak- file, then the compaction is appended",
-}
 
 
 @dataclass(frozen=True)
@@ -77,6 +63,14 @@ class Session:
     meta: SessionMeta = field(default_factory=SessionMeta)
     # The plugin's own typed state: owned, built and read by ``format`` alone.
     format_state: object = None
+    # Which session inside ``path`` (a database holding many); None: the file is the session.
+    key: str | None = None
+
+    @property
+    def ref(self) -> SessionRef | None:
+        """Where the session lives (``path`` plus ``key``); None for a session
+        made in memory."""
+        return None if self.path is None else SessionRef(self.path, self.key)
 
     def __len__(self) -> int:
         return len(self.messages)
@@ -106,15 +100,139 @@ class SessionInfo:
     message_count: int | None = None
     session_id: str | None = None
     error: str | None = None  # set when the session cannot be read
+    key: str | None = None  # which session inside ``path`` (None: the file is the session)
+
+    @property
+    def ref(self) -> SessionRef:
+        return SessionRef(self.path, self.key)
 
 
 @dataclass
 class WriteOp:
-    """What a compaction writes, as the format's policy says: ``data`` is the
-    whole new file ("rotate", "backup") or the bytes to append ("append")."""
+    """What a byte format writes for a compaction: ``data`` is the whole new
+    file (``Rotate``, ``BackupReplace``) or the bytes to append
+    (``AppendTruncate``). A format whose strategy is not byte-based writes
+    through its strategy and has no WriteOp."""
 
-    policy: WritePolicy
     data: bytes
+
+
+@dataclass(frozen=True)
+class Current:
+    """A session's content as it is now, read at once: ``data`` (a file's
+    bytes, or a database session's rows exported), its fingerprint and the
+    file mode new copies take."""
+
+    data: bytes
+    fingerprint: Fingerprint
+    mode: int
+
+
+@dataclass(frozen=True)
+class Written:
+    """What a strategy's write did: the restore point holding the previous
+    content, the fingerprints before and after, and what the audit record must
+    hold for this strategy's undo (``undo``: e.g. the offset an append starts at)."""
+
+    backup: Path
+    before: Fingerprint
+    after: Fingerprint
+    undo: dict[str, Any] | None = None
+
+
+class WriteStrategy(ABC):
+    """How a session is written back and undone: a format declares one
+    (:attr:`SessionFormat.storage`) and the store drives it, never asking its
+    name. A strategy owns the conflict check, the copy kept before a write
+    (the restore point), the write, undo, and which restore points exist.
+
+    Every method takes the format (for its hooks: ``restore_folder``,
+    ``rotation_name``, ``write_op``, ...) and the session's reference.
+    ``formats/strategies.py`` has the four there are: rotate, backup-and-replace,
+    append-and-truncate, and a transactional one for databases."""
+
+    #: Recorded in the audit log (as "policy") and shown to people; never compared.
+    name: ClassVar[str]
+    #: What a write keeps of the current session, for people.
+    keeps: ClassVar[str]
+    #: How a write is told, for people ("wrote", "appended to").
+    verb: ClassVar[str] = "wrote"
+    #: True when the session is a file of bytes (the loader reads it, refuses
+    #: NUL bytes, and ``--output`` can write a copy); False for rows in a
+    #: database (the format's :meth:`SessionFormat.read_session` loads it).
+    byte_based: ClassVar[bool] = True
+
+    @abstractmethod
+    def current(self, fmt: SessionFormat, ref: SessionRef) -> Current:
+        """The session's content now (raises ``FileNotFoundError`` when there
+        is none, ``OSError`` when it cannot be read)."""
+
+    @abstractmethod
+    def write(self, old: Session, new: Session, loaded: Fingerprint, now: datetime) -> Written:
+        """Write ``new`` (the compacted session) over the loaded ``old``, whose
+        format is the strategy's, in this order: the conflict check (the
+        content must still have the ``loaded`` fingerprint), the restore point,
+        the write. All or nothing: on any failure an ``ApplyError`` of one
+        line, and the copy made is removed."""
+
+    @abstractmethod
+    def restore_points(self, fmt: SessionFormat, ref: SessionRef) -> list[tuple[str, Path]]:
+        """``(kind, file)`` of each restore point there is, newest first."""
+
+    @abstractmethod
+    def keep(
+        self,
+        fmt: SessionFormat,
+        ref: SessionRef,
+        current: Current,
+        now: datetime,
+        *,
+        replaced: bool = False,
+    ) -> Path:
+        """Keep ``current`` as a new restore point; returns it."""
+
+    @abstractmethod
+    def put_back(
+        self, fmt: SessionFormat, ref: SessionRef, data: bytes, current: Current | None
+    ) -> None:
+        """Make ``data`` (a restore point's content) the session's content
+        again; ``current`` is what it holds now (None: nothing)."""
+
+    @abstractmethod
+    def keep_description(self, fmt: SessionFormat, ref: SessionRef) -> str:
+        """One line saying what copy of the current session a write keeps."""
+
+    @abstractmethod
+    def next_point(self, fmt: SessionFormat, ref: SessionRef) -> str:
+        """The name a new restore point of ``ref`` would take, for people."""
+
+    @abstractmethod
+    def count_messages(self, fmt: SessionFormat, ref: SessionRef, data: bytes) -> int:
+        """How many messages the content ``data`` holds (raises
+        SessionFormatError when it is not a valid session)."""
+
+    def changed_since(self, fmt: SessionFormat, record: dict[str, Any], current: Current) -> str:
+        """Why the session is no longer what the write ``record`` records left
+        (the undo's refusal, after the session's name)."""
+        return (
+            f"changed since this tool wrote it at {record.get('time')} "
+            "(the agent may have added turns)"
+        )
+
+    def read_point(self, path: Path) -> bytes:
+        """The content a restore point holds (raises OSError)."""
+        return path.read_bytes()
+
+    def undo_in_place(self, record: dict[str, Any]) -> int | None:
+        """For an undo of the write ``record`` records: a length to cut the
+        session back to instead of putting the restore point back (append
+        strategies), or None."""
+        return None
+
+    def cut(self, fmt: SessionFormat, ref: SessionRef, current: Current, data: bytes) -> None:
+        """Undo in place: cut the session back to ``data``, which it must
+        still start with (see :meth:`undo_in_place`)."""
+        raise NotImplementedError(f"{self.name} does not undo in place")
 
 
 def splice(session: Session, plan: CompactionPlan, summary_message: Message) -> list[Message]:
@@ -138,8 +256,8 @@ class SessionFormat(ABC):
     label: ClassVar[str]
     #: The agent that writes these sessions, for people ("kimi-cli"); "" for none.
     agent: ClassVar[str] = ""
-    #: How a compaction is written back and undone (see :data:`WritePolicy`).
-    write_policy: ClassVar[WritePolicy]
+    #: How a compaction is written back and undone (:class:`WriteStrategy`).
+    storage: ClassVar[WriteStrategy]
     #: Lines a person must read before a write (e.g. "close the agent first").
     write_notes: ClassVar[tuple[str, ...]] = ()
     #: A fallback format is asked only when no specific format (nor a known
@@ -204,10 +322,21 @@ class SessionFormat(ABC):
             "it cannot be made from messages"
         )
 
-    @abstractmethod
+    def read_session(self, ref: SessionRef, hashed: bool = True) -> tuple[Session, Fingerprint]:
+        """Load the session ``ref`` names and the fingerprint of the very content
+        parsed, for a format whose storage is not byte-based (a database: read
+        its rows in one read transaction). Byte formats are read by the loader
+        and parsed by :meth:`parse` or :meth:`parse_lines` instead."""
+        raise NotImplementedError(f"{self.name} is read by the loader from its bytes")
+
     def dump(self, session: Session) -> bytes:
         """The file's bytes for ``session``: a session loaded and not changed
-        dumps to the bytes it was read from."""
+        dumps to the bytes it was read from. Every byte format implements it;
+        by default (a session that is not a file of its own) refused in one line."""
+        raise SessionFormatError(
+            f"{session.ref or 'the session'}: a {self.label} is not a file of its own, so it "
+            "cannot be written to another file; write it in place instead"
+        )
 
     # --- the compaction ---------------------------------------------------------------
     def injected(self, message: Message) -> bool:
@@ -231,21 +360,23 @@ class SessionFormat(ABC):
         summary message, the kept messages), with this format's state for the
         write (its usage record, its records to append, ...)."""
         messages = splice(session, plan, self.summary_message(summary))
-        return Session(session.path, self, messages, meta=session.meta)
+        return Session(session.path, self, messages, meta=session.meta, key=session.key)
 
     def write_refusal(self, session: Session) -> str | None:
         """Why a compaction cannot be written to this loaded session at all
         (e.g. the agent stopped mid-turn), or None. Checked before any request."""
         return None
 
-    @abstractmethod
     def write_op(self, session: Session, compacted: Session) -> WriteOp:
-        """What to write for ``compacted`` over the loaded ``session``."""
+        """What a byte strategy writes for ``compacted`` over the loaded
+        ``session`` (the whole file, or the bytes to append). Formats whose
+        storage is not byte-based write through their strategy instead."""
+        raise NotImplementedError(f"{self.name} writes through its storage strategy")
 
     # --- restore points (the undo rule) ------------------------------------------------
     def rotation_name(self, path: Path, number: int) -> str:
         """The file name of rotation ``number`` (1, 2, ...) of ``path``, for the
-        "rotate" policy: the agent's own numbering."""
+        rotate strategy: the agent's own numbering."""
         raise NotImplementedError(f"{self.name} keeps no rotations")
 
     def rotation_number(self, path: Path, name: str) -> int | None:

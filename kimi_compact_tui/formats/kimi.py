@@ -34,6 +34,7 @@ from kimi_compact_tui.formats.base import (
 from kimi_compact_tui.formats.fastjson import MISS, decode_fast, share_strings
 from kimi_compact_tui.formats.kimi_checkpoints import CheckpointPairs, checkpoint_message
 from kimi_compact_tui.formats.lines import Lines, raw_bytes
+from kimi_compact_tui.formats.strategies import Rotate
 from kimi_compact_tui.formats.validate import check_message, type_name
 from kimi_compact_tui.model import Message
 
@@ -271,7 +272,7 @@ class KimiCliFormat(SessionFormat):
     name = "kimi"
     label = "kimi-cli context.jsonl"
     agent = "kimi-cli"
-    write_policy = "rotate"
+    storage = Rotate()
     streams_lines = True
 
     def recognise(self, path: Path, head: bytes) -> bool:
@@ -346,7 +347,7 @@ class KimiCliFormat(SessionFormat):
         return Session(session.path, self, messages, meta=meta, format_state=state)
 
     def write_op(self, session: Session, compacted: Session) -> WriteOp:
-        return WriteOp("rotate", serialize(compacted))
+        return WriteOp(serialize(compacted))
 
     def rotation_name(self, path: Path, number: int) -> str:
         return f"{path.stem}_{number}{path.suffix}"

@@ -1,72 +1,86 @@
-"""The one load path: a path (file, session folder or session id) → a session
-and the fingerprint of the very bytes parsed.
+"""The one load path: a session reference (a file, a session folder, a
+session id, or ``DB#KEY`` for one session in a database) → a session and the
+fingerprint of the very content parsed.
 
 Every front end loads through :func:`load` (the compaction job calls it for
 ``compact``, the TUI and the facade; ``diff``, ``retention`` and the store use
-it or :func:`parse_bytes` on bytes they already hold). Line-based formats are
-streamed from the file (no copy of the whole file is held; see
-:mod:`formats.lines`).
+it or :func:`parse_bytes` on bytes they already hold). Byte formats are read
+here: line-based ones are streamed from the file (no copy of the whole file is
+held; see :mod:`formats.lines`), the others read whole, and NUL bytes are
+refused. A format whose storage is not byte-based (a database) is read by its
+own :meth:`SessionFormat.read_session` hook, which fingerprints that session's
+own rows, not the whole file.
 """
 
 from __future__ import annotations
 
-import codecs
 import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from kimi_compact_tui.errors import SessionFormatError
 from kimi_compact_tui.formats import registry
 from kimi_compact_tui.formats.base import Session, SessionFormat
 from kimi_compact_tui.formats.lines import Lines
+from kimi_compact_tui.formats.storage import Fingerprint, SessionRef, check_bytes
+from kimi_compact_tui.formats.strategies import parse_file_bytes
 from kimi_compact_tui.fsutil import atomic_write_bytes, gc_paused, read_bytes
 
-
-@dataclass(frozen=True)
-class Fingerprint:
-    """What a session file looked like when it was read: size, ``mtime_ns`` and
-    sha256 of the very bytes parsed ("" when not hashed)."""
-
-    size: int
-    mtime_ns: int
-    sha256: str
-
-    def to_json(self) -> dict[str, Any]:
-        return {"size": self.size, "mtime_ns": self.mtime_ns, "sha256": self.sha256}
+__all__ = [
+    "Fingerprint",
+    "Loaded",
+    "SessionRef",
+    "dump_session",
+    "load",
+    "load_session",
+    "parse_bytes",
+    "save_session",
+]
 
 
 @dataclass(frozen=True)
 class Loaded:
-    """A session as loaded, with its file's fingerprint."""
+    """A session as loaded, with the fingerprint of its content."""
 
     session: Session
     fingerprint: Fingerprint
 
     @property
+    def ref(self) -> SessionRef:
+        ref = self.session.ref
+        assert ref is not None
+        return ref
+
+    @property
     def path(self) -> Path:
-        assert self.session.path is not None
-        return self.session.path
+        return self.ref.path
 
 
-def check_bytes(data: bytes, path: Path) -> None:
-    """Refuse what no session holds: an empty file, NUL bytes (a binary file)
-    and a byte-order mark, naming the line (no decoded copy is made)."""
-    if not data.strip():
-        raise SessionFormatError(f"{path}: file is empty")
-    nul = data.find(b"\x00")
-    if nul >= 0:
-        line = data.count(b"\n", 0, nul) + 1
-        raise SessionFormatError(f"{path}:{line}: contains a NUL byte (binary file?)")
-    if data.startswith(codecs.BOM_UTF8):
-        raise SessionFormatError(f"{path}:1: starts with a byte-order mark; save it as UTF-8")
+def _read_head(p: Path) -> bytes:
+    try:
+        with open(p, "rb") as fh:
+            return fh.read(registry.HEAD_BYTES)
+    except OSError as exc:
+        raise SessionFormatError(f"{p}: cannot read ({exc.strerror or exc})") from None
+
+
+def _read_stored(ref: SessionRef, fmt: SessionFormat | None, hashed: bool) -> Loaded:
+    """A session kept in a store that is not a file of bytes (a database)."""
+    plugin = fmt if fmt is not None else registry.detect(ref.path, _read_head(ref.path))
+    if plugin.storage.byte_based:
+        raise SessionFormatError(f"{ref}: a {plugin.label} holds one session; name the file alone")
+    session, fingerprint = plugin.read_session(ref, hashed)
+    return Loaded(session, fingerprint)
 
 
 def load(path: str | Path, fmt: SessionFormat | None = None, *, hashed: bool = True) -> Loaded:
-    """Load a session (a file, a session folder or a session id any format
-    knows); raise :class:`SessionFormatError` with one line naming the file and
-    place. The fingerprint's sha256 is "" unless ``hashed``."""
+    """Load a session (a file, a session folder, a session id any format
+    knows, or ``DB#KEY``); raise :class:`SessionFormatError` with one line naming
+    the file and place. The fingerprint's sha256 is "" unless ``hashed``."""
+    named = SessionRef.parse(path)
+    if named.key is not None:
+        return _read_stored(named, fmt, hashed)
     p = registry.resolve_session_path(path)
     try:
         fh = open(p, "rb")  # noqa: SIM115 - closed below
@@ -80,6 +94,8 @@ def load(path: str | Path, fmt: SessionFormat | None = None, *, hashed: bool = T
             if not head.strip() and len(head) < registry.HEAD_BYTES:
                 raise SessionFormatError(f"{p}: file is empty")
             plugin = fmt if fmt is not None else registry.detect(p, head)
+            if not plugin.storage.byte_based:
+                return _read_stored(SessionRef(p), plugin, hashed)
             if not plugin.streams_lines:
                 data = head + fh.read()
                 check_bytes(data, p)
@@ -104,18 +120,14 @@ def load_session(path: str | Path, fmt: SessionFormat | None = None) -> Session:
 def parse_bytes(data: bytes, path: Path, fmt: SessionFormat | None = None) -> Session:
     """Parse the bytes of a session file with its format (detected unless
     ``fmt`` is given)."""
-    check_bytes(data, path)
     plugin = fmt if fmt is not None else registry.detect(path, data[: registry.HEAD_BYTES])
-    # Parsing allocates one container per message and part and frees none of
-    # them: the cyclic GC would rescan an ever larger heap for nothing.
-    with gc_paused():
-        if plugin.streams_lines:
-            return plugin.parse_lines(Lines(path, data=data), path)
-        return plugin.parse(data, path)
+    return parse_file_bytes(plugin, data, path)
 
 
 def dump_session(session: Session) -> bytes:
-    """The file's bytes for ``session``, as its format writes them."""
+    """The file's bytes for ``session``, as its format writes them (a session
+    that is not a file of its own, such as rows in a database, is refused in
+    one line by its format's ``dump``)."""
     return session.format.dump(session)
 
 

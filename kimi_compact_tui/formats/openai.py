@@ -21,6 +21,7 @@ from kimi_compact_tui.formats.base import (
 )
 from kimi_compact_tui.formats.fastjson import MISS, decode_fast
 from kimi_compact_tui.formats.lines import Lines, decode_line, raw_bytes
+from kimi_compact_tui.formats.strategies import BackupReplace
 from kimi_compact_tui.formats.validate import check_message, type_name
 from kimi_compact_tui.fsutil import decode_utf8
 from kimi_compact_tui.model import Message
@@ -139,11 +140,11 @@ class _OpenAIFormat(SessionFormat):
     """Shared by the two OpenAI layouts: no discovery, the plain summary
     message, no usage record, a timestamped backup before the replace."""
 
-    write_policy = "backup"
+    storage = BackupReplace()
     fallback = True  # recognised only when no specific format (or foreign file) matches
 
     def write_op(self, session: Session, compacted: Session) -> WriteOp:
-        return WriteOp("backup", self.dump(compacted))
+        return WriteOp(self.dump(compacted))
 
     def describe(self, path: Path) -> SessionInfo:
         """A file up to :data:`DESCRIBE_LIMIT` is parsed as a load would: its

@@ -291,7 +291,7 @@ class CompactionJob:
         Raises UserError when it may not be written."""
         why = writable_reason(result, summary, allow_truncated=allow_truncated)
         if why is not None or result is None:
-            raise UserError(f"{self.session.path}: not written: {why}")
+            raise UserError(f"{self.session.ref}: not written: {why}")
         text = result.summary if summary is None else summary
         edited = text != result.summary
         tokens = draft_output_tokens(result, edited)

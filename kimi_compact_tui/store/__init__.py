@@ -1,16 +1,18 @@
-"""The store: the conflict check, durable writes, the copies kept before a
-change (rotations and backups, as the format's write policy says), the audit
-log, and undo / restore.
+"""The store: drives the session format's write strategy (the conflict check,
+the copy kept before a change, the write, undo, the restore points: see
+``formats/strategies.py``) and keeps the audit log, keyed by the session
+reference; it decides which version an undo puts back and when a restore
+must refuse.
 
 Front ends call :func:`apply_compaction` (through the compaction job),
 :func:`restore`, :func:`undo_plan` and :func:`restore_points` on a
-:class:`Target` (a session file and its format); nothing here asks a person
-anything (the y/N prompt belongs to the command line).
+:class:`Target` (a session reference and its format); nothing here asks a
+person anything (the y/N prompt belongs to the command line).
 """
 
 from kimi_compact_tui.store.audit import audit_path, read_audit
 from kimi_compact_tui.store.fingerprint import Fingerprint, fingerprint
-from kimi_compact_tui.store.keep import keep_description, next_rotation
+from kimi_compact_tui.store.keep import keep_description
 from kimi_compact_tui.store.points import (
     RestorePoint,
     Target,
@@ -41,7 +43,6 @@ __all__ = [
     "keep_description",
     "keeps_current_as",
     "locate",
-    "next_rotation",
     "pick_point",
     "read_audit",
     "restore",

@@ -1,6 +1,10 @@
 """The audit log: one JSON line per write and restore, beside the session.
 
-``<session file name>.compact-audit.jsonl`` (the agents ignore it), in the
+One log per session reference: ``<session file name>.compact-audit.jsonl``
+for a session that is a file (the layout logs have always had), and
+``<database file name>#<key>.compact-audit.jsonl`` for one session of many in a
+database (:attr:`formats.storage.SessionRef.name`), so sessions sharing a file
+never share a log. The agents ignore it. It lives in the
 format's restore folder (``SessionFormat.restore_folder``: beside the file
 unless the agent would take files there for its own), with the backups. A record
 holds times, paths, sizes and sha256s, the plan's indices, the prompt's
@@ -23,6 +27,7 @@ from typing import Any
 from kimi_compact_tui import __version__
 from kimi_compact_tui.compaction.prompts import PromptSource
 from kimi_compact_tui.formats.base import SessionFormat
+from kimi_compact_tui.formats.storage import SessionRef
 
 AUDIT_SUFFIX = ".compact-audit.jsonl"
 
@@ -30,12 +35,20 @@ _SECRETISH = re.compile(r"(key|secret|authori[sz]ation|password|bearer)", re.I)
 _URL_USERINFO = re.compile(r"(\w+://)[^/@\s]*@")
 
 
-def audit_path(path: str | Path, fmt: SessionFormat | None = None) -> Path:
-    """The audit log of the session file ``path``: in ``fmt``'s restore folder
-    (without a format: beside the file, the default restore folder)."""
-    p = Path(path)
-    folder = fmt.restore_folder(p) if fmt is not None else p.parent
-    return folder / (p.name + AUDIT_SUFFIX)
+Where = str | Path | SessionRef
+
+
+def ref_of(where: Where) -> SessionRef:
+    return where if isinstance(where, SessionRef) else SessionRef(Path(where))
+
+
+def audit_path(where: Where, fmt: SessionFormat | None = None) -> Path:
+    """The audit log of the session ``where`` (a file, or a reference): in
+    ``fmt``'s restore folder (without a format: beside the file, the default
+    restore folder)."""
+    ref = ref_of(where)
+    folder = fmt.restore_folder(ref.path) if fmt is not None else ref.path.parent
+    return folder / (ref.name + AUDIT_SUFFIX)
 
 
 def scrub_text(text: str) -> str:
@@ -70,9 +83,9 @@ def tool_name() -> str:
 
 
 def append_audit(
-    path: Path, fmt: SessionFormat, record: dict[str, Any], mode: int
+    where: Where, fmt: SessionFormat, record: dict[str, Any], mode: int
 ) -> tuple[Path, str | None]:
-    log = audit_path(path, fmt)
+    log = audit_path(where, fmt)
     line = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
     try:
         log.parent.mkdir(parents=True, exist_ok=True)
@@ -87,11 +100,11 @@ def append_audit(
     return log, None
 
 
-def read_audit(path: str | Path, fmt: SessionFormat | None = None) -> list[dict[str, Any]]:
-    """The audit records of the session file at ``path`` of format ``fmt``
+def read_audit(where: Where, fmt: SessionFormat | None = None) -> list[dict[str, Any]]:
+    """The audit records of the session ``where`` of format ``fmt``
     (unreadable lines are skipped)."""
     try:
-        data = audit_path(path, fmt).read_bytes()
+        data = audit_path(where, fmt).read_bytes()
     except OSError:
         return []
     out = []

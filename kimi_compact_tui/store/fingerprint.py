@@ -1,54 +1,30 @@
-"""The conflict check: a session file must still be what was loaded.
+"""The conflict check's fingerprint, taken the way the session's format stores it.
 
-A fingerprint (size, ``mtime_ns``, sha256; :class:`formats.loader.Fingerprint`)
-is taken from the very bytes that were parsed. Before anything is written the
-file is read again; if any of the three differs (the agent appended a turn, an
-editor saved it, ...) nothing is written.
+A fingerprint (:class:`formats.storage.Fingerprint`) is of the session's own
+content: a file's bytes (size, ``mtime_ns``, sha256), or a database session's
+rows. The write strategy compares it inside the write
+(``WriteStrategy.write``); :func:`fingerprint` takes one now.
 """
 
 from __future__ import annotations
 
-import hashlib
-import os
 from pathlib import Path
 
 from kimi_compact_tui.errors import ApplyError, SessionFormatError
-from kimi_compact_tui.formats.loader import Fingerprint
-from kimi_compact_tui.formats.registry import resolve_session_path
+from kimi_compact_tui.formats.storage import Fingerprint, SessionRef
+from kimi_compact_tui.store.points import locate
 
-__all__ = ["Fingerprint", "conflict_message", "fingerprint", "read_fingerprinted"]
-
-
-def read_fingerprinted(path: Path) -> tuple[bytes, Fingerprint, int]:
-    """The bytes of ``path``, their fingerprint and the file mode, read from
-    one open file (so the three agree)."""
-    with open(path, "rb") as fh:
-        st = os.fstat(fh.fileno())
-        data = fh.read()
-    fp = Fingerprint(len(data), st.st_mtime_ns, hashlib.sha256(data).hexdigest())
-    return data, fp, st.st_mode & 0o7777
+__all__ = ["Fingerprint", "fingerprint"]
 
 
-def fingerprint(path: str | Path) -> Fingerprint:
-    """The fingerprint of the session file at ``path`` (a file or a session folder)."""
+def fingerprint(where: str | Path | SessionRef) -> Fingerprint:
+    """The fingerprint of the session at ``where`` (a file, a session folder or
+    a session reference), as its format's strategy reads it."""
     try:
-        p = resolve_session_path(path)
+        target = locate(where)
     except SessionFormatError as exc:
         raise ApplyError(str(exc)) from None
     try:
-        return read_fingerprinted(p)[1]
+        return target.format.storage.current(target.format, target.ref).fingerprint
     except OSError as exc:
-        raise ApplyError(f"{p}: cannot read ({exc.strerror or exc})") from None
-
-
-def conflict_message(path: Path, loaded: Fingerprint, now: Fingerprint) -> str:
-    if now.size != loaded.size:
-        what = f"its size went from {loaded.size:,} to {now.size:,} bytes"
-    elif now.sha256 != loaded.sha256:
-        what = "its content changed"
-    else:
-        what = "its modification time changed"
-    return (
-        f"{path}: changed on disk since it was loaded ({what}; the agent or another "
-        "program wrote to it); nothing was written — reload the session and compact again"
-    )
+        raise ApplyError(f"{target.ref}: cannot read ({exc.strerror or exc})") from None

@@ -1,6 +1,7 @@
-"""Restore points: which session file a restore acts on (:class:`Target`,
-:func:`locate`), and the copies kept of it (rotations and backups), each
-labelled with where it came from (this tool's audit log, or the agent)."""
+"""Restore points: which session a restore acts on (:class:`Target`,
+:func:`locate`), and the copies kept of it (the format's strategy lists them:
+rotations, backups, a database session's exported rows), each labelled with
+where it came from (this tool's audit log, or the agent)."""
 
 from __future__ import annotations
 
@@ -12,24 +13,29 @@ from typing import Any
 from kimi_compact_tui.errors import ApplyError, SessionFormatError
 from kimi_compact_tui.formats import registry
 from kimi_compact_tui.formats.base import Session, SessionFormat
+from kimi_compact_tui.formats.durable import os_error_line
+from kimi_compact_tui.formats.storage import SessionRef
 from kimi_compact_tui.store import audit
-from kimi_compact_tui.store.durable import os_error_line
-from kimi_compact_tui.store.keep import backups, rotations
 
 
 @dataclass(frozen=True)
 class Target:
-    """The session file a restore acts on, and its format (whose policy says
-    how a write was kept and is undone)."""
+    """The session a restore acts on (where it lives, and its key inside) and
+    its format (whose strategy says how a write was kept and is undone)."""
 
-    path: Path
+    ref: SessionRef
     format: SessionFormat
+
+    @property
+    def path(self) -> Path:
+        """The file that holds the session."""
+        return self.ref.path
 
     @classmethod
     def of(cls, session: Session) -> Target:
-        if session.path is None:
+        if session.ref is None:
             raise ApplyError("the session has no file")
-        return cls(Path(session.path), session.format)
+        return cls(session.ref, session.format)
 
 
 @dataclass(frozen=True)
@@ -56,11 +62,21 @@ class RestorePoint:
         }
 
 
-def locate(path: str | Path) -> Target:
-    """The session file for ``path`` (a file or a session folder, the file
-    possibly gone) and its format: read from the file, else from the audit log
-    of the compaction written there."""
-    p = Path(path).expanduser()
+def locate(path: str | Path | SessionRef) -> Target:
+    """The session for ``path`` (a file, a session folder, the file possibly
+    gone, or ``DB#KEY``) and its format: read from the file, else from the
+    audit log of the compaction written there."""
+    named = path if isinstance(path, SessionRef) else SessionRef.parse(path)
+    if named.key is not None:
+        try:
+            with open(named.path, "rb") as fh:
+                head = fh.read(registry.HEAD_BYTES)
+            return Target(named, registry.detect(named.path, head))
+        except SessionFormatError as exc:
+            raise ApplyError(str(exc)) from None
+        except OSError as exc:
+            raise ApplyError(os_error_line(named.path, exc, "read the session")) from None
+    p = named.path
     if p.is_dir():
         try:
             p = registry.resolve_session_path(p)
@@ -80,21 +96,21 @@ def locate(path: str | Path) -> Target:
         try:
             with open(p, "rb") as fh:
                 head = fh.read(registry.HEAD_BYTES)
-            return Target(p, registry.detect(p, head))
+            return Target(SessionRef(p), registry.detect(p, head))
         except SessionFormatError as exc:
             raise ApplyError(str(exc)) from None
         except OSError as exc:
             raise ApplyError(os_error_line(p, exc, "read the session")) from None
     logged = audit.logged_format(p, registry.FORMATS)
     if logged is not None:
-        return Target(p, logged)
+        return Target(SessionRef(p), logged)
     raise ApplyError(
         f"{p}: no such session file, and no record of a compaction written there "
         "(nothing to restore)"
     )
 
 
-Where = Target | str | Path
+Where = Target | SessionRef | str | Path
 
 
 def target_of(where: Where) -> Target:
@@ -103,7 +119,7 @@ def target_of(where: Where) -> Target:
 
 
 def records_of(where: Target) -> list[dict[str, Any]]:
-    records = audit.read_audit(where.path, where.format)
+    records = audit.read_audit(where.ref, where.format)
     return [r for r in records if r.get("action") in ("apply", "restore")]
 
 
@@ -111,15 +127,14 @@ def restore_points(where: Where) -> list[RestorePoint]:
     """The restore points of a session, newest first, each labelled with where
     it came from."""
     where = target_of(where)
-    target, fmt = where.path, where.format
+    fmt = where.format
     origins: dict[str, str] = {}
     for rec in records_of(where):
         backup = rec.get("backup")
         if isinstance(backup, str):
             what = "before the compaction written" if rec["action"] == "apply" else "replaced"
             origins[backup] = f"made by kimi-compact-tui: the version {what} at {rec.get('time')}"
-    found = [("rotation", p) for _, p in rotations(target, fmt)]
-    found += [("backup", p) for _, p in backups(target, fmt)]
+    found = fmt.storage.restore_points(fmt, where.ref)
     agent = fmt.agent or "the agent"
     points = []
     for kind, p in found:
@@ -137,7 +152,7 @@ def restore_points(where: Where) -> list[RestorePoint]:
     return points
 
 
-def pick(target: Path, points: list[RestorePoint], point: Any) -> RestorePoint:
+def pick(target: object, points: list[RestorePoint], point: Any) -> RestorePoint:
     if isinstance(point, RestorePoint):
         return point
     wanted = Path(str(point)).expanduser()
@@ -154,4 +169,4 @@ def pick_point(where: Where, point: str | Path) -> RestorePoint:
     """The restore point ``point`` names (a file name from the list, or a path),
     or an ApplyError naming it and the points there are."""
     where = target_of(where)
-    return pick(where.path, restore_points(where), point)
+    return pick(where.ref, restore_points(where), point)

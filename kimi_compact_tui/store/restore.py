@@ -12,32 +12,31 @@
   restore point, so those turns are never lost.
 - Before any restore the current file is kept as a restore point, unless a
   restore point with the very same bytes already exists (no pile of copies).
-- "append" writes are undone by cutting the journal back to its length
-  before our records, only while it still ends with exactly those records.
+- How the session is read, kept, put back or cut back is its format's write
+  strategy's (``formats/strategies.py``): a journal's append is undone by
+  cutting it back to its length before our records, only while it still ends
+  with exactly those records; a database session's rows are replaced by the
+  backup's, and no other session's rows are touched.
 """
 
 from __future__ import annotations
 
 import contextlib
+import hashlib
+import os
 from dataclasses import dataclass, field
 from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from kimi_compact_tui.errors import ApplyError, SessionFormatError
-from kimi_compact_tui.formats.loader import parse_bytes
+from kimi_compact_tui.formats.base import Current
+from kimi_compact_tui.formats.durable import os_error_line, sha256_file
+from kimi_compact_tui.formats.storage import SessionRef
 from kimi_compact_tui.store import audit
-from kimi_compact_tui.store.durable import atomic_write_bytes, os_error_line, truncate_durable
-from kimi_compact_tui.store.fingerprint import read_fingerprinted
-from kimi_compact_tui.store.keep import (
-    backup_pattern,
-    drop_copy,
-    keep_copy,
-    next_rotation,
-    sha256_file,
-)
 from kimi_compact_tui.store.points import (
     RestorePoint,
+    Target,
     Where,
     pick,
     records_of,
@@ -50,7 +49,7 @@ from kimi_compact_tui.wording import count, number
 
 @dataclass
 class RestoreResult:
-    path: Path
+    path: SessionRef | Path
     restored_from: Path
     replaced_backup: Path | None  # where the replaced version is kept (None: nothing kept)
     changed: bool
@@ -58,7 +57,7 @@ class RestoreResult:
     messages_after: int | None
     audit_path: Path | None = None
     audit_error: str | None = None
-    truncated_to: int | None = None  # an "append" write undone by cutting the journal
+    truncated_to: int | None = None  # an append undone by cutting the journal back
     warnings: list[str] = field(default_factory=list)  # the format's, after the restore
 
     def describe(self) -> str:
@@ -91,37 +90,49 @@ class RestoreResult:
 class UndoPlan:
     """What an undo would do; ``describe`` is what the confirm dialog says."""
 
-    target: Path
+    target: Path  # the file holding the session
     record: dict[str, Any]
-    source: Path  # the restore point that becomes live (for "append": the same bytes)
-    truncate_to: int | None  # "append" undone by cutting the journal back
+    source: Path  # the restore point that becomes live (for an append: the same bytes)
+    truncate_to: int | None  # an append undone in place: the length to cut back to
     changed_since: str | None  # why the live file is not what we wrote, if it is not
+    ref: SessionRef | None = None  # the session (its file, and its key in a database)
 
     def describe(self) -> str:
+        name = (self.ref or SessionRef(self.target)).name
         if self.truncate_to is not None:
             return (
                 f"{self.target} is cut back to {self.truncate_to} bytes, as it was before the "
                 f"compaction written at {self.record.get('time')}"
             )
         return (
-            f"{self.source.name} becomes the live {self.target.name} again (the state before "
+            f"{self.source.name} becomes the live {name} again (the state before "
             f"the compaction written at {self.record.get('time')}); the current "
-            f"{self.target.name} is kept as a restore point"
+            f"{name} is kept as a restore point"
         )
+
+
+def _current(where: Target) -> Current | None:
+    """The session's content now (None: there is none)."""
+    try:
+        return where.format.storage.current(where.format, where.ref)
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise ApplyError(os_error_line(where.path, exc, "read the session")) from None
 
 
 def undo_plan(where: Where) -> UndoPlan:
     """The undo of the last compaction this tool wrote, or an ApplyError saying
     why there is nothing to undo."""
     where = target_of(where)
-    target = where.path
+    target, strategy = where.ref, where.format.storage
     records = records_of(where)
     if not records:
         if not restore_points(where):
             raise ApplyError(
                 f"{target}: nothing of ours to undo: kimi-compact-tui has written no compaction "
                 f"here, and there are no restore points (no rotation, and no backup "
-                f"{backup_pattern(target, where.format)})"
+                f"{strategy.next_point(where.format, target)})"
             )
         raise ApplyError(
             f"{target}: nothing of ours to undo: kimi-compact-tui wrote no compaction here; a "
@@ -135,16 +146,14 @@ def undo_plan(where: Where) -> UndoPlan:
             "version by name to go back to it (restore --list, or r in the TUI)"
         )
     after = last.get("after") or {}
-    current = sha256_file(target)
+    current = _current(where)
     changed = None
-    if current is not None and current != after.get("sha256"):  # a missing file loses nothing
-        changed = (
-            f"{target} changed since this tool wrote it at {last.get('time')} "
-            "(the agent may have added turns)"
-        )
-    appended = last.get("appended")
-    truncate_to = appended.get("offset") if isinstance(appended, dict) and not changed else None
-    return UndoPlan(target, last, Path(str(last.get("backup"))), truncate_to, changed)
+    # a missing session loses nothing
+    if current is not None and current.fingerprint.sha256 != after.get("sha256"):
+        changed = f"{target} {strategy.changed_since(where.format, last, current)}"
+    truncate_to = None if changed else strategy.undo_in_place(last)
+    source = Path(str(last.get("backup")))
+    return UndoPlan(target.path, last, source, truncate_to, changed, target)
 
 
 def restore(
@@ -157,7 +166,8 @@ def restore(
     """Undo the last compaction written here (``point`` None), or put back the
     restore point ``point``. See the module docstring for the rules."""
     where = target_of(where)
-    target, fmt = where.path, where.format
+    target, fmt = where.ref, where.format
+    strategy = fmt.storage
     undo = undo_plan(where) if point is None else None
     if undo is not None and undo.changed_since and not force:
         raise ApplyError(
@@ -168,72 +178,82 @@ def restore(
     source = undo.source if undo is not None else pick(target, points, point).path
     when = now_utc(now)
     try:
-        data, src_fp, src_mode = read_fingerprinted(source)
+        data = strategy.read_point(source)
+        src_mode = source.stat().st_mode & 0o7777
     except OSError as exc:
         raise ApplyError(os_error_line(source, exc, "read the restore point")) from None
+    src_sha = hashlib.sha256(data).hexdigest()
     try:
-        messages_after = len(parse_bytes(data, target, fmt).messages)
+        messages_after = strategy.count_messages(fmt, target, data)
     except SessionFormatError as exc:
         raise ApplyError(f"{source}: not restored: it is not a valid session ({exc})") from None
-    try:
-        current_bytes, current, mode = read_fingerprinted(target)
-    except FileNotFoundError:
-        current_bytes, current, mode = None, None, src_mode
-    except OSError as exc:
-        raise ApplyError(os_error_line(target, exc, "read the session")) from None
-    if current_bytes == data:
-        return RestoreResult(target, source, None, False, messages_after, messages_after)
+    current = _current(where)
+    if current is not None and current.data == data:
+        return RestoreResult(target.path, source, None, False, messages_after, messages_after)
     messages_before = None
-    if current_bytes is not None:
+    if current is not None:
         with contextlib.suppress(SessionFormatError):
-            messages_before = len(parse_bytes(current_bytes, target, fmt).messages)
+            messages_before = strategy.count_messages(fmt, target, current.data)
 
     kept: Path | None = None
     made: Path | None = None
     truncated = None
     try:
-        if undo is not None and undo.truncate_to is not None and current_bytes is not None:
-            if not current_bytes.startswith(data) or len(data) != undo.truncate_to:
+        if undo is not None and undo.truncate_to is not None and current is not None:
+            if len(data) != undo.truncate_to:
                 raise ApplyError(
-                    f"{target}: not restored: the journal no longer starts with the bytes "
-                    "it had before the compaction; nothing was changed"
+                    f"{target}: not restored: the backup is not the journal as it was before "
+                    "the compaction; nothing was changed"
                 )
-            truncate_durable(target, undo.truncate_to)
+            strategy.cut(fmt, target, current, data)
             truncated = undo.truncate_to
         else:
-            if current_bytes is not None and current is not None:
-                kept = None if force else _same_bytes(points, current.size, current.sha256)
+            if current is not None:
+                fp = current.fingerprint
+                kept = None if force else _same_content(points, fp.size, fp.sha256)
                 if kept is None:
-                    made = keep_copy(
-                        target, fmt, current_bytes, mode, current.mtime_ns, when, replaced=True
-                    )
+                    made = strategy.keep(fmt, target, current, when, replaced=True)
                     kept = made
-            atomic_write_bytes(target, data, mode=mode)
+            strategy.put_back(fmt, target, data, current)
+            if current is None and strategy.byte_based:
+                with contextlib.suppress(OSError):
+                    os.chmod(target.path, src_mode)
     except OSError as exc:
         if made is not None and current is not None:
-            drop_copy(target, current.sha256, made)
-        raise ApplyError(os_error_line(target, exc, "restore the session")) from None
+            _drop_kept(where, current, made)
+        raise ApplyError(os_error_line(target.path, exc, "restore the session")) from None
+    except ApplyError:
+        if made is not None and current is not None:
+            _drop_kept(where, current, made)
+        raise
 
-    record = {
+    record: dict[str, Any] = {
         "time": when.strftime("%Y-%m-%dT%H:%M:%SZ"),
         "action": "restore",
         "tool": audit.tool_name(),
-        "source": str(target),
+        "source": str(target.path),
         "restored_from": str(source),
         "undo": undo is not None,
         "force": force,
         "backup": str(made) if made else None,
         "before": (
-            {"size": current.size, "sha256": current.sha256, "messages": messages_before}
+            {
+                "size": current.fingerprint.size,
+                "sha256": current.fingerprint.sha256,
+                "messages": messages_before,
+            }
             if current is not None
             else None
         ),
-        "after": {"size": src_fp.size, "sha256": src_fp.sha256, "messages": messages_after},
+        "after": {"size": len(data), "sha256": src_sha, "messages": messages_after},
     }
+    if target.key is not None:
+        record["key"] = target.key
+    mode = current.mode if current is not None else src_mode
     log, audit_error = audit.append_audit(target, fmt, record, mode)
-    warnings = fmt.after_restore(target, current_bytes, data)
+    warnings = fmt.after_restore(target.path, current.data if current else None, data)
     return RestoreResult(
-        target,
+        target.path if target.key is None else target,
         source,
         kept,
         True,
@@ -246,25 +266,32 @@ def restore(
     )
 
 
+def _drop_kept(where: Target, old: Current, made: Path) -> None:
+    """Remove the copy a failed restore made, while the session still holds
+    the old content (then the copy is redundant)."""
+    with contextlib.suppress(ApplyError):
+        now = _current(where)
+        if now is not None and now.fingerprint.sha256 == old.fingerprint.sha256:
+            with contextlib.suppress(OSError):
+                os.unlink(made)
+
+
 def keeps_current_as(where: Where) -> str:
-    """Where a restore would keep the current file: a new rotation or backup,
-    or the restore point that already holds the very same bytes."""
+    """Where a restore would keep the current session: a new restore point, or
+    the restore point that already holds the very same content."""
     where = target_of(where)
-    target, fmt = where.path, where.format
-    try:
-        size = target.stat().st_size
-    except OSError:
+    current = _current(where)
+    if current is None:
         return "(no current file to keep)"
-    same = _same_bytes(restore_points(where), size, sha256_file(target) or "")
+    fp = current.fingerprint
+    same = _same_content(restore_points(where), fp.size, fp.sha256)
     if same is not None:
         return f"{same.name} (it already holds the same bytes)"
-    if fmt.write_policy == "rotate":
-        return next_rotation(target, fmt).name
-    return backup_pattern(target, fmt)
+    return where.format.storage.next_point(where.format, where.ref)
 
 
-def _same_bytes(points: list[RestorePoint], size: int, sha: str) -> Path | None:
-    """An existing restore point holding exactly these bytes, if any."""
+def _same_content(points: list[RestorePoint], size: int, sha: str) -> Path | None:
+    """An existing restore point holding exactly this content, if any."""
     for p in points:
         if p.size == size and sha256_file(p.path) == sha:
             return p.path

@@ -1,27 +1,26 @@
-"""Writing a compacted session back, as its format's write policy says.
+"""Writing a compacted session back, through its format's write strategy.
 
-The rules, in the order they run:
+The store checks what is the same for every format, then drives the strategy
+(``SessionFormat.storage``, ``formats/strategies.py``), which owns, in this
+order:
 
-1. **Conflict check.** The file is read again; its fingerprint must be the
-   one taken when it was loaded, else nothing is written.
-2. **Keep a copy first** (:mod:`store.keep`): the current file becomes the
-   next rotation ("rotate", what kimi-cli's ``/compact`` leaves behind) or a
-   timestamped backup ("backup", and "append" too). The copy is whole before
-   anything else happens; the file's size and mtime are checked once more.
-3. **Write.** "rotate" and "backup": an atomic replace keeping the mode.
-   "append": the format's records are appended and fsynced; earlier bytes
-   never change. A crash at any moment leaves the old file or the new one,
-   whole, and the copy is there.
-4. **Failure.** Any ``OSError`` becomes one ``ApplyError`` line naming the
-   file; the copy made by this call is removed again while the session still
-   holds the old bytes.
-5. **Audit** (:mod:`store.audit`).
+1. **the conflict check**: the session's own content (a file's bytes, a
+   database session's rows) must still have the fingerprint taken when it was
+   loaded, else nothing is written;
+2. **the copy kept first**: the next rotation, a timestamped backup, or a
+   database session's rows exported; whole before anything else happens;
+3. **the write**: an atomic replace, an append, or one transaction. A crash at
+   any moment leaves the old session or the new one, whole, and the copy;
+4. **failure**: one ``ApplyError`` line naming the session; the copy made is
+   removed again while the session still holds the old content.
+
+Then the store writes the **audit** record (:mod:`store.audit`), keyed by the
+session reference.
 """
 
 from __future__ import annotations
 
 import hashlib
-import os
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -32,15 +31,9 @@ from kimi_compact_tui.compaction.plan import CompactionPlan
 from kimi_compact_tui.compaction.prompts import PromptSource
 from kimi_compact_tui.errors import ApplyError
 from kimi_compact_tui.formats.base import Session
+from kimi_compact_tui.formats.durable import step
+from kimi_compact_tui.formats.storage import Fingerprint, SessionRef
 from kimi_compact_tui.store import audit
-from kimi_compact_tui.store.durable import (
-    append_durable,
-    atomic_write_bytes,
-    os_error_line,
-    step,
-)
-from kimi_compact_tui.store.fingerprint import Fingerprint, conflict_message, read_fingerprinted
-from kimi_compact_tui.store.keep import drop_copy, keep_copy
 from kimi_compact_tui.wording import count, number
 
 
@@ -64,10 +57,10 @@ def now_utc(now: datetime | None = None) -> datetime:
 
 @dataclass
 class ApplyResult:
-    path: Path  # the session file written
+    path: Path  # the file holding the session written
     backup_path: Path  # the rotation or backup holding the previous version
     format: str
-    policy: str
+    policy: str  # the strategy's name (for people and the audit log)
     messages_before: int
     messages_after: int
     compacted: int  # messages replaced by the summary
@@ -78,13 +71,14 @@ class ApplyResult:
     audit_path: Path | None = None
     audit_error: str | None = None
     written: list[Path] = field(default_factory=list)
+    verb: str = "wrote"  # how the strategy tells its write ("appended to")
+    ref: SessionRef | None = None  # the session written (its file and key)
 
     def describe(self) -> str:
-        how = "appended to" if self.policy == "append" else "wrote"
         line = (
-            f"{how.capitalize()} {self.path} ({count(self.messages_before, 'message')} → "
-            f"{number(self.messages_after)}: {number(self.compacted)} compacted into the summary, "
-            f"{number(self.kept)} kept); "
+            f"{self.verb.capitalize()} {self.ref or self.path} "
+            f"({count(self.messages_before, 'message')} → {number(self.messages_after)}: "
+            f"{number(self.compacted)} compacted into the summary, {number(self.kept)} kept); "
             f"the previous version is {self.backup_path}"
         )
         if self.audit_error:
@@ -92,10 +86,10 @@ class ApplyResult:
         return line
 
 
-def _check(source: Session, compacted: Session, summary: str, plan: CompactionPlan) -> Path:
-    if source.path is None:
+def _check(source: Session, compacted: Session, summary: str, plan: CompactionPlan) -> SessionRef:
+    if source.ref is None:
         raise ApplyError("the session has no file to write to")
-    path = Path(source.path)
+    path = source.ref
     if compacted.format is not source.format:
         raise ApplyError(
             f"{path}: the compacted session is {compacted.format.name}, "
@@ -112,6 +106,8 @@ def _check(source: Session, compacted: Session, summary: str, plan: CompactionPl
         raise ApplyError(
             f"{path}: nothing written: the compacted session does not hold the reviewed summary"
         )
+    if compacted.key != source.key:
+        raise ApplyError(f"{path}: the compacted session is of another session ({compacted.key})")
     return path
 
 
@@ -126,44 +122,13 @@ def apply_compaction(
     now: datetime | None = None,
 ) -> ApplyResult:
     """Write ``compacted_session`` for ``source_session`` (see the module docstring)."""
-    path = _check(source_session, compacted_session, summary, plan)
+    ref = _check(source_session, compacted_session, summary, plan)
+    path = ref.path
     when = now_utc(now)
-    try:
-        old_bytes, current, mode = read_fingerprinted(path)
-    except OSError as exc:
-        raise ApplyError(os_error_line(path, exc, "read the session")) from None
-    if current != loaded_fingerprint:
-        raise ApplyError(conflict_message(path, loaded_fingerprint, current))
-    step("checked")
-    # Built after the check: kept lines are read back from the (unchanged) file.
     fmt = source_session.format
-    op = fmt.write_op(source_session, compacted_session)
-
-    backup: Path | None = None
-    try:
-        backup = keep_copy(path, fmt, old_bytes, mode, current.mtime_ns, when)
-        step("backup-done")
-        st = os.stat(path)
-        if st.st_size != current.size or st.st_mtime_ns != current.mtime_ns:
-            drop_copy(path, current.sha256, backup)
-            backup = None
-            changed = Fingerprint(st.st_size, st.st_mtime_ns, "(changed)")
-            raise ApplyError(conflict_message(path, current, changed))
-        if op.policy == "append":
-            append_durable(path, op.data, current.size)
-            new_size = current.size + len(op.data)
-            after_sha = hashlib.sha256(old_bytes + op.data).hexdigest()
-        else:
-            atomic_write_bytes(path, op.data, mode=mode)
-            new_size = len(op.data)
-            after_sha = hashlib.sha256(op.data).hexdigest()
-        step("replaced")
-    except FileExistsError:
-        drop_copy(path, current.sha256, backup)
-        raise ApplyError(conflict_message(path, current, Fingerprint(-1, 0, "(grew)"))) from None
-    except OSError as exc:
-        drop_copy(path, current.sha256, backup)
-        raise ApplyError(os_error_line(path, exc, "write the compacted session")) from None
+    strategy = fmt.storage
+    written = strategy.write(source_session, compacted_session, loaded_fingerprint, when)
+    current, backup = written.before, written.backup
 
     n = len(source_session.messages)
     leading, boundary = plan.leading, plan.boundary
@@ -173,13 +138,14 @@ def apply_compaction(
         "action": "apply",
         "tool": audit.tool_name(),
         "source": str(path),
+        **({"key": ref.key} if ref.key is not None else {}),
         "format": fmt.name,
-        "policy": op.policy,
+        "policy": strategy.name,
         "backup": str(backup),
         "before": {"size": current.size, "sha256": current.sha256, "messages": n},
         "after": {
-            "size": new_size,
-            "sha256": after_sha,
+            "size": written.after.size,
+            "sha256": written.after.sha256,
             "messages": len(compacted_session.messages),
         },
         "indices": {
@@ -204,27 +170,28 @@ def apply_compaction(
         "summary_sha256": hashlib.sha256(summary.encode("utf-8", "surrogatepass")).hexdigest(),
         "summary_chars": len(summary),
     }
-    if op.policy == "append":
-        record["appended"] = {
-            "offset": current.size,
-            "size": len(op.data),
-            "sha256": hashlib.sha256(op.data).hexdigest(),
-        }
-    log, audit_error = audit.append_audit(path, fmt, record, mode)
+    record.update(written.undo or {})  # what the strategy's undo reads back
+    try:  # the audit log takes the session's mode, which its copy has
+        mode = backup.stat().st_mode & 0o7777
+    except OSError:
+        mode = 0o600
+    log, audit_error = audit.append_audit(ref, fmt, record, mode)
     step("audited")
     return ApplyResult(
         path=path,
         backup_path=backup,
         format=fmt.name,
-        policy=op.policy,
+        policy=strategy.name,
         messages_before=n,
         messages_after=len(compacted_session.messages),
         compacted=boundary - leading,
         kept=leading + (n - boundary),
         before=current,
-        after_sha256=after_sha,
-        after_size=new_size,
+        after_sha256=written.after.sha256,
+        after_size=written.after.size,
         audit_path=None if audit_error else log,
         audit_error=audit_error,
         written=[backup, path] + ([] if audit_error else [log]),
+        verb=strategy.verb,
+        ref=ref if ref.key is not None else None,
     )

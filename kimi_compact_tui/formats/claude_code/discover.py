@@ -96,3 +96,8 @@ def discover(
     infos = [describe(path, format_name, read) for path in transcripts(env, home)]
     infos.sort(key=lambda i: i.updated or 0, reverse=True)
     return infos
+
+
+def roots(env: Mapping[str, str], home: Path) -> list[Path]:
+    """Where the picker looks for these sessions."""
+    return [projects_of(env, home)]

@@ -15,35 +15,31 @@ practice). Such messages are kept, as the spec keeps leading system messages:
 copied between the boundary and the summary; the agent then sends them after
 the summary and any kept prompts, just before the first kept reply.
 
-Write: the compaction records are appended (:mod:`.append`), policy "append";
-undo cuts the file back to its loaded length while it still ends with exactly
-those records (the store does it from its audit record).
+Write: the compaction records are appended (:mod:`.append`) by the journal
+base (:mod:`formats.journal`, the append strategy); undo cuts the file back to
+its loaded length while it still ends with exactly those records.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Mapping
-from datetime import datetime
+from collections.abc import Mapping
 from pathlib import Path
 
-from kimi_compact_tui.compaction.plan import CompactionPlan
 from kimi_compact_tui.compaction.summary import build_compact_summary_text
 from kimi_compact_tui.compaction.tokens import session_tokens
-from kimi_compact_tui.errors import ApplyError, SessionFormatError
+from kimi_compact_tui.errors import SessionFormatError
 from kimi_compact_tui.formats.base import (
     Session,
-    SessionFormat,
     SessionInfo,
-    SessionMeta,
-    WriteOp,
+    splice,
     state_of,
 )
 from kimi_compact_tui.formats.claude_code import append, discover
 from kimi_compact_tui.formats.claude_code.records import looks_like_record
 from kimi_compact_tui.formats.claude_code.state import ClaudeState, read_session, write_refusal
-from kimi_compact_tui.fsutil import gc_paused
+from kimi_compact_tui.formats.journal import Compaction, JournalFormat
 from kimi_compact_tui.model import Message
 
 NAME = "claude-code"
@@ -60,25 +56,15 @@ def parse_transcript(data: bytes, path: Path) -> Session:
     if not state.records:
         first = state.warnings[0] if state.warnings else f"{path}: no record"
         raise SessionFormatError(f"{path}: no Claude Code record in the file ({first})")
-    return Session(
-        path,
-        FORMAT,
-        list(messages),
-        list(state.warnings),
-        SessionMeta(recorded_tokens=state.recorded_tokens),
-        state,
-    )
+    return FORMAT.loaded(path, state, messages)
 
 
-class ClaudeCodeFormat(SessionFormat):
+class ClaudeCodeFormat(JournalFormat, state=ClaudeState, finder=discover):
     name = NAME
     label = "Claude Code transcript"
     agent = "Claude Code"
-    write_policy = "append"
     write_notes = (CLOSE_NOTE,)  # shown by the confirm dialog
-
-    def discovery_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
-        return [discover.projects_of(env, home)]
+    drops_leading_system = False  # kept, as the spec keeps them (see above)
 
     def recognise(self, path: Path, head: bytes) -> bool:
         """The first line is a record only Claude Code writes."""
@@ -105,8 +91,8 @@ class ClaudeCodeFormat(SessionFormat):
             return None
         return candidate if self.recognise(candidate, head) else None
 
-    def discover(self, env: Mapping[str, str], home: Path) -> list[SessionInfo]:
-        return discover.discover(env, home, self.name, read_session)
+    def reader(self, data: bytes, path: Path) -> object:
+        return read_session(data, path)
 
     def describe(self, path: Path) -> SessionInfo:
         target = self.resolve_folder(path) if path.is_dir() else path
@@ -115,36 +101,18 @@ class ClaudeCodeFormat(SessionFormat):
     def find_session(self, session_id: str, env: Mapping[str, str], home: Path) -> Path | None:
         return discover.find_session(session_id, env, home)
 
-    def write_refusal(self, session: Session) -> str | None:
-        state = session.format_state
-        if session.format is not self or not isinstance(state, ClaudeState):
-            return "not a loaded Claude Code session"
+    def refusal_of(self, state: ClaudeState) -> str | None:
         return write_refusal(state)
 
     def parse(self, data: bytes, path: Path) -> Session:
-        with gc_paused():
-            return parse_transcript(data, path)
-
-    def dump(self, session: Session) -> bytes:
-        state = state_of(session, ClaudeState)
-        return state.data + state.appended
+        return parse_transcript(data, path)
 
     def summary_message(self, summary: str) -> Message:
         text = build_compact_summary_text(summary)
         return Message({"role": "user", "content": text, "claude": {"compact_summary": True}})
 
-    def compacted_session(
-        self,
-        session: Session,
-        plan: CompactionPlan,
-        summary: str,
-        output_tokens: int | None,
-        *,
-        now: datetime | None = None,
-        new_uuid: Callable[[], str] | None = None,
-    ) -> Session:
-        if plan.noop:
-            raise ValueError(f"cannot compact: {plan.noop}")
+    def compaction(self, c: Compaction) -> Session:
+        session, plan, summary = c.session, c.plan, c.summary
         state = state_of(session, ClaudeState)
         pre = session.meta.recorded_tokens or session_tokens(session.messages)
         records = append.compaction_records(
@@ -153,25 +121,13 @@ class ClaudeCodeFormat(SessionFormat):
             boundary=plan.boundary,
             summary_text=build_compact_summary_text(summary),
             pre_tokens=pre,
-            now=now,
-            new_uuid=new_uuid,
+            now=c.now,
+            new_uuid=c.new_id,
         )
         appended = append.encode_records(state, records)
-        messages = session.messages
-        kept = [messages[i] for i in plan.leading_system_indices]
-        kept.append(self.summary_message(summary))
-        kept.extend(messages[i] for i in plan.preserved_indices)
+        kept = splice(session, plan, self.summary_message(summary))
         new_state = dataclasses.replace(state, appended=appended)
         return Session(session.path, self, kept, format_state=new_state)
-
-    def write_op(self, session: Session, compacted: Session) -> WriteOp:
-        refusal = self.write_refusal(session)
-        if refusal:
-            raise ApplyError(f"{session.path}: {refusal}")
-        state, new = state_of(session, ClaudeState), state_of(compacted, ClaudeState)
-        if new.data is not state.data or not new.appended:
-            raise ApplyError(f"{session.path}: the compacted session was not built from this one")
-        return WriteOp("append", new.appended)
 
 
 FORMAT = ClaudeCodeFormat()

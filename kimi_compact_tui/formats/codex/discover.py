@@ -118,3 +118,8 @@ def discover(
     infos = [describe(p, name, load) for p in live_rollouts(env, home)]
     infos.sort(key=lambda i: i.updated or 0, reverse=True)
     return infos
+
+
+def roots(env: Mapping[str, str], home: Path) -> list[Path]:
+    """Where the picker looks for these sessions."""
+    return [root_of(env, home) / "sessions"]

@@ -10,18 +10,13 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import replace
-from datetime import datetime
 from pathlib import Path
 
-from kimi_compact_tui.compaction.plan import CompactionPlan
 from kimi_compact_tui.compaction.summary import build_compact_summary_text
-from kimi_compact_tui.errors import ApplyError
 from kimi_compact_tui.formats.base import (
     Session,
-    SessionFormat,
     SessionInfo,
     SessionMeta,
-    WriteOp,
     state_of,
 )
 from kimi_compact_tui.formats.codex import discover as discovery
@@ -31,7 +26,7 @@ from kimi_compact_tui.formats.codex.messages import map_history
 from kimi_compact_tui.formats.codex.projection import codex_is_running
 from kimi_compact_tui.formats.codex.rollout import RECORD_TYPES, TAIL_NEWLINE, first_record
 from kimi_compact_tui.formats.codex.state import CodexState, load
-from kimi_compact_tui.fsutil import gc_paused
+from kimi_compact_tui.formats.journal import Compaction, JournalFormat
 from kimi_compact_tui.model import Message
 
 NAME = "codex"
@@ -69,15 +64,11 @@ def write_refusal(session: Session) -> str | None:
     return None
 
 
-class CodexFormat(SessionFormat):
+class CodexFormat(JournalFormat, state=CodexState, finder=discovery):
     name = NAME
     label = "Codex rollout"
     agent = "Codex"
-    write_policy = "append"
     write_notes = (CLOSE_NOTE,)  # shown by the confirm dialog
-
-    def discovery_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
-        return [discovery.root_of(env, home) / "sessions"]
 
     def write_refusal(self, session: Session) -> str | None:
         return write_refusal(session)
@@ -97,9 +88,6 @@ class CodexFormat(SessionFormat):
             and type(record.get("timestamp")) is str
         )
 
-    def discover(self, env: Mapping[str, str], home: Path) -> list[SessionInfo]:
-        return discovery.discover(env, home, self.name, self.parse)
-
     def describe(self, path: Path) -> SessionInfo:
         return discovery.describe(path, self.name, self.parse)
 
@@ -107,38 +95,19 @@ class CodexFormat(SessionFormat):
         return discovery.find_session(session_id, env, home)
 
     def parse(self, data: bytes, path: Path) -> Session:
-        with gc_paused():
-            return parse_rollout(data, path)
-
-    def dump(self, session: Session) -> bytes:
-        state = state_of(session, CodexState)
-        return state.data + state.appended
+        return parse_rollout(data, path)
 
     def summary_message(self, summary: str) -> Message:
         item = records.summary_item(build_compact_summary_text(summary))
         return map_history((HistoryItem(item, 0),)).messages[0]
 
-    def compacted_session(
-        self,
-        session: Session,
-        plan: CompactionPlan,
-        summary: str,
-        output_tokens: int | None,
-        *,
-        now: datetime | None = None,
-    ) -> Session:
-        if plan.noop:
-            raise ValueError(f"cannot compact: {plan.noop}")
+    def compaction(self, c: Compaction) -> Session:
+        session, plan = c.session, c.plan
         state = state_of(session, CodexState)
-        if plan.leading:
-            raise ApplyError(
-                f"{session.path}: the history starts with {plan.leading} system message(s), "
-                "which a Codex compaction cannot keep"
-            )
-        text = build_compact_summary_text(summary)
+        text = build_compact_summary_text(c.summary)
         start = state.starts[plan.boundary] if plan.boundary < len(state.starts) else None
         kept = [] if start is None else list(state.history[start:])
-        record = records.compacted_record(state, text, [h.item for h in kept], now)
+        record = records.compacted_record(state, text, [h.item for h in kept], c.now)
         appended = records.encode(record, state)
         items = (HistoryItem(record["payload"]["replacement_history"][0], 0), *kept)
         mapped = map_history(items)
@@ -157,16 +126,6 @@ class CodexFormat(SessionFormat):
         # Codex's token count is of the history before: none is known after.
         meta = SessionMeta(system_prompt=session.meta.system_prompt)
         return Session(session.path, self, mapped.messages, meta=meta, format_state=new_state)
-
-    def write_op(self, session: Session, compacted: Session) -> WriteOp:
-        refusal = write_refusal(session)
-        if refusal:
-            raise ApplyError(f"{session.path}: {refusal}")
-        state = state_of(session, CodexState)
-        new = state_of(compacted, CodexState)
-        if not new.appended or new.data is not state.data:
-            raise ApplyError(f"{session.path}: the compacted session was not built from this one")
-        return WriteOp("append", new.appended)
 
 
 FORMAT = CodexFormat()

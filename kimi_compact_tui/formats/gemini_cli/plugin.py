@@ -9,9 +9,9 @@ No system message is pinned: the ``<session_context>`` message Gemini CLI sends
 first is its own prefix, made fresh on every resume (the one in the file is never
 sent).
 
-Write: one ``$set.messages`` record is appended (:mod:`.append`), policy "append";
-undo cuts the file back to its loaded length while it still ends with exactly that
-record (the store does it from its audit record). Restore points and the audit
+Write: one ``$set.messages`` record is appended (:mod:`.append`) by the journal
+base (:mod:`formats.journal`, the append strategy); undo cuts the file back to
+its loaded length while it still ends with exactly that record. Restore points and the audit
 log go to a folder beside ``chats/`` (:meth:`GeminiCliFormat.restore_folder`).
 """
 
@@ -19,23 +19,19 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Callable, Mapping
-from datetime import datetime
+from collections.abc import Mapping
 from pathlib import Path
 
-from kimi_compact_tui.compaction.plan import CompactionPlan
 from kimi_compact_tui.compaction.summary import build_compact_summary_text
-from kimi_compact_tui.errors import ApplyError, SessionFormatError
+from kimi_compact_tui.errors import SessionFormatError
 from kimi_compact_tui.formats.base import (
     Session,
-    SessionFormat,
     SessionInfo,
-    SessionMeta,
-    WriteOp,
     state_of,
 )
 from kimi_compact_tui.formats.gemini_cli import append, discover
 from kimi_compact_tui.formats.gemini_cli.state import GeminiState, read_session, write_refusal
+from kimi_compact_tui.formats.journal import Compaction, JournalFormat
 
 NAME = "gemini-cli"
 CLOSE_NOTE = (
@@ -50,14 +46,7 @@ def parse_session(data: bytes, path: Path) -> Session:
     if not state.session_id:
         first = state.warnings[0] if state.warnings else "no header"
         raise SessionFormatError(f"{path}: no Gemini CLI session header in the file ({first})")
-    return Session(
-        path,
-        FORMAT,
-        list(messages),
-        list(state.warnings),
-        SessionMeta(recorded_tokens=state.recorded_tokens),
-        state,
-    )
+    return FORMAT.loaded(path, state, messages)
 
 
 def _header(record: object) -> bool:
@@ -68,16 +57,10 @@ def _header(record: object) -> bool:
     )
 
 
-def _loaded_state(session: Session) -> GeminiState | None:
-    state = session.format_state
-    return state if isinstance(state, GeminiState) else None
-
-
-class GeminiCliFormat(SessionFormat):
+class GeminiCliFormat(JournalFormat, state=GeminiState, finder=discover):
     name = NAME
     label = "Gemini CLI session"
     agent = "Gemini CLI"
-    write_policy = "append"
     write_notes = (CLOSE_NOTE,)  # shown by the confirm dialog
 
     # --- finding sessions -----------------------------------------------------------
@@ -98,78 +81,45 @@ class GeminiCliFormat(SessionFormat):
     # opened by file or by id.
 
     def find_session(self, session_id: str, env: Mapping[str, str], home: Path) -> Path | None:
-        return discover.find_session(session_id, env, home, self.name, read_session)
+        return discover.find_session(session_id, env, home, self.name, self.reader)
 
-    def discovery_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
-        return [discover.tmp_of(env, home)]
-
-    def discover(self, env: Mapping[str, str], home: Path) -> list[SessionInfo]:
-        return discover.discover(env, home, self.name, read_session)
+    def reader(self, data: bytes, path: Path) -> object:
+        return read_session(data, path)
 
     def describe(self, path: Path) -> SessionInfo:
-        return discover.describe(path, self.name, read_session)
+        return discover.describe(path, self.name, self.reader)
 
     # --- reading and writing the file -------------------------------------------------
     def parse(self, data: bytes, path: Path) -> Session:
         return parse_session(data, path)
 
-    def dump(self, session: Session) -> bytes:
-        state = _loaded_state(session)
-        if state is None:
-            raise SessionFormatError(
-                f"{session.path}: a Gemini CLI session is written by appending a record to "
-                "the file it was read from"
-            )
-        return state.data + state.appended
-
     # --- the compaction ---------------------------------------------------------------
     # summary_message: the default (the spec's one-text user message; no
     # acknowledgement after it).
 
-    def compacted_session(
-        self,
-        session: Session,
-        plan: CompactionPlan,
-        summary: str,
-        output_tokens: int | None,
-        *,
-        now: datetime | None = None,
-        new_id: Callable[[], object] | None = None,
-    ) -> Session:
-        if plan.noop:
-            raise ValueError(f"cannot compact: {plan.noop}")
+    def compaction(self, c: Compaction) -> Session:
+        session, plan, summary = c.session, c.plan, c.summary
         state = state_of(session, GeminiState)
-        if plan.leading:
-            raise ApplyError(f"{session.path}: a Gemini CLI history has no system message")
         # A boundary inside a record (a reply and its tool results) cannot be
         # written: the session is still made (for the review), and write_op says why.
         refusal = append.boundary_refusal(state, plan.boundary)
         appended = b""
         if refusal is None:
             text = build_compact_summary_text(summary)
-            record = append.compaction_record(state, plan.boundary, text, now=now, new_id=new_id)
+            record = append.compaction_record(
+                state, plan.boundary, text, now=c.now, new_id=c.new_id
+            )
             appended = append.encode(state, record)
         messages = [self.summary_message(summary)]
         messages.extend(session.messages[i] for i in plan.preserved_indices)
         new_state = dataclasses.replace(state, appended=appended, refusal=refusal)
         return Session(session.path, self, messages, meta=session.meta, format_state=new_state)
 
-    def write_refusal(self, session: Session) -> str | None:
-        state = _loaded_state(session)
-        if state is None:
-            return "not a loaded Gemini CLI session"
+    def refusal_of(self, state: GeminiState) -> str | None:
         return write_refusal(state)
 
-    def write_op(self, session: Session, compacted: Session) -> WriteOp:
-        refusal = self.write_refusal(session)
-        if refusal:
-            raise ApplyError(f"{session.path}: {refusal}")
-        state, new = state_of(session, GeminiState), state_of(compacted, GeminiState)
-        if new.refusal:
-            raise ApplyError(f"{session.path}: {new.refusal}")
-        if new.data is not state.data or not new.appended:
-            raise ApplyError(f"{session.path}: the compacted session was not built from this one")
-        return WriteOp("append", new.appended)
+    def compacted_refusal(self, state: GeminiState) -> str | None:
+        return state.refusal
 
     # --- restore points ---------------------------------------------------------------
     def restore_folder(self, path: Path) -> Path:

@@ -153,3 +153,8 @@ def discover(
         infos.append(info)
     infos.sort(key=lambda i: i.updated or 0, reverse=True)
     return infos
+
+
+def roots(env: Mapping[str, str], home: Path) -> list[Path]:
+    """Where the picker looks for these sessions."""
+    return [root_of(env, home) / "sessions"]

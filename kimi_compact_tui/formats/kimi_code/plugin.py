@@ -14,22 +14,17 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from kimi_compact_tui.compaction.plan import CompactionPlan
 from kimi_compact_tui.compaction.summary import build_compact_summary_text
-from kimi_compact_tui.errors import ApplyError
 from kimi_compact_tui.formats.base import (
     Session,
-    SessionFormat,
-    SessionInfo,
     SessionMeta,
-    WriteOp,
     state_of,
 )
+from kimi_compact_tui.formats.journal import Compaction, JournalFormat
 from kimi_compact_tui.formats.kimi_code import discover as discovery
 from kimi_compact_tui.formats.kimi_code import handoff, records, wire
 from kimi_compact_tui.formats.kimi_code.convert import origin_kind, to_message
 from kimi_compact_tui.formats.kimi_code.fold import fold
-from kimi_compact_tui.fsutil import gc_paused
 from kimi_compact_tui.model import Message
 
 NAME = "kimi-code"
@@ -72,6 +67,11 @@ class KimiCodeState:
     def journal_length(self) -> int:
         return len(self.journal)
 
+    @property
+    def data(self) -> bytes:
+        """The journal's bytes as read (the journal base's name for them)."""
+        return self.journal
+
 
 def parse_journal(data: bytes, path: Path) -> Session:
     journal = wire.read_journal(data, path)
@@ -99,37 +99,25 @@ def parse_journal(data: bytes, path: Path) -> Session:
     )
 
 
-def write_refusal(session: Session) -> str | None:
-    """Why a compaction cannot be appended to this loaded session, or None."""
-    state = session.format_state
-    if not isinstance(state, KimiCodeState):
-        return "not a loaded kimi-code session"
-    if state.tail == wire.TAIL_TORN:
-        return (
-            "the journal ends with a partial record (kimi-code stopped while writing it); "
-            "open the session once in kimi-code, which repairs the journal, then compact"
-        )
-    open_turn = state.open_turn
-    if open_turn:
-        return (
-            f"the session ends mid-turn ({open_turn}); run one more turn in kimi-code, "
-            "then compact"
-        )
-    return None
-
-
-class KimiCodeFormat(SessionFormat):
+class KimiCodeFormat(JournalFormat, state=KimiCodeState, finder=discovery):
     name = NAME
     label = "kimi-code wire.jsonl"
     agent = "kimi-code"
-    write_policy = "append"
     write_notes = (CLOSE_NOTE,)  # shown by the confirm dialog
 
-    def discovery_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
-        return [discovery.root_of(env, home) / "sessions"]
-
-    def write_refusal(self, session: Session) -> str | None:
-        return write_refusal(session)
+    def refusal_of(self, state: KimiCodeState) -> str | None:
+        """Why a compaction cannot be appended to this loaded journal, or None."""
+        if state.tail == wire.TAIL_TORN:
+            return (
+                "the journal ends with a partial record (kimi-code stopped while writing it); "
+                "open the session once in kimi-code, which repairs the journal, then compact"
+            )
+        if state.open_turn:
+            return (
+                f"the session ends mid-turn ({state.open_turn}); run one more turn in "
+                "kimi-code, then compact"
+            )
+        return None
 
     def recognise(self, path: Path, head: bytes) -> bool:
         """The first record is kimi-code's ``metadata`` record (kimi-code
@@ -161,9 +149,6 @@ class KimiCodeFormat(SessionFormat):
                 return candidate
         return None
 
-    def discover(self, env: Mapping[str, str], home: Path) -> list[SessionInfo]:
-        return discovery.discover(env, home, self.name, parse_journal)
-
     def short_name(self, path: Path) -> str:
         """``<session folder>/wire.jsonl`` (``… · <agent>`` for a sub-agent's journal)."""
         agent = agent_id_of(path)
@@ -175,12 +160,7 @@ class KimiCodeFormat(SessionFormat):
         return discovery.find_session(session_id, env, home)
 
     def parse(self, data: bytes, path: Path) -> Session:
-        with gc_paused():
-            return parse_journal(data, path)
-
-    def dump(self, session: Session) -> bytes:
-        state = state_of(session, KimiCodeState)
-        return state.journal + state.appended
+        return parse_journal(data, path)
 
     def injected(self, message: Message) -> bool:
         return message.role == "user" and origin_kind(message) == "injection"
@@ -188,22 +168,8 @@ class KimiCodeFormat(SessionFormat):
     def summary_message(self, summary: str) -> Message:
         return to_message(handoff.summary_message(build_compact_summary_text(summary)))
 
-    def compacted_session(
-        self,
-        session: Session,
-        plan: CompactionPlan,
-        summary: str,
-        output_tokens: int | None,
-        *,
-        time_ms: int | None = None,
-    ) -> Session:
-        if plan.noop:
-            raise ValueError(f"cannot compact: {plan.noop}")
-        if plan.leading:
-            raise ApplyError(
-                f"{session.path}: the history starts with {plan.leading} system message(s), "
-                "which kimi-code's compaction cannot keep"
-            )
+    def compaction(self, c: Compaction) -> Session:
+        session, plan, summary, output_tokens = c.session, c.plan, c.summary, c.output_tokens
         state = state_of(session, KimiCodeState)
         context = state.context
         text = build_compact_summary_text(summary)
@@ -226,7 +192,7 @@ class KimiCodeFormat(SessionFormat):
             tokens_after=after,
             summary_output_tokens=output_tokens,
             length=1 + len(kept),
-            time_ms=time_ms,
+            time_ms=None if c.now is None else round(c.now.timestamp() * 1000),
         )
         appended = records.encode_records(new)
         if state.tail == wire.TAIL_UNTERMINATED:
@@ -238,18 +204,5 @@ class KimiCodeFormat(SessionFormat):
         meta = SessionMeta(session.meta.system_prompt, after)
         return Session(session.path, self, messages, meta=meta, format_state=new_state)
 
-    def write_op(self, session: Session, compacted: Session) -> WriteOp:
-        refusal = write_refusal(session)
-        if refusal:
-            raise ApplyError(f"{session.path}: {refusal}")
-        loaded = state_of(session, KimiCodeState)
-        new = state_of(compacted, KimiCodeState)
-        if not new.appended or new.journal is not loaded.journal:
-            raise ApplyError(f"{session.path}: the compacted session was not built from this one")
-        return WriteOp("append", new.appended)
-
 
 FORMAT = KimiCodeFormat()
-
-append_allowed = records.append_allowed
-undo_allowed = records.undo_allowed

@@ -28,13 +28,13 @@ from textual.widgets.option_list import Option
 from kimi_compact_tui.errors import UserError
 from kimi_compact_tui.formats import registry
 from kimi_compact_tui.formats.base import SessionInfo
-from kimi_compact_tui.formats.loader import check_bytes
 from kimi_compact_tui.formats.registry import (
     describe_path,
     discover_all,
     discovery_note,
     short_ids,
 )
+from kimi_compact_tui.formats.storage import check_bytes
 from kimi_compact_tui.samples import resolve_sample_name, samples_dir
 from kimi_compact_tui.sanitize import one_line, visible
 from kimi_compact_tui.tui import keys

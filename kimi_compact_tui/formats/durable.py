@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import hashlib
 import os
 import tempfile
 from collections.abc import Callable, Iterable
@@ -24,6 +25,7 @@ __all__ = [
     "append_durable",
     "atomic_write_bytes",
     "os_error_line",
+    "sha256_file",
     "step",
     "truncate_durable",
     "write_new_file",
@@ -125,3 +127,15 @@ def os_error_line(path: Path, exc: OSError, doing: str) -> str:
     elif exc.errno == errno.EDQUOT:
         reason = "disk quota exceeded"
     return f"{path}: cannot {doing}: {reason}; nothing was changed"
+
+
+def sha256_file(path: Path) -> str | None:
+    """The sha256 of the file at ``path``, read in chunks (None: unreadable)."""
+    h = hashlib.sha256()
+    try:
+        with open(path, "rb") as fh:
+            for chunk in iter(lambda: fh.read(1 << 20), b""):
+                h.update(chunk)
+    except OSError:
+        return None
+    return h.hexdigest()

@@ -1,0 +1,110 @@
+"""Where a session lives and what its content is, independent of the format.
+
+- :class:`SessionRef`: where a session lives (a file, or a database file)
+  plus a key naming it inside (None for a plain file, the common case: one
+  session is one file). Many sessions may share one database; each has its
+  own reference, its own restore points and its own audit log.
+- :class:`Fingerprint`: what a session's *own* content looked like when it was
+  read (for a file: its bytes; for a database: that session's rows, exported).
+  The write strategy takes it and compares it (``formats.base.WriteStrategy``).
+- :func:`check_bytes`: what no session file holds (byte formats only).
+
+Nothing here imports a format: the contract (``formats/base.py``) and the
+strategies (``formats/strategies.py``) build on it.
+"""
+
+from __future__ import annotations
+
+import codecs
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from kimi_compact_tui.errors import SessionFormatError
+
+#: Separates a database file from a session key when a session is named in text
+#: (``DB#KEY``).
+KEY_MARK = "#"
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+
+
+@dataclass(frozen=True)
+class SessionRef:
+    """Where a session lives: ``path`` (the file that holds it) and ``key``
+    (which session inside it; None when the file is the session)."""
+
+    path: Path
+    key: str | None = None
+
+    def __str__(self) -> str:
+        return str(self.path) if self.key is None else f"{self.path}{KEY_MARK}{self.key}"
+
+    @property
+    def name(self) -> str:
+        """The name its restore points and audit log are kept under: the file
+        name, and for a keyed session the key too (made safe for a file name),
+        so sessions sharing one database never share a backup or a log."""
+        if self.key is None:
+            return self.path.name
+        safe = _UNSAFE.sub(lambda m: f"%{ord(m.group()):02X}", self.key)
+        return f"{self.path.name}{KEY_MARK}{safe}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": str(self.path), "key": self.key}
+
+    @classmethod
+    def parse(cls, text: str | Path) -> SessionRef:
+        """``DB#KEY`` names the session ``KEY`` in the file ``DB`` when ``DB``
+        is a file and the whole text names nothing; anything else is a path."""
+        p = Path(text).expanduser()
+        raw = str(text)
+        if KEY_MARK in raw and not p.exists():
+            where, _, key = raw.rpartition(KEY_MARK)
+            base = Path(where).expanduser()
+            if key and base.is_file():
+                return cls(base, key)
+        return cls(p)
+
+
+@dataclass(frozen=True)
+class Fingerprint:
+    """What a session's own content looked like when it was read: its size,
+    ``mtime_ns`` (0 when the store has no modification time of its own, as
+    for rows in a database) and the sha256 of the very content parsed ("" when
+    not hashed)."""
+
+    size: int
+    mtime_ns: int
+    sha256: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"size": self.size, "mtime_ns": self.mtime_ns, "sha256": self.sha256}
+
+
+def conflict_message(where: object, loaded: Fingerprint, now: Fingerprint) -> str:
+    """The one-line refusal for a session that is not what was loaded."""
+    if now.size != loaded.size:
+        what = f"its size went from {loaded.size:,} to {now.size:,} bytes"
+    elif now.sha256 != loaded.sha256:
+        what = "its content changed"
+    else:
+        what = "its modification time changed"
+    return (
+        f"{where}: changed on disk since it was loaded ({what}; the agent or another "
+        "program wrote to it); nothing was written — reload the session and compact again"
+    )
+
+
+def check_bytes(data: bytes, path: Path) -> None:
+    """Refuse what no session file holds: an empty file, NUL bytes (a binary
+    file) and a byte-order mark, naming the line (no decoded copy is made).
+    Byte formats only: a database is not a file of text."""
+    if not data.strip():
+        raise SessionFormatError(f"{path}: file is empty")
+    nul = data.find(b"\x00")
+    if nul >= 0:
+        line = data.count(b"\n", 0, nul) + 1
+        raise SessionFormatError(f"{path}:{line}: contains a NUL byte (binary file?)")
+    if data.startswith(codecs.BOM_UTF8):
+        raise SessionFormatError(f"{path}:1: starts with a byte-order mark; save it as UTF-8")
