@@ -5,8 +5,9 @@ so an item reported missing is really absent; it tolerates case, quoting, path
 forms and surrounding punctuation. The critical categories (user requests,
 instructions, open tasks) are matched tightly: the text verbatim (case and
 spacing aside), or a prefix of it of at least 24 characters cut with ``…``
-(or ``...``), or, for a long one (eight content words or more), four in five
-of its content words (CJK: character pairs).
+(or ``...``), or every one of its content words (three at least), or, for a
+long one (eight content words or more), four in five of them (CJK: character
+pairs).
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from kimi_compact_tui.specifics.patterns import (
 SENTENCE_OVERLAP = 0.5  # share of content tokens that keeps an error's message
 PARAPHRASE_OVERLAP = 0.8  # share of content tokens that keeps a long request
 PARAPHRASE_TOKENS = 8  # a request this long (content words) may be paraphrased
+MIN_WORDS = 3  # a paraphrase counts only with every content word of at least three
 MIN_PREFIX = 24  # characters of a request kept before its "…"
 CUT_MARKS = ("…", "...")
 WORD_RE = re.compile(r"[\w$]+")
@@ -269,7 +271,10 @@ def match_verbatim(item: Item, hay: Haystack) -> bool:
     if needle in flat or _cut_prefix(needle, flat):
         return True
     tokens = content_tokens(needle)
-    return len(tokens) >= PARAPHRASE_TOKENS and overlap(tokens, hay) >= PARAPHRASE_OVERLAP
+    if len(tokens) < MIN_WORDS:
+        return False
+    share = overlap(tokens, hay)
+    return share >= 1.0 or (len(tokens) >= PARAPHRASE_TOKENS and share >= PARAPHRASE_OVERLAP)
 
 
 MATCHERS = {

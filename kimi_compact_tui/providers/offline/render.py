@@ -61,6 +61,7 @@ from kimi_compact_tui.specifics.extract import failed, succeeded
 MESSAGE_OVERHEAD = 4  # tokens per message, as the app counts them
 REQUEST_CHARS = (600, 240, 120, 60)  # how long a request may be, level by level
 CRITICAL_WEIGHT = 8  # lines at least this heavy are shortened, never dropped
+KEY_FACTS_WEIGHT = 6  # kept when nothing fits: requests, rules, tasks, edits, commands, errors
 SECTIONS = (
     "current_focus",
     "environment",
@@ -281,12 +282,12 @@ class Summary:
         return self.cost <= self.budget
 
 
-def _cut_note(dropped: Counter[str], chars: int) -> str | None:
+def _cut_note(dropped: Counter[str], chars: int, longest: int = 0) -> str | None:
     parts = [f"{n} {KIND_NAMES.get(k, k)}" for k, n in dropped.most_common()]
     notes = []
     if parts:
         notes.append("left out to fit the budget, lowest weight first: " + ", ".join(parts))
-    if chars < REQUEST_CHARS[0]:
+    if chars < REQUEST_CHARS[0] and longest > chars:
         notes.append(f"requests and instructions cut at {chars} characters")
     if not notes:
         return None
@@ -316,6 +317,7 @@ def summarize(transcript: Transcript, specifics: Specifics | None = None) -> Sum
         return Summary(text, summary_cost(text), budget, False)
     dropped: Counter[str] = Counter()
     kept = lines
+    longest = max((len(i.text) for i in specifics.of(USER_REQUESTS)), default=0)
     for chars in REQUEST_CHARS:
         lines = lines_of(r, chars)
         order = sorted(
@@ -324,7 +326,7 @@ def summarize(transcript: Transcript, specifics: Specifics | None = None) -> Sum
         )
         dropped = Counter()
         removed: set[int] = set()
-        over = summary_cost(write(r, lines, _cut_note(dropped, chars))) + 40 - budget
+        over = summary_cost(write(r, lines, _cut_note(dropped, chars, longest))) + 40 - budget
         for i in order:  # by estimate first, then checked
             if over <= 0:
                 break
@@ -336,7 +338,7 @@ def summarize(transcript: Transcript, specifics: Specifics | None = None) -> Sum
         rest = [i for i in order if i not in removed]
         while True:
             kept = [ln for k, ln in enumerate(lines) if k not in removed]
-            text = write(r, kept, _cut_note(dropped, chars))
+            text = write(r, kept, _cut_note(dropped, chars, longest))
             if summary_cost(text) <= budget:
                 return Summary(text, summary_cost(text), budget, True)
             if not rest:
@@ -346,10 +348,14 @@ def summarize(transcript: Transcript, specifics: Specifics | None = None) -> Sum
             kind = lines[i].kind
             if kind:
                 dropped[kind] += 1
-    note = _cut_note(dropped, REQUEST_CHARS[-1]) or "Cut: nothing more could go."
+    # Nothing fits: the key facts (weight 6 and up), saying it is larger.
+    lines = lines_of(r, REQUEST_CHARS[1])
+    kept = [ln for ln in lines if ln.weight >= KEY_FACTS_WEIGHT]
+    dropped = Counter(ln.kind for ln in lines if ln.weight < KEY_FACTS_WEIGHT and ln.kind)
+    note = _cut_note(dropped, REQUEST_CHARS[1], longest) or "Cut: nothing."
     note += (
         " Even so this summary is larger than the compacted messages (about "
-        f"{budget} tokens): it keeps every request, instruction and open task."
+        f"{budget} tokens): they are shorter than any six-section summary of their key facts."
     )
     text = write(r, kept, note)
     return Summary(text, summary_cost(text), budget, True)
