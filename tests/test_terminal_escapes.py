@@ -13,10 +13,9 @@ import pytest
 from kimi_compact_tui.compaction import make_plan
 from kimi_compact_tui.compaction.prompts import PromptSource
 from kimi_compact_tui.compaction.request import build_request
+from kimi_compact_tui.formats.openai import OpenAIJsonlFormat
 from kimi_compact_tui.model import Message
 from kimi_compact_tui.providers.offline import offline_summary
-from kimi_compact_tui.retention import CATEGORIES
-from kimi_compact_tui.formats.openai import OpenAIJsonlFormat
 from kimi_compact_tui.specifics import extract
 
 VOCABULARY = OpenAIJsonlFormat().vocabulary()  # every agent's tool names

@@ -130,6 +130,10 @@ PATCH_FILE_RE = re.compile(
 PATCH_ACTION_RE = re.compile(r"^\*\*\* (Add|Update|Delete) File: ", re.M)
 WRITE_CONTENT_KEYS = ("content", "new_string", "new_str", "new", "text", "code", "edits")
 ACK_WORDS = 3
+# A compiler's or a tool's own error line (``error[E0308]: …``, ``npm ERR! …``).
+COMPILER_RE = re.compile(r"^(?:error|fatal)\[[\w-]+\]:[ \t]*(.+)$|^npm ERR! code (.+)$", re.M)
+# pytest's closing line ("==== 1 failed, 3 passed in 0.14s ===="), when no other error shows.
+TESTS_FAILED_RE = re.compile(r"^=+ (?:.*\b)?\d+ failed\b.*$", re.M)
 SUMMARY_START = system(COMPACTED_NOTICE)
 
 
@@ -332,6 +336,14 @@ def _errors_in(text: str, is_tool: bool) -> list[tuple[str, str, tuple[str, str]
         for m in TEST_ID_RE.finditer(text):
             test_id = m.group(1) or m.group(2) or m.group(3)
             out.append((f"test {test_id}".lower(), f"failing test {test_id}", ("test", test_id)))
+    for m in COMPILER_RE.finditer(text):
+        line = m.group(0).strip()
+        out.append((line.lower(), shown(line), ("error", (m.group(1) or m.group(2)).strip())))
+    if not out:
+        m = TESTS_FAILED_RE.search(text)
+        if m:
+            line = m.group(0).strip().strip("= ")
+            out.append((line.lower(), line, ("tests", line)))
     if is_tool and "exit" in text.lower():
         for m in EXIT_RE.finditer(text):
             if m.group(1) != "0":
@@ -586,11 +598,13 @@ def _fixed_later(
 ) -> bool:
     """Did a later message fix what failed at ``index``: a later run of the same
     program succeeded, or a file was edited after it and a test run passed after
-    that edit."""
+    that edit (when no edit is known at all, and no run: a later test run passed)."""
     if run is not None and any(
         r.index > index and r.failed is False and _program(r.key) == _program(run.key) for r in runs
     ):
         return True
+    if run is None and not edits:  # no edit is known (a request's text): a later pass
+        return any(p > index for p in passes)
     edit = next((e for e in edits if e > index), None)
     return edit is not None and any(p > edit for p in passes)
 

@@ -61,6 +61,7 @@ from kimi_compact_tui.specifics.extract import failed, succeeded
 MESSAGE_OVERHEAD = 4  # tokens per message, as the app counts them
 REQUEST_CHARS = (600, 240, 120, 60)  # how long a request may be, level by level
 CRITICAL_WEIGHT = 8  # lines at least this heavy are shortened, never dropped
+LATEST_REQUESTS = 20  # a very long session keeps its first and latest requests
 KEY_FACTS_WEIGHT = 6  # kept when nothing fits: requests, rules, tasks, edits, commands, errors
 SECTIONS = (
     "current_focus",
@@ -142,6 +143,10 @@ def lines_of(r: Reading, request_chars: int) -> list[Line]:
     for text in focus_lines(r.instructions, r.transcript.compacted, 4, 240):
         out.append(Line("current_focus", text if text.startswith("-") else f"- {text}", 9))
 
+    for m in r.transcript.messages[: r.transcript.leading]:
+        if m.own_text.strip():
+            line = f"- System message {m.number} (kept as it is): {cut(m.own_text, 240)}"
+            out.append(Line("environment", line, 4))
     if sp.root:
         out.append(Line("environment", f"- Work folder: {sp.root.rstrip('/')}", 5))
     programs = Counter(i.key.split()[0] for i in sp.of(COMMANDS) if i.key.split())
@@ -348,14 +353,33 @@ def summarize(transcript: Transcript, specifics: Specifics | None = None) -> Sum
             kind = lines[i].kind
             if kind:
                 dropped[kind] += 1
-    # Nothing fits: the key facts (weight 6 and up), saying it is larger.
-    lines = lines_of(r, REQUEST_CHARS[1])
+    # Nothing fits: the key facts (weight 6 and up) at the shortest; then, for a
+    # very long session, the requests in the middle go (the first and the latest
+    # stay), and the summary says which.
+    lines = lines_of(r, REQUEST_CHARS[-1])
     kept = [ln for ln in lines if ln.weight >= KEY_FACTS_WEIGHT]
     dropped = Counter(ln.kind for ln in lines if ln.weight < KEY_FACTS_WEIGHT and ln.kind)
-    note = _cut_note(dropped, REQUEST_CHARS[1], longest) or "Cut: nothing."
-    note += (
-        " Even so this summary is larger than the compacted messages (about "
-        f"{budget} tokens): they are shorter than any six-section summary of their key facts."
-    )
+    note = _cut_note(dropped, REQUEST_CHARS[-1], longest) or "Cut: nothing."
     text = write(r, kept, note)
+    requests = [k for k, ln in enumerate(kept) if ln.kind == USER_REQUESTS]
+    if summary_cost(text) > budget and len(requests) > LATEST_REQUESTS + 1:
+        over = summary_cost(text) - budget
+        middle = requests[1:-LATEST_REQUESTS]
+        gone: list[int] = []
+        for k in middle:
+            if over <= 0:
+                break
+            gone.append(k)
+            over -= estimate_tokens(kept[k].text) + 1
+        first, last = kept[gone[0]].item, kept[gone[-1]].item
+        span = f"messages {first.first + 1}–{last.first + 1}" if first and last else ""
+        kept = [ln for k, ln in enumerate(kept) if k not in set(gone)]
+        note += f" {len(gone)} user requests ({span}) left out: too many to list within the budget."
+        text = write(r, kept, note)
+    if summary_cost(text) > budget:
+        note += (
+            " Even so this summary is larger than the compacted messages (about "
+            f"{budget} tokens): they are shorter than any six-section summary of their key facts."
+        )
+        text = write(r, kept, note)
     return Summary(text, summary_cost(text), budget, True)
