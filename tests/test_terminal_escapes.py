@@ -17,9 +17,9 @@ from kimi_compact_tui.formats.openai import OpenAIJsonlFormat
 from kimi_compact_tui.model import Message
 from kimi_compact_tui.providers.offline import offline_summary
 from kimi_compact_tui.specifics import extract
+from kimi_compact_tui.sanitize import plain_text
 
 VOCABULARY = OpenAIJsonlFormat().vocabulary()  # every agent's tool names
-from kimi_compact_tui.sanitize import plain_text
 
 ESC = "\x1b"
 ST = ESC + "\\"

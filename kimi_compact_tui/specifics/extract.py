@@ -339,10 +339,10 @@ def _errors_in(text: str, is_tool: bool) -> list[tuple[str, str, tuple[str, str]
     for m in COMPILER_RE.finditer(text):
         line = m.group(0).strip()
         out.append((line.lower(), shown(line), ("error", (m.group(1) or m.group(2)).strip())))
-    if not out:
-        m = TESTS_FAILED_RE.search(text)
-        if m:
-            line = m.group(0).strip().strip("= ")
+    closing = None if out else TESTS_FAILED_RE.search(text)
+    if closing is not None:
+        line = closing.group(0).strip().strip("= ")
+        if line:
             out.append((line.lower(), line, ("tests", line)))
     if is_tool and "exit" in text.lower():
         for m in EXIT_RE.finditer(text):
