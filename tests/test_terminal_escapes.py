@@ -16,8 +16,8 @@ from kimi_compact_tui.compaction.request import build_request
 from kimi_compact_tui.formats.openai import OpenAIJsonlFormat
 from kimi_compact_tui.model import Message
 from kimi_compact_tui.providers.offline import offline_summary
-from kimi_compact_tui.specifics import extract
 from kimi_compact_tui.sanitize import plain_text
+from kimi_compact_tui.specifics import extract
 
 VOCABULARY = OpenAIJsonlFormat().vocabulary()  # every agent's tool names
 
