@@ -37,7 +37,7 @@ LABELS = {
                 ("NameError: name 'InvalidOperation' is not defined", [15]),
                 ("failing test tests/test_parse.py::test_euro_amount", [15]),
             ],
-            "numbers": [("0.21s", [15]), ("1 failed", [15]), ("6 passed", [15])],
+            "numbers": [("1 failed", [15]), ("6 passed", [15]), ("0.21s", [15])],  # as read
         },
     ),
     "openai-retry": (

@@ -4,8 +4,8 @@ For most categories precision comes first: the matcher errs towards "kept",
 so an item reported missing is really absent; it tolerates case, quoting, path
 forms and surrounding punctuation. The critical categories (user requests,
 instructions, open tasks) are matched tightly: the text verbatim (case and
-spacing aside), or a prefix of it of at least 24 characters cut with ``…``
-(or ``...``), or every one of its content words (three at least), or, for a
+spacing aside), or a prefix of it cut with ``…`` (or ``...``; 24 characters,
+or three fifths of a shorter one), or every one of its content words (three at least), or, for a
 long one (eight content words or more), four in five of them (CJK: character
 pairs).
 """
@@ -244,9 +244,10 @@ def _flat(text: str) -> str:
 
 
 def _cut_prefix(needle: str, flat: str) -> bool:
-    """``flat`` holds a prefix of ``needle`` (at least :data:`MIN_PREFIX`
-    characters, or all but its end) followed by a cut mark."""
-    head = needle[: min(MIN_PREFIX, len(needle))]
+    """``flat`` holds a prefix of ``needle`` followed by a cut mark: at least
+    :data:`MIN_PREFIX` characters, or three fifths of a shorter one (12 at least)."""
+    need = min(MIN_PREFIX, max(12, (3 * len(needle)) // 5))
+    head = needle[:need]
     start = flat.find(head)
     while start >= 0:
         n = len(head)

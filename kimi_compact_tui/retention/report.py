@@ -284,8 +284,8 @@ def retention_report(
                 report.kept.append((item, KEPT_IN_TAIL))
             else:
                 report.missing.append(item)
-        report.missing.sort(key=lambda i: (i.first, i.key))
-        report.kept.sort(key=lambda p: (p[0].first, p[0].key))
+        report.missing.sort(key=lambda i: i.first)  # stable: the extractor's order
+        report.kept.sort(key=lambda p: p[0].first)
         categories[name] = report
     span = (compact[0] + 1, compact[-1] + 1) if compact else None
     return RetentionReport(categories, span, specifics.root)

@@ -108,7 +108,7 @@ WEIGHTS = {
     URLS: 1,
 }
 ACK_WEIGHT = 2  # a short acknowledgement ("ok", "thanks, go on")
-DONE_TASK_WEIGHT = 4
+DONE_TASK_WEIGHT = 6
 RESOLVED_ERROR_WEIGHT = 3
 
 # The person's standing rules: a sentence with one of these (not a question).
