@@ -58,7 +58,7 @@ def test_the_task_is_kept_and_the_command_caveat_is_not_an_instruction(tmp_path)
 def test_grep_output_is_never_the_latest_version_of_a_file(tmp_path):
     _, _, text = claude_summary(tmp_path)
     assert "Latest version" not in text
-    assert "root / 'history.jsonl'" not in text  # a grep output line
+    assert "def read_store" not in text  # a grep output line
     assert "src/store.py" not in text  # a file only the grep's output names
 
 
