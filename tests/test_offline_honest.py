@@ -52,7 +52,7 @@ def test_the_task_is_kept_and_the_command_caveat_is_not_an_instruction(tmp_path)
     assert "Caveat" not in text and "local-command" not in text and "/clear" not in text
     assert "system-reminder" not in text and "The todo list changed" not in text
     assert "Always keep history.jsonl append-only." in section(text, "important_context")
-    assert "- src/history.py (message 9)" in section(text, "code_state")  # the file written
+    assert "- src/history.py (Edit; message 9)" in section(text, "code_state")  # written
 
 
 def test_grep_output_is_never_the_latest_version_of_a_file(tmp_path):
