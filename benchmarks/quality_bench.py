@@ -277,7 +277,7 @@ def table(results: dict[str, Any]) -> str:
                 [name, kind, *(f"{k}/{t}" if t else "-" for k, t in (cats[c] for c in CATEGORIES))]
             )
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
-    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths)) for r in rows)
+    return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows)
 
 
 def main(argv: list[str]) -> int:
