@@ -97,6 +97,7 @@ KIND_NAMES = {
     IDENTIFIERS: "identifiers",
     NUMBERS: "numbers",
     URLS: "URLs",
+    "system": "system messages (kept as they are)",
 }
 
 
@@ -152,7 +153,7 @@ def lines_of(r: Reading, request_chars: int) -> list[Line]:
     for m in r.transcript.messages[: r.transcript.leading]:
         if m.own_text.strip():
             line = f"- System message {m.number} (kept as it is): {cut(m.own_text, 240)}"
-            out.append(Line("environment", line, 4))
+            out.append(Line("environment", line, 4, "system"))
     if sp.root:
         out.append(Line("environment", f"- Work folder: {sp.root.rstrip('/')}", 5))
     programs = Counter(i.key.split()[0] for i in sp.of(COMMANDS) if i.key.split())
@@ -368,7 +369,7 @@ def summarize(transcript: Transcript, specifics: Specifics | None = None) -> Sum
     floor = KEY_FACTS_WEIGHT if limit == budget else CRITICAL_WEIGHT
     kept = [ln for ln in lines if ln.weight >= floor]
     dropped = Counter(ln.kind for ln in lines if ln.weight < floor and ln.kind)
-    note = _cut_note(dropped, REQUEST_CHARS[-1], longest) or "Cut: nothing."
+    note = _cut_note(dropped, REQUEST_CHARS[-1], longest) or "Cut:"
     text = write(r, kept, note)
     requests = [k for k, ln in enumerate(kept) if ln.kind == USER_REQUESTS]
     if summary_cost(text) > limit and len(requests) > LATEST_REQUESTS + 1:
@@ -390,6 +391,8 @@ def summarize(transcript: Transcript, specifics: Specifics | None = None) -> Sum
             )
             text = write(r, [ln for k, ln in enumerate(kept) if k not in gone], note)
         kept = [ln for k, ln in enumerate(kept) if k not in gone]
+    if note == "Cut:":
+        note = "Cut: nothing."
     if summary_cost(text) > budget:
         note += (
             " Even so this summary is larger than the compacted messages (about "
