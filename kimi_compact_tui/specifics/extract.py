@@ -130,6 +130,7 @@ PATCH_FILE_RE = re.compile(
 PATCH_ACTION_RE = re.compile(r"^\*\*\* (Add|Update|Delete) File: ", re.M)
 WRITE_CONTENT_KEYS = ("content", "new_string", "new_str", "new", "text", "code", "edits")
 ACK_WORDS = 3
+LAUNCHERS = ("python", "python3", "uv", "npx", "npm")  # their next word names the program
 # A compiler's or a tool's own error line (``error[E0308]: …``, ``npm ERR! …``).
 COMPILER_RE = re.compile(r"^(?:error|fatal)\[[\w-]+\]:[ \t]*(.+)$|^npm ERR! code (.+)$", re.M)
 # pytest's closing line ("==== 1 failed, 3 passed in 0.14s ===="), when no other error shows.
@@ -352,10 +353,6 @@ def _errors_in(text: str, is_tool: bool) -> list[tuple[str, str, tuple[str, str]
     return out
 
 
-def _failed(status: str | None) -> bool:
-    return failed(status)
-
-
 def succeeded(status: str | None) -> bool:
     """A command status that says it succeeded (``exit 0``, ``42 passed``)."""
     return status is not None and (status == "exit 0" or status.endswith(" passed"))
@@ -472,7 +469,7 @@ def extract(
                 run.status = _exit_status(text) or ("failed" if failed_flag or found else None)
                 if run.status is None and passed and not FAILED_RE.search(text):
                     run.status = passed.group(0)
-                run.failed = failed_flag or bool(found) or _failed(run.status)
+                run.failed = failed_flag or bool(found) or failed(run.status)
                 item = out.items[COMMANDS].get(run.key)
                 if item is not None and run.status is not None:
                     item.status = run.status
@@ -585,12 +582,11 @@ def _numbers_urls(out: _Out, hay: str, index: int) -> None:
 
 
 def _program(key: str) -> str:
+    """The program a command runs (``pytest``; ``python -m``-like launchers: two words)."""
     words = [w for w in key.split() if not w.startswith("-")]
-    return (
-        " ".join(words[:2])
-        if words and words[0] in ("python", "python3", "uv", "npx", "npm")
-        else (words[0] if words else "")
-    )
+    if not words:
+        return ""
+    return " ".join(words[:2]) if words[0] in LAUNCHERS else words[0]
 
 
 def _fixed_later(
