@@ -28,3 +28,14 @@ def test_the_echoes_are_bookkeeping_of_the_format(tmp_path):
     # /clear's caveat, command and output first; /compact's last; nothing else
     assert kinds[:3] == ["command"] * 3 and kinds[-3:] == ["command"] * 3
     assert kinds[3:-3] == [None] * (len(kinds) - 6)
+
+
+def test_an_earlier_summary_still_counts_in_the_tail(tmp_path):
+    """Claude Code's own summary (``isCompactSummary``) is bookkeeping for the
+    extractor, yet the tail scan counts it as the turns it stands for."""
+    from kimi_compact_tui.model import Message
+
+    fmt = load_session(planned_session().write(tmp_path)).format
+    summary = Message({"role": "user", "content": "earlier", "claude": {"compact_summary": True}})
+    assert fmt.bookkeeping(summary) == "summary"
+    assert not fmt.tail_bookkeeping(summary)

@@ -28,7 +28,7 @@ from kimi_compact_tui.compaction.plan import CompactionPlan
 from kimi_compact_tui.compaction.summary import plain_summary_message
 from kimi_compact_tui.errors import SessionFormatError
 from kimi_compact_tui.model import Message
-from kimi_compact_tui.specifics.declare import ToolRoles, Vocabulary
+from kimi_compact_tui.specifics.declare import SUMMARY, ToolRoles, Vocabulary
 
 if TYPE_CHECKING:
     from kimi_compact_tui.formats.lines import Lines
@@ -238,8 +238,12 @@ class SessionFormat(ABC):
         return Vocabulary(self.tools, self.bookkeeping, self.tool_failed)
 
     def tail_bookkeeping(self, message: Message) -> bool:
-        """The preserved-tail scan's predicate: bookkeeping it does not count."""
-        return self.tail_skips_bookkeeping and self.bookkeeping(message) is not None
+        """The preserved-tail scan's predicate: bookkeeping it does not count (an
+        earlier summary is not skipped: it stands for the turns it replaced)."""
+        if not self.tail_skips_bookkeeping:
+            return False
+        kind = self.bookkeeping(message)
+        return kind is not None and kind != SUMMARY
 
     def summary_message(self, summary: str) -> Message:
         """The summary user message as this format writes it."""
