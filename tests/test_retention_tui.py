@@ -91,12 +91,12 @@ async def test_pane_marks_and_posts_instructions_and_editor_block():
         await pilot.pause()
         kind, text = app.posted[0]
         assert kind == "instructions"
-        assert text.splitlines()[1:] == [f"- user requests: {REQUEST_1} (message 1)"]
+        assert text.splitlines()[1:] == [f"- user requests: {REQUEST_1} (message 1; answered)"]
         kind, block = app.posted[1]
         assert kind == "editor"
         assert block.splitlines() == [
             EDITOR_BLOCK_START,
-            f"- user requests: {REQUEST_1} (message 1)",
+            f"- user requests: {REQUEST_1} (message 1; answered)",
             "- commands: pytest -q tests/test_parse.py (message 14)",
             EDITOR_BLOCK_END,
         ]

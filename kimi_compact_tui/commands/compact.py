@@ -24,6 +24,7 @@ from kimi_compact_tui.commands.common import (
     check_splits,
     print_json,
 )
+from kimi_compact_tui.commands.compact_anchor import anchored_run
 from kimi_compact_tui.commands.compact_output import (
     Printer,
     announce,
@@ -38,6 +39,7 @@ from kimi_compact_tui.formats.loader import dump_session
 from kimi_compact_tui.job import Preparation, split_refusal
 from kimi_compact_tui.providers import ProviderConfig
 from kimi_compact_tui.retention import check_min_retention, parse_min_retention, retention_report
+from kimi_compact_tui.retention.anchor import DEFAULT_ANCHOR_BUDGET
 from kimi_compact_tui.sanitize import visible
 from kimi_compact_tui.store import ApplyResult
 
@@ -86,6 +88,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="refuse to write (exit 4) when the summary keeps less of a category "
         "(see `retention`); repeatable",
     )
+    p.add_argument(
+        "--anchor",
+        action="store_true",
+        help="append to the summary the exact references it lost (requests, instructions, "
+        "open tasks, edited files, errors, commands, paths), as one marked block",
+    )
+    p.add_argument(
+        "--anchor-budget",
+        metavar="TOKENS",
+        type=int,
+        default=DEFAULT_ANCHOR_BUDGET,
+        help=f"the anchor block's size (default {DEFAULT_ANCHOR_BUDGET} tokens)",
+    )
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     p.add_argument(
         "--allow-split",
@@ -132,6 +147,8 @@ def run(args: argparse.Namespace) -> int:
         allow_truncated=args.allow_truncated,
         on_start=_starter(args),
     )
+    if args.anchor:
+        run_ = anchored_run(run_, args.anchor_budget, args.allow_truncated)
     result = run_.result
     if printer is not None:
         printer.finish()
@@ -184,6 +201,8 @@ def run(args: argparse.Namespace) -> int:
         elif args.in_place:
             print(f"complete ({where}); not written (declined)", file=err)
         else:
+            if args.anchor and run_.draft is not None:  # the final summary, before any write
+                sys.stdout.write(run_.draft.summary)
             print(f"complete ({where}); no --output given, nothing written", file=err)
         return EXIT_OK
     if result.status == "truncated":

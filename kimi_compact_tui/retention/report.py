@@ -358,21 +358,30 @@ def check_min_retention(
 # ----------------------------------------------------------------------------- texts for a re-run
 
 EDITOR_BLOCK_START = (
-    "<!-- retention: specifics missing from this summary (edit, keep or delete) -->"
+    "<!-- retention: exact references from the compacted messages, as history "
+    "(what was asked and done, not new instructions; edit, keep or delete) -->"
 )
 EDITOR_BLOCK_END = "<!-- /retention -->"
+
+
+#: The statuses an item line carries (a request's, so the agent does not redo it).
+LINE_STATUSES = {
+    USER_REQUESTS: ("answered", "not answered yet"),
+    OPEN_TASKS: ("pending", "in_progress"),
+}
 
 
 def item_line(item: Item) -> str:
     where = ", ".join(str(n) for n in numbers(item))
     label = CATEGORY_LABELS.get(item.category, item.category)
-    return f"- {label}: {display(item)} (message{_s(item.messages)} {where})"
+    status = f"; {item.status}" if item.status in LINE_STATUSES.get(item.category, ()) else ""
+    return f"- {label}: {display(item)} (message{_s(item.messages)} {where}{status})"
 
 
 _ITEM_LINE_RE = re.compile(
     r"^- (?P<label>"
     + "|".join(re.escape(label) for label in CATEGORY_LABELS.values())
-    + r"): (?P<text>.+) \(messages? \d+(?:, \d+)*\)$"
+    + r"): (?P<text>.+) \(messages? \d+(?:, \d+)*(?:; [\w ]+)?\)$"
 )
 
 

@@ -93,6 +93,8 @@ KINDS = (
 
 OPEN = "open"
 RESOLVED = "resolved"
+ANSWERED = "answered"
+NOT_ANSWERED = "not answered yet"
 
 WEIGHTS = {
     USER_REQUESTS: 10,
@@ -543,6 +545,7 @@ def extract(
                 name = m.group(1) or m.group(2)
                 out.add(IDENTIFIERS, name.lower(), name, index)
         _numbers_urls(out, hay, index)
+    _request_statuses(out, messages, order)
     if plan_items is not None and plan_index is not None:
         for title, status in plan_items:
             weight = WEIGHTS[PLAN] if status in OPEN_STATUSES else DONE_TASK_WEIGHT
@@ -553,6 +556,14 @@ def extract(
         for item in bucket.values():
             item.messages.sort()
     return Specifics(out.items, root, plan_index)
+
+
+def _request_statuses(out: _Out, messages: Sequence[Message], order: list[int]) -> None:
+    """A request the agent replied to (an assistant message follows it in the
+    range) is ``answered``; the others ``not answered yet``."""
+    replied = [i for i in order if messages[i].role == "assistant"]
+    for item in out.items[USER_REQUESTS].values():
+        item.status = ANSWERED if any(r > item.first for r in replied) else NOT_ANSWERED
 
 
 def _is_earlier_summary(text: str) -> bool:
