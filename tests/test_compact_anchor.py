@@ -81,3 +81,27 @@ def test_secret_looking_strings_are_masked():
     assert "abcdefghijklmnopqrstuvwx" not in masked and "sk-proj" not in masked
     assert "ghp_" not in masked and masked.count("***") == 3
     assert mask_secrets("pytest -q tests/test_history.py") == "pytest -q tests/test_history.py"
+
+
+def test_a_later_compaction_keeps_the_earlier_blocks_items(cli_main, loopback, tmp_path):
+    """The second compaction's range holds the first anchored summary: its block's
+    items are specifics of that range (never the summary as a request), so a summary
+    that loses them is anchored with them again."""
+    path = planned_session().write(tmp_path)
+    loopback.script([openai_sse([LOSSY])])
+    first = cli_main("compact", path, "--anchor", "--in-place", "--yes", *remote(loopback))
+    assert first.code == 0, first.stderr
+    session = load_session(path)
+    assert EDITOR_BLOCK_START in session.messages[0].text()  # message 1: the summary
+    summary = tmp_path / "again.md"
+    summary.write_text("<current_focus>\nstill on it\n</current_focus>\n", encoding="utf-8")
+    # the range of a later compaction that holds the anchored summary (message 1)
+    scored = cli_main("retention", path, "--up-to", "1", "--summary", summary, "--json")
+    assert scored.code == 0, scored.stderr
+    report = json.loads(scored.stdout)["retention"]["categories"]
+    requests = [m["item"] for m in report["user_requests"]["missing"]]
+    assert TASK in requests  # carried from the block, verbatim
+    assert all(EDITOR_BLOCK_START not in r for r in requests)  # the summary is no request
+    tasks = [(m["item"], m.get("status")) for m in report["open_tasks"]["missing"]]
+    assert ("Write tests for --since", "in_progress") in tasks
+    assert [m["item"] for m in report["edited_files"]["missing"]] == ["src/history.py"]

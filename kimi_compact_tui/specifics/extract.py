@@ -38,6 +38,7 @@ from kimi_compact_tui.sanitize import plain_text
 from kimi_compact_tui.specifics.declare import (
     OPEN_STATUSES,
     PLAIN,
+    SUMMARY,
     PlanShape,
     Vocabulary,
     plan_status,
@@ -442,6 +443,7 @@ def extract(
     errors_at: list[tuple[Item, int, _Run | None]] = []
     plan_index: int | None = None
     plan_items: list[tuple[str, str]] | None = None
+    anchored_tasks: list[tuple[str, str, int]] = []  # open tasks of an earlier anchor block
     passes: list[int] = []  # indices of tool results with tests passing and no failure
     edits: list[int] = []  # indices of the messages that wrote a file
     order = list(indices)
@@ -449,11 +451,14 @@ def extract(
         message = messages[index]
         role = message.role
         kind = vocabulary.bookkeeping(message)
+        raw_text = message.text()
+        if kind == SUMMARY or (role == "user" and _is_earlier_summary(raw_text)):
+            # an earlier summary is never a request; the items of its anchor block are
+            # carried on (they are what an earlier compaction kept exactly)
+            anchored_tasks += _anchored_items(out, plain_text(raw_text), index)
+            continue
         if kind is not None:
             continue  # the agent's bookkeeping: never a request, a rule, a path or a number
-        raw_text = message.text()
-        if role == "user" and _is_earlier_summary(raw_text):
-            continue
         text = plain_text(raw_text)
         is_tool = message.is_tool_result()
         calls = parsed_calls(message)
@@ -546,6 +551,9 @@ def extract(
                 out.add(IDENTIFIERS, name.lower(), name, index)
         _numbers_urls(out, hay, index)
     _request_statuses(out, messages, order)
+    if plan_items is None:  # no plan tool in the range: an earlier block's open tasks
+        for title, status, index in anchored_tasks:
+            out.add(PLAN, title.lower(), title, index, status=status)
     if plan_items is not None and plan_index is not None:
         for title, status in plan_items:
             weight = WEIGHTS[PLAN] if status in OPEN_STATUSES else DONE_TASK_WEIGHT
@@ -556,6 +564,61 @@ def extract(
         for item in bucket.values():
             item.messages.sort()
     return Specifics(out.items, root, plan_index)
+
+
+ANCHOR_LINE_RE = re.compile(
+    r"^- (?P<label>user requests|instructions|open tasks|edited files|errors|commands|"
+    r"file paths): (?P<text>.+) \(messages? \d+(?:, \d+)*(?:; (?P<status>[\w ]+))?\)$",
+    re.M,
+)
+ANCHOR_KINDS = {
+    "user requests": USER_REQUESTS,
+    "instructions": INSTRUCTIONS,
+    "edited files": EDITED_FILES,
+    "errors": ERRORS,
+    "commands": COMMANDS,
+    "file paths": FILE_PATHS,
+}
+
+
+def _anchored_items(out: _Out, text: str, index: int) -> list[tuple[str, str, int]]:
+    """Add the items of an anchor block (``- label: text (message N)`` lines) in an
+    earlier summary at ``index``; returns its open tasks (title, status, index)."""
+    tasks: list[tuple[str, str, int]] = []
+    if "\n- " not in text:
+        return tasks
+    for m in ANCHOR_LINE_RE.finditer(text):
+        label, item_text, status = m.group("label"), m.group("text").strip(), m.group("status")
+        if label == "open tasks":
+            tasks.append((item_text, plan_status(status), index))
+            continue
+        kind = ANCHOR_KINDS[label]
+        if kind == USER_REQUESTS:
+            out.add(kind, f"anchor {index} {item_text}", item_text, index)
+        elif kind == ERRORS:
+            out.add(
+                kind,
+                item_text.lower(),
+                item_text,
+                index,
+                extra=_error_extra(item_text),
+                status=OPEN,
+            )
+        elif kind == COMMANDS:
+            out.add(kind, command_key(item_text), item_text, index)
+        else:
+            out.add(kind, collapse(item_text).lower(), item_text, index)
+    return tasks
+
+
+def _error_extra(text: str) -> tuple[str, str]:
+    """An error's matching data from its shown text (what :func:`_errors_in` shows)."""
+    if text.startswith("failing test "):
+        return ("test", text[len("failing test ") :])
+    if text.startswith("exit code "):
+        return ("exit", text[len("exit code ") :])
+    etype, _, message = text.partition(":")
+    return (etype.strip(), message.strip())
 
 
 def _request_statuses(out: _Out, messages: Sequence[Message], order: list[int]) -> None:
