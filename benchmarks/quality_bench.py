@@ -9,7 +9,9 @@ rule, and a short thanks. For each session it scores, by retention category:
 
 - the offline provider's summary (what a new user sees first);
 - a lossy model-style summary shipped here (:data:`MODEL_SUMMARY`): it tells the
-  story in its own words, as models do, and loses the exact references.
+  story in its own words, as models do, and loses the exact references;
+- that summary after ``--anchor`` (the block of what it lost), and the block's
+  size against its budget.
 
 Run it::
 
@@ -26,11 +28,13 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from kimi_compact_tui.compaction.tokens import estimate_tokens
 from kimi_compact_tui.config import AppConfig
 from kimi_compact_tui.formats import load_session
 from kimi_compact_tui.job import prepare_compaction
 from kimi_compact_tui.providers.offline import offline_summary
 from kimi_compact_tui.retention import CATEGORIES, retention_report
+from kimi_compact_tui.retention.anchor import DEFAULT_ANCHOR_BUDGET, anchor
 
 CONFIG = AppConfig(raw={"compaction": {"enabled": True, "type": "kimi"}})
 
@@ -247,6 +251,14 @@ def score(path: Path, summaries: dict[str, str] | None = None) -> dict[str, Any]
     assert prep.request is not None, prep.plan.noop
     texts = dict(summaries or {"offline": offline_summary(prep.request), "model": MODEL_SUMMARY})
     out: dict[str, Any] = {"compacted": len(prep.plan.compact_indices)}
+    if summaries is None:  # the model summary with --anchor's block, and the block's size
+        anchored = anchor(retention_report(session, prep.plan, MODEL_SUMMARY), MODEL_SUMMARY)
+        texts["model+anchor"] = anchored.text
+        out["anchor"] = {
+            "tokens": estimate_tokens(anchored.block),
+            "budget": DEFAULT_ANCHOR_BUDGET,
+            "left_out": len(anchored.left_out),
+        }
     for name, text in texts.items():
         report = retention_report(session, prep.plan, text)
         out[name] = {
@@ -271,7 +283,9 @@ def table(results: dict[str, Any]) -> str:
     head = ["session", "summary", *CATEGORIES]
     rows = [head]
     for name, result in results.items():
-        for kind in ("offline", "model"):
+        for kind in ("offline", "model", "model+anchor"):
+            if kind not in result:
+                continue
             cats = result[kind]["categories"]
             rows.append(
                 [name, kind, *(f"{k}/{t}" if t else "-" for k, t in (cats[c] for c in CATEGORIES))]
@@ -286,6 +300,11 @@ def main(argv: list[str]) -> int:
         print(json.dumps(results, indent=2, ensure_ascii=False))
     else:
         print(table(results))
+        for name, result in results.items():
+            a = result["anchor"]
+            print(
+                f"{name}: anchor block {a['tokens']}/{a['budget']} tokens, {a['left_out']} left out"
+            )
     return 0
 
 

@@ -35,6 +35,11 @@ def test_the_offline_summary_keeps_what_matters(results, name):
     model = results[name]["model"]
     assert model["categories"]["user_requests"][0] == 0
     assert model["critical"] and model["critical"].startswith("CRITICAL: the summary loses")
+    anchored = results[name]["model+anchor"]
+    for category in CRITICAL:  # --anchor puts them all back
+        kept, total = anchored["categories"][category]
+        assert kept == total, (name, category)
+    assert 0 < results[name]["anchor"]["tokens"] <= results[name]["anchor"]["budget"]
 
 
 @pytest.mark.parametrize("name", sorted(SESSIONS))
