@@ -229,3 +229,19 @@ def test_snapshot_retention_pane(snap_compare):
 def test_snapshot_candidates_comparison(snap_compare):
     app = CandidatesApp(candidate_set())
     assert snap_compare(app, terminal_size=SIZE)
+
+
+async def test_a_marks_a_whole_category_and_e_appends_it():
+    app = PaneApp(kimi_report())
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("a", "e")  # the highlighted item is a user request: both of them
+        await pilot.pause()
+        kind, block = app.posted[0]
+        assert kind == "editor"
+        lines = block.splitlines()[1:-1]
+        assert [x.split(":")[0] for x in lines] == ["- user requests", "- user requests"]
+        options = app.query_one("#retention-missing", OptionList)
+        assert str(options.get_option_at_index(1).prompt).startswith("● ! user requests")
+        await pilot.press("a")  # all marked: unmark them all
+        await pilot.pause()
+        assert not str(options.get_option_at_index(0).prompt).startswith("●")

@@ -5,7 +5,8 @@ posts messages; the app decides what they do:
 
 * ``enter`` on a missing item posts :class:`RetentionPane.JumpToMessage`
   with the item's first (1-based) message number;
-* ``space`` marks or unmarks the highlighted item;
+* ``space`` marks or unmarks the highlighted item; ``a`` every item of its
+  category (all of them, or none when all were marked);
 * ``i`` posts :class:`RetentionPane.AddToInstructions` with the marked items
   (else the highlighted one) and the instruction text for a re-run;
 * ``e`` posts :class:`RetentionPane.AppendToEditor` with them as a clearly
@@ -155,6 +156,7 @@ class RetentionPane(Vertical, can_focus=False):
 
     BINDINGS = [
         Binding("space", "toggle_mark", "Mark"),
+        Binding("a", "mark_category", "Mark all"),
         Binding("i", "add_to_instructions", "Add to instructions"),
         Binding("e", "append_to_editor", "Append to editor"),
     ]
@@ -207,7 +209,10 @@ class RetentionPane(Vertical, can_focus=False):
         yield RetentionFigures(self.report, id="retention-figures")
         yield OptionList(id="retention-missing")
         yield Static(
-            Text("enter: go to message · space: mark · i: add to instructions · e: to editor"),
+            Text(
+                "enter: go to message · space: mark · a: mark all of its kind · "
+                "i: add to instructions · e: to editor"
+            ),
             id="retention-hint",
         )
 
@@ -299,6 +304,21 @@ class RetentionPane(Vertical, can_focus=False):
             current,
             item_prompt(self.items[current], current in self.marked, current in self.critical),
         )
+
+    def action_mark_category(self) -> None:
+        current = self._current()
+        if current is None:
+            return
+        category = self.items[current].category
+        same = [i for i, item in enumerate(self.items) if item.category == category]
+        if all(i in self.marked for i in same):
+            self.marked.difference_update(same)
+        else:
+            self.marked.update(same)
+        for i in same:
+            self.option_list.replace_option_prompt_at_index(
+                i, item_prompt(self.items[i], i in self.marked, i in self.critical)
+            )
 
     def action_add_to_instructions(self) -> None:
         items = self.chosen_items()
