@@ -132,7 +132,10 @@ async def test_an_offline_run_shows_one_estimate_everywhere(tmp_path):
 
 
 async def test_missing_items_in_the_editor_are_not_called_control_characters(tmp_path):
-    app = create_app(sample_copy(tmp_path), provider="offline")
+    from tests.test_compact_retention import figures_session
+
+    # more figures than the offline summary lists: it has missing items
+    app = create_app(figures_session(tmp_path), provider="offline")
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await run_to_end(pilot)

@@ -51,6 +51,8 @@ EXIT_CANCELLED = 130
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
+    from kimi_compact_tui.retention.anchor import DEFAULT_ANCHOR_BUDGET
+
     p = sub.add_parser(
         "compact",
         help=HELP,
@@ -89,6 +91,19 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default=[],
         help="refuse to write (exit 4) when the summary keeps less of a category "
         "(see `retention`); repeatable",
+    )
+    p.add_argument(
+        "--anchor",
+        action="store_true",
+        help="append to the summary the exact references it lost (requests, instructions, "
+        "open tasks, edited files, errors, commands, paths), as one marked block",
+    )
+    p.add_argument(
+        "--anchor-budget",
+        metavar="TOKENS",
+        type=int,
+        default=DEFAULT_ANCHOR_BUDGET,
+        help=f"the anchor block's size (default {DEFAULT_ANCHOR_BUDGET} tokens)",
     )
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     p.add_argument(
@@ -148,6 +163,10 @@ def run(args: argparse.Namespace) -> int:
         allow_truncated=args.allow_truncated,
         on_start=_starter(args),
     )
+    if args.anchor:
+        from kimi_compact_tui.commands.compact_anchor import anchored_run
+
+        run_ = anchored_run(run_, args.anchor_budget, args.allow_truncated)
     result = run_.result
     if printer is not None:
         printer.finish()
@@ -203,6 +222,8 @@ def run(args: argparse.Namespace) -> int:
         elif args.in_place:
             print(f"complete ({where}); not written (declined)", file=err)
         else:
+            if args.anchor and run_.draft is not None:  # the final summary, before any write
+                sys.stdout.write(run_.draft.summary)
             print(f"complete ({where}); no --output given, nothing written", file=err)
         return EXIT_OK
     if result.status == "truncated":

@@ -11,7 +11,10 @@ from kimi_compact_tui.commands.jsonout import print_json
 from kimi_compact_tui.errors import UserError
 
 #: The one-line help of the command (listed by the top-level --help).
-HELP = "show which file paths, commands, errors... of the compacted range a summary keeps"
+HELP = (
+    "show which user requests, instructions, open tasks, edited files, commands, "
+    "errors... of the compacted range a summary keeps"
+)
 
 SUMMARY_STDIN = "-"
 

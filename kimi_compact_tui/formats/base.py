@@ -32,6 +32,7 @@ from kimi_compact_tui.compaction.summary import plain_summary_message
 from kimi_compact_tui.errors import SessionFormatError
 from kimi_compact_tui.formats.storage import Fingerprint, SessionRef
 from kimi_compact_tui.model import Message
+from kimi_compact_tui.specifics.declare import SUMMARY, ToolRoles, Vocabulary
 
 if TYPE_CHECKING:
     from kimi_compact_tui.formats.lines import Lines
@@ -266,6 +267,12 @@ class SessionFormat(ABC):
     #: True when the file is line-based: the loader streams it to
     #: :meth:`parse_lines` instead of reading it whole for :meth:`parse`.
     streams_lines: ClassVar[bool] = False
+    #: What the agent's tools do: which write files, run commands and keep the
+    #: plan (their real names and argument names), for the extractor.
+    tools: ClassVar[ToolRoles] = ToolRoles()
+    #: Whether the preserved-tail scan skips the agent's bookkeeping
+    #: (:meth:`bookkeeping`); False keeps kimi-cli's own scan, which counts it.
+    tail_skips_bookkeeping: ClassVar[bool] = True
 
     # --- finding sessions -----------------------------------------------------------
     @abstractmethod
@@ -339,11 +346,31 @@ class SessionFormat(ABC):
         )
 
     # --- the compaction ---------------------------------------------------------------
-    def injected(self, message: Message) -> bool:
-        """True for a user message the agent injected (a reminder, not a prompt
-        the person typed): it belongs to the turn it was injected into, so the
-        preserved-tail scan does not count it (formats that mark none: False)."""
+    def bookkeeping(self, message: Message) -> str | None:
+        """The kind of the agent's own bookkeeping ``message`` is (a reminder it
+        injected, a command's echo, its context, a checkpoint, an attachment, an
+        earlier summary: the names in :mod:`kimi_compact_tui.specifics.declare`),
+        or None for a message of the conversation. Bookkeeping is never a request
+        or an instruction; a user message of it belongs to the turn it was
+        injected into, so the preserved-tail scan does not count it and keeps it
+        with its prompt (formats that mark none: None)."""
+        return None
+
+    def tool_failed(self, message: Message) -> bool:
+        """True for a tool result the record itself marks as failed."""
         return False
+
+    def vocabulary(self) -> Vocabulary:
+        """What the extractor is told of this format: its tools and bookkeeping."""
+        return Vocabulary(self.tools, self.bookkeeping, self.tool_failed)
+
+    def tail_bookkeeping(self, message: Message) -> bool:
+        """The preserved-tail scan's predicate: bookkeeping it does not count (an
+        earlier summary is not skipped: it stands for the turns it replaced)."""
+        if not self.tail_skips_bookkeeping:
+            return False
+        kind = self.bookkeeping(message)
+        return kind is not None and kind != SUMMARY
 
     def summary_message(self, summary: str) -> Message:
         """The summary user message as this format writes it."""

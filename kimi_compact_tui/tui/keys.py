@@ -255,6 +255,12 @@ RETENTION_KEYS: tuple[Key, ...] = (
 #: The pane's own keys (``i`` and ``e`` are its host screen's: :data:`RETENTION_KEYS`).
 RETENTION_PANE_KEYS: tuple[Key, ...] = (
     Key("space", "toggle_mark", "Mark", "mark or unmark the highlighted missing item"),
+    Key(
+        "a",
+        "mark_category",
+        "Mark all",
+        "mark or unmark every missing item of the highlighted one's category",
+    ),
     Key("enter", "", "", "show the message the highlighted missing item comes from"),
 )
 

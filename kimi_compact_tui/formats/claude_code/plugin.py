@@ -36,7 +36,7 @@ from kimi_compact_tui.formats.base import (
     splice,
     state_of,
 )
-from kimi_compact_tui.formats.claude_code import append, discover
+from kimi_compact_tui.formats.claude_code import append, discover, roles
 from kimi_compact_tui.formats.claude_code.records import looks_like_record
 from kimi_compact_tui.formats.claude_code.state import ClaudeState, read_session, write_refusal
 from kimi_compact_tui.formats.journal import Compaction, JournalFormat
@@ -63,6 +63,14 @@ class ClaudeCodeFormat(JournalFormat, state=ClaudeState, finder=discover):
     name = NAME
     label = "Claude Code transcript"
     agent = "Claude Code"
+    tools = roles.TOOLS
+
+    def bookkeeping(self, message: Message) -> str | None:
+        return roles.bookkeeping(message)
+
+    def tool_failed(self, message: Message) -> bool:
+        return roles.tool_failed(message)
+
     write_notes = (CLOSE_NOTE,)  # shown by the confirm dialog
     drops_leading_system = False  # kept, as the spec keeps them (see above)
 

@@ -20,7 +20,7 @@ from kimi_compact_tui.formats.base import (
     state_of,
 )
 from kimi_compact_tui.formats.codex import discover as discovery
-from kimi_compact_tui.formats.codex import projection, records
+from kimi_compact_tui.formats.codex import projection, records, roles
 from kimi_compact_tui.formats.codex.history import HistoryItem
 from kimi_compact_tui.formats.codex.messages import map_history
 from kimi_compact_tui.formats.codex.projection import codex_is_running
@@ -68,6 +68,11 @@ class CodexFormat(JournalFormat, state=CodexState, finder=discovery):
     name = NAME
     label = "Codex rollout"
     agent = "Codex"
+    tools = roles.TOOLS
+
+    def bookkeeping(self, message: Message) -> str | None:
+        return roles.bookkeeping(message)
+
     write_notes = (CLOSE_NOTE,)  # shown by the confirm dialog
 
     def write_refusal(self, session: Session) -> str | None:

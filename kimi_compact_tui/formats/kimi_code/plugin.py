@@ -22,8 +22,8 @@ from kimi_compact_tui.formats.base import (
 )
 from kimi_compact_tui.formats.journal import Compaction, JournalFormat
 from kimi_compact_tui.formats.kimi_code import discover as discovery
-from kimi_compact_tui.formats.kimi_code import handoff, records, wire
-from kimi_compact_tui.formats.kimi_code.convert import origin_kind, to_message
+from kimi_compact_tui.formats.kimi_code import handoff, records, roles, wire
+from kimi_compact_tui.formats.kimi_code.convert import to_message
 from kimi_compact_tui.formats.kimi_code.fold import fold
 from kimi_compact_tui.model import Message
 
@@ -103,6 +103,11 @@ class KimiCodeFormat(JournalFormat, state=KimiCodeState, finder=discovery):
     name = NAME
     label = "kimi-code wire.jsonl"
     agent = "kimi-code"
+    tools = roles.TOOLS
+
+    def bookkeeping(self, message: Message) -> str | None:
+        return roles.bookkeeping(message)
+
     write_notes = (CLOSE_NOTE,)  # shown by the confirm dialog
 
     def refusal_of(self, state: KimiCodeState) -> str | None:
@@ -161,9 +166,6 @@ class KimiCodeFormat(JournalFormat, state=KimiCodeState, finder=discovery):
 
     def parse(self, data: bytes, path: Path) -> Session:
         return parse_journal(data, path)
-
-    def injected(self, message: Message) -> bool:
-        return message.role == "user" and origin_kind(message) == "injection"
 
     def summary_message(self, summary: str) -> Message:
         return to_message(handoff.summary_message(build_compact_summary_text(summary)))

@@ -5,11 +5,16 @@ posts messages; the app decides what they do:
 
 * ``enter`` on a missing item posts :class:`RetentionPane.JumpToMessage`
   with the item's first (1-based) message number;
-* ``space`` marks or unmarks the highlighted item;
+* ``space`` marks or unmarks the highlighted item; ``a`` every item of its
+  category (all of them, or none when all were marked);
 * ``i`` posts :class:`RetentionPane.AddToInstructions` with the marked items
   (else the highlighted one) and the instruction text for a re-run;
 * ``e`` posts :class:`RetentionPane.AppendToEditor` with them as a clearly
   marked block for the summary editor.
+
+A summary that loses a user request, an instruction or an open task is flagged
+critical: a ``!`` on the category's line and on each such item, and a
+``CRITICAL`` line under the title (readable without colour).
 
 Item text comes from the session: it is shown as ``Text`` through
 :func:`visible`, never parsed as markup.
@@ -42,6 +47,7 @@ from kimi_compact_tui.tui import keys
 
 MARK_ON = "● "
 MARK_OFF = "  "
+CRITICAL_MARK = "! "
 
 
 #: The label column; narrower (labels cut with …) when the row is narrower.
@@ -67,6 +73,9 @@ def figures_text(report: RetentionReport | None, width: int | None = None) -> Te
     first, last = report.compacted
     out.append(f"Retention of messages {first}..{last}", style="bold")
     out.append(f"   {report.kept}/{report.total} kept\n", style="dim")
+    critical = report.critical_line()
+    if critical:
+        out.append(f"{CRITICAL_MARK}{critical}\n", style="bold red")
     for name, c in report.categories.items():
         label = CATEGORY_LABELS.get(name, name)
         pct = c.percent
@@ -75,6 +84,8 @@ def figures_text(report: RetentionReport | None, width: int | None = None) -> Te
         out.append(f" {label}", style="bold" if c.missing else "")
         out.append(f"{c.kept_count:>4}/{c.total:<4}", style=style)
         out.append(f"{'-' if pct is None else f'{pct:.0f}%':>5}", style=style)
+        if c.critical_missing:
+            out.append(f" {CRITICAL_MARK.strip()}", style="bold red")
         tail = sum(1 for _, where in c.kept if where == KEPT_IN_TAIL)
         note = f"  {tail} in kept tail" if tail else ""
         if note and (width is None or width >= ROW_CELLS + len(note)):
@@ -84,13 +95,15 @@ def figures_text(report: RetentionReport | None, width: int | None = None) -> Te
     return out
 
 
-def item_prompt(item: Item, marked: bool) -> Text:
+def item_prompt(item: Item, marked: bool, critical: bool = False) -> Text:
     label = CATEGORY_LABELS.get(item.category, item.category)
     where = ",".join(str(i + 1) for i in item.messages[:4])
     if len(item.messages) > 4:
         where += ",…"
     out = Text(no_wrap=True, overflow="ellipsis")
     out.append(MARK_ON if marked else MARK_OFF, style="bold yellow")
+    if critical:
+        out.append(CRITICAL_MARK, style="bold red")
     out.append(f"{label}: ", style="bold")
     out.append(one_line(item.text, 200))
     out.append(f"  #{where}", style="dim")
@@ -185,12 +198,16 @@ class RetentionPane(Vertical, can_focus=False):
         self.report = report
         self.items: list[Item] = []
         self.marked: set[int] = set()
+        self.critical: set[int] = set()  # indices of the items flagged critical
 
     def compose(self) -> ComposeResult:
         yield RetentionFigures(self.report, id="retention-figures")
         yield OptionList(id="retention-missing")
         yield Static(
-            Text("enter: go to message · space: mark · i: add to instructions · e: to editor"),
+            Text(
+                "enter: go to message · space: mark · a: mark all of its kind · "
+                "i: add to instructions · e: to editor"
+            ),
             id="retention-hint",
         )
 
@@ -233,6 +250,8 @@ class RetentionPane(Vertical, can_focus=False):
 
     def _fill(self) -> None:
         self.items = self.report.missing_items() if self.report is not None else []
+        flagged = self.report.critical_missing() if self.report is not None else []
+        self.critical = {i for i, item in enumerate(self.items) if item in flagged}
         options = self.option_list
         highlighted = options.highlighted
         options.clear_options()
@@ -242,7 +261,7 @@ class RetentionPane(Vertical, can_focus=False):
             return
         options.add_options(
             [
-                Option(item_prompt(item, i in self.marked), id=str(i))
+                Option(item_prompt(item, i in self.marked, i in self.critical), id=str(i))
                 for i, item in enumerate(self.items)
             ]
         )
@@ -277,8 +296,24 @@ class RetentionPane(Vertical, can_focus=False):
             return
         self.marked.symmetric_difference_update({current})
         self.option_list.replace_option_prompt_at_index(
-            current, item_prompt(self.items[current], current in self.marked)
+            current,
+            item_prompt(self.items[current], current in self.marked, current in self.critical),
         )
+
+    def action_mark_category(self) -> None:
+        current = self._current()
+        if current is None:
+            return
+        category = self.items[current].category
+        same = [i for i, item in enumerate(self.items) if item.category == category]
+        if all(i in self.marked for i in same):
+            self.marked.difference_update(same)
+        else:
+            self.marked.update(same)
+        for i in same:
+            self.option_list.replace_option_prompt_at_index(
+                i, item_prompt(self.items[i], i in self.marked, i in self.critical)
+            )
 
     def action_add_to_instructions(self) -> None:
         items = self.chosen_items()
