@@ -39,22 +39,53 @@ def test_compact_json_carries_the_retention_report(tmp_path):
     assert json.loads(alone.stdout)["retention"]["categories"] == report["categories"]
 
 
+def figures_session(tmp_path: Path) -> Path:
+    """An OpenAI .jsonl session whose tool output holds more figures than the
+    offline summary lists (it keeps the last 16)."""
+    figures = " ".join(f"run {n}: {100 + n} ms;" for n in range(24))
+    lines = [
+        {"role": "user", "content": "Time the endpoint 24 times."},
+        {"role": "assistant", "content": "Timing it now."},
+        {"role": "tool", "content": figures, "tool_call_id": "t1"},
+        {"role": "assistant", "content": "Done: the times are above."},
+        {"role": "user", "content": "Thanks."},
+        {"role": "assistant", "content": "You're welcome."},
+    ]
+    path = tmp_path / "figures.jsonl"
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    return path
+
+
 def test_min_retention_shortfall_writes_nothing_and_exits_4(tmp_path):
-    folder = copy_sample(tmp_path)
-    before = sorted((p.name, p.read_bytes()) for p in folder.iterdir())
+    session = figures_session(tmp_path)
+    before = sorted((p.name, p.read_bytes()) for p in tmp_path.iterdir())
     res = run(
-        "compact", str(folder), "--provider", "offline", "--in-place", "--yes",
-        "--min-retention", "commands=100",
+        "compact", str(session), "--provider", "offline", "--in-place", "--yes",
+        "--min-retention", "numbers=100",
     )  # fmt: skip
     assert res.returncode == 4, res.stderr
     last = res.stderr.strip().splitlines()[-1]
-    assert "not written" in last and "commands" in last
-    assert sorted((p.name, p.read_bytes()) for p in folder.iterdir()) == before
-    bad = run("compact", str(folder), "--min-retention", "nosuch=5")
+    assert "not written" in last and "numbers" in last
+    assert sorted((p.name, p.read_bytes()) for p in tmp_path.iterdir()) == before
+    bad = run("compact", str(session), "--min-retention", "nosuch=5")
     assert bad.returncode == 2 and "file_paths" in bad.stderr  # lists the valid names
     ok = run(
-        "compact", str(folder), "--provider", "offline", "--in-place", "--yes",
-        "--min-retention", "latest_request=100",
+        "compact", str(session), "--provider", "offline", "--in-place", "--yes",
+        "--min-retention", "user_requests=100",
     )  # fmt: skip
     assert ok.returncode == 0, ok.stderr
-    assert (folder / "context_1.jsonl").exists()
+    assert any(p.name.startswith("figures.jsonl.bak-") for p in tmp_path.iterdir())
+
+
+def test_min_retention_with_an_old_category_name_names_its_replacement(tmp_path):
+    folder = copy_sample(tmp_path)
+    for old, new in (
+        ("requirements", "instructions"),
+        ("open_items", "open_tasks"),
+        ("latest_request", "user_requests"),
+    ):
+        res = run("compact", str(folder), "--provider", "offline", "--min-retention", f"{old}=50")
+        assert res.returncode == 2
+        lines = res.stderr.strip().splitlines()
+        assert len(lines) == 1 and f"{old!r} is now {new!r}" in lines[0], res.stderr
+        assert f"{new}=50" in lines[0]

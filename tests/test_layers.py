@@ -25,17 +25,19 @@ BASE = {"__init__", "errors", "fsutil", "sanitize", "model", "limits", "previews
 ALLOWED: dict[str, set[str]] = {
     "base": set(),
     "compaction": {"base"},
-    "retention": {"base", "compaction"},
-    "providers": {"base", "compaction", "retention"},  # offline: the retention items asked for
+    "specifics": {"base", "compaction"},
+    "retention": {"base", "compaction", "specifics"},
+    "providers": {"base", "compaction", "retention", "specifics"},  # offline: the specifics
     "config": {"base", "compaction", "retention", "providers"},  # it checks the provider block
-    "formats": {"base", "compaction"},
+    "formats": {"base", "compaction", "specifics"},  # their tool roles
     "diff": {"base", "compaction", "formats"},
     "store": {"base", "compaction", "formats"},
-    "job": {"base", "compaction", "providers", "config", "formats", "store", "retention"},
+    "job": {"base", "compaction", "providers", "config", "formats", "store", "retention",
+            "specifics"},
     "tui": {"base", "compaction", "providers", "config", "formats", "retention", "diff",
-            "store", "job"},
+            "store", "job", "specifics"},
     "commands": {"base", "compaction", "providers", "config", "formats", "retention", "diff",
-                 "store", "job", "tui"},
+                 "store", "job", "tui", "specifics"},
     "cli": {"base", "commands", "formats"},  # a bare word may be a session id
 }  # fmt: skip
 

@@ -36,15 +36,17 @@ def test_every_item_the_retention_pane_adds_is_kept_verbatim():
     session = load_session(KIMI)
     prep = prepare_compaction(session, CONFIG)
     first = offline_summary(prep.request)
-    missing = retention_report(session, prep.plan, first).missing_items()
-    assert len(missing) >= 5  # commands, a failing test, numbers: what the pane lists
+    # a summary that loses things (the hand-written one of the retention fixtures)
+    poor = (ROOT / "tests" / "retention_fixtures" / "kimi-debugging.summary.md").read_text()
+    missing = retention_report(session, prep.plan, poor).missing_items()
+    assert len(missing) >= 5  # requests, commands, a failing test, numbers: what the pane lists
     # what `i` sends: the user's own instruction, then the block of missing items
     instruction = "Focus on the parser.\n\n" + instructions_for(missing)
     again = prepare_compaction(session, CONFIG, custom_instruction=instruction)
     second = offline_summary(again.request)
     assert second != first
     for item in missing:
-        assert item.text in second, item.text
+        assert " ".join(item.text.split()) in second, item.text
     assert retention_report(session, again.plan, second).missing_items() == []
     assert_six_sections(second)
     assert summarize(read_request(again.request)).fits  # still smaller than what it replaces
@@ -72,7 +74,7 @@ def test_plain_instructions_keep_focus_and_say_what_they_could_not_do():
     for kept in ("billing/report.py", "amounts must stay in cents", "12 passed in 0.40s"):
         assert f"  - {kept}" in context
     assert "deployment notes" not in text and "ZEBRAFISH" not in text
-    assert "2 lines of the custom instructions" in context and "no model" in context
+    assert "2 instructions of the custom instructions" in context and "no model" in context
 
 
 def test_a_list_of_items_is_kept_verbatim():
@@ -88,8 +90,9 @@ def test_no_instructions_no_note():
 
 
 async def test_i_in_the_retention_pane_changes_the_offline_summary(tmp_path):
-    path = tmp_path / "session"
-    shutil.copytree(KIMI, path)
+    from tests.test_compact_retention import figures_session
+
+    path = figures_session(tmp_path)  # more figures than the offline summary lists
     app = create_app(path, provider="offline")
     async with app.run_test(size=(140, 44)) as pilot:
         await settle(pilot)

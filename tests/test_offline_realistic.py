@@ -240,18 +240,15 @@ def test_a_user_message_with_a_real_request_and_a_reminder_keeps_the_request():
 
 def test_only_real_errors_are_active_issues():
     issues = section(summarize(realistic_request()), "active_issues")
-    # The real failure: the pytest traceback, with the fix that followed.
+    # The real failure, fixed by the edit and the test run that followed.
     assert "AttributeError: 'TimeoutError' object has no attribute 'value'" in issues
-    assert "raising RetryExhausted" in issues
     # Code that merely mentions errors is not an error.
-    assert 'raise ValueError("max_attempts must be >= 1")' not in issues
+    assert "max_attempts must be >= 1" not in issues
     assert "class RetryExhausted(RuntimeError)" not in issues
     assert "except TimeoutError as exc" not in issues
     # Nor are the lines of a diff.
-    assert "+            except (TimeoutError, ConnectionError) as exc:" not in issues
     assert "ConnectionError) as exc" not in issues
-    assert 'raise RetryExhausted(f"{self.max_attempts} attempts failed")' not in issues
-    assert "no fix appears" not in issues
+    assert "attempts failed" not in issues
 
 
 def test_a_git_diff_names_each_file_once():
@@ -261,7 +258,6 @@ def test_a_git_diff_names_each_file_once():
     assert "a/tests/test_retry.py" not in text
     assert "b/tests/test_retry.py" not in text
     assert "src/payments/retry.py" in section(text, "code_state")
-    assert "tests/test_retry.py" in section(text, "code_state")
 
 
 def compact_range_tokens(messages: list[Message], request: CompactionRequest) -> int:
@@ -320,7 +316,9 @@ def short_busy_session() -> list[Message]:
     ]
 
 
-def test_a_summary_that_would_be_larger_is_trimmed_and_says_so():
+def test_grep_output_is_not_a_file_list_and_the_summary_fits():
+    """The twelve files of a grep's output are lines of a tool's output, not files
+    anyone named or touched: they are not listed, so the summary fits whole."""
     messages = short_busy_session()
     request = realistic_request(messages)
     text = summarize(request)
@@ -329,9 +327,7 @@ def test_a_summary_that_would_be_larger_is_trimmed_and_says_so():
     )
     for name in SECTIONS:
         assert f"<{name}>" in text and f"</{name}>" in text
-    context = section(text, "important_context")
-    assert "Trimmed" in context
-    # What matters most survives the trim: the request and the real error.
+    assert "src/payments/wallets.py" not in text and "Cut:" not in text
     assert "RetryExhausted everywhere" in section(text, "current_focus")
     assert "ImportError: cannot import name 'RetryError'" in section(text, "active_issues")
 
@@ -353,7 +349,7 @@ async def test_messages_shorter_than_any_summary_keep_the_key_facts_and_warn():
         assert f"<{name}>" in text and f"</{name}>" in text
     assert "Run it." in section(text, "current_focus")
     assert "RuntimeError: boom" in section(text, "active_issues")
-    assert "larger than the 4 compacted messages" in section(text, "important_context")
+    assert "larger than the compacted messages" in section(text, "important_context")
     events: list[StreamEvent] = []
     result = await stream_summary(ProviderConfig(kind="offline"), request, events.append)
     assert result.summary == text
@@ -391,7 +387,7 @@ REAL_ERRORS = [
     ),
     (
         "=== RUN   TestQuote\n--- FAIL: TestQuote (0.00s)\n    quote_test.go:12: got 3, want 4\n",
-        "--- FAIL: TestQuote (0.00s)",
+        "failing test TestQuote",
     ),
     (
         "..F\n========================= 1 failed, 2 passed in 0.05s =========================\n",
@@ -414,21 +410,32 @@ NOT_ERRORS = [
 ]
 
 
+def errors_of_output(output: str) -> list[str]:
+    """The errors the extractor finds in ``output`` as a tool's result."""
+    from kimi_compact_tui.formats.kimi import KimiCliFormat
+    from kimi_compact_tui.specifics import extract
+
+    messages = [
+        assistant("Running it.", call("Shell:0", "Shell", command="make check")),
+        tool("Shell:0", "Command executed.", output),
+    ]
+    found = extract(messages, range(2), KimiCliFormat().vocabulary())
+    return [i.text for i in found.of("errors")]
+
+
 @pytest.mark.parametrize(("output", "headline"), REAL_ERRORS)
 def test_real_error_outputs_are_found(output, headline):
-    from kimi_compact_tui.providers.offline.extract import error_blocks
-
-    assert [h for h, _block in error_blocks(output)] == [headline]
+    assert errors_of_output(output) == [headline]
 
 
 @pytest.mark.parametrize("output", NOT_ERRORS)
 def test_code_and_diffs_are_not_errors(output):
-    from kimi_compact_tui.providers.offline.extract import error_blocks, without_diffs
-
-    assert error_blocks(without_diffs(output)) == []
+    assert errors_of_output(output) == []
 
 
-def test_open_items_of_the_user_are_listed_even_before_any_reply():
+def test_a_checklist_in_prose_is_not_a_task():
+    """A "still to do" in the person's or the agent's prose is not a plan item:
+    only the agent's plan tool sets open tasks."""
     messages = [
         Message.make("user", "Set up the payments repository for the new retry module."),
         Message.make(
@@ -436,8 +443,13 @@ def test_open_items_of_the_user_are_listed_even_before_any_reply():
             "Still to do after that: the follow-up migration for the ledger tables, which "
             "has to run before Friday's release and must keep the old column names.",
         ),
+        assistant("Plan:\n- [ ] Write the migration\n- [x] Verify CI passes"),
         Message.make("user", "First, though, what Python version do we target?"),
         assistant("Python 3.12."),
     ]
-    issues = section(summarize(realistic_request(messages)), "active_issues")
-    assert "Open (user, message 2): Still to do after that" in issues
+    text = summarize(realistic_request(messages))
+    issues = section(text, "active_issues")
+    assert "Verify CI passes" not in section(text, "completed_tasks")
+    assert "[pending]" not in issues and "[completed]" not in text
+    # the request itself is kept verbatim, in order
+    assert "Still to do after that: the follow-up migration" in section(text, "current_focus")

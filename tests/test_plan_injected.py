@@ -156,7 +156,7 @@ def test_a_kimi_code_session_keeps_the_prompt_with_its_answer():
     session = parse(_thanks_journal().bytes())
     texts = [m.text() for m in session.messages]
     prompt = texts.index("thanks")
-    assert session.format.injected(session.messages[prompt + 1])
+    assert session.format.bookkeeping(session.messages[prompt + 1]) == "reminder"
     plan = prepare_compaction(session, _config()).plan
     assert plan.boundary == prompt
     kept = [session.messages[i].text() for i in plan.preserved_indices]
@@ -168,7 +168,7 @@ def test_the_same_messages_as_a_kimi_cli_session_keep_kimi_clis_counting():
     kimi = registry.get("kimi").from_messages(
         [Message({k: v for k, v in m.data.items() if k != "kimi_code"}) for m in session.messages]
     )
-    assert not any(kimi.format.injected(m) for m in kimi.messages)
+    assert not any(kimi.format.tail_bookkeeping(m) for m in kimi.messages)
     plan = prepare_compaction(kimi, _config()).plan
     texts = [m.text() for m in kimi.messages]
     assert plan.boundary == texts.index("thanks") + 1  # kimi-cli keeps [reminder, answer]

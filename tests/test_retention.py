@@ -12,7 +12,7 @@ import pytest
 from kimi_compact_tui.compaction import make_plan
 from kimi_compact_tui.formats import load_session
 from kimi_compact_tui.retention import CATEGORIES, KEPT_IN_TAIL, retention_report
-from kimi_compact_tui.retention.extraction import message_haystack
+from kimi_compact_tui.specifics import message_haystack
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = Path(__file__).resolve().parent / "retention_fixtures"
@@ -22,40 +22,78 @@ LABELS = {
     "kimi-debugging": (
         ROOT / "sample_sessions" / "kimi-debugging-session",
         {
-            "file_paths": [("tests/test_parse.py", [14, 15])],
+            # the summary tells the first and the last request in its own words
+            "user_requests": [
+                (
+                    "The nightly job crashes when it imports the March statements. "
+                    "Can you find out why? The repo is ledger-service.",
+                    [1],
+                ),
+                ("The job still shows this in the dashboard, what does it mean?", [21]),
+            ],
+            "file_paths": [("tests/test_parse.py", [14])],  # named by the call, not its output
             "commands": [("pytest -q tests/test_parse.py", [14]), ("pytest -q", [18])],
             "errors": [
                 ("NameError: name 'InvalidOperation' is not defined", [15]),
                 ("failing test tests/test_parse.py::test_euro_amount", [15]),
             ],
-            "numbers": [("0.21s", [15]), ("1 failed", [15]), ("6 passed", [15])],
+            "numbers": [("1 failed", [15]), ("6 passed", [15]), ("0.21s", [15])],  # as read
         },
     ),
     "openai-retry": (
         ROOT / "sample_sessions" / "openai-retry-refactor.json",
-        {"file_paths": [("src/http/retry.ts", [4])], "numbers": [("30 s", [8])]},
+        {
+            "user_requests": [
+                (
+                    "Our retry helper retries on every error, including 400s. "
+                    "Can you make it only retry on 429 and 5xx?",
+                    [3],
+                ),
+                ("Looks right. What about Retry-After?", [7]),
+            ],
+            "file_paths": [("src/http/retry.ts", [4])],
+            "numbers": [("30 s", [8])],
+        },
     ),
     "cjk-orders": (
         ROOT / "sample_sessions" / "cjk-orders-store.jsonl",
-        {"file_paths": [("orders_store.py", [3])], "identifiers": [("add_order", [3])]},
+        {
+            "user_requests": [
+                (
+                    "帮我写一个基于 sqlite 的订单存储模块，要求：建表、插入订单、按客户汇总金额。"
+                    "金额用分（整数）存储。",
+                    [2],
+                )
+            ],
+            "file_paths": [("orders_store.py", [3])],
+            "identifiers": [("add_order", [3])],
+        },
     ),
     "cjk-deploy": (
         FIXTURES / "cjk-deploy.jsonl",
         {
+            "user_requests": [
+                (
+                    "帮我把 orders 服务部署到测试环境。注意：不要动生产数据库。"
+                    "端口必须用 8081，因为 8080 被网关占用了。",
+                    [2],
+                ),
+                ("可以改。但是一定要先备份原来的配置文件。另外部署完以后告诉我 p99 延迟。", [12]),
+            ],
+            "instructions": [("注意：不要动生产数据库。", [2])],
             "commands": [
                 ("kubectl logs deploy/orders -n staging --tail=50", [9]),
                 ("cp deploy/staging.yaml deploy/staging.yaml.bak", [13]),
             ],
-            "urls": [("http://localhost:8080/healthz", [4])],
             "numbers": [("v1.4.2", [4]), ("5000 ms", [10])],
-            "requirements": [("注意：不要动生产数据库。", [2])],
+            "urls": [("http://localhost:8080/healthz", [4])],
         },
     ),
     "lru-eviction": (
         FIXTURES / "lru-eviction.jsonl",
         {
-            "file_paths": [("src/cache/lru.py", [3, 4, 5])],
             "commands": [("git diff HEAD~1 -- src/cache/lru.py", [3])],
+            "file_paths": [("src/cache/lru.py", [3, 5])],
             "identifiers": [("evict_oldest", [5])],
             "numbers": [("1.3 us", [9])],
         },
@@ -65,12 +103,14 @@ LABELS = {
 # fixture name -> {category: (kept, total)} for every category (0/0 included)
 FIGURES = {
     "kimi-debugging": dict(
-        file_paths=(3, 4), commands=(1, 3), errors=(2, 4), identifiers=(2, 2), urls=(0, 0),
-        numbers=(2, 5), requirements=(1, 1), open_items=(0, 0), latest_request=(1, 1),
+        user_requests=(1, 3), instructions=(0, 0), open_tasks=(0, 0), edited_files=(1, 1),
+        commands=(1, 3), errors=(2, 4), file_paths=(2, 3), identifiers=(2, 2), numbers=(2, 5),
+        urls=(0, 0),
     ),
     "cjk-deploy": dict(
-        file_paths=(1, 1), commands=(2, 4), errors=(2, 2), identifiers=(0, 0), urls=(1, 2),
-        numbers=(3, 5), requirements=(2, 3), open_items=(1, 1), latest_request=(1, 1),
+        user_requests=(0, 2), instructions=(2, 3), open_tasks=(0, 0), edited_files=(0, 0),
+        commands=(2, 4), errors=(2, 2), file_paths=(1, 1), identifiers=(0, 0), numbers=(3, 5),
+        urls=(1, 2),
     ),
 }  # fmt: skip
 
@@ -125,10 +165,11 @@ def test_kept_items_say_summary_or_tail():
         for cat, c in report.to_json()["categories"].items()
         for k in c["kept_items"]
     }
-    assert where[("file_paths", "ledger/importer.py")] == "tail"  # only message 24 reads it
+    # ledger/importer.py is only in tool output (message 24 is in the tail): not named
+    assert ("file_paths", "ledger/importer.py") not in where
     assert where[("file_paths", "ledger/parse.py")] == "summary"
     assert where[("commands", "python -m ledger.importer fixtures/2026-03.csv")] == "summary"
-    assert report.categories["file_paths"].to_json()["kept_in_tail"] == 1
+    assert report.categories["file_paths"].to_json()["kept_in_tail"] == 0
     _, _, _, cjk = report_for("cjk-orders")
     kept = dict((i.text, w) for i, w in cjk.categories["identifiers"].kept)
     assert kept == {
@@ -144,9 +185,9 @@ def test_path_forms_count_as_one_file():
     report = retention_report(session, plan, "")
     paths = {i.text: [n + 1 for n in i.messages] for i in report.missing_items()
              if i.category == "file_paths"}  # fmt: skip
-    # a/src/cache/lru.py, b/src/cache/lru.py, ./src/cache/lru.py and src/cache/lru.py;
+    # ./src/cache/lru.py and src/cache/lru.py (message 4's diff is a tool's output);
     # the absolute path under the stated working directory becomes relative.
-    assert paths == {"src/cache/lru.py": [3, 4, 5], "src/cache/policy.py": [5]}
+    assert paths == {"src/cache/lru.py": [3, 5], "src/cache/policy.py": [5]}
     assert report.work_root == "/srv/app/cache-service/"
     for form in (
         "./src/cache/lru.py",
@@ -184,7 +225,7 @@ def test_empty_summary_loses_all_but_the_tail():
     session, plan, _, _ = report_for("openai-retry")
     report = retention_report(session, plan, "")
     assert report.kept == 0
-    assert report.total == 5
+    assert report.total == 6
 
 
 def test_noop_plan_reports_nothing():
@@ -261,15 +302,15 @@ def test_sentences_match_on_shared_words_with_a_light_stem():
     # "Don't add new dependencies; use cachetools 5.3.2 only if it is already installed."
     # is in the kept tail (message 10): the range's own requirement is message 2's.
     kept = retention_report(session, plan, "The cache API was upgraded; put() stays.")
-    assert kept.categories["requirements"].kept_count == 0  # 1 of 5 words: put
+    assert kept.categories["instructions"].kept_count == 0  # 1 of 5 words: put
     kept = retention_report(session, plan, "LRUCache.put: public signature changes are forbidden")
-    assert kept.categories["requirements"].kept_count == 1
+    assert kept.categories["instructions"].kept_count == 1  # every content word
     assert content_tokens("不要动生产数据库") >= {"不要", "数据", "据库"}
     assert Haystack("用户说不要动生产数据库").tokens >= content_tokens("不要动生产数据库")
 
 
 def test_technology_names_and_url_paths_are_not_files():
-    from kimi_compact_tui.retention.patterns import paths_in
+    from kimi_compact_tui.specifics.patterns import paths_in
 
     text = "Node.js and Vue.js; src/Main.js, app.js; https://x.org/a/b.py; git@host:repo/x.py"
     assert paths_in(text) == ["src/Main.js", "app.js"]
@@ -292,14 +333,14 @@ def test_command_words_must_be_in_order_and_close_together():
 
 def test_requirement_markers_in_chinese_and_english():
     from kimi_compact_tui.model import Message
-    from kimi_compact_tui.retention import extract
+    from kimi_compact_tui.specifics import extract
 
     messages = [
         Message.make("user", "这个特别慢。一定要先备份。不能改接口。区别在哪里？"),
-        Message.make("user", "It is slow. You must keep the API. Instead, cache it. Why?"),
+        Message.make("user", "It is slow. You must keep the API. Never cache it. Why?"),
         Message.make("assistant", "You must not see this: assistants state no requirements."),
     ]
-    items, _ = extract(messages, range(3))
-    assert [i.text for i in items["requirements"].values()] == [
-        "一定要先备份。", "不能改接口。", "You must keep the API.", "Instead, cache it.",
+    items = extract(messages, range(3)).items
+    assert [i.text for i in items["instructions"].values()] == [
+        "一定要先备份。", "不能改接口。", "You must keep the API.", "Never cache it.",
     ]  # fmt: skip

@@ -33,12 +33,12 @@ def test_json_report_through_the_cli():
     commands = data["categories"]["commands"]
     assert (commands["kept"], commands["total"]) == (1, 3)
     assert commands["missing"] == [
-        {"item": "pytest -q tests/test_parse.py", "messages": [14]},
-        {"item": "pytest -q", "messages": [18]},
+        {"item": "pytest -q tests/test_parse.py", "messages": [14], "status": "exit 1"},
+        {"item": "pytest -q", "messages": [18], "status": "42 passed"},
     ]
     assert data["categories"]["urls"] == {
-        "kept": 0, "total": 0, "percent": None, "kept_in_summary": 0, "kept_in_tail": 0,
-        "missing": [], "kept_items": [],
+        "kept": 0, "total": 0, "percent": None, "critical": False, "kept_in_summary": 0,
+        "kept_in_tail": 0, "missing": [], "kept_items": [],
     }  # fmt: skip
     assert data["compacted_messages"] == [1, 22]
 
@@ -84,12 +84,12 @@ def test_bad_input_is_one_line_exit_2(args, message):
 
 def test_parse_min_retention():
     assert parse_min_retention("file_paths=50") == ("file_paths", 50.0)
-    assert parse_min_retention(" open-items = 12.5% ") == ("open_items", 12.5)
+    assert parse_min_retention(" open-tasks = 12.5% ") == ("open_tasks", 12.5)
     for bad in ("file_paths", "file_paths=", "file_paths=abc", "file_paths=101", "=5"):
         with pytest.raises(UserError) as info:
             parse_min_retention(bad)
         assert "\n" not in str(info.value)
-    with pytest.raises(UserError, match="valid: file_paths, commands, errors, identifiers"):
+    with pytest.raises(UserError, match="valid: user_requests, instructions, open_tasks, "):
         parse_min_retention("paths=10")
 
 

@@ -22,6 +22,10 @@ from kimi_compact_tui.tui.widgets.retention_pane import RetentionPane
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "tests" / "retention_fixtures"
 KIMI = ROOT / "sample_sessions" / "kimi-debugging-session"
+REQUEST_1 = (
+    "The nightly job crashes when it imports the March statements. "
+    "Can you find out why? The repo is ledger-service."
+)
 SIZE = (110, 34)
 
 
@@ -63,15 +67,20 @@ async def test_pane_figures_first_then_missing_items():
     async with app.run_test(size=SIZE) as pilot:
         figures = str(app.query_one("#retention-figures", Static).render())
         assert figures.splitlines()[0].startswith("Retention of messages 1..22")
-        assert "file paths        3/4     75%  1 in kept tail" in figures
+        # the summary loses two user requests: flagged without colour too
+        assert figures.splitlines()[1] == "! CRITICAL: the summary loses 2 user requests"
+        assert "user requests     1/3     33% !" in figures
+        assert "file paths        2/3     67%" in figures
         assert "URLs              0/0       -" in figures  # 0/0 is a dash, not 100%
         options = app.query_one("#retention-missing", OptionList)
-        assert options.option_count == 8
+        assert options.option_count == 10
         first = str(options.get_option_at_index(0).prompt)
-        assert first == "  file paths: tests/test_parse.py  #14,15"
+        assert first == f"  ! user requests: {REQUEST_1}  #1"
+        third = str(options.get_option_at_index(2).prompt)
+        assert third == "  commands: pytest -q tests/test_parse.py  #14"  # not critical
         await pilot.press("down", "enter")
         await pilot.pause()
-        assert app.posted == [("jump", 14)]  # pytest -q tests/test_parse.py, message 14
+        assert app.posted == [("jump", 21)]  # the last request, message 21
 
 
 async def test_pane_marks_and_posts_instructions_and_editor_block():
@@ -82,20 +91,22 @@ async def test_pane_marks_and_posts_instructions_and_editor_block():
         await pilot.pause()
         kind, text = app.posted[0]
         assert kind == "instructions"
-        assert text.splitlines()[1:] == ["- file paths: tests/test_parse.py (messages 14, 15)"]
+        assert text.splitlines()[1:] == [f"- user requests: {REQUEST_1} (message 1)"]
         kind, block = app.posted[1]
         assert kind == "editor"
         assert block.splitlines() == [
             EDITOR_BLOCK_START,
-            "- file paths: tests/test_parse.py (messages 14, 15)",
-            "- commands: pytest -q (message 18)",
+            f"- user requests: {REQUEST_1} (message 1)",
+            "- commands: pytest -q tests/test_parse.py (message 14)",
             EDITOR_BLOCK_END,
         ]
         options = app.query_one("#retention-missing", OptionList)
-        assert str(options.get_option_at_index(0).prompt).startswith("● file paths")
+        assert str(options.get_option_at_index(0).prompt).startswith("● ! user requests")
         await pilot.press("up", "up", "space", "i")  # unmark the first
         await pilot.pause()
-        assert app.posted[2][1].splitlines()[1:] == ["- commands: pytest -q (message 18)"]
+        assert app.posted[2][1].splitlines()[1:] == [
+            "- commands: pytest -q tests/test_parse.py (message 14)"
+        ]
 
 
 async def test_pane_shows_untrusted_text_literally_and_updates():
@@ -106,13 +117,13 @@ async def test_pane_shows_untrusted_text_literally_and_updates():
         pane.show(kimi_report(summary="[bold]x[/bold] \x1b[31m"))
         await pilot.pause()
         options = app.query_one("#retention-missing", OptionList)
-        assert options.option_count == 18  # all 20 but the two the kept tail holds
-        prompts = [str(options.get_option_at_index(i).prompt) for i in range(18)]
+        assert options.option_count == 20  # all 21 but the one the kept tail holds
+        prompts = [str(options.get_option_at_index(i).prompt) for i in range(20)]
         # item text with square brackets is shown as it is, never parsed as markup
         assert any("[<class 'decimal.ConversionSyntax'>]" in p for p in prompts)
         pane.show(kimi_report(summary=open(FIXTURES / "kimi-debugging.summary.md").read()))
         await pilot.pause()
-        assert options.option_count == 8
+        assert options.option_count == 10
 
 
 async def test_pane_scores_in_a_worker_and_posts_scored():
@@ -126,9 +137,9 @@ async def test_pane_scores_in_a_worker_and_posts_scored():
         await app.workers.wait_for_complete()
         await pilot.pause()
         scored = [report for kind, report in app.posted if kind == "scored"]
-        assert len(scored) == 1 and scored[0].kept == 12
+        assert len(scored) == 1 and scored[0].kept == 11
         assert pane.report is scored[0]
-        assert app.query_one("#retention-missing", OptionList).option_count == 8
+        assert app.query_one("#retention-missing", OptionList).option_count == 10
 
 
 def candidate_set() -> CandidateSet:

@@ -73,9 +73,14 @@ async def test_enter_on_a_missing_item_in_the_diff_jumps_to_its_message(tmp_path
         await settle(pilot)
         assert isinstance(app.screen, DiffScreen)
         pane = pane_of(app.screen)
-        app.screen.query_one("#retention-missing", OptionList).focus()
+        options = app.screen.query_one("#retention-missing", OptionList)
+        options.focus()
         await pilot.press("end")
-        item = pane.items[-1]
+        last = max(k for k, it in enumerate(pane.items) if it.messages[0] != 0)
+        for _ in range(len(pane.items) - 1 - last):
+            await pilot.press("up")
+        item = pane.items[last]
+        assert options.highlighted == last
         await pilot.press("enter")
         await settle(pilot)
         assert isinstance(app.screen, MainScreen)
@@ -100,7 +105,8 @@ async def test_i_in_the_stream_adds_to_the_instructions_and_reruns(tmp_path, run
         added = instructions_for([item])
         assert added in instruction
         assert len(runs) == 2 and "keep the test names" in str(runs[0])
-        assert "file paths: db.py" in str(runs[1]) and "file paths: db.py" not in str(runs[0])
+        line = added.splitlines()[1]  # the item's own line
+        assert line in str(runs[1]) and line not in str(runs[0])
         assert app.state.summary == "<current_focus>run 2</current_focus>"
 
 

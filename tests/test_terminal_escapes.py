@@ -13,11 +13,13 @@ import pytest
 from kimi_compact_tui.compaction import make_plan
 from kimi_compact_tui.compaction.prompts import PromptSource
 from kimi_compact_tui.compaction.request import build_request
+from kimi_compact_tui.formats.openai import OpenAIJsonlFormat
 from kimi_compact_tui.model import Message
 from kimi_compact_tui.providers.offline import offline_summary
-from kimi_compact_tui.retention import CATEGORIES
-from kimi_compact_tui.retention.extraction import extract
 from kimi_compact_tui.sanitize import plain_text
+from kimi_compact_tui.specifics import extract
+
+VOCABULARY = OpenAIJsonlFormat().vocabulary()  # every agent's tool names
 
 ESC = "\x1b"
 ST = ESC + "\\"
@@ -74,7 +76,7 @@ def test_plain_text_turns_an_osc8_link_into_its_text_and_target():
 
 def test_retention_extracts_an_osc8_target_url_cleanly():
     messages = escape_session()
-    extracted, _ = extract(messages, range(len(messages) - 2))
+    extracted = extract(messages, range(len(messages) - 2), VOCABULARY).items
     urls = sorted(item.text for item in extracted["urls"].values())
     assert urls == [
         "http://evil.example/",
@@ -85,10 +87,10 @@ def test_retention_extracts_an_osc8_target_url_cleanly():
 
 def test_no_extracted_item_holds_an_escape_sequence_or_control():
     messages = escape_session()
-    extracted, _ = extract(messages, range(len(messages) - 2))
+    extracted = extract(messages, range(len(messages) - 2), VOCABULARY).items
     texts = [
         (name, text)
-        for name in CATEGORIES
+        for name in extracted
         for item in extracted[name].values()
         for text in (item.text, item.key, *item.extra)
     ]
@@ -110,7 +112,8 @@ def test_the_offline_summary_holds_no_escape_sequence():
     assert not CONTROLS_RE.search(text), repr(CONTROLS_RE.findall(text))
     issues = text[text.index("<active_issues>") : text.index("</active_issues>")]
     # the coloured pytest line is still read as an error
-    assert "FAILED tests/test_app.py::test_port - ValueError: bad port" in issues
+    assert "failing test tests/test_app.py::test_port" in issues
+    assert "ValueError: bad port 80" in issues
     assert "<http://evil.example/>" in text  # the link's target, visible
 
 

@@ -9,7 +9,7 @@ with the custom instructions appended to that same part.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -155,6 +155,10 @@ class CompactionRequest:
     messages: list[dict[str, Any]]
     config: dict[str, Any]
     body: dict[str, Any] = field(default_factory=dict)
+    # The specifics of the compacted range (a ``specifics.Specifics``), made on
+    # first call: the compaction job sets it for the offline provider, which
+    # otherwise reads them from the request's text.
+    specifics: Callable[[], object] | None = field(default=None, compare=False, repr=False)
 
     @property
     def parts(self) -> list[str]:

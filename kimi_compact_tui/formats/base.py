@@ -28,6 +28,7 @@ from kimi_compact_tui.compaction.plan import CompactionPlan
 from kimi_compact_tui.compaction.summary import plain_summary_message
 from kimi_compact_tui.errors import SessionFormatError
 from kimi_compact_tui.model import Message
+from kimi_compact_tui.specifics.declare import ToolRoles, Vocabulary
 
 if TYPE_CHECKING:
     from kimi_compact_tui.formats.lines import Lines
@@ -150,6 +151,12 @@ class SessionFormat(ABC):
     #: True when the file is line-based: the loader streams it to
     #: :meth:`parse_lines` instead of reading it whole for :meth:`parse`.
     streams_lines: ClassVar[bool] = False
+    #: What the agent's tools do: which write files, run commands and keep the
+    #: plan (their real names and argument names), for the extractor.
+    tools: ClassVar[ToolRoles] = ToolRoles()
+    #: Whether the preserved-tail scan skips the agent's bookkeeping
+    #: (:meth:`bookkeeping`); False keeps kimi-cli's own scan, which counts it.
+    tail_skips_bookkeeping: ClassVar[bool] = True
 
     # --- finding sessions -----------------------------------------------------------
     @abstractmethod
@@ -212,11 +219,27 @@ class SessionFormat(ABC):
         dumps to the bytes it was read from."""
 
     # --- the compaction ---------------------------------------------------------------
-    def injected(self, message: Message) -> bool:
-        """True for a user message the agent injected (a reminder, not a prompt
-        the person typed): it belongs to the turn it was injected into, so the
-        preserved-tail scan does not count it (formats that mark none: False)."""
+    def bookkeeping(self, message: Message) -> str | None:
+        """The kind of the agent's own bookkeeping ``message`` is (a reminder it
+        injected, a command's echo, its context, a checkpoint, an attachment, an
+        earlier summary: the names in :mod:`kimi_compact_tui.specifics.declare`),
+        or None for a message of the conversation. Bookkeeping is never a request
+        or an instruction; a user message of it belongs to the turn it was
+        injected into, so the preserved-tail scan does not count it and keeps it
+        with its prompt (formats that mark none: None)."""
+        return None
+
+    def tool_failed(self, message: Message) -> bool:
+        """True for a tool result the record itself marks as failed."""
         return False
+
+    def vocabulary(self) -> Vocabulary:
+        """What the extractor is told of this format: its tools and bookkeeping."""
+        return Vocabulary(self.tools, self.bookkeeping, self.tool_failed)
+
+    def tail_bookkeeping(self, message: Message) -> bool:
+        """The preserved-tail scan's predicate: bookkeeping it does not count."""
+        return self.tail_skips_bookkeeping and self.bookkeeping(message) is not None
 
     def summary_message(self, summary: str) -> Message:
         """The summary user message as this format writes it."""

@@ -21,7 +21,7 @@ from kimi_compact_tui.compaction.plan import CompactionPlan
 from kimi_compact_tui.compaction.summary import COMPACTED_NOTICE, system
 from kimi_compact_tui.compaction.tokens import kimi_estimate
 from kimi_compact_tui.errors import SessionFormatError
-from kimi_compact_tui.formats import kimi_discover
+from kimi_compact_tui.formats import kimi_discover, kimi_roles
 from kimi_compact_tui.formats.base import (
     Session,
     SessionFormat,
@@ -272,6 +272,15 @@ class KimiCliFormat(SessionFormat):
     label = "kimi-cli context.jsonl"
     agent = "kimi-cli"
     write_policy = "rotate"
+    tools = kimi_roles.TOOLS
+    tail_skips_bookkeeping = False  # kimi-cli's own scan counts its checkpoint messages
+
+    def bookkeeping(self, message: Message) -> str | None:
+        return kimi_roles.bookkeeping(message)
+
+    def tool_failed(self, message: Message) -> bool:
+        return kimi_roles.tool_failed(message)
+
     streams_lines = True
 
     def recognise(self, path: Path, head: bytes) -> bool:

@@ -4,12 +4,14 @@ and ``.jsonl`` (one message per line)."""
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from kimi_compact_tui.compaction.plan import CompactionPlan
 from kimi_compact_tui.errors import SessionFormatError
+from kimi_compact_tui.formats import kimi_roles
 from kimi_compact_tui.formats.base import (
     Session,
     SessionFormat,
@@ -19,11 +21,21 @@ from kimi_compact_tui.formats.base import (
     splice,
     state_of,
 )
+from kimi_compact_tui.formats.claude_code import roles as claude_roles
+from kimi_compact_tui.formats.codex import roles as codex_roles
 from kimi_compact_tui.formats.fastjson import MISS, decode_fast
+from kimi_compact_tui.formats.gemini_cli import roles as gemini_roles
+from kimi_compact_tui.formats.kimi_code import roles as kimi_code_roles
 from kimi_compact_tui.formats.lines import Lines, decode_line, raw_bytes
 from kimi_compact_tui.formats.validate import check_message, type_name
 from kimi_compact_tui.fsutil import decode_utf8
 from kimi_compact_tui.model import Message
+from kimi_compact_tui.specifics.declare import REMINDER
+
+ONLY_NOTES_RE = re.compile(
+    r"\A(?:\s*(?:<system-reminder>.*?(?:</system-reminder>|\Z)|<system>.*?</system>))+\s*\Z",
+    re.S,
+)
 
 
 @dataclass(frozen=True)
@@ -141,6 +153,18 @@ class _OpenAIFormat(SessionFormat):
 
     write_policy = "backup"
     fallback = True  # recognised only when no specific format (or foreign file) matches
+    # Any agent may have written the messages: every agent's tool names.
+    tools = kimi_roles.TOOLS.merged(
+        kimi_code_roles.TOOLS, claude_roles.TOOLS, codex_roles.TOOLS, gemini_roles.TOOLS
+    )
+    tail_skips_bookkeeping = False  # kimi-cli's scan, as before
+
+    def bookkeeping(self, message: Message) -> str | None:
+        """A user message that is only injected notes (``<system>`` or
+        ``<system-reminder>`` blocks)."""
+        if message.role == "user" and ONLY_NOTES_RE.match(message.text() or "-"):
+            return REMINDER
+        return None
 
     def write_op(self, session: Session, compacted: Session) -> WriteOp:
         return WriteOp("backup", self.dump(compacted))

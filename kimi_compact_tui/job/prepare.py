@@ -27,6 +27,8 @@ from kimi_compact_tui.config import (
     effective_compaction_model,
 )
 from kimi_compact_tui.formats.base import Session
+from kimi_compact_tui.retention import stated_work_dir
+from kimi_compact_tui.specifics import Specifics, extract
 
 __all__ = ["CompactionPlan", "CompactionRequest", "Preparation", "prepare_compaction"]
 
@@ -102,6 +104,23 @@ class Preparation:
         }
 
 
+def specifics_of(session: Session, plan: CompactionPlan) -> Callable[[], Specifics]:
+    """The extractor's items of the compacted range, made once on first call
+    (the offline provider's input; the session format's vocabulary)."""
+    made: list[Specifics] = []
+
+    def get() -> Specifics:
+        if not made:
+            work_dir = stated_work_dir(session, plan)
+            root = work_dir.rstrip("/") + "/" if work_dir else None
+            made.append(
+                extract(session.messages, plan.compact_indices, session.format.vocabulary(), root)
+            )
+        return made[0]
+
+    return get
+
+
 def prepare_compaction(
     session: Session,
     config: AppConfig,
@@ -128,14 +147,14 @@ def prepare_compaction(
         session.messages,
         max_preserved_messages=cfg["max_preserved_messages"],
         up_to=up_to,
-        injected=session.format.injected,
+        injected=session.format.tail_bookkeeping,
     )
     model = compaction_model or effective_compaction_model(raw)
     builder = None
     if not plan.noop:
 
         def builder() -> CompactionRequest:
-            return build_request(
+            request = build_request(
                 session.messages,
                 plan,
                 prompt,
@@ -144,6 +163,8 @@ def prepare_compaction(
                 base_model=base_model,
                 custom_instruction=custom_instruction,
             )
+            request.specifics = specifics_of(session, plan)
+            return request
 
     text_counts = exchanges = None
     if message_token_list is not None:

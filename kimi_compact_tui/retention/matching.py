@@ -1,10 +1,13 @@
 """Match extracted items against a text (a summary, or the kept messages).
 
-Precision first: every matcher errs towards "kept", so an item reported
-missing is really absent. Matching tolerates case, quoting, path forms and
-surrounding punctuation; sentences (requirements, open items, the latest
-request) are kept when at least half of their content words (CJK: character
-pairs) appear in the text.
+For most categories precision comes first: the matcher errs towards "kept",
+so an item reported missing is really absent; it tolerates case, quoting, path
+forms and surrounding punctuation. The critical categories (user requests,
+instructions, open tasks) are matched tightly: the text verbatim (case and
+spacing aside), or a prefix of it cut with ``…`` (or ``...``; 24 characters,
+or three fifths of a shorter one), or every one of its content words (three at least), or, for a
+long one (eight content words or more), four in five of them (CJK: character
+pairs).
 """
 
 from __future__ import annotations
@@ -12,26 +15,32 @@ from __future__ import annotations
 import re
 from functools import cached_property
 
-from kimi_compact_tui.retention.extraction import (
+from kimi_compact_tui.specifics import (
     COMMANDS,
+    EDITED_FILES,
     ERRORS,
     FILE_PATHS,
     IDENTIFIERS,
-    LATEST_REQUEST,
+    INSTRUCTIONS,
     NUMBERS,
-    OPEN_ITEMS,
-    REQUIREMENTS,
+    OPEN_TASKS,
     URLS,
+    USER_REQUESTS,
     Item,
 )
-from kimi_compact_tui.retention.patterns import (
+from kimi_compact_tui.specifics.patterns import (
     GENERIC_ERRORS,
     collapse,
     command_key,
     numbers_in,
 )
 
-SENTENCE_OVERLAP = 0.5  # share of content tokens that keeps a sentence
+SENTENCE_OVERLAP = 0.5  # share of content tokens that keeps an error's message
+PARAPHRASE_OVERLAP = 0.8  # share of content tokens that keeps a long request
+PARAPHRASE_TOKENS = 8  # a request this long (content words) may be paraphrased
+MIN_WORDS = 3  # a paraphrase counts only with every content word of at least three
+MIN_PREFIX = 24  # characters of a request kept before its "…"
+CUT_MARKS = ("…", "...")
 WORD_RE = re.compile(r"[\w$]+")
 LATIN_RE = re.compile(r"[a-z\u00c0-\u04ff][a-z0-9\u00c0-\u04ff_'-]{2,}|\d+(?:\.\d+)*")  # not CJK
 CJK_RUN_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")
@@ -91,6 +100,10 @@ class Haystack:
     @cached_property
     def flat(self) -> str:  # commands: no quotes, one space, lower case
         return command_key(self.text)
+
+    @cached_property
+    def flat_lower(self) -> str:  # requests: one space, lower case
+        return collapse(self.text).lower()
 
     @cached_property
     def words(self) -> frozenset[str]:
@@ -226,11 +239,43 @@ def overlap(tokens: set[str], hay: Haystack) -> float:
     return len(tokens & hay.tokens) / len(tokens)
 
 
-def match_sentence(item: Item, hay: Haystack) -> bool:
-    tokens = content_tokens(item.key)
-    if not tokens:
-        return item.key in collapse(hay.lower)
-    return overlap(tokens, hay) >= SENTENCE_OVERLAP
+def _flat(text: str) -> str:
+    return collapse(text).lower()
+
+
+def _cut_prefix(needle: str, flat: str) -> bool:
+    """``flat`` holds a prefix of ``needle`` followed by a cut mark: at least
+    :data:`MIN_PREFIX` characters, or three fifths of a shorter one (12 at least)."""
+    need = min(MIN_PREFIX, max(12, (3 * len(needle)) // 5))
+    head = needle[:need]
+    start = flat.find(head)
+    while start >= 0:
+        n = len(head)
+        while n < len(needle) and start + n < len(flat) and flat[start + n] == needle[n]:
+            n += 1
+        rest = flat[start + n :].lstrip()
+        if rest.startswith(CUT_MARKS):
+            return True
+        start = flat.find(head, start + 1)
+    return False
+
+
+def match_verbatim(item: Item, hay: Haystack) -> bool:
+    """The critical categories: verbatim, a prefix cut with ``…``, or (a long
+    one) nearly all of its content words."""
+    needle = _flat(
+        item.text.rstrip("…").rstrip(".").rstrip() if item.text.endswith("…") else item.text
+    )
+    if not needle:
+        return False
+    flat = hay.flat_lower
+    if needle in flat or _cut_prefix(needle, flat):
+        return True
+    tokens = content_tokens(needle)
+    if len(tokens) < MIN_WORDS:
+        return False
+    share = overlap(tokens, hay)
+    return share >= 1.0 or (len(tokens) >= PARAPHRASE_TOKENS and share >= PARAPHRASE_OVERLAP)
 
 
 MATCHERS = {
@@ -239,9 +284,9 @@ MATCHERS = {
     IDENTIFIERS: match_identifier,
     URLS: match_url,
     NUMBERS: match_number,
-    REQUIREMENTS: match_sentence,
-    OPEN_ITEMS: match_sentence,
-    LATEST_REQUEST: match_sentence,
+    USER_REQUESTS: match_verbatim,
+    INSTRUCTIONS: match_verbatim,
+    OPEN_TASKS: match_verbatim,
 }
 
 
@@ -249,7 +294,7 @@ def find(item: Item, hay: Haystack, unique_basenames: frozenset[str] = frozenset
     """True when ``item`` appears in ``hay``."""
     if not hay:
         return False
-    if item.category == FILE_PATHS:
+    if item.category in (FILE_PATHS, EDITED_FILES):
         base = item.key.rsplit("/", 1)[-1]
         return match_path(item, hay, base in unique_basenames)
     return MATCHERS[item.category](item, hay)

@@ -1,32 +1,67 @@
 """The retention report: per category, what the summary keeps and what it loses.
 
-``retention_report(session, plan, summary_text)`` extracts the specifics of
-the compacted range (``plan.compact_indices``) and matches each against the
-summary, then against the kept messages (the leading system messages and
-``plan.preserved_indices``, which the model still sees). Message numbers in
-the report are 1-based, as shown to people.
+``retention_report(session, plan, summary_text)`` runs the extractor
+(:mod:`kimi_compact_tui.specifics`, with the session format's vocabulary) on
+the compacted range (``plan.compact_indices``) and matches each item against
+the summary, then against the kept messages (the leading system messages and
+``plan.preserved_indices``, which the model still sees). A summary that loses a
+user request, an instruction or an open task is flagged critical. Message
+numbers in the report are 1-based, as shown to people.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Any, Protocol
 
 from kimi_compact_tui.compaction.plan import CompactionPlan
 from kimi_compact_tui.errors import RetentionShortfall, UserError
 from kimi_compact_tui.model import Message
-from kimi_compact_tui.retention.extraction import (
-    CATEGORIES,
+from kimi_compact_tui.retention.matching import Haystack, find
+from kimi_compact_tui.sanitize import plain_text
+from kimi_compact_tui.specifics import (
+    COMMANDS,
+    EDITED_FILES,
+    ERRORS,
     FILE_PATHS,
+    IDENTIFIERS,
+    INSTRUCTIONS,
+    NUMBERS,
+    OPEN_TASKS,
+    URLS,
+    USER_REQUESTS,
     Item,
+    Vocabulary,
     extract,
     message_haystack,
 )
-from kimi_compact_tui.retention.matching import Haystack, find
-from kimi_compact_tui.retention.patterns import WORK_DIR_RE
-from kimi_compact_tui.sanitize import plain_text
+from kimi_compact_tui.specifics.extract import shown
+from kimi_compact_tui.specifics.patterns import WORK_DIR_RE
+
+#: The categories of the report, the critical ones first.
+CATEGORIES = (
+    USER_REQUESTS,
+    INSTRUCTIONS,
+    OPEN_TASKS,
+    EDITED_FILES,
+    COMMANDS,
+    ERRORS,
+    FILE_PATHS,
+    IDENTIFIERS,
+    NUMBERS,
+    URLS,
+)
+#: A summary that loses one of these is flagged critical.
+CRITICAL = (USER_REQUESTS, INSTRUCTIONS, OPEN_TASKS)
+CRITICAL_WEIGHT = 5  # a short acknowledgement lost is not critical
+#: Old category names, and the names that replaced them.
+RENAMED = {
+    "requirements": INSTRUCTIONS,
+    "open_items": OPEN_TASKS,
+    "latest_request": USER_REQUESTS,
+}
 
 
 class _Meta(Protocol):
@@ -34,15 +69,23 @@ class _Meta(Protocol):
     def system_prompt(self) -> str | None: ...
 
 
+class _Format(Protocol):
+    def vocabulary(self) -> Vocabulary: ...
+
+
 class Reviewed(Protocol):
     """What retention reads of a session (a ``formats.base.Session`` is one):
-    its messages and the agent's system prompt, when the file records it."""
+    its messages, the agent's system prompt when the file records it, and its
+    format (whose vocabulary the extractor is given)."""
 
     @property
     def messages(self) -> list[Message]: ...
 
     @property
     def meta(self) -> _Meta: ...
+
+    @property
+    def format(self) -> _Format: ...
 
 
 EXIT_RETENTION_SHORTFALL = (
@@ -52,15 +95,16 @@ KEPT_IN_SUMMARY = "summary"
 KEPT_IN_TAIL = "tail"  # the kept messages: leading system + preserved tail / after boundary
 
 CATEGORY_LABELS = {
-    "file_paths": "file paths",
+    "user_requests": "user requests",
+    "instructions": "instructions",
+    "open_tasks": "open tasks",
+    "edited_files": "edited files",
     "commands": "commands",
     "errors": "errors",
+    "file_paths": "file paths",
     "identifiers": "identifiers",
-    "urls": "URLs",
     "numbers": "numbers",
-    "requirements": "requirements",
-    "open_items": "open items",
-    "latest_request": "latest request",
+    "urls": "URLs",
 }
 
 
@@ -87,22 +131,40 @@ class CategoryReport:
         pct = "-" if self.percent is None else f"{self.percent:.0f}%"
         return f"{self.kept_count}/{self.total} {pct}"
 
+    @property
+    def critical_missing(self) -> list[Item]:
+        """What this category loses that makes the summary critical."""
+        if self.name not in CRITICAL:
+            return []
+        return [i for i in self.missing if i.weight >= CRITICAL_WEIGHT]
+
     def to_json(self) -> dict[str, Any]:
         return {
             "kept": self.kept_count,
             "total": self.total,
             "percent": None if self.percent is None else round(self.percent, 1),
+            "critical": bool(self.critical_missing),
             "kept_in_summary": sum(1 for _, w in self.kept if w == KEPT_IN_SUMMARY),
             "kept_in_tail": sum(1 for _, w in self.kept if w == KEPT_IN_TAIL),
-            "missing": [{"item": i.text, "messages": numbers(i)} for i in self.missing],
-            "kept_items": [
-                {"item": i.text, "messages": numbers(i), "where": where} for i, where in self.kept
-            ],
+            "missing": [_item_json(i) for i in self.missing],
+            "kept_items": [{**_item_json(i), "where": where} for i, where in self.kept],
         }
 
 
 def numbers(item: Item) -> list[int]:
     return [i + 1 for i in item.messages]
+
+
+def _item_json(item: Item) -> dict[str, Any]:
+    out: dict[str, Any] = {"item": item.text, "messages": numbers(item)}
+    if item.status is not None:
+        out["status"] = item.status
+    return out
+
+
+def display(item: Item) -> str:
+    """An item on one line (a long request cut with ``…``)."""
+    return shown(item.text, 240)
 
 
 @dataclass
@@ -122,6 +184,19 @@ class RetentionReport:
     def missing_items(self) -> list[Item]:
         return [i for c in self.categories.values() for i in c.missing]
 
+    def critical_missing(self) -> list[Item]:
+        """The user requests, instructions and open tasks the summary loses."""
+        return [i for c in self.categories.values() for i in c.critical_missing]
+
+    def critical_line(self) -> str | None:
+        """One line saying what critical items the summary loses, or None."""
+        lost = [(name, len(c.critical_missing)) for name, c in self.categories.items()]
+        lost = [(n, k) for n, k in lost if k]
+        if not lost:
+            return None
+        what = ", ".join(f"{k} {CATEGORY_LABELS[n] if k != 1 else _one(n)}" for n, k in lost)
+        return f"CRITICAL: the summary loses {what}"
+
     def figures(self) -> dict[str, tuple[int, int]]:
         return {name: (c.kept_count, c.total) for name, c in self.categories.items()}
 
@@ -130,6 +205,10 @@ class RetentionReport:
             "categories": {name: c.to_json() for name, c in self.categories.items()},
             "kept": self.kept,
             "total": self.total,
+            "critical": [
+                {"category": i.category, "item": i.text, "messages": numbers(i)}
+                for i in self.critical_missing()
+            ],
             "compacted_messages": list(self.compacted) if self.compacted else [],
             "work_root": self.work_root,
         }
@@ -143,14 +222,24 @@ class RetentionReport:
         for name, c in self.categories.items():
             in_tail = sum(1 for _, w in c.kept if w == KEPT_IN_TAIL)
             note = f" ({in_tail} in the kept tail)" if in_tail else ""
+            if c.critical_missing:
+                note += "  ! critical"
             pct = "-" if c.percent is None else f"{c.percent:.0f}%"
             lines.append(f"  {name:<15} {c.kept_count:>4}/{c.total:<4} {pct:>5}{note}")
-        missing = [(n, i) for n, c in self.categories.items() for i in c.missing]
+        critical = self.critical_line()
+        if critical:
+            lines.append(critical)
+        missing = [(n, i, c) for n, c in self.categories.items() for i in c.missing]
         if missing:
             lines.append("missing:")
-            for name, item in missing:
+            for name, item, c in missing:
+                mark = "! " if item in c.critical_missing else ""
                 where = ", ".join(str(n) for n in numbers(item))
-                lines.append(f"  [{name}] {item.text}  (message{_s(item.messages)} {where})")
+                status = f" [{item.status}]" if name == OPEN_TASKS and item.status else ""
+                lines.append(
+                    f"  {mark}[{name}] {display(item)}{status}  "
+                    f"(message{_s(item.messages)} {where})"
+                )
         return "\n".join(lines) + "\n"
 
 
@@ -158,34 +247,48 @@ def _s(seq: Iterable[Any]) -> str:
     return "" if len(list(seq)) == 1 else "s"
 
 
+def _one(name: str) -> str:
+    return {"user_requests": "user request", "instructions": "instruction"}.get(
+        name, CATEGORY_LABELS[name].rstrip("s")
+    )
+
+
 def retention_report(
-    session: Reviewed, plan: CompactionPlan, summary_text: str, *, work_dir: str | None = None
+    session: Reviewed,
+    plan: CompactionPlan,
+    summary_text: str,
+    *,
+    work_dir: str | None = None,
+    vocabulary: Vocabulary | None = None,
 ) -> RetentionReport:
     """The retention of ``summary_text`` for the range ``plan.compact_indices``."""
     messages = session.messages
     compact = list(plan.compact_indices)
     work_dir = work_dir or stated_work_dir(session, plan)
     root = work_dir.rstrip("/") + "/" if work_dir else None
-    extracted, root = extract(messages, compact, root)
+    vocabulary = vocabulary if vocabulary is not None else session.format.vocabulary()
+    specifics = extract(messages, compact, vocabulary, root)
     kept_indices = [*plan.leading_system_indices, *plan.preserved_indices]
     summary = Haystack(plain_text(summary_text or ""))
     tail = Haystack("\n".join(message_haystack(messages[i]) for i in kept_indices))
-    unique = _unique_basenames(extracted[FILE_PATHS].values())
+    unique = _unique_basenames(specifics.of(FILE_PATHS))
     categories: dict[str, CategoryReport] = {}
     for name in CATEGORIES:
         report = CategoryReport(name)
-        for item in extracted[name].values():
+        for item in specifics.of(name):
+            if name == OPEN_TASKS:
+                item = replace(item, category=OPEN_TASKS)
             if find(item, summary, unique):
                 report.kept.append((item, KEPT_IN_SUMMARY))
             elif find(item, tail, unique):
                 report.kept.append((item, KEPT_IN_TAIL))
             else:
                 report.missing.append(item)
-        report.missing.sort(key=lambda i: (i.messages[0] if i.messages else 0, i.key))
-        report.kept.sort(key=lambda p: (p[0].messages[0] if p[0].messages else 0, p[0].key))
+        report.missing.sort(key=lambda i: i.first)  # stable: the extractor's order
+        report.kept.sort(key=lambda p: p[0].first)
         categories[name] = report
     span = (compact[0] + 1, compact[-1] + 1) if compact else None
-    return RetentionReport(categories, span, root)
+    return RetentionReport(categories, span, specifics.root)
 
 
 def stated_work_dir(session: Reviewed, plan: CompactionPlan) -> str | None:
@@ -222,6 +325,11 @@ def parse_min_retention(text: str) -> tuple[str, float]:
             f"(categories: {valid})"
         )
     name = m.group(1).lower().replace("-", "_")
+    if name in RENAMED:
+        raise UserError(
+            f"--min-retention {text!r}: the category {name!r} is now {RENAMED[name]!r} "
+            f"(use {RENAMED[name]}={m.group(2)})"
+        )
     if name not in CATEGORIES:
         raise UserError(f"--min-retention {text!r}: unknown category {name!r} (valid: {valid})")
     value = float(m.group(2))
@@ -258,7 +366,7 @@ EDITOR_BLOCK_END = "<!-- /retention -->"
 def item_line(item: Item) -> str:
     where = ", ".join(str(n) for n in numbers(item))
     label = CATEGORY_LABELS.get(item.category, item.category)
-    return f"- {label}: {item.text} (message{_s(item.messages)} {where})"
+    return f"- {label}: {display(item)} (message{_s(item.messages)} {where})"
 
 
 _ITEM_LINE_RE = re.compile(

@@ -139,3 +139,73 @@ def two_turns() -> Transcript:
     t.assistant([thinking("2 + 2 = 4"), text("Four.")])
     t.last_prompt(t.last, lastPrompt="What is 2 + 2?")
     return t
+
+
+# Our own wording in the shapes Claude Code writes (a command's caveat and echoes).
+CAVEAT = (
+    "<local-command-caveat>Caveat: what follows came from local commands the user ran; "
+    "answer it only if asked.</local-command-caveat>"
+)
+TASK = (
+    "Add a --since flag to the history command in src/history.py. "
+    "Always keep history.jsonl append-only."
+)
+
+
+def command_echo(t: Transcript, name: str, stdout: str) -> None:
+    """A local command's records: the caveat (``isMeta``), the command, its output."""
+    t.user(CAVEAT, isMeta=True)
+    t.user(f"<command-name>/{name}</command-name>\n<command-message>{name}</command-message>\n"
+           "<command-args></command-args>")  # fmt: skip
+    t.user(f"<local-command-stdout>{stdout}</local-command-stdout>")
+
+
+def todos(*items: tuple[str, str]) -> dict[str, Any]:
+    return {"todos": [{"content": c, "status": s, "activeForm": c} for c, s in items]}
+
+
+def planned_session(*, compact_echo: bool = True) -> Transcript:
+    """A session as a real one goes: it starts with ``/clear``'s records, the task,
+    a TodoWrite plan, a grep whose output names many files, an Edit, a failing
+    test run, a checklist the assistant only proposes in prose, a prompt with a
+    ``<system-reminder>`` inside, the plan updated, a thanks; and (``compact_echo``)
+    ends with ``/compact``'s records."""
+    t = Transcript()
+    command_echo(t, "clear", "")
+    t.user(TASK)
+    plan = todos(
+        ("Add the --since flag", "in_progress"),
+        ("Write tests for --since", "pending"),
+        ("Update the README", "pending"),
+    )
+    t.assistant([text("Planning it."), tool_use("toolu_1", "TodoWrite", plan)])
+    t.result("toolu_1", "Todos have been modified successfully.")
+    t.assistant([tool_use("toolu_2", "Bash", {"command": "grep -rn history.jsonl ."})])
+    grep = "\n".join(
+        f"./src/{name}.py:{n}:    path = root / 'history.jsonl'"
+        for n, name in enumerate(("history", "store", "export", "sync", "backup", "audit"), 3)
+    )
+    t.result("toolu_2", grep)
+    edit = {"file_path": "/work/project/src/history.py", "old_string": "a", "new_string": "b"}
+    t.assistant([text("Editing it."), tool_use("toolu_3", "Edit", edit)])
+    t.result("toolu_3", "The file has been updated.")
+    t.assistant([tool_use("toolu_4", "Bash", {"command": "pytest -q tests/test_history.py"})])
+    t.result(
+        "toolu_4",
+        "FAILED tests/test_history.py::test_since - AssertionError: 2 != 3\n1 failed, 4 passed",
+        is_error=True,
+    )
+    t.assistant([text("Next steps:\n- [ ] Verify CI passes\n- [ ] All tests pass")])
+    t.user("ok, go on<system-reminder>The todo list changed.</system-reminder>")
+    plan = todos(
+        ("Add the --since flag", "completed"),
+        ("Write tests for --since", "in_progress"),
+        ("Update the README", "pending"),
+    )
+    t.assistant([tool_use("toolu_5", "TodoWrite", plan)])
+    t.result("toolu_5", "Todos have been modified successfully.")
+    t.user("thanks")
+    t.assistant([text("You're welcome.")])
+    if compact_echo:
+        command_echo(t, "compact", "Compacted")
+    return t

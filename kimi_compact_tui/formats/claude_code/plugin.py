@@ -40,7 +40,7 @@ from kimi_compact_tui.formats.base import (
     WriteOp,
     state_of,
 )
-from kimi_compact_tui.formats.claude_code import append, discover
+from kimi_compact_tui.formats.claude_code import append, discover, roles
 from kimi_compact_tui.formats.claude_code.records import looks_like_record
 from kimi_compact_tui.formats.claude_code.state import ClaudeState, read_session, write_refusal
 from kimi_compact_tui.fsutil import gc_paused
@@ -75,6 +75,14 @@ class ClaudeCodeFormat(SessionFormat):
     label = "Claude Code transcript"
     agent = "Claude Code"
     write_policy = "append"
+    tools = roles.TOOLS
+
+    def bookkeeping(self, message: Message) -> str | None:
+        return roles.bookkeeping(message)
+
+    def tool_failed(self, message: Message) -> bool:
+        return roles.tool_failed(message)
+
     write_notes = (CLOSE_NOTE,)  # shown by the confirm dialog
 
     def discovery_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:

@@ -31,6 +31,7 @@ from kimi_compact_tui.formats.codex.history import (
     HistoryItem,
     as_sent,
     call_id,
+    is_codex_summary,
     is_context_message,
 )
 from kimi_compact_tui.model import Message
@@ -157,6 +158,8 @@ def map_history(items: tuple[HistoryItem, ...]) -> Mapped:
                 data["codex"] = {"role": item.get("role")}
             else:
                 data = {"role": "user", "content": _content(item)}
+                if is_codex_summary(item):
+                    data["codex"] = {"summary": True}
             b.add(start, data)
         elif kind in OUTPUT_TYPES:
             data = {

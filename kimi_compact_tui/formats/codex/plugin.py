@@ -25,7 +25,7 @@ from kimi_compact_tui.formats.base import (
     state_of,
 )
 from kimi_compact_tui.formats.codex import discover as discovery
-from kimi_compact_tui.formats.codex import projection, records
+from kimi_compact_tui.formats.codex import projection, records, roles
 from kimi_compact_tui.formats.codex.history import HistoryItem
 from kimi_compact_tui.formats.codex.messages import map_history
 from kimi_compact_tui.formats.codex.projection import codex_is_running
@@ -74,6 +74,11 @@ class CodexFormat(SessionFormat):
     label = "Codex rollout"
     agent = "Codex"
     write_policy = "append"
+    tools = roles.TOOLS
+
+    def bookkeeping(self, message: Message) -> str | None:
+        return roles.bookkeeping(message)
+
     write_notes = (CLOSE_NOTE,)  # shown by the confirm dialog
 
     def discovery_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:

@@ -34,8 +34,9 @@ from kimi_compact_tui.formats.base import (
     WriteOp,
     state_of,
 )
-from kimi_compact_tui.formats.gemini_cli import append, discover
+from kimi_compact_tui.formats.gemini_cli import append, discover, roles
 from kimi_compact_tui.formats.gemini_cli.state import GeminiState, read_session, write_refusal
+from kimi_compact_tui.model import Message
 
 NAME = "gemini-cli"
 CLOSE_NOTE = (
@@ -78,6 +79,11 @@ class GeminiCliFormat(SessionFormat):
     label = "Gemini CLI session"
     agent = "Gemini CLI"
     write_policy = "append"
+    tools = roles.TOOLS
+
+    def bookkeeping(self, message: Message) -> str | None:
+        return roles.bookkeeping(message)
+
     write_notes = (CLOSE_NOTE,)  # shown by the confirm dialog
 
     # --- finding sessions -----------------------------------------------------------

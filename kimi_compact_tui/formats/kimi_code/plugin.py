@@ -26,8 +26,8 @@ from kimi_compact_tui.formats.base import (
     state_of,
 )
 from kimi_compact_tui.formats.kimi_code import discover as discovery
-from kimi_compact_tui.formats.kimi_code import handoff, records, wire
-from kimi_compact_tui.formats.kimi_code.convert import origin_kind, to_message
+from kimi_compact_tui.formats.kimi_code import handoff, records, roles, wire
+from kimi_compact_tui.formats.kimi_code.convert import to_message
 from kimi_compact_tui.formats.kimi_code.fold import fold
 from kimi_compact_tui.fsutil import gc_paused
 from kimi_compact_tui.model import Message
@@ -123,6 +123,11 @@ class KimiCodeFormat(SessionFormat):
     label = "kimi-code wire.jsonl"
     agent = "kimi-code"
     write_policy = "append"
+    tools = roles.TOOLS
+
+    def bookkeeping(self, message: Message) -> str | None:
+        return roles.bookkeeping(message)
+
     write_notes = (CLOSE_NOTE,)  # shown by the confirm dialog
 
     def discovery_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
@@ -181,9 +186,6 @@ class KimiCodeFormat(SessionFormat):
     def dump(self, session: Session) -> bytes:
         state = state_of(session, KimiCodeState)
         return state.journal + state.appended
-
-    def injected(self, message: Message) -> bool:
-        return message.role == "user" and origin_kind(message) == "injection"
 
     def summary_message(self, summary: str) -> Message:
         return to_message(handoff.summary_message(build_compact_summary_text(summary)))

@@ -1,17 +1,20 @@
 """The offline provider: an extractive summary that needs no model and no network.
 
-It reads the sent messages from the compaction request (:mod:`.transcript`),
-takes what is literally there (:mod:`.extract`: the last real user request,
-environment facts, finished work, real errors with their tracebacks verbatim and
-the fix that followed, files and code, the user's constraints) and writes the
-six sections of the compaction contract (:mod:`.render`), never larger than the
-messages they replace. The text is deterministic (no clock, no randomness) and
-streams in small chunks through the same path as a real provider.
+It writes the six sections of the compaction contract (:mod:`.render`) from
+the session's specifics (:mod:`kimi_compact_tui.specifics`: every user request
+verbatim, instructions, the agent's plan with its real statuses, files written,
+commands with their results, open errors), which the compaction job hands it
+with the request; a bare request body is read from its text
+(:mod:`.transcript`), without the tool calls. Never larger than the messages it
+replaces when it can help it. The text is deterministic (no clock, no
+randomness) and streams in small chunks through the same path as a real
+provider.
 """
 
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Mapping
 
 from kimi_compact_tui.providers._stream import Collector, Outcome, run_stream
 from kimi_compact_tui.providers.base import (
@@ -24,6 +27,7 @@ from kimi_compact_tui.providers.base import (
 )
 from kimi_compact_tui.providers.offline.render import Summary, summarize
 from kimi_compact_tui.providers.offline.transcript import TMessage, Transcript, read_request
+from kimi_compact_tui.specifics import Specifics
 
 CHUNK_CHARS = 40
 
@@ -48,13 +52,21 @@ def parse_transcript(request: SummaryInput) -> list[TMessage]:
     return read_request(request).messages
 
 
+def specifics_of(request: SummaryInput) -> Specifics | None:
+    """The specifics the compaction job attached to ``request``, if any."""
+    if isinstance(request, Mapping) or request.specifics is None:
+        return None
+    made = request.specifics()
+    return made if isinstance(made, Specifics) else None
+
+
 def offline_summary(request: SummaryInput) -> str:
     """The whole offline summary for a request (or its body), at once."""
-    return summarize(read_request(request)).text
+    return _summarize(request).text
 
 
 def _summarize(request: SummaryInput) -> Summary:
-    return summarize(read_request(request))
+    return summarize(read_request(request), specifics_of(request))
 
 
 def size_warning(summary: Summary) -> str:

@@ -46,6 +46,13 @@ IMPERATIVE_RE = re.compile(
     re.I,
 )
 SENTENCE_END_RE = re.compile(r"(?<=[.!?;。！？；])\s+")
+# "keep `X` and focus on Y": two instructions in one sentence, each followed.
+CLAUSE_RE = re.compile(
+    r"\s*(?:,|;)?\s+(?:and|then|also|plus)\s+(?=(?:please\s+)?(?:focus|concentrate|prioriti|"
+    r"emphasi|keep|preserve|retain|include|remember|mention|be|write|use|avoid|don't|do not|"
+    r"never|always)\b)|\s*[,;]\s+(?=(?:focus|concentrate|keep|preserve|retain)\b)",
+    re.I,
+)
 TRAILING_RE = re.compile(
     r"(?:\s+(?:verbatim|word for word|exactly|intact|as is|as-is|unchanged|"
     r"in (?:the|your) summary|in full))+$|[\s.,;:!?。！？；，：]+$",
@@ -75,7 +82,7 @@ class Instructions:
         if self.not_followed:
             n = self.not_followed
             done.append(
-                f"{n} line{'' if n == 1 else 's'} of the custom instructions not followed: "
+                f"{n} instruction{'' if n == 1 else 's'} of the custom instructions not followed: "
                 "the offline summarizer has no model to follow them"
             )
         return "Custom instructions (offline summary): " + "; ".join(done) + "."
@@ -133,13 +140,21 @@ class _Reader:
             return False
         return bool(quoted)
 
+    def unfollowed(self, line: str, is_list_item: bool) -> int:
+        """Follow one line; the number of its instructions that need a model."""
+        if is_list_item and not (FOCUS_RE.match(line) or KEEP_RE.match(line)):
+            return 0 if self.line(line, True) else 1
+        clauses = [c for s in SENTENCE_END_RE.split(line) for c in CLAUSE_RE.split(s) if c.strip()]
+        return sum(0 if self.sentence(c.strip()) else 1 for c in clauses)
+
     def line(self, line: str, is_list_item: bool) -> bool:
         if is_list_item and not (FOCUS_RE.match(line) or KEEP_RE.match(line)):
             if IMPERATIVE_RE.match(line):
                 return False
             self.keep(_clean(line) or line)
             return True
-        results = [self.sentence(s) for s in SENTENCE_END_RE.split(line) if s.strip()]
+        clauses = [c for s in SENTENCE_END_RE.split(line) for c in CLAUSE_RE.split(s) if c.strip()]
+        results = [self.sentence(c.strip()) for c in clauses]
         return all(results)
 
 
@@ -160,8 +175,7 @@ def read_instructions(text: str, transcript: str) -> Instructions:
             continue  # the head of a list: its items follow
         bullet = BULLET_RE.match(line)
         body = bullet.group("text").strip() if bullet else line
-        if not reader.line(body, bullet is not None):
-            reader.out.not_followed += 1
+        reader.out.not_followed += reader.unfollowed(body, bullet is not None)
     return reader.out
 
 

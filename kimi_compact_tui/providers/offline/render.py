@@ -1,319 +1,264 @@
-"""Writing the six sections of the compaction contract from what was extracted.
+"""Writing the six sections of the compaction contract from the session's specifics.
 
-The summary is never larger than the messages it replaces: when the full
-extract would be (short turns full of file names and error lines), it is written
-again with less detail, level by level, and ``<important_context>`` says it was
-trimmed. Sizes are the app's own token estimate of the summary message against
-the text of the compacted messages.
+The summary states only what the record shows (:mod:`kimi_compact_tui.specifics`):
+
+- ``<current_focus>``: every user request, verbatim and in order (a long one cut
+  with ``…``), the last being the current one; any focus the custom
+  instructions ask for;
+- ``<environment>``: the work folder, the programs run;
+- ``<completed_tasks>``: the plan's items the agent's own plan marks completed,
+  files written or edited, commands whose record shows success;
+- ``<active_issues>``: the plan's open items with their real statuses, errors
+  no later run resolved, commands that failed;
+- ``<code_state>``: files written or edited, other files named, definitions;
+- ``<important_context>``: instructions verbatim, what the custom instructions
+  asked to keep, decisions, numbers, URLs, what was cut and why.
+
+A checklist in the agent's prose is a proposal and never becomes a task. The
+agent's bookkeeping never appears. The summary is never larger than the
+messages it replaces: lines are dropped lowest weight first (user requests,
+instructions and open tasks are shortened, never dropped), and
+``<important_context>`` says what was cut.
 """
 
 from __future__ import annotations
 
-import re
+from collections import Counter
 from dataclasses import dataclass, field
 
 from kimi_compact_tui.compaction.summary import build_compact_summary_text
 from kimi_compact_tui.compaction.tokens import estimate_tokens
-from kimi_compact_tui.providers.offline.detail import FULL, LEFT_OUT, LEVELS, Detail
-from kimi_compact_tui.providers.offline.extract import CodeSeen, ErrorSeen, Extract
+from kimi_compact_tui.model import Message
 from kimi_compact_tui.providers.offline.instructions import (
     Instructions,
     focus_lines,
     kept_lines,
     read_instructions,
 )
-from kimi_compact_tui.providers.offline.patterns import (
-    ABS_DIR_RE,
-    CONSTRAINT_RE,
-    DECISION_RE,
-    DONE_RE,
-    MAX_DETAILED,
-    PASSED_RE,
-    PATH_RE,
-    PLAN_RE,
-    SIGNATURE_RE,
-    TECH_WORDS,
-    TODO_RE,
-    VERSION_RE,
+from kimi_compact_tui.providers.offline.transcript import Transcript
+from kimi_compact_tui.specifics import (
+    CANCELLED,
+    COMMANDS,
+    COMPLETED,
+    DECISIONS,
+    EDITED_FILES,
+    ERRORS,
+    FILE_PATHS,
+    IDENTIFIERS,
+    INSTRUCTIONS,
+    NUMBERS,
+    OPEN,
+    OPEN_STATUSES,
+    PLAN,
+    URLS,
+    USER_REQUESTS,
+    Item,
+    Specifics,
+    extract,
 )
-from kimi_compact_tui.providers.offline.text import (
-    brief,
-    condense_code,
-    dedupe,
-    fence_for,
-    sentences,
-)
-from kimi_compact_tui.providers.offline.transcript import TMessage, Transcript
+from kimi_compact_tui.specifics.extract import failed, succeeded
 
 MESSAGE_OVERHEAD = 4  # tokens per message, as the app counts them
+REQUEST_CHARS = (600, 240, 120, 60)  # how long a request may be, level by level
+CRITICAL_WEIGHT = 8  # lines at least this heavy are shortened, never dropped
+LATEST_REQUESTS = 20  # a very long session keeps its first and latest requests
+KEY_FACTS_WEIGHT = 6  # kept when nothing fits: requests, rules, tasks, edits, commands, errors
+SECTIONS = (
+    "current_focus",
+    "environment",
+    "completed_tasks",
+    "active_issues",
+    "code_state",
+    "important_context",
+)
+EMPTY = {
+    "current_focus": "No user request appears in the compacted messages.",
+    "environment": "No environment details appear in the record.",
+    "completed_tasks": "Nothing is recorded as finished: no plan item completed, "
+    "no file written, no command with a result.",
+    "active_issues": "No open plan item, unresolved error or failed command is recorded.",
+    "code_state": "No file was written or named.",
+}
+KIND_NAMES = {
+    USER_REQUESTS: "user requests",
+    INSTRUCTIONS: "instructions",
+    PLAN: "plan items",
+    EDITED_FILES: "edited files",
+    COMMANDS: "commands",
+    ERRORS: "errors",
+    FILE_PATHS: "file paths",
+    DECISIONS: "decisions",
+    IDENTIFIERS: "identifiers",
+    NUMBERS: "numbers",
+    URLS: "URLs",
+}
+
+
+def cut(text: str, limit: int) -> str:
+    """``text`` on one line, cut with ``…`` past ``limit`` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= limit else flat[: limit - 1].rstrip() + "…"
+
+
+def where(item: Item) -> str:
+    numbers = [str(i + 1) for i in item.messages]
+    if len(numbers) > 4:
+        numbers = numbers[:2] + ["…"] + numbers[-1:]
+    return f"message{'' if len(item.messages) == 1 else 's'} {', '.join(numbers)}"
+
+
+@dataclass
+class Line:
+    """One line of a section, with the weight of what it says (its item's) and
+    the kind it is cut as."""
+
+    section: str
+    text: str
+    weight: int = 10
+    kind: str | None = None  # counted as cut when dropped
+    item: Item | None = None  # a request: shortened, not dropped
 
 
 @dataclass
 class Reading:
-    """Everything the sections are written from (extracted once, written per level)."""
-
     transcript: Transcript
-    messages: list[TMessage]  # the messages read in detail
-    errors: list[ErrorSeen]
-    code: list[CodeSeen]
-    files: list[str]
-    users: list[TMessage]
-    assistants: list[TMessage]
-    all_text: str
-    done: list[tuple[int, str]]  # (message number, sentence) of finished work
-    said: frozenset[tuple[int, str]] = frozenset()  # the same, for look-ups
-    diffs: dict[str, list[int]] = field(default_factory=dict)  # file -> diff messages
+    specifics: Specifics
     instructions: Instructions = field(default_factory=Instructions)
 
 
-def _done(assistants: list[TMessage]) -> list[tuple[int, str]]:
-    return [
-        (m.number, s)
-        for m in assistants
-        for s in sentences(m.prose)
-        if DONE_RE.search(s) and not s.endswith(("?", "？")) and not PLAN_RE.match(s)
-    ]
+def _request_line(item: Item, number: int, last: bool, chars: int) -> str:
+    label = "current request" if last else f"request {number}"
+    return f"- {label} ({where(item)}): {cut(item.text, chars)}"
 
 
-def read(transcript: Transcript) -> Reading:
-    messages = transcript.messages
-    if len(messages) > MAX_DETAILED:
-        tail = messages[-MAX_DETAILED:]
-        messages = [m for m in messages[:-MAX_DETAILED] if m.role == "system"][:5] + tail
-    ex = Extract(messages)
-    assistants = [m for m in messages if m.role == "assistant" and m.prose.strip()]
-    done = _done(assistants)
-    all_text = "\n".join(m.own_text for m in messages)
-    return Reading(
-        transcript,
-        messages,
-        ex.errors(),
-        ex.code(),
-        ex.mentioned_files(),
-        [m for m in messages if m.role == "user" and not m.injected and m.prose.strip()],
-        assistants,
-        all_text,
-        done,
-        frozenset(done),
-        ex.diffs(),
-        read_instructions(transcript.instruction, all_text),
-    )
+def lines_of(r: Reading, request_chars: int) -> list[Line]:
+    sp = r.specifics
+    out: list[Line] = []
+    requests = sp.of(USER_REQUESTS)
+    if requests:
+        out.append(Line("current_focus", "User requests, verbatim and in order:"))
+    for n, item in enumerate(requests, 1):
+        text = _request_line(item, n, n == len(requests), request_chars)
+        out.append(Line("current_focus", text, max(item.weight, 8), USER_REQUESTS, item))
+    for text in focus_lines(r.instructions, r.transcript.compacted, 4, 240):
+        out.append(Line("current_focus", text if text.startswith("-") else f"- {text}", 9))
 
+    for m in r.transcript.messages[: r.transcript.leading]:
+        if m.own_text.strip():
+            line = f"- System message {m.number} (kept as it is): {cut(m.own_text, 240)}"
+            out.append(Line("environment", line, 4))
+    if sp.root:
+        out.append(Line("environment", f"- Work folder: {sp.root.rstrip('/')}", 5))
+    programs = Counter(i.key.split()[0] for i in sp.of(COMMANDS) if i.key.split())
+    if programs:
+        names = ", ".join(p for p, _ in programs.most_common(8))
+        out.append(Line("environment", f"- Programs run: {names}", 3))
 
-def _focus(r: Reading, d: Detail) -> list[str]:
-    limit = 4 if d.context_items >= 8 else min(2, d.context_items)
-    return _focus_base(r, d) + focus_lines(r.instructions, r.messages, limit, d.sentence_chars)
+    plan = sp.of(PLAN)
+    plan_at = f"the plan of message {sp.plan_message + 1}" if sp.plan_message is not None else ""
+    for item in plan:
+        if item.status == COMPLETED:
+            line = f"- [completed] {item.text} ({plan_at})"
+            out.append(Line("completed_tasks", line, item.weight, PLAN))
+    for item in sp.of(EDITED_FILES):
+        line = f"- Wrote {item.text} ({item.status or 'edited'}; {where(item)})"
+        out.append(Line("completed_tasks", line, 6, EDITED_FILES))
+    for item in sp.of(COMMANDS):
+        if succeeded(item.status):
+            line = f"- Ran `{item.text}`: {item.status} ({where(item)})"
+            out.append(Line("completed_tasks", line, 5, COMMANDS))
 
+    for item in plan:
+        if item.status in OPEN_STATUSES:
+            line = f"- [{item.status}] {item.text} ({plan_at})"
+            out.append(Line("active_issues", line, item.weight, PLAN))
+    for item in plan:
+        if item.status == CANCELLED:
+            out.append(Line("active_issues", f"- [cancelled] {item.text}", 3, PLAN))
+    for item in sp.of(ERRORS):
+        if item.status == OPEN:
+            line = f"- Unresolved error ({where(item)}): {item.text}"
+            out.append(Line("active_issues", line, item.weight, ERRORS))
+    for item in sp.of(COMMANDS):
+        if failed(item.status) and not item.extra:
+            line = f"- Command `{item.text}`: {item.status} ({where(item)})"
+            out.append(Line("active_issues", line, 6, COMMANDS))
+    for item in sp.of(ERRORS):
+        if item.status != OPEN:
+            line = f"- Resolved later: {item.text} ({where(item)})"
+            out.append(Line("active_issues", line, item.weight, ERRORS))
 
-def _focus_base(r: Reading, d: Detail) -> list[str]:
-    if r.users:
-        last = r.users[-1]
-        out = [
-            f"The latest user request (message {last.number}): {brief(last.own_text, d.focus_chars)}"
-        ]
-        reply = next((m for m in reversed(r.assistants) if m.number > last.number), None)
-        if reply is not None and d.reply_chars:
-            out.append(
-                f"Latest assistant reply (message {reply.number}): "
-                f"{brief(reply.text, d.reply_chars)}"
-            )
-        return out
-    if r.assistants:
-        last = r.assistants[-1]
-        return [f"Continuing from message {last.number}: {brief(last.text, d.focus_chars)}"]
-    return ["No user request appears in the compacted messages."]
+    for item in sp.of(COMMANDS):
+        if failed(item.status) and item.extra:
+            line = f"- Ran `{item.text}`: {item.status}, fixed later ({where(item)})"
+            out.append(Line("code_state", line, 4, COMMANDS))
+        elif item.status is None:
+            line = f"- Ran `{item.text}` ({where(item)}; no result recorded)"
+            out.append(Line("code_state", line, 4, COMMANDS))
 
+    edited = {i.key for i in sp.of(EDITED_FILES)}
+    if edited:
+        out.append(Line("code_state", "Files written or edited:", 7))
+        for item in sp.of(EDITED_FILES):
+            out.append(Line("code_state", f"- {item.text} ({where(item)})", 7, EDITED_FILES))
+    named = [i for i in sp.of(FILE_PATHS) if i.key not in edited]
+    if named:
+        out.append(Line("code_state", "Other files named (not written here):", 3))
+        for item in named[:30]:
+            out.append(Line("code_state", f"- {item.text} ({where(item)})", 3, FILE_PATHS))
+    idents = [i.text for i in sp.of(IDENTIFIERS)]
+    if idents:
+        out.append(Line("code_state", "- Definitions written: " + ", ".join(idents[:20]), 2))
 
-def _environment(r: Reading, d: Detail) -> list[str]:
-    env: list[str] = []
-    for m in r.messages:
-        if m.role == "system" and m.prose.strip():
-            env.append(f"System note (message {m.number}): {brief(m.text, 240)}")
-    dirs = []
-    for found in ABS_DIR_RE.findall(r.all_text):
-        found = found.rstrip(".,;:)")
-        if PATH_RE.fullmatch(found):
-            found = found.rsplit("/", 1)[0]
-        dirs.append(found)
-    if dirs:
-        env.append("Paths seen: " + ", ".join(dedupe(dirs, 5)))
-    versions = dedupe(VERSION_RE.findall(r.all_text), 6)
-    if versions:
-        env.append("Versions mentioned: " + ", ".join(versions))
-    words = set(re.findall(r"(?<![\w-])[a-z][a-z0-9]*(?![\w-])", r.all_text.lower()))
-    techs = dedupe([label for word, label in TECH_WORDS if word in words], 10)
-    if techs:
-        env.append("Tools and technologies mentioned: " + ", ".join(techs))
-    exts = dedupe([p.rsplit(".", 1)[-1] for p in r.files], 8)
-    if exts:
-        env.append("File types involved: " + ", ".join(f".{e}" for e in exts))
-    if env and not d.env_items:
-        return [LEFT_OUT]
-    return env[: d.env_items] or ["No environment details appear in the transcript."]
-
-
-def _completed(r: Reading, d: Detail) -> list[str]:
-    done = [f"{s[: d.sentence_chars]} (message {number})" for number, s in r.done]
-    passed = [
-        (m.number, p.group(1).strip())
-        for m in r.messages
-        for p in PASSED_RE.finditer(m.text)
-        if "failed" not in p.group(1)
-    ]
-    if passed:
-        number, line = passed[-1]
-        done.append(f"Tests: {line} (message {number})")
-    if done and not d.done_items:
-        return [LEFT_OUT]
-    done = dedupe(done[::-1], d.done_items)[::-1]  # the most recent, in order
-    return done or ["Nothing is recorded as finished yet."]
-
-
-def _issues(r: Reading, d: Detail) -> list[str]:
-    out: list[str] = []
-    issues = 0
-    for err in r.errors[-d.errors :] if d.errors else []:
-        issues += 1
-        if err.fix is None:
-            status = "open: no fix appears after it"
-        else:
-            fix = brief(err.fix, d.fix_chars) if d.fix_chars else ""
-            status = f"fix that followed (message {err.fix_number})" + (f": {fix}" if fix else "")
-            if err.verified:
-                status += f"; verified (message {err.verified_number}): {err.verified}"
-        out.append(f"- Error in message {err.number} ({err.role}): {err.headline} — {status}")
-        if d.error_blocks and ("\n" in err.block or err.block != err.headline):
-            fence = fence_for(err.block)
-            out.extend([fence, err.block, fence])
-    if d.sentence_chars > 60:  # the barest level keeps errors only
-        open_items = _open_items(r, d)
-        issues += len(open_items)
-        out.extend(open_items)
-    if not issues:
-        out.append(f"- {LEFT_OUT}" if r.errors else "- No open issues recorded in the transcript.")
+    instructions = sp.of(INSTRUCTIONS)
+    if instructions:
+        out.append(Line("important_context", "Instructions, verbatim:", 9))
+    for item in instructions:
+        line = f"- ({where(item)}) {cut(item.text, max(request_chars, 240))}"
+        out.append(Line("important_context", line, item.weight, INSTRUCTIONS, item))
+    for text in kept_lines(r.instructions):
+        out.append(Line("important_context", text if text.startswith("  - ") else f"- {text}", 9))
+    for kind, label, limit in ((DECISIONS, "Decision", 12), (URLS, "URL", 10)):
+        for item in sp.of(kind)[-limit:]:
+            line = f"- {label} ({where(item)}): {cut(item.text, 240)}"
+            out.append(Line("important_context", line, item.weight, kind))
+    numbers = sp.of(NUMBERS)[-16:]
+    if numbers:
+        text = "- Figures seen: " + ", ".join(f"{i.text} ({where(i)})" for i in numbers)
+        out.append(Line("important_context", text, 1, NUMBERS))
     return out
 
 
-def _open_items(r: Reading, d: Detail) -> list[str]:
-    """A question the user has not answered yet, and to-do notes near the end."""
-    out: list[str] = []
-    if r.assistants:
-        last = r.assistants[-1]
-        answered = any(m.number > last.number for m in r.users)
-        questions = [s for s in sentences(last.prose) if s.endswith(("?", "？"))]
-        if questions and not answered:
-            out.append(f"- Waiting on the user (message {last.number}): {questions[-1]}")
-    for m in r.messages[-6:]:
-        if m.role not in ("user", "assistant") or m.injected:
-            continue
-        for s in sentences(m.prose):
-            said = m.role == "assistant" and (m.number, s) in r.said
-            if TODO_RE.search(s) and not said:
-                out.append(f"- Open ({m.role}, message {m.number}): {s[: d.sentence_chars]}")
-                break
-    return out
-
-
-def _file_block(item: CodeSeen, d: Detail, diffs: list[int]) -> list[str]:
-    text, condensed = condense_code(item.code)
-    total_lines = len(item.code.rstrip("\n").split("\n"))
-    origin = "tool output" if item.role == "tool" else f"{item.role} message"
-    summary = f"Latest version seen in message {item.number} ({origin}), {total_lines} lines"
-    if d.code_bodies:
-        summary += "; condensed to signatures and key lines." if condensed else ", kept whole."
-    else:
-        summary += "; its text is left out of this trimmed summary."
-    if item.earlier:
-        summary += " Earlier versions in messages " + ", ".join(map(str, item.earlier)) + "."
-    later = [n for n in diffs if n > item.number]
-    if later:
-        summary += " Changed after that by the diff in message"
-        summary += f"{'s' if len(later) > 1 else ''} {', '.join(map(str, later))}."
-    out = ["<file>", item.name, "", "**Summary:**", summary, ""]
-    if d.key_elements:
-        elements = dedupe(
-            [
-                ln.strip().rstrip(":{").strip()
-                for ln in item.code.split("\n")
-                if SIGNATURE_RE.match(ln)
-            ],
-            d.key_elements,
-        )
-        out.append("**Key elements:**")
-        out.extend(f"- {e}" for e in (elements or ["(no functions or classes)"]))
-        out.append("")
-    if d.code_bodies:
-        fence = fence_for(text)
-        out.extend(["**Latest version:**", f"{fence}{item.lang}", text, fence])
-    out.extend(["</file>", ""])
-    return out
-
-
-def _code_state(r: Reading, d: Detail) -> list[str]:
-    out = [""]
-    code = r.code[-d.code_files :] if d.code_files else []
-    for item in code:
-        out.extend(_file_block(item, d, r.diffs.get(item.name, [])))
-    names = {c.name for c in code}
-    others = [p for p in r.files if p not in names and not any(p.endswith("/" + n) for n in names)]
-    others = others[: d.other_files]
-    if others:
-        out.extend(["<file>", "Other files mentioned", "", "**Summary:**"])
-        out.extend(["Named in the conversation; their content was not shown.", ""])
-        out.append("**Key elements:**")
-        out.extend(f"- {p}" for p in others)
-        out.extend(["</file>", ""])
-    if not code and not others:
-        found = r.code or r.files
-        out.extend([LEFT_OUT if found else "No files or code appear in the transcript.", ""])
-    return out
-
-
-def _context(r: Reading, d: Detail, trimmed_note: str | None) -> list[str]:
-    ctx: list[str] = []
-    for m in r.users:
-        for s in sentences(m.prose):
-            if CONSTRAINT_RE.search(s) and not s.endswith(("?", "？")):
-                ctx.append(f"User (message {m.number}): {s[: d.sentence_chars]}")
-    for m in r.assistants:
-        for s in sentences(m.prose):
-            said = (m.number, s) in r.said  # already listed as finished work
-            if DECISION_RE.search(s) and not PLAN_RE.match(s) and not s.endswith("?") and not said:
-                ctx.append(f"Decision (message {m.number}): {s[: d.sentence_chars]}")
-    ctx = dedupe(ctx, d.context_items) if d.context_items else []
-    ctx = kept_lines(r.instructions) + ctx
-    everything = r.transcript.messages
-    if len(everything) > len(r.messages):
-        ctx.append(
-            f"The transcript has {len(everything)} messages; only its system notes and "
-            f"the last {MAX_DETAILED} were read for this summary."
-        )
-    if trimmed_note:
-        ctx.append(trimmed_note)
+def _footer(r: Reading, cut_note: str | None) -> list[str]:
+    out = []
+    if cut_note:
+        out.append(f"- {cut_note}")
     if r.instructions:
-        ctx.append(r.instructions.note())
+        out.append(f"- {r.instructions.note()}")
+    everything = r.transcript.compacted
     if everything:
-        roles: dict[str, int] = {}
-        for m in everything:
-            roles[m.role] = roles.get(m.role, 0) + 1
+        roles = Counter(m.role for m in everything)
         counts = ", ".join(f"{n} {role}" for role, n in roles.items())
-        ctx.append(
-            f"Offline extractive summary (no model wrote it) of messages "
-            f"{everything[0].number}–{everything[-1].number} ({counts})."
+        out.append(
+            f"- Offline extractive summary (no model wrote it) of messages "
+            f"{everything[0].number}–{everything[-1].number} ({counts}); the agent's "
+            "bookkeeping left out."
         )
     else:
-        ctx.append("Offline extractive summary (no model wrote it); the transcript was empty.")
-    return [c if c.startswith("  - ") else f"- {c}" for c in ctx]
+        out.append("- Offline extractive summary (no model wrote it); the transcript was empty.")
+    return out
 
 
-def write(r: Reading, d: Detail = FULL, trimmed_note: str | None = None) -> str:
-    out = ["<current_focus>", *_focus(r, d), "</current_focus>", ""]
-    out += ["<environment>", *(f"- {x}" for x in _environment(r, d)), "</environment>", ""]
-    out += ["<completed_tasks>", *(f"- {x}" for x in _completed(r, d)), "</completed_tasks>", ""]
-    out += ["<active_issues>", *_issues(r, d), "</active_issues>", ""]
-    out += ["<code_state>", *_code_state(r, d), "</code_state>", ""]
-    out += ["<important_context>", *_context(r, d, trimmed_note), "</important_context>"]
-    return "\n".join(out) + "\n"
+def write(r: Reading, lines: list[Line], cut_note: str | None = None) -> str:
+    out: list[str] = []
+    for name in SECTIONS:
+        body = [ln.text for ln in lines if ln.section == name]
+        if name == "important_context":
+            body += _footer(r, cut_note)
+        elif not body:
+            body = [f"- {EMPTY[name]}"]
+        out += [f"<{name}>", *body, f"</{name}>", ""]
+    return "\n".join(out).rstrip("\n") + "\n"
 
 
 def summary_cost(summary: str) -> int:
@@ -342,30 +287,99 @@ class Summary:
         return self.cost <= self.budget
 
 
-def summarize(transcript: Transcript) -> Summary:
-    """The six-section summary, never larger than the messages it replaces: less
-    detail, level by level, until it fits. Messages shorter than even the
-    smallest six-section summary get that smallest one (the key facts), and it
-    says it is larger than they are."""
-    reading = read(transcript)
-    text = write(reading)
+def _cut_note(dropped: Counter[str], chars: int, longest: int = 0) -> str | None:
+    parts = [f"{n} {KIND_NAMES.get(k, k)}" for k, n in dropped.most_common()]
+    notes = []
+    if parts:
+        notes.append("left out to fit the budget, lowest weight first: " + ", ".join(parts))
+    if chars < REQUEST_CHARS[0] and longest > chars:
+        notes.append(f"requests and instructions cut at {chars} characters")
+    if not notes:
+        return None
+    return "Cut: " + "; ".join(notes) + "."
+
+
+def specifics_from_transcript(transcript: Transcript) -> Specifics:
+    """The specifics when the request came without them (a bare body): read
+    from the request's text alone, so no tool call is seen."""
+    messages = [Message.make(m.role, m.own_text) for m in transcript.messages]
+    return extract(messages, range(transcript.leading, len(messages)))
+
+
+def summarize(transcript: Transcript, specifics: Specifics | None = None) -> Summary:
+    """The six-section summary of ``transcript`` from ``specifics`` (read from the
+    transcript when not given), never larger than the messages it replaces when
+    it can help it: lower weights are dropped first; when even the heaviest
+    lines are too many, it says it is larger than they are."""
+    if specifics is None:
+        specifics = specifics_from_transcript(transcript)
+    all_text = "\n".join(m.own_text for m in transcript.messages)
+    r = Reading(transcript, specifics, read_instructions(transcript.instruction, all_text))
     budget = replaced_tokens(transcript)
+    lines = lines_of(r, REQUEST_CHARS[0])
+    text = write(r, lines)
     if summary_cost(text) <= budget or not transcript.compacted:
         return Summary(text, summary_cost(text), budget, False)
-    count = len(transcript.compacted)
-    plural = "" if count == 1 else "s"
-    note = (
-        f"Trimmed: the full extract was larger than the {count} compacted "
-        f"message{plural} (about {budget} tokens), so it keeps less detail."
-    )
-    for level in LEVELS[1:]:
-        text = write(reading, level, note)
-        if summary_cost(text) <= budget:
-            return Summary(text, summary_cost(text), budget, True)
-    note = (
-        f"Trimmed to the key facts; even so this summary is larger than the {count} "
-        f"compacted message{plural} (about {budget} tokens): they are shorter than "
-        "any six-section summary."
-    )
-    text = write(reading, LEVELS[-2], note)
+    dropped: Counter[str] = Counter()
+    kept = lines
+    longest = max((len(i.text) for i in specifics.of(USER_REQUESTS)), default=0)
+    for chars in REQUEST_CHARS:
+        lines = lines_of(r, chars)
+        order = sorted(
+            (i for i, ln in enumerate(lines) if ln.weight < CRITICAL_WEIGHT),
+            key=lambda i: (lines[i].weight, -i),
+        )
+        dropped = Counter()
+        removed: set[int] = set()
+        over = summary_cost(write(r, lines, _cut_note(dropped, chars, longest))) + 40 - budget
+        for i in order:  # by estimate first, then checked
+            if over <= 0:
+                break
+            removed.add(i)
+            over -= estimate_tokens(lines[i].text) + 1
+            kind = lines[i].kind
+            if kind:
+                dropped[kind] += 1
+        rest = [i for i in order if i not in removed]
+        while True:
+            kept = [ln for k, ln in enumerate(lines) if k not in removed]
+            text = write(r, kept, _cut_note(dropped, chars, longest))
+            if summary_cost(text) <= budget:
+                return Summary(text, summary_cost(text), budget, True)
+            if not rest:
+                break
+            i = rest.pop(0)
+            removed.add(i)
+            kind = lines[i].kind
+            if kind:
+                dropped[kind] += 1
+    # Nothing fits: the key facts (weight 6 and up) at the shortest; then, for a
+    # very long session, the requests in the middle go (the first and the latest
+    # stay), and the summary says which.
+    lines = lines_of(r, REQUEST_CHARS[-1])
+    kept = [ln for ln in lines if ln.weight >= KEY_FACTS_WEIGHT]
+    dropped = Counter(ln.kind for ln in lines if ln.weight < KEY_FACTS_WEIGHT and ln.kind)
+    note = _cut_note(dropped, REQUEST_CHARS[-1], longest) or "Cut: nothing."
+    text = write(r, kept, note)
+    requests = [k for k, ln in enumerate(kept) if ln.kind == USER_REQUESTS]
+    if summary_cost(text) > budget and len(requests) > LATEST_REQUESTS + 1:
+        over = summary_cost(text) - budget
+        middle = requests[1:-LATEST_REQUESTS]
+        gone: list[int] = []
+        for k in middle:
+            if over <= 0:
+                break
+            gone.append(k)
+            over -= estimate_tokens(kept[k].text) + 1
+        first, last = kept[gone[0]].item, kept[gone[-1]].item
+        span = f"messages {first.first + 1}–{last.first + 1}" if first and last else ""
+        kept = [ln for k, ln in enumerate(kept) if k not in set(gone)]
+        note += f" {len(gone)} user requests ({span}) left out: too many to list within the budget."
+        text = write(r, kept, note)
+    if summary_cost(text) > budget:
+        note += (
+            " Even so this summary is larger than the compacted messages (about "
+            f"{budget} tokens): they are shorter than any six-section summary of their key facts."
+        )
+        text = write(r, kept, note)
     return Summary(text, summary_cost(text), budget, True)

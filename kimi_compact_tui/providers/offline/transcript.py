@@ -11,21 +11,24 @@ split apart or searched. The leading system messages (sent but kept, the plan's
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
 from kimi_compact_tui.compaction.request import CUSTOM_INSTRUCTION_HEADER
 from kimi_compact_tui.providers.base import SummaryInput
-from kimi_compact_tui.providers.offline.patterns import (
-    FENCE_RE,
-    INJECTED_RE,
-    REMINDER_RE,
-    SYSTEM_TAG_RE,
-)
 from kimi_compact_tui.sanitize import plain_text
 
 _HEADER_END = "\nContent:\n"
+FENCE_RE = re.compile(r"^(`{3,}|~{3,})[^\n]*\n.*?^\1[ \t]*$", re.M | re.S)
+SYSTEM_TAG_RE = re.compile(r"<system>(.*?)</system>", re.S)
+# Injected blocks: ``<system>`` notes and ``<system-reminder>`` (plan mode).
+REMINDER_RE = re.compile(r"<system-reminder>.*?(?:</system-reminder>|\Z)", re.S)
+INJECTED_RE = re.compile(
+    r"\A(?:\s*(?:<system-reminder>.*?(?:</system-reminder>|\Z)|<system>.*?</system>))+\s*\Z",
+    re.S,
+)
 
 
 @dataclass

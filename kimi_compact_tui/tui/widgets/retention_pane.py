@@ -11,6 +11,10 @@ posts messages; the app decides what they do:
 * ``e`` posts :class:`RetentionPane.AppendToEditor` with them as a clearly
   marked block for the summary editor.
 
+A summary that loses a user request, an instruction or an open task is flagged
+critical: a ``!`` on the category's line and on each such item, and a
+``CRITICAL`` line under the title (readable without colour).
+
 Item text comes from the session: it is shown as ``Text`` through
 :func:`visible`, never parsed as markup.
 """
@@ -42,6 +46,7 @@ from kimi_compact_tui.sanitize import fit_cells, one_line
 
 MARK_ON = "● "
 MARK_OFF = "  "
+CRITICAL_MARK = "! "
 
 
 #: The label column; narrower (labels cut with …) when the row is narrower.
@@ -67,6 +72,9 @@ def figures_text(report: RetentionReport | None, width: int | None = None) -> Te
     first, last = report.compacted
     out.append(f"Retention of messages {first}..{last}", style="bold")
     out.append(f"   {report.kept}/{report.total} kept\n", style="dim")
+    critical = report.critical_line()
+    if critical:
+        out.append(f"{CRITICAL_MARK}{critical}\n", style="bold red")
     for name, c in report.categories.items():
         label = CATEGORY_LABELS.get(name, name)
         pct = c.percent
@@ -75,6 +83,8 @@ def figures_text(report: RetentionReport | None, width: int | None = None) -> Te
         out.append(f" {label}", style="bold" if c.missing else "")
         out.append(f"{c.kept_count:>4}/{c.total:<4}", style=style)
         out.append(f"{'-' if pct is None else f'{pct:.0f}%':>5}", style=style)
+        if c.critical_missing:
+            out.append(f" {CRITICAL_MARK.strip()}", style="bold red")
         tail = sum(1 for _, where in c.kept if where == KEPT_IN_TAIL)
         note = f"  {tail} in kept tail" if tail else ""
         if note and (width is None or width >= ROW_CELLS + len(note)):
@@ -84,13 +94,15 @@ def figures_text(report: RetentionReport | None, width: int | None = None) -> Te
     return out
 
 
-def item_prompt(item: Item, marked: bool) -> Text:
+def item_prompt(item: Item, marked: bool, critical: bool = False) -> Text:
     label = CATEGORY_LABELS.get(item.category, item.category)
     where = ",".join(str(i + 1) for i in item.messages[:4])
     if len(item.messages) > 4:
         where += ",…"
     out = Text(no_wrap=True, overflow="ellipsis")
     out.append(MARK_ON if marked else MARK_OFF, style="bold yellow")
+    if critical:
+        out.append(CRITICAL_MARK, style="bold red")
     out.append(f"{label}: ", style="bold")
     out.append(one_line(item.text, 200))
     out.append(f"  #{where}", style="dim")
@@ -189,6 +201,7 @@ class RetentionPane(Vertical, can_focus=False):
         self.report = report
         self.items: list[Item] = []
         self.marked: set[int] = set()
+        self.critical: set[int] = set()  # indices of the items flagged critical
 
     def compose(self) -> ComposeResult:
         yield RetentionFigures(self.report, id="retention-figures")
@@ -237,6 +250,8 @@ class RetentionPane(Vertical, can_focus=False):
 
     def _fill(self) -> None:
         self.items = self.report.missing_items() if self.report is not None else []
+        flagged = self.report.critical_missing() if self.report is not None else []
+        self.critical = {i for i, item in enumerate(self.items) if item in flagged}
         options = self.option_list
         highlighted = options.highlighted
         options.clear_options()
@@ -246,7 +261,7 @@ class RetentionPane(Vertical, can_focus=False):
             return
         options.add_options(
             [
-                Option(item_prompt(item, i in self.marked), id=str(i))
+                Option(item_prompt(item, i in self.marked, i in self.critical), id=str(i))
                 for i, item in enumerate(self.items)
             ]
         )
@@ -281,7 +296,8 @@ class RetentionPane(Vertical, can_focus=False):
             return
         self.marked.symmetric_difference_update({current})
         self.option_list.replace_option_prompt_at_index(
-            current, item_prompt(self.items[current], current in self.marked)
+            current,
+            item_prompt(self.items[current], current in self.marked, current in self.critical),
         )
 
     def action_add_to_instructions(self) -> None:

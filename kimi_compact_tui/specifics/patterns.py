@@ -124,7 +124,7 @@ OPEN_RE = re.compile(
 )
 ERROR_HINTS = (
     "error", "exception", "fail", "fault", "warning", "exit", "interrupt", "invalid",
-    "fatal", "panic", "traceback",
+    "fatal", "panic", "traceback", "err!",
 )  # fmt: skip
 # A sentence ends at 。！？； or at . ! ? before a space or the end ("parse.py" goes on).
 SENTENCE_RE = re.compile(r"(?:[^\n.!?。！？；]|[.!?]+(?=[^\s.!?]))+(?:[.!?]+|[。！？；]+)?")

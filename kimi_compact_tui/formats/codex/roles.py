@@ -1,0 +1,40 @@
+"""What Codex's tools do, and which of its messages are its bookkeeping.
+
+Tools (Codex CLI 0.171): ``shell`` (``command``, a list of words),
+``exec_command`` (``cmd``) and ``local_shell`` run commands, ``apply_patch``
+(a custom tool whose input is the patch, ``*** Update File: path`` headers)
+writes files, ``update_plan`` sets the plan (``plan``: ``step``, ``status``
+pending / in_progress / completed).
+
+Bookkeeping: the context messages Codex writes itself (developer instructions,
+environment, permissions, AGENTS.md: ``system`` messages marked ``codex.role``)
+and the summary of its own compaction.
+"""
+
+from __future__ import annotations
+
+from kimi_compact_tui.model import Message
+from kimi_compact_tui.specifics.declare import CONTEXT, SUMMARY, PlanShape, ToolRoles
+
+TOOLS = ToolRoles(
+    writes={},
+    patches=("apply_patch",),
+    runs={
+        "shell": ("command", "cmd"),
+        "exec_command": ("cmd", "command"),
+        "local_shell": ("command",),
+        "shell_command": ("command",),
+    },
+    plans={"update_plan": PlanShape("plan", ("step",), "status")},
+)
+
+
+def bookkeeping(message: Message) -> str | None:
+    meta = message.data.get("codex")
+    if not isinstance(meta, dict):
+        return None
+    if meta.get("summary") is True:
+        return SUMMARY
+    if message.role == "system" and meta.get("role") is not None:
+        return CONTEXT
+    return None

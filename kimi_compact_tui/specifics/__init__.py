@@ -1,0 +1,89 @@
+"""The specifics of a session: one extractor for the offline summary, retention
+and the probes (what the summary must keep, typed and weighed).
+
+Plain data, no formats: a format declares its tools and its bookkeeping
+(:mod:`.declare`), and the compaction job passes them in as a
+:class:`~.declare.Vocabulary`.
+"""
+
+from __future__ import annotations
+
+from kimi_compact_tui.specifics.declare import (
+    ATTACHMENT,
+    CANCELLED,
+    CHECKPOINT,
+    COMMAND,
+    COMPLETED,
+    CONTEXT,
+    IN_PROGRESS,
+    OPEN_STATUSES,
+    PENDING,
+    PLAIN,
+    REMINDER,
+    SUMMARY,
+    PlanShape,
+    ToolRoles,
+    Vocabulary,
+    plan_status,
+)
+from kimi_compact_tui.specifics.extract import (
+    COMMANDS,
+    DECISIONS,
+    EDITED_FILES,
+    ERRORS,
+    FILE_PATHS,
+    IDENTIFIERS,
+    INSTRUCTIONS,
+    KINDS,
+    NUMBERS,
+    OPEN,
+    OPEN_TASKS,
+    PLAN,
+    RESOLVED,
+    URLS,
+    USER_REQUESTS,
+    WEIGHTS,
+    Item,
+    Specifics,
+    extract,
+    message_haystack,
+)
+
+__all__ = [
+    "ATTACHMENT",
+    "CANCELLED",
+    "CHECKPOINT",
+    "COMMAND",
+    "COMMANDS",
+    "COMPLETED",
+    "CONTEXT",
+    "DECISIONS",
+    "EDITED_FILES",
+    "ERRORS",
+    "FILE_PATHS",
+    "IDENTIFIERS",
+    "INSTRUCTIONS",
+    "IN_PROGRESS",
+    "KINDS",
+    "NUMBERS",
+    "OPEN",
+    "OPEN_STATUSES",
+    "OPEN_TASKS",
+    "PENDING",
+    "PLAIN",
+    "PLAN",
+    "REMINDER",
+    "RESOLVED",
+    "SUMMARY",
+    "URLS",
+    "USER_REQUESTS",
+    "WEIGHTS",
+    "Item",
+    "PlanShape",
+    "Specifics",
+    "ToolRoles",
+    "Vocabulary",
+    "extract",
+    "message_haystack",
+    "plan_status",
+]
