@@ -1,0 +1,88 @@
+"""Talking to the summarizer: a summary revised by feedback, or written as given.
+
+- :func:`revise` turns a preparation into the preparation of its revision: the
+  same plan and checks, and as request the compaction request for the same
+  range, unchanged, followed by each round's summary (the assistant) and
+  feedback (the user) (:func:`~kimi_compact_tui.compaction.request.revision_request`).
+  A provider with no model (the offline one) reads the feedback the way it
+  reads custom instructions: the job appends every round's feedback, in
+  order, to the instruction in the prompt part, the one path instructions
+  take to it.
+- :func:`given_summary` is a finished run for a summary that no model wrote
+  now (a file, an edit by hand): it is drafted, checked and written like any
+  other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import replace
+
+from kimi_compact_tui.compaction.request import (
+    REVISION_INPUT_BUDGET,
+    RevisionRound,
+    revision_request,
+)
+from kimi_compact_tui.job.prepare import Preparation
+from kimi_compact_tui.providers import ProviderConfig, StreamResult
+
+#: The room a context size leaves for the revised summary (as Ollama's
+#: ``num_ctx`` estimate does).
+ANSWER_ROOM = 4096
+#: ``StreamResult.provider`` of a summary that no model wrote now.
+GIVEN = "given"
+
+__all__ = [
+    "ANSWER_ROOM",
+    "GIVEN",
+    "RevisionRound",
+    "feedback_as_instruction",
+    "given_summary",
+    "revise",
+    "revision_budget",
+]
+
+
+def revision_budget(provider: ProviderConfig | None) -> int:
+    """The most a revision request may hold (estimated input tokens): the
+    provider's stated context size less room for the answer, else
+    :data:`REVISION_INPUT_BUDGET`."""
+    if provider is not None and provider.num_ctx:
+        return max(1, provider.num_ctx - ANSWER_ROOM)
+    return REVISION_INPUT_BUDGET
+
+
+def feedback_as_instruction(instruction: str, rounds: Sequence[RevisionRound]) -> str:
+    """The custom instruction with every round's feedback after it, in order
+    (for a summarizer that cannot read the earlier summary: it writes the
+    summary again from the messages, so the earlier rounds' "keep X" must
+    still hold)."""
+    pieces = [instruction.strip(), *(r.feedback.strip() for r in rounds)]
+    return "\n".join(p for p in pieces if p)
+
+
+def revise(
+    prep: Preparation,
+    rounds: Sequence[RevisionRound],
+    provider: ProviderConfig | None = None,
+    *,
+    budget: int | None = None,
+) -> Preparation:
+    """The preparation of the revision of ``prep``'s summary by ``rounds``
+    (the last round: the summary being revised now and its feedback). The
+    plan, the prompt and the refusals are ``prep``'s; a no-op stays one."""
+    base = prep.request
+    if base is None:
+        return prep
+    limit = budget if budget is not None else revision_budget(provider)
+    instruction = None
+    if provider is not None and provider.offline:
+        instruction = feedback_as_instruction(prep.custom_instruction, rounds)
+    request = revision_request(base, rounds, budget=limit, custom_instruction=instruction)
+    return replace(prep, build_request=lambda: request, _request=request)
+
+
+def given_summary(text: str) -> StreamResult:
+    """A finished run for a summary no model wrote now (read from a file, or
+    edited by hand): complete, with no model, no usage and no timings."""
+    return StreamResult(status="complete", summary=text, provider=GIVEN, attempts=0)
