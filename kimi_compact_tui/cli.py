@@ -23,7 +23,7 @@ from kimi_compact_tui.errors import UserError
 from kimi_compact_tui.formats.registry import find_by_id
 from kimi_compact_tui.sanitize import visible
 
-COMMANDS = ("plan", "preview", "compact", "diff", "restore", "serve", "tui", "retention")
+COMMANDS = ("plan", "preview", "compact", "diff", "restore", "serve", "tui", "retention", "probe")
 PROG = "kimi-compact-tui"
 EXIT_USAGE = 2
 TOP_LEVEL_FLAGS = ("-h", "--help", "--version")
