@@ -48,7 +48,7 @@ __all__ = [
     "ProbeReport",
     "Question",
     "ask",
-    "context_messages",
+    "agent_context",
     "mask_secrets",
     "plan_probe",
 ]
@@ -82,7 +82,7 @@ def as_request_message(message: Message) -> dict[str, Any]:
     return {"role": role, "content": mask_secrets(text)}
 
 
-def context_messages(session: Session, plan: CompactionPlan, summary: str) -> list[dict[str, Any]]:
+def agent_context(session: Session, plan: CompactionPlan, summary: str) -> list[dict[str, Any]]:
     """What the agent has after the compaction: the leading system messages,
     the summary message as the format writes it, the kept tail (masked)."""
     messages = session.messages
@@ -136,7 +136,7 @@ def plan_probe(
     their request bodies: the context, then the question; toolless, with the
     compaction's request settings (``compaction_cfg``)."""
     questions = make_questions(specifics, kept_texts(session, plan), limit)
-    context = context_messages(session, plan, summary)
+    context = agent_context(session, plan, summary)
     config = merged_request_config(compaction_cfg, model, base_model)
     bodies = []
     for q in questions:
