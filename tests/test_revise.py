@@ -400,3 +400,36 @@ def test_offline_is_told_the_feedback_as_instructions(tmp_path):
         custom_instruction="focus on caching",
     )
     assert remote.messages[:2] == expected.messages
+
+
+# ----------------------------------------------------------------------------- the range guard
+
+
+def test_a_revision_whose_range_changed_is_refused_before_any_request(tmp_path):
+    """The TUI's guard: a summary is revised only for the range and the bytes
+    it was made on."""
+    from kimi_compact_tui.job.refusals import RefusalKind
+    from kimi_compact_tui.job.revise import RevisionOrigin, origin_refusal
+
+    session = write_openai_json(tmp_path / "chat.json", MESSAGES)
+    config = AppConfig(raw={"compaction": {"enabled": True}})
+    job = CompactionJob.load(session, config)
+    prep = job.prepare()
+    origin = RevisionOrigin.of(prep, job.fingerprint)
+    assert origin_refusal(origin, prep, job.fingerprint) is None
+    # The boundary moved.
+    moved = job.prepare(up_to=4)
+    refusal = origin_refusal(origin, moved, job.fingerprint)
+    assert refusal is not None and refusal.kind is RefusalKind.REVISION_RANGE
+    assert refusal.before_request
+    assert "boundary moved" in refusal.message and "messages 2–5" in refusal.message
+    assert "now 2–4" in refusal.message and str(session) in refusal.message
+    # The file changed on disk since it was loaded.
+    with session.open("a", encoding="utf-8") as fh:
+        fh.write("\n")
+    refusal = origin_refusal(origin, prep, job.fingerprint)
+    assert refusal is not None and "changed on disk" in refusal.message
+    # Reloaded: other bytes than the summary was made on.
+    again = CompactionJob.load(session, config)
+    refusal = origin_refusal(origin, again.prepare(), again.fingerprint)
+    assert refusal is not None and "changed on disk" in refusal.message

@@ -67,7 +67,6 @@ def run(args: argparse.Namespace) -> int:
     from kimi_compact_tui.job.prepare import specifics_of
     from kimi_compact_tui.job.probe import plan_probe
     from kimi_compact_tui.job.probe import run as ask_all
-    from kimi_compact_tui.job.refusals import readiness
     from kimi_compact_tui.sanitize import visible
 
     summary = read_summary(args.summary)
@@ -83,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
         )
     wanted = (RefusalKind.NOTHING_TO_COMPACT, RefusalKind.NO_MODEL, RefusalKind.NO_KEY)
     ready = job.readiness(prep, pcfg)
-    refuse(readiness([r for r in ready.refusals if r.kind in wanted]))
+    refuse(ready.of(*wanted))
     session, plan = job.session, prep.plan
     probe = plan_probe(
         session,

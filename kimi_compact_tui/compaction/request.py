@@ -5,6 +5,11 @@ whose content is a list of text parts — for each message in the request
 range a header part ``## Message N\\nRole: <role>\\nContent:\\n`` followed by
 that message's text parts unchanged, then one final part ``"\\n" + prompt``
 with the custom instructions appended to that same part.
+
+A revision (:func:`revision_request`) is a deliberate deviation from those two
+messages: the same two, unchanged, then each round's summary (an assistant
+message) and the reviewer's feedback on it (a user message), oldest first,
+the oldest rounds left out when the request would not fit (:func:`fit_rounds`).
 """
 
 from __future__ import annotations

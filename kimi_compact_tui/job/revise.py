@@ -16,15 +16,20 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
+from kimi_compact_tui.compaction.plan import CompactionPlan
 from kimi_compact_tui.compaction.request import (
     REVISION_INPUT_BUDGET,
     RevisionRound,
     revision_request,
 )
+from kimi_compact_tui.errors import UserError
+from kimi_compact_tui.formats.loader import Fingerprint
 from kimi_compact_tui.job.prepare import Preparation
+from kimi_compact_tui.job.refusals import Refusal, revision_range_refusal
 from kimi_compact_tui.providers import ProviderConfig, StreamResult
+from kimi_compact_tui.store.fingerprint import fingerprint
 
 #: The room a context size leaves for the revised summary (as Ollama's
 #: ``num_ctx`` estimate does).
@@ -35,7 +40,9 @@ GIVEN = "given"
 __all__ = [
     "ANSWER_ROOM",
     "GIVEN",
+    "RevisionOrigin",
     "RevisionRound",
+    "origin_refusal",
     "feedback_as_instruction",
     "given_summary",
     "revise",
@@ -86,3 +93,60 @@ def given_summary(text: str) -> StreamResult:
     """A finished run for a summary no model wrote now (read from a file, or
     edited by hand): complete, with no model, no usage and no timings."""
     return StreamResult(status="complete", summary=text, provider=GIVEN, attempts=0)
+
+
+def _span(plan: CompactionPlan) -> tuple[int, int]:
+    """The compacted messages, 1-based, first and last."""
+    return plan.leading + 1, plan.boundary
+
+
+@dataclass(frozen=True)
+class RevisionOrigin:
+    """What a summary was made on: the plan's range and the fingerprint of
+    the session's bytes then (None: a session not loaded for a write)."""
+
+    leading: int
+    boundary: int
+    total: int
+    fingerprint: Fingerprint | None
+
+    @classmethod
+    def of(cls, prep: Preparation, loaded: Fingerprint | None) -> RevisionOrigin:
+        plan = prep.plan
+        return cls(plan.leading, plan.boundary, plan.total, loaded)
+
+    def same_range(self, plan: CompactionPlan) -> bool:
+        return (self.leading, self.boundary, self.total) == (
+            plan.leading,
+            plan.boundary,
+            plan.total,
+        )
+
+
+def origin_refusal(
+    origin: RevisionOrigin,
+    prep: Preparation,
+    loaded: Fingerprint | None,
+    *,
+    on_disk: bool = True,
+) -> Refusal | None:
+    """Why a summary made on ``origin`` may not be revised for ``prep`` (the
+    range now, ``loaded`` the fingerprint of the session as loaded now), or
+    None: the session was reloaded with other bytes, or (``on_disk``) the file
+    no longer holds the bytes loaded, or the boundary moved. Checked before any
+    request (the TUI's guard; on the command line the range is the one the
+    command names)."""
+    path = prep.session.path
+    then = (origin.leading + 1, origin.boundary)
+    if origin.fingerprint is not None and loaded is not None and origin.fingerprint != loaded:
+        return revision_range_refusal(path, then, None)
+    if on_disk and loaded is not None and path is not None:
+        try:
+            now = fingerprint(path)
+        except UserError:
+            now = None
+        if now != loaded:
+            return revision_range_refusal(path, then, None)
+    if not origin.same_range(prep.plan):
+        return revision_range_refusal(path, then, _span(prep.plan))
+    return None
