@@ -356,3 +356,30 @@ def test_secret_looking_strings_are_masked(text, secret):
 )
 def test_ordinary_text_is_not_masked(text):
     assert mask_secrets(text) == text
+
+
+def test_two_summaries_get_the_same_questions(session):
+    """Before and after an edit (or --anchor): the same questions, so the
+    scores compare."""
+    one = probe_of(session, summary="first summary")
+    two = probe_of(session, summary="a second, longer summary of the same range")
+    assert one.questions == two.questions
+    assert [b["messages"][-1] for b in one.bodies] == [b["messages"][-1] for b in two.bodies]
+    assert one.bodies[0]["messages"][1] != two.bodies[0]["messages"][1]
+
+
+def test_up_to_names_the_range_asked_about(cli_main, tmp_path, loopback, session, summary):
+    """--up-to 3: only the first request and the edit are compacted; the rest is
+    kept, so nothing of it is asked and all of it is sent."""
+    loopback.script([openai_sse(["I do not know."]) for _ in range(10)])
+    config = config_file(tmp_path, loopback)
+    result = cli_main(
+        "probe", session, "--summary", summary, "--config", config, "--up-to", "3", "--json"
+    )
+    assert result.code == 0, result.stderr
+    data = json.loads(result.stdout)
+    assert {q["category"] for q in data["questions"]} <= {"user_requests", "edited_files"}
+    assert all(m <= 3 for q in data["questions"] for m in q["messages"])
+    sent = loopback.requests[0].json["messages"]
+    assert len(sent) == 1 + 1 + (len(MESSAGES) - 3) + 1  # system, summary, kept, question
+    assert "UNIQUE-FIX-REPLY" in json.dumps(sent)  # kept after the boundary: sent
