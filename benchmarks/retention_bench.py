@@ -38,7 +38,7 @@ def offline_summary_for(session: Any, plan: Any) -> str:
     from kimi_compact_tui.providers.offline import offline_summary
 
     prep = prepare_compaction(session, AppConfig())
-    return offline_summary(prep.request.body) if prep.request is not None else ""
+    return offline_summary(prep.request) if prep.request is not None else ""
 
 
 def bench_retention(n: int = 10_000, repeats: int = 3) -> dict[str, Any]:

@@ -52,13 +52,13 @@ def test_the_task_is_kept_and_the_command_caveat_is_not_an_instruction(tmp_path)
     assert "Caveat" not in text and "local-command" not in text and "/clear" not in text
     assert "system-reminder" not in text and "The todo list changed" not in text
     assert "Always keep history.jsonl append-only." in section(text, "important_context")
-    assert "- src/history.py (message 9)" in section(text, "code_state")  # the file written
+    assert "- src/history.py (Edit; message 9)" in section(text, "code_state")  # written
 
 
 def test_grep_output_is_never_the_latest_version_of_a_file(tmp_path):
     _, _, text = claude_summary(tmp_path)
     assert "Latest version" not in text
-    assert "root / 'history.jsonl'" not in text  # a grep output line
+    assert "def read_store" not in text  # a grep output line
     assert "src/store.py" not in text  # a file only the grep's output names
 
 

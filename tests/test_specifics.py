@@ -9,10 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from kimi_compact_tui.config import AppConfig
 from kimi_compact_tui.formats import load_session
 from kimi_compact_tui.formats.registry import FORMATS
-from kimi_compact_tui.job import prepare_compaction
 from kimi_compact_tui.model import Message
 from kimi_compact_tui.specifics import (
     COMPLETED,
@@ -22,8 +20,6 @@ from kimi_compact_tui.specifics import (
     extract,
 )
 from tests.factories.claude_code import TASK, planned_session
-
-CONFIG = AppConfig(raw={"compaction": {"enabled": True, "type": "kimi"}})
 
 
 def claude(tmp_path: Path, **kw):
@@ -154,19 +150,6 @@ def test_each_agents_plan_tool_sets_the_plan(tool, args):
     messages = [Message.make("user", "Plan it."), Message.make("assistant", "", tool_calls=[call])]
     found = extract(messages, range(2), OpenAIJsonlFormat().vocabulary())
     assert [(i.text, i.status) for i in found.of("open_tasks")] == [("Ship it", IN_PROGRESS)]
-
-
-def test_claude_code_command_echoes_are_bookkeeping_and_the_tail_skips_them(tmp_path):
-    """A transcript that ends with /compact's records keeps its last real exchange:
-    the echoes are the agent's bookkeeping, not turns (issue 23 item 6)."""
-    session = claude(tmp_path)
-    kinds = [session.format.bookkeeping(m) for m in session.messages]
-    assert kinds[:3] == ["command"] * 3 and kinds[-3:] == ["command"] * 3
-    assert kinds[3:-3] == [None] * (len(kinds) - 6)
-    prep = prepare_compaction(session, CONFIG)
-    kept = [session.messages[i].text() for i in prep.plan.preserved_indices]
-    assert kept[:2] == ["thanks", "You're welcome."]  # the last exchange is not compacted
-    assert all(session.format.bookkeeping(session.messages[i]) for i in range(19, 21))
 
 
 def test_codex_context_and_kimi_checkpoints_are_bookkeeping():

@@ -24,7 +24,10 @@ SUMMARY_STDIN = "-"
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser(
         "retention",
-        help="show which file paths, commands, errors... of the compacted range a summary keeps",
+        help=(
+            "show which user requests, instructions, open tasks, edited files, commands, "
+            "errors... of the compacted range a summary keeps"
+        ),
     )
     add_session_args(p)
     p.add_argument(

@@ -113,7 +113,7 @@ RESOLVED_ERROR_WEIGHT = 3
 
 # The person's standing rules: a sentence with one of these (not a question).
 RULE_RE = re.compile(
-    r"\b(?:always|never|don't|dont|do not|must|mustn't|make sure|from now on|"
+    r"\b(?:always|never|don't|dont|do not|must|mustn't|from now on|"
     r"avoid|no longer|only use|keep using)\b|必须|不要|不能|务必|一定要",
     re.I,
 )

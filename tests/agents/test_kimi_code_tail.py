@@ -41,7 +41,7 @@ def test_the_tail_kimi_code_resumes_starts_at_a_real_user_prompt(
         # the case the issue names: the last turn is [prompt, reminder(s), answer]
         turn = messages[last_prompt:]
         assert [m.role for m in turn][-1] == "assistant" and len(turn) >= 3
-        assert all(session.format.injected(m) for m in turn[1:-1])
+        assert all(session.format.bookkeeping(m) == "reminder" for m in turn[1:-1])
         journal = code.wire_file(sid).read_bytes()
         status, _, err = run_ours(
             ["compact", str(code.session_dir(sid)), "--in-place", "--yes", "--provider", "openai"]

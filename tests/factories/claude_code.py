@@ -182,7 +182,7 @@ def planned_session(*, compact_echo: bool = True) -> Transcript:
     t.result("toolu_1", "Todos have been modified successfully.")
     t.assistant([tool_use("toolu_2", "Bash", {"command": "grep -rn history.jsonl ."})])
     grep = "\n".join(
-        f"./src/{name}.py:{n}:    path = root / 'history.jsonl'"
+        f"./src/{name}.py:{n}:def read_{name}(path='history.jsonl'):"
         for n, name in enumerate(("history", "store", "export", "sync", "backup", "audit"), 3)
     )
     t.result("toolu_2", grep)

@@ -7,7 +7,7 @@ The summary states only what the record shows (:mod:`kimi_compact_tui.specifics`
   instructions ask for;
 - ``<environment>``: the work folder, the programs run;
 - ``<completed_tasks>``: the plan's items the agent's own plan marks completed,
-  files written or edited, commands whose record shows success;
+  commands whose record shows success;
 - ``<active_issues>``: the plan's open items with their real statuses, errors
   no later run resolved, commands that failed;
 - ``<code_state>``: files written or edited, other files named, definitions;
@@ -60,6 +60,9 @@ from kimi_compact_tui.specifics.extract import failed, succeeded
 
 MESSAGE_OVERHEAD = 4  # tokens per message, as the app counts them
 REQUEST_CHARS = (600, 240, 120, 60)  # how long a request may be, level by level
+# (request characters, lines lighter than this may go): requests are shortened
+# before the key facts (commands, errors, edits: weight 6 and up) are dropped.
+STEPS = ((600, 6), (240, 6), (120, 6), (60, 6), (60, 8))
 CRITICAL_WEIGHT = 8  # lines at least this heavy are shortened, never dropped
 LATEST_REQUESTS = 20  # a very long session keeps its first and latest requests
 KEY_FACTS_WEIGHT = 6  # kept when nothing fits: requests, rules, tasks, edits, commands, errors
@@ -75,7 +78,7 @@ EMPTY = {
     "current_focus": "No user request appears in the compacted messages.",
     "environment": "No environment details appear in the record.",
     "completed_tasks": "Nothing is recorded as finished: no plan item completed, "
-    "no file written, no command with a result.",
+    "no command that succeeded.",
     "active_issues": "No open plan item, unresolved error or failed command is recorded.",
     "code_state": "No file was written or named.",
 }
@@ -160,9 +163,6 @@ def lines_of(r: Reading, request_chars: int) -> list[Line]:
         if item.status == COMPLETED:
             line = f"- [completed] {item.text} ({plan_at})"
             out.append(Line("completed_tasks", line, item.weight, PLAN))
-    for item in sp.of(EDITED_FILES):
-        line = f"- Wrote {item.text} ({item.status or 'edited'}; {where(item)})"
-        out.append(Line("completed_tasks", line, 6, EDITED_FILES))
     for item in sp.of(COMMANDS):
         if succeeded(item.status):
             line = f"- Ran `{item.text}`: {item.status} ({where(item)})"
@@ -200,7 +200,8 @@ def lines_of(r: Reading, request_chars: int) -> list[Line]:
     if edited:
         out.append(Line("code_state", "Files written or edited:", 7))
         for item in sp.of(EDITED_FILES):
-            out.append(Line("code_state", f"- {item.text} ({where(item)})", 7, EDITED_FILES))
+            line = f"- {item.text} ({item.status or 'edited'}; {where(item)})"
+            out.append(Line("code_state", line, 7, EDITED_FILES))
     named = [i for i in sp.of(FILE_PATHS) if i.key not in edited]
     if named:
         out.append(Line("code_state", "Other files named (not written here):", 3))
@@ -323,10 +324,10 @@ def summarize(transcript: Transcript, specifics: Specifics | None = None) -> Sum
     dropped: Counter[str] = Counter()
     kept = lines
     longest = max((len(i.text) for i in specifics.of(USER_REQUESTS)), default=0)
-    for chars in REQUEST_CHARS:
+    for chars, floor in STEPS:
         lines = lines_of(r, chars)
         order = sorted(
-            (i for i, ln in enumerate(lines) if ln.weight < CRITICAL_WEIGHT),
+            (i for i, ln in enumerate(lines) if ln.weight < floor),
             key=lambda i: (lines[i].weight, -i),
         )
         dropped = Counter()
