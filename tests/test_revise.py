@@ -433,3 +433,23 @@ def test_a_revision_whose_range_changed_is_refused_before_any_request(tmp_path):
     again = CompactionJob.load(session, config)
     refusal = origin_refusal(origin, again.prepare(), again.fingerprint)
     assert refusal is not None and "changed on disk" in refusal.message
+
+
+def test_from_summary_alone_needs_no_prompt(cli_main, tmp_path, loopback, session, summaries):
+    """No request is made, so an empty prompt file is no reason to refuse;
+    with --revise it is (the request carries the prompt)."""
+    prompt = tmp_path / "empty-prompt.md"
+    prompt.write_text("", encoding="utf-8")
+    config = config_file(tmp_path, loopback)
+    out = tmp_path / "out.json"
+    given = cli_main(
+        "compact", session, "--config", config, "--prompt-file", prompt,
+        "--from-summary", summaries[0], "-o", out,
+    )  # fmt: skip
+    assert given.code == 0, given.stderr
+    revised = cli_main(
+        "compact", session, "--config", config, "--prompt-file", prompt,
+        "--from-summary", summaries[0], "--revise", F1,
+    )  # fmt: skip
+    assert "empty" in one_line_exit_2(revised)
+    assert loopback.requests == []

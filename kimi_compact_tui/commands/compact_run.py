@@ -23,7 +23,7 @@ from kimi_compact_tui.compaction.plan import CompactionPlan
 from kimi_compact_tui.config import AppConfig
 from kimi_compact_tui.errors import UserError
 from kimi_compact_tui.formats.base import Session
-from kimi_compact_tui.job import CompactionJob, Draft, Preparation, Readiness
+from kimi_compact_tui.job import CompactionJob, Draft, Preparation, Readiness, RefusalKind
 from kimi_compact_tui.job.revise import given_summary, revise
 from kimi_compact_tui.providers import EventCallback, ProviderConfig, StreamEvent, StreamResult
 
@@ -91,8 +91,11 @@ def run_compaction(
     # Every refusal before any request, once: the request's, and in place the
     # write's (the format's, a read-only file, a split unless --allow-split).
     allow_split = not in_place or bool(getattr(args, "allow_split", False))
-    if rounds is not None and rounds.given_only:  # no model: no provider to check
+    if rounds is not None and rounds.given_only:  # no model: no provider or prompt to check
         ready = job.readiness(prep, None, write=in_place, allow_split=allow_split)
+        ready = Readiness(
+            tuple(r for r in ready.refusals if r.kind is not RefusalKind.EMPTY_PROMPT)
+        )
         refuse(ready)
         if on_start is not None:
             on_start(prep, pcfg)
