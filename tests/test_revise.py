@@ -453,3 +453,74 @@ def test_from_summary_alone_needs_no_prompt(cli_main, tmp_path, loopback, sessio
     )  # fmt: skip
     assert "empty" in one_line_exit_2(revised)
     assert loopback.requests == []
+
+
+def call(cid: str, name: str, **args) -> dict:
+    return {
+        "id": cid,
+        "type": "function",
+        "function": {"name": name, "arguments": json.dumps(args)},
+    }
+
+
+FAILING = [
+    {"role": "system", "content": "You are a coding agent."},
+    {"role": "user", "content": "Make the cache key include the tenant slug."},
+    {
+        "role": "assistant",
+        "content": "Running.",
+        "tool_calls": [call("c1", "Shell", command="pytest -q")],
+    },
+    {
+        "role": "tool",
+        "tool_call_id": "c1",
+        "content": "FAILED tests/test_cache.py::test_tenant_isolation - AssertionError: keys collide\n"
+        "1 failed, 3 passed in 0.2s",
+    },
+    {
+        "role": "assistant",
+        "content": "Fixed.",
+        "tool_calls": [call("c2", "Shell", command="pytest -q")],
+    },
+    {"role": "tool", "tool_call_id": "c2", "content": "4 passed in 0.2s"},
+    {"role": "assistant", "content": "All green now."},
+    {"role": "user", "content": "Good. Now the docs."},
+    {"role": "assistant", "content": "Docs updated."},
+]
+
+
+def test_offline_adds_the_items_the_feedback_names(cli_main, tmp_path):
+    """ "add the failing test name": no literal text to keep, but it names an
+    item the extractor found; the offline summary keeps it, and says it did
+    not follow the rest ("be brief")."""
+    session = write_openai_json(tmp_path / "failing.json", FAILING)
+    config = offline_config(tmp_path)
+    plain = cli_main("compact", session, "--config", config)
+    assert plain.code == 0, plain.stderr
+    assert "test_tenant_isolation" not in plain.stdout
+    first = tmp_path / "first.md"
+    first.write_text(plain.stdout, encoding="utf-8")
+    revised = cli_main(
+        "compact", session, "--config", config, "--from-summary", first,
+        "--revise", "Add the failing test name. Be brief.",
+    )  # fmt: skip
+    assert revised.code == 0, revised.stderr
+    assert "tests/test_cache.py::test_tenant_isolation" in revised.stdout
+    assert "1 instruction of the custom instructions not followed" in revised.stdout
+
+
+def test_named_items_need_every_word_of_what_is_named(tmp_path):
+    from kimi_compact_tui.job.prepare import specifics_of
+    from kimi_compact_tui.job.revise import named_items
+
+    session = write_openai_json(tmp_path / "failing.json", FAILING)
+    job = CompactionJob.load(session, AppConfig(raw={"compaction": {"enabled": True}}))
+    prep = job.prepare()
+    specifics = specifics_of(job.session, prep.plan)()
+    texts = lambda feedback: [i.text for i in named_items(feedback, specifics)]  # noqa: E731
+    assert texts("add the failing test name") == [
+        "failing test tests/test_cache.py::test_tenant_isolation"
+    ]
+    assert texts("please keep the commands verbatim") == ["pytest -q"]
+    assert texts("add the failing lint name") == []  # "lint" is in no item
+    assert texts("the failing test is important") == []  # asks for nothing

@@ -7,7 +7,10 @@
   A provider with no model (the offline one) reads the feedback the way it
   reads custom instructions: the job appends every round's feedback, in
   order, to the instruction in the prompt part, the one path instructions
-  take to it.
+  take to it, and after it the items the feedback names
+  (:func:`named_items`: "add the failing test name" names the failing test
+  the extractor found), in the lines the retention pane writes, which that
+  provider keeps verbatim.
 - :func:`given_summary` is a finished run for a summary that no model wrote
   now (a file, an edit by hand): it is drafted, checked and written like any
   other.
@@ -15,6 +18,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -29,6 +33,10 @@ from kimi_compact_tui.formats.loader import Fingerprint
 from kimi_compact_tui.job.prepare import Preparation
 from kimi_compact_tui.job.refusals import Refusal, revision_range_refusal
 from kimi_compact_tui.providers import ProviderConfig, StreamResult
+from kimi_compact_tui.retention import instructions_for
+from kimi_compact_tui.retention.matching import content_tokens
+from kimi_compact_tui.retention.report import CATEGORY_LABELS
+from kimi_compact_tui.specifics import Item, Specifics
 from kimi_compact_tui.store.fingerprint import fingerprint
 
 #: The room a context size leaves for the revised summary (as Ollama's
@@ -44,6 +52,7 @@ __all__ = [
     "RevisionRound",
     "origin_refusal",
     "feedback_as_instruction",
+    "named_items",
     "given_summary",
     "revise",
     "revision_budget",
@@ -59,12 +68,74 @@ def revision_budget(provider: ProviderConfig | None) -> int:
     return REVISION_INPUT_BUDGET
 
 
-def feedback_as_instruction(instruction: str, rounds: Sequence[RevisionRound]) -> str:
+#: The verbs the offline summarizer follows itself (the text after them, kept
+#: verbatim when the messages hold it): such a sentence is passed on as it is.
+LITERAL_RE = re.compile(r"^(?:please\s+)?(?:keep|preserve|retain|include|remember)\b", re.I)
+#: A sentence of feedback that asks for something to be in the summary.
+NAMING_RE = re.compile(
+    r"^(?:please\s+)?(?:keep|add|include|mention|restore|preserve|retain|remember|"
+    r"put back|bring back|do not (?:drop|lose|forget)|don't (?:drop|lose|forget))\s+"
+    r"(?P<what>.+)$",
+    re.I,
+)
+SENTENCE_END_RE = re.compile(r"[.;!?\n]+\s*")
+#: Words that say how an item is to be given, not which one.
+GENERIC = frozenset(
+    content_tokens(
+        "name names exact verbatim summary summaries message messages line lines "
+        "full back text again too also word words"
+    )
+)
+MAX_NAMED = 10  # items one sentence of feedback may name
+
+
+def named_items(feedback: str, specifics: Specifics) -> list[Item]:
+    """The items of ``specifics`` a sentence of ``feedback`` names ("keep X",
+    "add the failing test name", "include the edited files"): those whose
+    text holds every content word of X (how-words like "name" or "verbatim"
+    aside), or every item of the category X names, heaviest first, at most
+    :data:`MAX_NAMED` a sentence."""
+    out: list[Item] = []
+    for sentence in SENTENCE_END_RE.split(feedback):
+        m = NAMING_RE.match(sentence.strip())
+        if not m:
+            continue
+        want = content_tokens(m.group("what")) - GENERIC
+        if not want:
+            continue
+        found = []
+        for item in specifics.by_weight():
+            if item.category not in CATEGORY_LABELS:
+                continue
+            label = content_tokens(CATEGORY_LABELS[item.category])
+            if (want <= content_tokens(item.text) or want <= label) and item not in out:
+                found.append(item)
+        out.extend(found[:MAX_NAMED])
+    return out
+
+
+def feedback_as_instruction(
+    instruction: str, rounds: Sequence[RevisionRound], specifics: Specifics | None = None
+) -> str:
     """The custom instruction with every round's feedback after it, in order
     (for a summarizer that cannot read the earlier summary: it writes the
     summary again from the messages, so the earlier rounds' "keep X" must
-    still hold)."""
-    pieces = [instruction.strip(), *(r.feedback.strip() for r in rounds)]
+    still hold). With ``specifics`` (of the compacted range), the items a
+    sentence names (:func:`named_items`) follow, one retention-pane line
+    each; a sentence whose verb that summarizer does not follow itself ("add
+    X") is given as its items only."""
+    pieces = [instruction.strip()]
+    named: list[Item] = []
+    for r in rounds:
+        if specifics is None:
+            pieces.append(r.feedback.strip())
+            continue
+        for sentence in SENTENCE_END_RE.split(r.feedback):
+            found = named_items(sentence, specifics)
+            named += [i for i in found if i not in named]
+            if not found or LITERAL_RE.match(sentence.strip()):
+                pieces.append(sentence.strip())
+    pieces.append(instructions_for(named))
     return "\n".join(p for p in pieces if p)
 
 
@@ -84,7 +155,9 @@ def revise(
     limit = budget if budget is not None else revision_budget(provider)
     instruction = None
     if provider is not None and provider.offline:
-        instruction = feedback_as_instruction(prep.custom_instruction, rounds)
+        specifics = base.specifics() if base.specifics is not None else None
+        found = specifics if isinstance(specifics, Specifics) else None
+        instruction = feedback_as_instruction(prep.custom_instruction, rounds, found)
     request = revision_request(base, rounds, budget=limit, custom_instruction=instruction)
     return replace(prep, build_request=lambda: request, _request=request)
 
