@@ -524,3 +524,19 @@ def test_named_items_need_every_word_of_what_is_named(tmp_path):
     assert texts("please keep the commands verbatim") == ["pytest -q"]
     assert texts("add the failing lint name") == []  # "lint" is in no item
     assert texts("the failing test is important") == []  # asks for nothing
+
+
+def test_a_revision_goes_through_min_retention(cli_main, tmp_path, loopback, session, summaries):
+    """Retention judges the revised summary like any other: too little kept,
+    exit 4 and nothing written."""
+    s1, _ = summaries
+    before = session.read_bytes()
+    config = config_file(tmp_path, loopback)
+    loopback.script([openai_sse(["<current_focus>nothing of note</current_focus>"])])
+    result = cli_main(
+        "compact", session, "--config", config, "--from-summary", s1, "--revise", F1,
+        "--in-place", "--yes", "--min-retention", "user_requests=100",
+    )  # fmt: skip
+    assert result.code == 4, result.stderr
+    assert len(loopback.requests) == 1 and session.read_bytes() == before
+    assert not list(session.parent.glob("chat.json.bak-*"))

@@ -93,12 +93,10 @@ def agent_context(session: Session, plan: CompactionPlan, summary: str) -> list[
 
 
 def kept_texts(session: Session, plan: CompactionPlan) -> list[str]:
-    """The texts the agent keeps without the summary (no question about them)."""
+    """The texts the probe sends besides the summary (no question about what
+    they hold: it would not measure the summary)."""
     indices = [*plan.leading_system_indices, *plan.preserved_indices]
-    texts = [message_haystack(session.messages[i]) for i in indices]
-    if session.meta.system_prompt:
-        texts.append(session.meta.system_prompt)
-    return texts
+    return [message_haystack(session.messages[i]) for i in indices]
 
 
 @dataclass
