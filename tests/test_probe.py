@@ -129,6 +129,8 @@ def test_questions_come_from_the_compacted_range_by_category(session):
     assert by_category["commands"].kind == COMMAND
     assert "compaction threshold" in by_category["edited_files"].text  # its context
     assert by_category["errors"].kind == TEXT
+    # A bare exit status is not worth a question; the error line is.
+    assert by_category["errors"].expected == ("AssertionError: expected 0.8 to equal 0.75",)
     # Message numbers point into the compacted range.
     assert by_category["edited_files"].messages == (2,)
     for q in probe.questions:

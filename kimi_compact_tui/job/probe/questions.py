@@ -52,6 +52,8 @@ KIND_OF = {
     DECISIONS: TEXT,
 }
 ELIDED = "[…]"
+#: An error that is only an exit status ("exit code 1"): nothing to ask about.
+BARE_STATUS_RE = re.compile(r"^\s*(?:exit(?:ed)?\s+(?:code|status)|returned)\s+-?\d+\s*$", re.I)
 MIN_REQUEST_WORDS = 4  # a shorter request ("ok, go on") is not worth a question
 
 
@@ -147,7 +149,11 @@ class _Maker:
 
     def drafts(self, category: str) -> list[_Draft]:
         """The questions worth asking in ``category``, heaviest first."""
-        items = [i for i in self.specifics.of(category) if not self.in_kept(i.text)]
+        items = [
+            i
+            for i in self.specifics.of(category)
+            if not self.in_kept(i.text) and not BARE_STATUS_RE.match(i.text)
+        ]
         if category in GROUPED:
             made = self.grouped(category, items)
         elif category == USER_REQUESTS:
