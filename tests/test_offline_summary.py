@@ -277,7 +277,10 @@ def test_very_long_transcript_reads_the_recent_part_and_says_so():
         messages.append(("assistant", [f"Fixed item {i}."]))
     text = offline_summary(make_body(messages))
     assert_six_sections(text)
+    # over the offline limit: the first and the latest requests stay, the summary says
+    # how many of those between went
     assert "- current request (message 5200): request number 2599" in text
-    assert "- request 1 (message 2): request number 0" in text  # every request, in order
-    assert "/srv/big" in text  # system notes are always read
+    assert "- request 1 (message 2): request number 0" in text
+    assert re.search(r"Cut: .*\b(\d+) user requests \(messages 4–\d+\) left out", text)
+    assert "1 system messages (kept as they are)" in text
     assert "messages 2–5201 (2600 user, 2600 assistant)" in text

@@ -105,6 +105,10 @@ class Haystack:
     def flat_lower(self) -> str:  # requests: one space, lower case
         return collapse(self.text).lower()
 
+    # Where the last critical item was found: a summary lists requests in order,
+    # so the next one is looked for from there first (linear, not quadratic).
+    cursor: int = 0
+
     @cached_property
     def words(self) -> frozenset[str]:
         return frozenset(WORD_RE.findall(self.lower))
@@ -269,7 +273,13 @@ def match_verbatim(item: Item, hay: Haystack) -> bool:
     if not needle:
         return False
     flat = hay.flat_lower
-    if needle in flat or _cut_prefix(needle, flat):
+    at = flat.find(needle, hay.cursor)
+    if at < 0 and hay.cursor:
+        at = flat.find(needle)
+    if at >= 0:
+        hay.cursor = at
+        return True
+    if _cut_prefix(needle, flat):
         return True
     tokens = content_tokens(needle)
     if len(tokens) < MIN_WORDS:

@@ -64,6 +64,9 @@ REQUEST_CHARS = (600, 240, 120, 60)  # how long a request may be, level by level
 # before the key facts (commands, errors, edits: weight 6 and up) are dropped.
 STEPS = ((600, 6), (240, 6), (120, 6), (60, 6), (60, 8))
 CRITICAL_WEIGHT = 8  # lines at least this heavy are shortened, never dropped
+# The offline summary's own limit: about what a model writes at most in one answer
+# (a summary of a huge session listing every request would be megabytes).
+MAX_SUMMARY_TOKENS = 16_000
 LATEST_REQUESTS = 20  # a very long session keeps its first and latest requests
 KEY_FACTS_WEIGHT = 6  # kept when nothing fits: requests, rules, tasks, edits, commands, errors
 SECTIONS = (
@@ -94,6 +97,7 @@ KIND_NAMES = {
     IDENTIFIERS: "identifiers",
     NUMBERS: "numbers",
     URLS: "URLs",
+    "system": "system messages (kept as they are)",
 }
 
 
@@ -149,7 +153,7 @@ def lines_of(r: Reading, request_chars: int) -> list[Line]:
     for m in r.transcript.messages[: r.transcript.leading]:
         if m.own_text.strip():
             line = f"- System message {m.number} (kept as it is): {cut(m.own_text, 240)}"
-            out.append(Line("environment", line, 4))
+            out.append(Line("environment", line, 4, "system"))
     if sp.root:
         out.append(Line("environment", f"- Work folder: {sp.root.rstrip('/')}", 5))
     programs = Counter(i.key.split()[0] for i in sp.of(COMMANDS) if i.key.split())
@@ -309,17 +313,19 @@ def specifics_from_transcript(transcript: Transcript) -> Specifics:
 
 def summarize(transcript: Transcript, specifics: Specifics | None = None) -> Summary:
     """The six-section summary of ``transcript`` from ``specifics`` (read from the
-    transcript when not given), never larger than the messages it replaces when
-    it can help it: lower weights are dropped first; when even the heaviest
-    lines are too many, it says it is larger than they are."""
+    transcript when not given), never larger than the messages it replaces (nor
+    than :data:`MAX_SUMMARY_TOKENS`) when it can help it: requests are shortened,
+    lower weights dropped first, then (a huge session) the requests between the
+    first and the latest; when even that is too much, it says so."""
     if specifics is None:
         specifics = specifics_from_transcript(transcript)
     all_text = "\n".join(m.own_text for m in transcript.messages)
     r = Reading(transcript, specifics, read_instructions(transcript.instruction, all_text))
     budget = replaced_tokens(transcript)
+    limit = min(budget, MAX_SUMMARY_TOKENS)
     lines = lines_of(r, REQUEST_CHARS[0])
     text = write(r, lines)
-    if summary_cost(text) <= budget or not transcript.compacted:
+    if summary_cost(text) <= limit or not transcript.compacted:
         return Summary(text, summary_cost(text), budget, False)
     dropped: Counter[str] = Counter()
     kept = lines
@@ -332,7 +338,7 @@ def summarize(transcript: Transcript, specifics: Specifics | None = None) -> Sum
         )
         dropped = Counter()
         removed: set[int] = set()
-        over = summary_cost(write(r, lines, _cut_note(dropped, chars, longest))) + 40 - budget
+        over = summary_cost(write(r, lines, _cut_note(dropped, chars, longest))) + 40 - limit
         for i in order:  # by estimate first, then checked
             if over <= 0:
                 break
@@ -345,7 +351,7 @@ def summarize(transcript: Transcript, specifics: Specifics | None = None) -> Sum
         while True:
             kept = [ln for k, ln in enumerate(lines) if k not in removed]
             text = write(r, kept, _cut_note(dropped, chars, longest))
-            if summary_cost(text) <= budget:
+            if summary_cost(text) <= limit:
                 return Summary(text, summary_cost(text), budget, True)
             if not rest:
                 break
@@ -358,29 +364,42 @@ def summarize(transcript: Transcript, specifics: Specifics | None = None) -> Sum
     # very long session, the requests in the middle go (the first and the latest
     # stay), and the summary says which.
     lines = lines_of(r, REQUEST_CHARS[-1])
-    kept = [ln for ln in lines if ln.weight >= KEY_FACTS_WEIGHT]
-    dropped = Counter(ln.kind for ln in lines if ln.weight < KEY_FACTS_WEIGHT and ln.kind)
-    note = _cut_note(dropped, REQUEST_CHARS[-1], longest) or "Cut: nothing."
+    # a short range keeps its key facts (and says it is larger); a huge one, which
+    # hits the offline limit, keeps its requests, rules and open tasks
+    floor = KEY_FACTS_WEIGHT if limit == budget else CRITICAL_WEIGHT
+    kept = [ln for ln in lines if ln.weight >= floor]
+    dropped = Counter(ln.kind for ln in lines if ln.weight < floor and ln.kind)
+    note = _cut_note(dropped, REQUEST_CHARS[-1], longest) or "Cut:"
     text = write(r, kept, note)
     requests = [k for k, ln in enumerate(kept) if ln.kind == USER_REQUESTS]
-    if summary_cost(text) > budget and len(requests) > LATEST_REQUESTS + 1:
-        over = summary_cost(text) - budget
+    if summary_cost(text) > limit and len(requests) > LATEST_REQUESTS + 1:
         middle = requests[1:-LATEST_REQUESTS]
-        gone: list[int] = []
-        for k in middle:
-            if over <= 0:
-                break
-            gone.append(k)
-            over -= estimate_tokens(kept[k].text) + 1
-        first, last = kept[gone[0]].item, kept[gone[-1]].item
-        span = f"messages {first.first + 1}–{last.first + 1}" if first and last else ""
-        kept = [ln for k, ln in enumerate(kept) if k not in set(gone)]
-        note += f" {len(gone)} user requests ({span}) left out: too many to list within the budget."
-        text = write(r, kept, note)
+        gone: set[int] = set()
+        base = note
+        while middle and summary_cost(text) > limit:
+            over = summary_cost(text) - limit
+            while middle and over > 0:
+                k = middle.pop(0)
+                gone.add(k)
+                over -= estimate_tokens(kept[k].text) + 1
+            first = kept[min(gone)].item
+            last = kept[max(gone)].item
+            span = f"messages {first.first + 1}–{last.first + 1}" if first and last else ""
+            note = base + (
+                f" {len(gone)} user requests ({span}) left out: too many to list within "
+                "the budget; the first and the latest are kept."
+            )
+            text = write(r, [ln for k, ln in enumerate(kept) if k not in gone], note)
+        kept = [ln for k, ln in enumerate(kept) if k not in gone]
+    if note == "Cut:":
+        note = "Cut: nothing."
     if summary_cost(text) > budget:
         note += (
             " Even so this summary is larger than the compacted messages (about "
             f"{budget} tokens): they are shorter than any six-section summary of their key facts."
         )
+        text = write(r, kept, note)
+    elif summary_cost(text) > limit:
+        note += f" Even so this summary is over the offline limit of {limit} tokens."
         text = write(r, kept, note)
     return Summary(text, summary_cost(text), budget, True)
