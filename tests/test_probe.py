@@ -385,3 +385,19 @@ def test_up_to_names_the_range_asked_about(cli_main, tmp_path, loopback, session
     sent = loopback.requests[0].json["messages"]
     assert len(sent) == 1 + 1 + (len(MESSAGES) - 3) + 1  # system, summary, kept, question
     assert "UNIQUE-FIX-REPLY" in json.dumps(sent)  # kept after the boundary: sent
+
+
+def test_the_summary_may_come_from_standard_input(
+    cli_main, tmp_path, loopback, session, monkeypatch
+):
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.StringIO("PIPED-SUMMARY about the changelog\n"))
+    loopback.script([openai_sse(["I do not know."])])
+    config = config_file(tmp_path, loopback)
+    result = cli_main(
+        "probe", session, "--summary", "-", "--config", config, "--questions", "1", "--json"
+    )
+    assert result.code == 0, result.stderr
+    assert "PIPED-SUMMARY" in loopback.requests[0].json["messages"][1]["content"]
+    assert json.loads(result.stdout)["summary"] == "-"
