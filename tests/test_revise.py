@@ -275,6 +275,11 @@ def test_from_summary_alone_writes_it_as_it_is_with_no_request(
     texts = [m.text() for m in load_session(session).messages]
     assert any(S1 in t for t in texts)
     assert sorted(session.parent.glob("chat.json.bak-*"))
+    # The audit record names no provider, model or prompt: none was used.
+    (audit_file,) = session.parent.glob("*audit*")
+    audit = json.loads(audit_file.read_text(encoding="utf-8").split("\n")[-2])
+    assert audit["provider"] is None and audit["model"] is None
+    assert "no model call" in audit["provider_detail"]
     assert cli_main("restore", session, "--yes").code == 0
     assert session.read_bytes() == original
 

@@ -30,6 +30,7 @@ from kimi_compact_tui.compaction.request import (
 )
 from kimi_compact_tui.errors import UserError
 from kimi_compact_tui.formats.loader import Fingerprint
+from kimi_compact_tui.job.job import GIVEN
 from kimi_compact_tui.job.prepare import Preparation
 from kimi_compact_tui.job.refusals import Refusal, revision_range_refusal
 from kimi_compact_tui.providers import ProviderConfig, StreamResult
@@ -42,8 +43,6 @@ from kimi_compact_tui.store.fingerprint import fingerprint
 #: The room a context size leaves for the revised summary (as Ollama's
 #: ``num_ctx`` estimate does).
 ANSWER_ROOM = 4096
-#: ``StreamResult.provider`` of a summary that no model wrote now.
-GIVEN = "given"
 
 __all__ = [
     "ANSWER_ROOM",
