@@ -25,7 +25,17 @@ from types import ModuleType
 from typing import Any, NoReturn
 
 from kimi_compact_tui import __version__
-from kimi_compact_tui.commands import compact, diff, plan, preview, restore, retention, serve, tui
+from kimi_compact_tui.commands import (
+    compact,
+    diff,
+    plan,
+    preview,
+    probe,
+    restore,
+    retention,
+    serve,
+    tui,
+)
 from kimi_compact_tui.errors import UserError
 
 #: Every command and the module that serves it, in the help's order.
@@ -38,6 +48,7 @@ COMMAND_MODULES: dict[str, ModuleType] = {
     "serve": serve,
     "tui": tui,
     "retention": retention,
+    "probe": probe,
 }
 COMMANDS = tuple(COMMAND_MODULES)
 PROG = "kimi-compact-tui"

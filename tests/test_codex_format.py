@@ -86,7 +86,7 @@ def test_a_first_line_longer_than_the_head_is_still_recognised(tmp_path):
     assert load_session(path).meta.system_prompt == "x" * 100_000
 
 
-def test_mid_history_developer_and_context_messages_are_system_messages():
+def test_mid_history_developer_and_agent_context_are_system_messages():
     r = conversation()
     r.item(text_item("developer", "<model_switch>\nnew model\n</model_switch>"))
     r.item(text_item("user", "<environment_context>\n  <cwd>/other</cwd>\n</environment_context>"))

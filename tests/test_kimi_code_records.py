@@ -97,7 +97,7 @@ def test_the_journal_after_our_records_folds_to_summary_and_kept_messages():
     assert after.messages[0] == FMT.summary_message("OUR SUMMARY")
 
 
-def test_default_tail_counts_tool_results_and_reminders_as_context_messages():
+def test_default_tail_counts_tool_results_and_reminders_as_agent_context():
     j = conversation()
     j.prompt("third")
     j.tool_turn("call_2", "echo world", "world\n")

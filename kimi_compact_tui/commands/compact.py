@@ -30,6 +30,12 @@ from kimi_compact_tui.commands.compact_output import (
     json_result,
     nothing_written,
 )
+from kimi_compact_tui.commands.compact_revise import (
+    Rounds,
+    add_revise_args,
+    check_rounds,
+    dropped_note,
+)
 from kimi_compact_tui.commands.compact_run import CompactionRun, run_compaction
 from kimi_compact_tui.commands.jsonout import print_json
 from kimi_compact_tui.commands.output_file import output_target, write_output
@@ -64,6 +70,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     add_session_args(p, instructions=True)
     add_provider_args(p)
+    add_revise_args(p, alone=True)
     p.add_argument(
         "--output",
         "-o",
@@ -119,7 +126,9 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
 
 
-def _starter(args: argparse.Namespace) -> Callable[[Preparation, ProviderConfig], None]:
+def _starter(
+    args: argparse.Namespace, rounds: Rounds | None = None
+) -> Callable[[Preparation, ProviderConfig], None]:
     """Once the job's refusals passed and before the request: the warning for
     a tool call split from its result by a summary not written in place (in
     place, the job refused it unless ``--allow-split``); then the announcement."""
@@ -131,8 +140,18 @@ def _starter(args: argparse.Namespace) -> Callable[[Preparation, ProviderConfig]
             from kimi_compact_tui.formats.loader import dump_session
 
             dump_session(prep.session)  # refused in one line: not a file of its own
-        if not args.json:
-            announce(prep, pcfg)
+        if args.json:
+            return
+        if rounds is not None and rounds.given_only:
+            print(f"writing {rounds.label}", file=sys.stderr)
+            return
+        if rounds is not None:
+            request = prep.request
+            dropped = request.dropped_rounds if request is not None else 0
+            print(f"revising: {rounds.label}", file=sys.stderr)
+            if dropped:
+                print(f"kimi-compact-tui: note: {dropped_note(dropped)}", file=sys.stderr)
+        announce(prep, pcfg)
 
     return start
 
@@ -156,12 +175,19 @@ def run(args: argparse.Namespace) -> int:
             "none; pass --yes to write without asking"
         )
     thresholds = [parse_min_retention(t) for t in args.min_retention]  # bad input: before any run
+    rounds = check_rounds(args, alone=True)
+    if rounds is not None and rounds.given_only and args.instructions:
+        raise UserError(
+            "--instructions needs a model call; --from-summary alone writes the summary "
+            "as it is (add --revise TEXT to have it revised)"
+        )
     printer = None if args.json else Printer()
     run_ = run_compaction(
         args,
         on_event=printer,
         allow_truncated=args.allow_truncated,
-        on_start=_starter(args),
+        on_start=_starter(args, rounds),
+        rounds=rounds,
     )
     if args.anchor:
         from kimi_compact_tui.commands.compact_anchor import anchored_run
@@ -210,6 +236,8 @@ def run(args: argparse.Namespace) -> int:
         return EXIT_OK
     # An offline run said "no model wrote this summary" when it started: once is enough.
     where = "offline extraction" if result.offline else f"{result.provider} {result.model or ''}"
+    if rounds is not None and rounds.given_only:
+        where = "summary given, no model call"
     where = where.strip()
     if result.status == "complete":
         if written is not None:

@@ -128,4 +128,22 @@ def json_result(run: CompactionRun, written: Path | None) -> dict[str, Any]:
     data["grows"] = draft.grows if draft is not None else None
     if data.get("offline"):
         data["notice"] = OFFLINE_NOTICE
+    data["revision"] = revision_json(run)
     return data
+
+
+def revision_json(run: CompactionRun) -> dict[str, Any] | None:
+    """``--from-summary`` / ``--revise``: which summary, and for a revision
+    the rounds sent and left out (None for a compaction)."""
+    rounds = run.rounds
+    if rounds is None:
+        return None
+    request = run.preparation.request
+    if rounds.given_only:
+        return {"from_summary": rounds.names[0], "rounds": 0, "rounds_sent": 0, "dropped": 0}
+    return {
+        "from_summary": rounds.names[-1],
+        "rounds": len(rounds.feedback),
+        "rounds_sent": len(request.revisions) if request is not None else 0,
+        "dropped": request.dropped_rounds if request is not None else 0,
+    }

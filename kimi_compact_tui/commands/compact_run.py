@@ -22,6 +22,7 @@ from kimi_compact_tui.errors import UserError
 if TYPE_CHECKING:
     import asyncio
 
+    from kimi_compact_tui.commands.compact_revise import Rounds
     from kimi_compact_tui.compaction.plan import CompactionPlan
     from kimi_compact_tui.config import AppConfig
     from kimi_compact_tui.formats.base import Session
@@ -42,6 +43,8 @@ class CompactionRun:
     job: CompactionJob
     # The job's refusals, computed once before the request (the write's too, in place).
     ready: Readiness | None = None
+    # --from-summary / --revise: what was asked (None: a compaction).
+    rounds: Rounds | None = None
 
     @property
     def compacted(self) -> Session | None:
@@ -66,6 +69,7 @@ def run_compaction(
     cancel: asyncio.Event | None = None,
     allow_truncated: bool | None = None,
     on_start: Callable[[Preparation, ProviderConfig], None] | None = None,
+    rounds: Rounds | None = None,
 ) -> CompactionRun:
     """Load, plan, stream the summary and build (not write) the compacted session.
 
@@ -73,8 +77,16 @@ def run_compaction(
     have ``instructions``, ``provider``, ``model``, ``base_url`` and
     ``allow_truncated``. Raises :class:`UserError` for bad input; provider
     trouble is reported in the returned result, never raised.
+
+    ``rounds`` (``--from-summary``, ``--revise``): with feedback, the request
+    is the revision of the last summary; without, that summary is the result
+    (no request), through the same refusals and draft.
     """
     import asyncio
+
+    from kimi_compact_tui.job import Readiness, RefusalKind
+    from kimi_compact_tui.job.revise import given_summary, revise
+    from kimi_compact_tui.providers import StreamEvent
 
     in_place = bool(getattr(args, "in_place", False))
     job, prep = load_and_prepare(args, for_write=in_place)
@@ -83,10 +95,25 @@ def run_compaction(
     session, config = job.session, job.config
     pcfg = provider_config(config, args)
     if prep.plan.noop or prep.build_request is None:
-        return CompactionRun(session, config, prep, pcfg, None, None, job)
+        return CompactionRun(session, config, prep, pcfg, None, None, job, rounds=rounds)
     # Every refusal before any request, once: the request's, and in place the
     # write's (the format's, a read-only file, a split unless --allow-split).
     allow_split = not in_place or bool(getattr(args, "allow_split", False))
+    if rounds is not None and rounds.given_only:  # no model: no provider or prompt to check
+        ready = job.readiness(prep, None, write=in_place, allow_split=allow_split)
+        ready = Readiness(
+            tuple(r for r in ready.refusals if r.kind is not RefusalKind.EMPTY_PROMPT)
+        )
+        refuse(ready)
+        if on_start is not None:
+            on_start(prep, pcfg)
+        result = given_summary(rounds.summaries[0])
+        if on_event is not None:
+            on_event(StreamEvent("text", result.summary))
+        given = job.draft(prep, result)
+        return CompactionRun(session, config, prep, pcfg, result, given, job, ready, rounds)
+    if rounds is not None:
+        prep = revise(prep, rounds.rounds(), pcfg)
     ready = job.readiness(prep, pcfg, write=in_place, allow_split=allow_split)
     refuse(ready)
     if on_start is not None:  # the split warning (not in place) and the announcement
@@ -102,7 +129,7 @@ def run_compaction(
     draft = None
     if result.writable(allow_truncated=allow_truncated):
         draft = job.draft(prep, result, allow_truncated=allow_truncated)
-    return CompactionRun(session, config, prep, pcfg, result, draft, job, ready)
+    return CompactionRun(session, config, prep, pcfg, result, draft, job, ready, rounds)
 
 
 def on_a_copy(args: argparse.Namespace, sample: Path) -> argparse.Namespace:

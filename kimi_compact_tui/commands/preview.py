@@ -14,6 +14,12 @@ from kimi_compact_tui.commands.common import (
     provider_config,
     write_split_lines,
 )
+from kimi_compact_tui.commands.compact_revise import (
+    Rounds,
+    add_revise_args,
+    check_rounds,
+    dropped_note,
+)
 from kimi_compact_tui.commands.jsonout import print_json
 from kimi_compact_tui.wording import number
 
@@ -29,6 +35,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("preview", help=HELP)
     add_session_args(p, instructions=True)
     add_provider_args(p)
+    add_revise_args(p, alone=False)
     p.add_argument(
         "--json",
         action="store_true",
@@ -56,18 +63,33 @@ def model_line(model: str | None, pcfg: ProviderConfig) -> str:
 
 
 def preview_json(
-    prep: Preparation, body: dict[str, Any] | None, ready: Readiness
+    prep: Preparation,
+    body: dict[str, Any] | None,
+    ready: Readiness,
+    rounds: Rounds | None = None,
 ) -> dict[str, Any]:
     """``preview --json``: the request body exactly as POSTed (None for a
-    no-op), beside what decides whether it is sent: the job's refusals."""
-    return {
+    no-op), beside what decides whether it is sent: the job's refusals. With
+    ``--revise``: ``"kind": "revision"`` and what ``revision`` holds (the
+    rounds asked for, sent and left out)."""
+    data: dict[str, Any] = {
         "session": str(prep.session.path),
+        "kind": "revision" if rounds is not None else "compaction",
         "noop": prep.plan.noop,
         "enabled": prep.enabled,
         "disabled_reason": prep.disabled_reason,
         "refusals": [{"kind": r.kind.value, "message": r.message} for r in ready.refusals],
-        "body": body,
     }
+    if rounds is not None:
+        request = prep.request
+        data["revision"] = {
+            "from_summary": rounds.names[-1],
+            "rounds": len(rounds.feedback),
+            "rounds_sent": len(request.revisions) if request is not None else 0,
+            "dropped": request.dropped_rounds if request is not None else 0,
+        }
+    data["body"] = body
+    return data
 
 
 def refused_lines(ready: Readiness) -> str:
@@ -83,18 +105,43 @@ def refused_lines(ready: Readiness) -> str:
     )
 
 
+def revision_lines(prep: Preparation, rounds: Rounds, show: Any) -> str:
+    """The label of a revision request: what is revised, the rounds sent and
+    any left out."""
+    request = prep.request
+    assert request is not None
+    n = len(rounds.feedback)
+    sent = len(request.revisions)
+    text = (
+        f"REVISION of the summary in {show(rounds.where(n - 1))}: the compaction request "
+        f"below, then {sent} round{'' if sent == 1 else 's'} of summary and feedback "
+        "(not the spec's two-message request)\n"
+    )
+    if request.dropped_rounds:
+        text += f"NOTE     {dropped_note(request.dropped_rounds)}\n"
+    return text
+
+
 def run(args: argparse.Namespace) -> int:
     from kimi_compact_tui.sanitize import visible
 
+    rounds = check_rounds(args, alone=False)  # bad options: before anything is loaded
     job, prep = load_and_prepare(args)
     config = job.config
+    if rounds is not None:
+        from kimi_compact_tui.job.revise import revise
+
+        # The request a model is sent (the offline provider, which has no
+        # model, is told the feedback as instructions instead).
+        pcfg = provider_config(config, args)
+        prep = revise(prep, rounds.rounds(), None if pcfg.offline else pcfg)
     ready = job.readiness(prep)  # what compact would refuse before the request
     tty = sys.stdout.isatty()
     show = visible if tty else (lambda s: s)  # keep controls out of a terminal
     w = sys.stdout.write
     if prep.request is None:
         if args.json:
-            print_json(preview_json(prep, None, ready))
+            print_json(preview_json(prep, None, ready, rounds))
         else:
             if not prep.enabled:
                 w(not_enabled_line(prep))
@@ -102,7 +149,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     body = prep.request.body
     if args.json:
-        print_json(preview_json(prep, body, ready))
+        print_json(preview_json(prep, body, ready, rounds))
         if not prep.enabled:
             print(
                 f"kimi-compact-tui: note: compaction is not enabled: {prep.disabled_reason}; "
@@ -117,6 +164,13 @@ def run(args: argparse.Namespace) -> int:
     pcfg = provider_config(config, args)
     w(model_line(body.get("model"), pcfg))
     w(f"provider {pcfg.describe()}\n")
+    if rounds is not None:
+        w(revision_lines(prep, rounds, show))
+        if pcfg.offline:
+            w(
+                "offline  no model reads this request: the offline summarizer writes the "
+                "summary again from the messages, with the feedback read as custom instructions\n"
+            )
     w(f"prompt   {prep.prompt.describe()}\n")
     w(
         f"messages {number(len(prep.plan.request_indices))} sent "
@@ -133,6 +187,12 @@ def run(args: argparse.Namespace) -> int:
     w(show(prep.request.transcript))
     if not prep.request.transcript.endswith("\n"):
         w("\n")
+    for i, round_ in enumerate(prep.request.revisions, 1 + prep.request.dropped_rounds):
+        for turn, title in zip(round_.turns(), ("summary", "feedback"), strict=True):
+            w(f"\n===== {turn['role']} (round {i}: {title}){label} =====\n")
+            w(show(turn["content"]))
+            if not turn["content"].endswith("\n"):
+                w("\n")
     other = {k: v for k, v in body.items() if k != "messages"}
     w("\n===== other body fields =====\n")
     w(json.dumps(other, ensure_ascii=False, indent=2) + "\n")

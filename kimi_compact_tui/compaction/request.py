@@ -5,6 +5,11 @@ whose content is a list of text parts — for each message in the request
 range a header part ``## Message N\\nRole: <role>\\nContent:\\n`` followed by
 that message's text parts unchanged, then one final part ``"\\n" + prompt``
 with the custom instructions appended to that same part.
+
+A revision (:func:`revision_request`) is a deliberate deviation from those two
+messages: the same two, unchanged, then each round's summary (an assistant
+message) and the reviewer's feedback on it (a user message), oldest first,
+the oldest rounds left out when the request would not fit (:func:`fit_rounds`).
 """
 
 from __future__ import annotations
@@ -147,6 +152,53 @@ def build_http_body(
     return body
 
 
+@dataclass(frozen=True)
+class RevisionRound:
+    """One round of a revision: the summary the model wrote (or the reviewer
+    edited), and the reviewer's feedback on it."""
+
+    summary: str
+    feedback: str
+
+    def turns(self) -> list[dict[str, Any]]:
+        """The round as two request messages: the summary as the assistant's
+        answer, then the feedback as the user's reply."""
+        return [
+            {"role": "assistant", "content": self.summary},
+            {"role": "user", "content": self.feedback},
+        ]
+
+    def estimated_tokens(self) -> int:
+        return estimate_tokens(self.summary) + estimate_tokens(self.feedback)
+
+
+#: The most a revision request may hold (estimated input tokens) when the
+#: provider states no context size: under a 128k-token window, with room left
+#: for the revised summary.
+REVISION_INPUT_BUDGET = 120_000
+
+
+def fit_rounds(
+    base_tokens: int, rounds: Sequence[RevisionRound], budget: int = REVISION_INPUT_BUDGET
+) -> tuple[list[RevisionRound], int]:
+    """The rounds a revision request keeps, and how many it leaves out: the
+    latest round always stays (it is the one being revised); earlier rounds
+    are kept newest first while the request (``base_tokens``: the compaction
+    request's own estimate) stays within ``budget``, so the oldest go first,
+    and a round is never kept after an older one was left out."""
+    if not rounds:
+        return [], 0
+    kept = [rounds[-1]]
+    total = base_tokens + rounds[-1].estimated_tokens()
+    for earlier in reversed(rounds[:-1]):
+        cost = earlier.estimated_tokens()
+        if total + cost > budget:
+            break
+        kept.insert(0, earlier)
+        total += cost
+    return kept, len(rounds) - len(kept)
+
+
 @dataclass
 class CompactionRequest:
     plan: CompactionPlan
@@ -159,6 +211,11 @@ class CompactionRequest:
     # first call: the compaction job sets it for the offline provider, which
     # otherwise reads them from the request's text.
     specifics: Callable[[], object] | None = field(default=None, compare=False, repr=False)
+    # A revision (``compaction/revision.py``): the earlier summary and feedback
+    # pairs sent after the two messages above, in order (the last is the one
+    # being revised now), and how many older pairs were left out to fit.
+    revisions: tuple[RevisionRound, ...] = ()
+    dropped_rounds: int = 0
 
     @property
     def parts(self) -> list[str]:
@@ -173,8 +230,13 @@ class CompactionRequest:
     def model(self) -> str | None:
         return self.body.get("model")
 
+    @property
+    def is_revision(self) -> bool:
+        return bool(self.revisions)
+
     def estimated_input_tokens(self) -> int:
-        return estimate_tokens(COMPACTOR_SYSTEM_PROMPT) + estimate_tokens(self.transcript)
+        base = estimate_tokens(COMPACTOR_SYSTEM_PROMPT) + estimate_tokens(self.transcript)
+        return base + sum(estimate_tokens(m["content"]) for m in self.messages[2:])
 
 
 def build_request(
@@ -195,3 +257,53 @@ def build_request(
     config = merged_request_config(compaction_cfg, compaction_model, base_model)
     body = build_http_body(request_messages, config)
     return CompactionRequest(plan, prompt, custom_instruction, request_messages, config, body)
+
+
+def revision_request(
+    base: CompactionRequest,
+    rounds: Sequence[RevisionRound],
+    *,
+    budget: int = REVISION_INPUT_BUDGET,
+    custom_instruction: str | None = None,
+) -> CompactionRequest:
+    """The revision of ``base`` (a compaction request, never itself a
+    revision): its two messages unchanged, then each round's summary (the
+    assistant) and feedback (the user), oldest first, as many as fit in
+    ``budget`` (:func:`fit_rounds`). Toolless like ``base``: the same config,
+    whose ``disable_all_tools`` no override can undo.
+
+    ``custom_instruction``: a different instruction in the prompt part, for a
+    provider that reads the feedback as instructions (the offline one)."""
+    if not rounds:
+        raise ValueError("a revision needs at least one round (a summary and its feedback)")
+    if base.revisions:
+        raise ValueError("revise the compaction request, not a revision of it")
+    first = base.messages[:2]
+    instruction = base.custom_instruction
+    if custom_instruction is not None and custom_instruction != base.custom_instruction:
+        instruction = custom_instruction
+        parts = [p["text"] for p in base.messages[1]["content"]]
+        parts[-1] = build_prompt_part(base.prompt.text, instruction)
+        first = [
+            base.messages[0],
+            {"role": "user", "content": [{"type": "text", "text": t} for t in parts]},
+        ]
+    own = estimate_tokens(COMPACTOR_SYSTEM_PROMPT) + estimate_tokens(
+        "".join(p["text"] for p in first[1]["content"])
+    )
+    kept, dropped = fit_rounds(own, rounds, budget)
+    messages = [*first]
+    for round_ in kept:
+        messages.extend(round_.turns())
+    body = build_http_body(messages, base.config)
+    return CompactionRequest(
+        base.plan,
+        base.prompt,
+        instruction,
+        messages,
+        base.config,
+        body,
+        specifics=base.specifics,
+        revisions=tuple(kept),
+        dropped_rounds=dropped,
+    )

@@ -55,6 +55,11 @@ from kimi_compact_tui.store import ApplyResult, Provenance, apply_compaction
 if TYPE_CHECKING:
     import asyncio
 
+#: ``StreamResult.provider`` of a summary that no model wrote now (a file, an
+#: edit by hand): its audit record names no provider, model or prompt.
+GIVEN = "given"
+GIVEN_DETAIL = "summary given as it is: no model call"
+
 
 def provenance_of(
     prompt: PromptSource | None,
@@ -322,9 +327,12 @@ class CompactionJob:
         if self.fingerprint is None:  # a readiness computed without the write's refusals
             raise refusals.not_loaded_for_write(self.session.path).error()
         prep = draft.preparation
-        provenance = provenance_of(
-            prep.prompt, provider, draft.model or self.base_model, draft.result.usage
-        )
+        if draft.result.provider == GIVEN:
+            provenance = Provenance(provider_detail=GIVEN_DETAIL)
+        else:
+            provenance = provenance_of(
+                prep.prompt, provider, draft.model or self.base_model, draft.result.usage
+            )
         return apply_compaction(
             self.session,
             draft.compacted,

@@ -15,6 +15,8 @@ The refusals made before any request:
   or ``compaction.prompt_file``, or a prompt edited to nothing);
 - ``NO_MODEL`` / ``NO_KEY``: a remote provider with no model, or without the
   key it needs (``provider`` checks, :func:`require_model` and :func:`require_key`);
+- ``REVISION_RANGE``: a revision asked for a summary made on another range (the
+  boundary moved) or on another version of the session (it changed on disk);
 
 and, for a request whose summary is to be written over the session:
 
@@ -57,6 +59,7 @@ class RefusalKind(enum.StrEnum):
     READ_ONLY = "read_only"
     NOT_LOADED_FOR_WRITE = "not_loaded_for_write"
     SPLIT = "split"
+    REVISION_RANGE = "revision_range"
 
 
 #: The kinds that stop a request whatever is done with its summary.
@@ -67,6 +70,7 @@ REQUEST_KINDS = frozenset(
         RefusalKind.EMPTY_PROMPT,
         RefusalKind.NO_MODEL,
         RefusalKind.NO_KEY,
+        RefusalKind.REVISION_RANGE,
     }
 )
 
@@ -262,3 +266,23 @@ def split_refusal(
         f"{path}: not written: the boundary splits a tool call from its result ({shown}), "
         f"and the agent could not continue such a history{hint}",
     )
+
+
+def revision_range_refusal(
+    path: Path | None, then: tuple[int, int], now: tuple[int, int] | None
+) -> Refusal:
+    """A revision of a summary made on another range: ``then`` and ``now``
+    are the compacted messages (1-based, first and last); ``now`` None: the
+    session changed on disk since the summary was made."""
+    if now is None:
+        why = (
+            "the session changed on disk since the summary was made; a revision is for the "
+            "messages it summarized: reload and compact again"
+        )
+    else:
+        why = (
+            f"the boundary moved since the summary was made (it summarized messages "
+            f"{then[0]}–{then[1]}, the range is now {now[0]}–{now[1]}); a revision is for "
+            "the range it was made on: compact this range instead"
+        )
+    return Refusal(RefusalKind.REVISION_RANGE, f"{path}: not revised: {why}")

@@ -1,0 +1,224 @@
+"""Talking to the summarizer: a summary revised by feedback, or written as given.
+
+- :func:`revise` turns a preparation into the preparation of its revision: the
+  same plan and checks, and as request the compaction request for the same
+  range, unchanged, followed by each round's summary (the assistant) and
+  feedback (the user) (:func:`~kimi_compact_tui.compaction.request.revision_request`).
+  A provider with no model (the offline one) reads the feedback the way it
+  reads custom instructions: the job appends every round's feedback, in
+  order, to the instruction in the prompt part, the one path instructions
+  take to it, and after it the items the feedback names
+  (:func:`named_items`: "add the failing test name" names the failing test
+  the extractor found), in the lines the retention pane writes, which that
+  provider keeps verbatim.
+- :func:`given_summary` is a finished run for a summary that no model wrote
+  now (a file, an edit by hand): it is drafted, checked and written like any
+  other.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+from kimi_compact_tui.compaction.plan import CompactionPlan
+from kimi_compact_tui.compaction.request import (
+    REVISION_INPUT_BUDGET,
+    RevisionRound,
+    revision_request,
+)
+from kimi_compact_tui.errors import UserError
+from kimi_compact_tui.formats.loader import Fingerprint
+from kimi_compact_tui.job.job import GIVEN
+from kimi_compact_tui.job.prepare import Preparation
+from kimi_compact_tui.job.refusals import Refusal, revision_range_refusal
+from kimi_compact_tui.providers import ProviderConfig, StreamResult
+from kimi_compact_tui.retention import instructions_for
+from kimi_compact_tui.retention.matching import content_tokens
+from kimi_compact_tui.retention.report import CATEGORY_LABELS
+from kimi_compact_tui.specifics import Item, Specifics
+from kimi_compact_tui.store.fingerprint import fingerprint
+
+#: The room a context size leaves for the revised summary (as Ollama's
+#: ``num_ctx`` estimate does).
+ANSWER_ROOM = 4096
+
+__all__ = [
+    "ANSWER_ROOM",
+    "GIVEN",
+    "RevisionOrigin",
+    "RevisionRound",
+    "origin_refusal",
+    "feedback_as_instruction",
+    "named_items",
+    "given_summary",
+    "revise",
+    "revision_budget",
+]
+
+
+def revision_budget(provider: ProviderConfig | None) -> int:
+    """The most a revision request may hold (estimated input tokens): the
+    provider's stated context size less room for the answer, else
+    :data:`REVISION_INPUT_BUDGET`."""
+    if provider is not None and provider.num_ctx:
+        return max(1, provider.num_ctx - ANSWER_ROOM)
+    return REVISION_INPUT_BUDGET
+
+
+#: The verbs the offline summarizer follows itself (the text after them, kept
+#: verbatim when the messages hold it): such a sentence is passed on as it is.
+LITERAL_RE = re.compile(r"^(?:please\s+)?(?:keep|preserve|retain|include|remember)\b", re.I)
+#: A sentence of feedback that asks for something to be in the summary.
+NAMING_RE = re.compile(
+    r"^(?:please\s+)?(?:keep|add|include|mention|restore|preserve|retain|remember|"
+    r"put back|bring back|do not (?:drop|lose|forget)|don't (?:drop|lose|forget))\s+"
+    r"(?P<what>.+)$",
+    re.I,
+)
+SENTENCE_END_RE = re.compile(r"[.;!?\n]+\s*")
+#: Words that say how an item is to be given, not which one.
+GENERIC = frozenset(
+    content_tokens(
+        "name names exact verbatim summary summaries message messages line lines "
+        "full back text again too also word words"
+    )
+)
+MAX_NAMED = 10  # items one sentence of feedback may name
+
+
+def named_items(feedback: str, specifics: Specifics) -> list[Item]:
+    """The items of ``specifics`` a sentence of ``feedback`` names ("keep X",
+    "add the failing test name", "include the edited files"): those whose
+    text holds every content word of X (how-words like "name" or "verbatim"
+    aside), or every item of the category X names, heaviest first, at most
+    :data:`MAX_NAMED` a sentence."""
+    out: list[Item] = []
+    for sentence in SENTENCE_END_RE.split(feedback):
+        m = NAMING_RE.match(sentence.strip())
+        if not m:
+            continue
+        want = content_tokens(m.group("what")) - GENERIC
+        if not want:
+            continue
+        found = []
+        for item in specifics.by_weight():
+            if item.category not in CATEGORY_LABELS:
+                continue
+            label = content_tokens(CATEGORY_LABELS[item.category])
+            if (want <= content_tokens(item.text) or want <= label) and item not in out:
+                found.append(item)
+        out.extend(found[:MAX_NAMED])
+    return out
+
+
+def feedback_as_instruction(
+    instruction: str, rounds: Sequence[RevisionRound], specifics: Specifics | None = None
+) -> str:
+    """The custom instruction with every round's feedback after it, in order
+    (for a summarizer that cannot read the earlier summary: it writes the
+    summary again from the messages, so the earlier rounds' "keep X" must
+    still hold). With ``specifics`` (of the compacted range), the items a
+    sentence names (:func:`named_items`) follow, one retention-pane line
+    each; a sentence whose verb that summarizer does not follow itself ("add
+    X") is given as its items only."""
+    pieces = [instruction.strip()]
+    named: list[Item] = []
+    for r in rounds:
+        if specifics is None:
+            pieces.append(r.feedback.strip())
+            continue
+        for sentence in SENTENCE_END_RE.split(r.feedback):
+            found = named_items(sentence, specifics)
+            named += [i for i in found if i not in named]
+            if not found or LITERAL_RE.match(sentence.strip()):
+                pieces.append(sentence.strip())
+    pieces.append(instructions_for(named))
+    return "\n".join(p for p in pieces if p)
+
+
+def revise(
+    prep: Preparation,
+    rounds: Sequence[RevisionRound],
+    provider: ProviderConfig | None = None,
+    *,
+    budget: int | None = None,
+) -> Preparation:
+    """The preparation of the revision of ``prep``'s summary by ``rounds``
+    (the last round: the summary being revised now and its feedback). The
+    plan, the prompt and the refusals are ``prep``'s; a no-op stays one."""
+    base = prep.request
+    if base is None:
+        return prep
+    limit = budget if budget is not None else revision_budget(provider)
+    instruction = None
+    if provider is not None and provider.offline:
+        specifics = base.specifics() if base.specifics is not None else None
+        found = specifics if isinstance(specifics, Specifics) else None
+        instruction = feedback_as_instruction(prep.custom_instruction, rounds, found)
+    request = revision_request(base, rounds, budget=limit, custom_instruction=instruction)
+    return replace(prep, build_request=lambda: request, _request=request)
+
+
+def given_summary(text: str) -> StreamResult:
+    """A finished run for a summary no model wrote now (read from a file, or
+    edited by hand): complete, with no model, no usage and no timings."""
+    return StreamResult(status="complete", summary=text, provider=GIVEN, attempts=0)
+
+
+def _span(plan: CompactionPlan) -> tuple[int, int]:
+    """The compacted messages, 1-based, first and last."""
+    return plan.leading + 1, plan.boundary
+
+
+@dataclass(frozen=True)
+class RevisionOrigin:
+    """What a summary was made on: the plan's range and the fingerprint of
+    the session's bytes then (None: a session not loaded for a write)."""
+
+    leading: int
+    boundary: int
+    total: int
+    fingerprint: Fingerprint | None
+
+    @classmethod
+    def of(cls, prep: Preparation, loaded: Fingerprint | None) -> RevisionOrigin:
+        plan = prep.plan
+        return cls(plan.leading, plan.boundary, plan.total, loaded)
+
+    def same_range(self, plan: CompactionPlan) -> bool:
+        return (self.leading, self.boundary, self.total) == (
+            plan.leading,
+            plan.boundary,
+            plan.total,
+        )
+
+
+def origin_refusal(
+    origin: RevisionOrigin,
+    prep: Preparation,
+    loaded: Fingerprint | None,
+    *,
+    on_disk: bool = True,
+) -> Refusal | None:
+    """Why a summary made on ``origin`` may not be revised for ``prep`` (the
+    range now, ``loaded`` the fingerprint of the session as loaded now), or
+    None: the session was reloaded with other bytes, or (``on_disk``) the file
+    no longer holds the bytes loaded, or the boundary moved. Checked before any
+    request (the TUI's guard; on the command line the range is the one the
+    command names)."""
+    path = prep.session.path
+    then = (origin.leading + 1, origin.boundary)
+    if origin.fingerprint is not None and loaded is not None and origin.fingerprint != loaded:
+        return revision_range_refusal(path, then, None)
+    if on_disk and loaded is not None and path is not None:
+        try:
+            now = fingerprint(path)
+        except UserError:
+            now = None
+        if now != loaded:
+            return revision_range_refusal(path, then, None)
+    if not origin.same_range(prep.plan):
+        return revision_range_refusal(path, then, _span(prep.plan))
+    return None
