@@ -11,6 +11,9 @@ import argparse
 MAX_QUESTIONS = 100  # the engine's limit too (job.probe.questions.MAX_QUESTIONS)
 DEFAULT_QUESTIONS = 10
 
+#: The one-line help of the command (listed by the top-level --help).
+HELP = "ask a model questions about the compacted messages, with only the summary"
+
 
 def question_count(text: str) -> int:
     try:
@@ -29,7 +32,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
     p = sub.add_parser(
         "probe",
-        help="ask a model questions about the compacted messages, with only the summary",
+        help=HELP,
         description=(
             "Ask a model questions whose answers are in the compacted messages, each in its "
             "own request holding only what the agent keeps (the leading system messages, "
