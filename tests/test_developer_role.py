@@ -70,7 +70,7 @@ def test_the_written_file_keeps_it_first_and_the_request_names_it(tmp_path, cli_
     assert load(path).session.leading_system_indices() == [0]
     preview = cli_main("preview", path, "--json")
     assert preview.code == 0, preview.stderr
-    texts = [p["text"] for p in json.loads(preview.stdout)["messages"][1]["content"]]
+    texts = [p["text"] for p in json.loads(preview.stdout)["body"]["messages"][1]["content"]]
     assert texts[:2] == ["## Message 1\nRole: developer\nContent:\n", RULES]
     result = cli_main("compact", path, "--in-place", "--yes", "--provider", "offline")
     assert result.code == 0, result.stderr
