@@ -249,10 +249,10 @@ class CompactionJob:
         if sample is None:  # a sample's copy is what is written: no need to say more
             found.append(refusals.read_only_refusal(session))
         if self.fingerprint is None:
-            found.append(refusals.not_loaded_for_write(session.path))
+            found.append(refusals.not_loaded_for_write(session.ref))
         if not allow_split:
             splits = find_splits(session.messages, prep.plan, prep.exchanges)
-            found.append(refusals.split_refusal(session.path, splits, session, prep.plan))
+            found.append(refusals.split_refusal(session.ref, splits, session, prep.plan))
         return found
 
     def check_ready(self, prep: Preparation, provider: ProviderConfig) -> None:
@@ -320,7 +320,7 @@ class CompactionJob:
             )
         ready.raise_first()
         if self.fingerprint is None:  # a readiness computed without the write's refusals
-            raise refusals.not_loaded_for_write(self.session.path).error()
+            raise refusals.not_loaded_for_write(self.session.ref).error()
         prep = draft.preparation
         provenance = provenance_of(
             prep.prompt, provider, draft.model or self.base_model, draft.result.usage

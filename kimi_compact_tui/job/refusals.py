@@ -163,7 +163,7 @@ def format_refusal(session: Session) -> Refusal | None:
     why = session.format.write_refusal(session)
     if why is None:
         return None
-    return Refusal(RefusalKind.FORMAT, f"{session.path}: not written: {why}")
+    return Refusal(RefusalKind.FORMAT, f"{session.ref}: not written: {why}")
 
 
 def sample_refusal(path: str | Path | None) -> Refusal | None:
@@ -236,7 +236,7 @@ def read_only_refusal(session: Session) -> Refusal | None:
     return None
 
 
-def not_loaded_for_write(path: Path | None) -> Refusal:
+def not_loaded_for_write(path: object) -> Refusal:
     return Refusal(
         RefusalKind.NOT_LOADED_FOR_WRITE,
         f"{path}: not written: the loaded file has no fingerprint",

@@ -111,7 +111,9 @@ class ReviewState:
         candidates); reloading the same file (after a write or an undo) keeps
         the choices. ``up_to``: an explicit 1-based boundary (a bad one raises
         UserError; the session stays)."""
-        same_file = self.session_path is not None and self.session_path == job.path
+        # the same session (for a database, the same key too), not only the same file
+        old = self.job.session.ref if self.job is not None else None
+        same_file = old is not None and old == job.session.ref
         self.job = job
         self.generation += 1
         if not same_file:
