@@ -88,7 +88,11 @@ class ReviewState:
 
     @property
     def session_path(self) -> Path | None:
-        return self.job.path if self.job is not None else None
+        """The session under review as the loader and the store take it: its file,
+        or ``DB#KEY`` for one session of many in a database (the file alone would
+        name every session in it)."""
+        ref = self.job.session.ref if self.job is not None else None
+        return None if ref is None else Path(str(ref))
 
     @property
     def fingerprint(self) -> Fingerprint | None:
