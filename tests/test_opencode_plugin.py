@@ -258,6 +258,30 @@ def test_opencodes_own_pending_work_is_refused_before_any_request(
     assert session_rows(db, sid) == before
 
 
+def test_a_session_whose_last_reply_is_unfinished_is_refused_before_any_request(
+    named, tmp_path, cli_main  # noqa: F811
+):
+    db, sid = named
+    conn = sqlite3.connect(db, isolation_level=None)
+    try:
+        mid, raw = conn.execute(
+            "SELECT id, data FROM message WHERE session_id = ? ORDER BY time_created DESC, id DESC",
+            (sid,),
+        ).fetchone()
+        data = json.loads(raw)
+        del data["time"]["completed"], data["finish"]  # opencode still answering
+        conn.execute("UPDATE message SET data = ? WHERE id = ?", (o.to_json(data), mid))
+    finally:
+        conn.close()
+    before = session_rows(db, sid)
+    done = cli_main(
+        "compact", f"{db}#{sid}", "--in-place", "--yes", "--config", config_file(tmp_path)
+    )
+    assert done.code == 2 and "last reply is unfinished" in done.stderr
+    assert "<current_focus>" not in done.stdout  # no summary was asked for
+    assert session_rows(db, sid) == before
+
+
 def test_a_row_written_between_load_and_commit_is_refused_inside_the_write(named):
     db, sid = named
     other = other_session(db, sid)
@@ -334,3 +358,23 @@ def test_the_format_is_asked_only_for_its_own_databases(tmp_path):
     db, _ = several_steps(tmp_path)
     with open(db, "rb") as fh:
         assert FORMAT.recognise(db, fh.read(100))
+
+
+async def test_the_picker_opens_the_session_chosen_not_the_database(named, monkeypatch):
+    from kimi_compact_tui.tui.app import create_app
+    from kimi_compact_tui.tui.screens.picker import PickerScreen, session_label
+    from tests.tui_support import settle, wait_until
+
+    db, sid = named
+    monkeypatch.setenv("OPENCODE_DB", str(db))
+    app = create_app(None, provider="offline")
+    async with app.run_test(size=(100, 40)) as pilot:
+        await settle(pilot)
+        assert isinstance(app.screen, PickerScreen)
+        entries = app.screen.entries
+        assert [e.key for e in entries[:2]] == [other_session(db, sid), sid]  # newest first
+        assert session_label(entries[1]).plain.startswith("opencode")
+        await pilot.press("down", "enter")  # the second row: our session
+        await wait_until(pilot, lambda: app.state.session is not None, "the session opened")
+        session = app.state.session
+        assert session is not None and session.key == sid and len(session.messages) == 8
