@@ -192,8 +192,9 @@ def test_a_boundary_inside_a_row_of_several_steps_is_refused_naming_the_nearest(
     # --up-to 3: the reply's second step (message 4) would be kept without its row's start
     done = cli_main("compact", ref, "--in-place", "--yes", "--up-to", "3", "--config", config)
     assert done.code == 2 and session_rows(db, sid) == before
-    (line,) = done.error_lines  # one line (after the summary it streamed)
+    (line,) = done.error_lines  # one line, before any request
     assert "messages 3 and 4 are one opencode message row" in line and "--up-to 4" in line
+    assert "<current_focus>" not in done.stdout  # no summary was asked for
     assert store.restore_points(ref) == []
     done = cli_main("compact", ref, "--in-place", "--yes", "--up-to", "4", "--config", config)
     assert done.code == 0, done.stderr

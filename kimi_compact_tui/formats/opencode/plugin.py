@@ -200,6 +200,17 @@ class OpencodeFormat(SessionFormat):
             return "not a loaded opencode session"
         return busy_refusal(state.rows, state.compacting)
 
+    def plan_refusal(self, session: Session, plan: CompactionPlan) -> str | None:
+        state = session.format_state
+        if plan.noop or not isinstance(state, OpencodeState):
+            return None
+        refusal = boundary_refusal(state.history, plan.boundary)
+        if refusal is None:
+            return None
+        safe = nearest_writable(session, state.history, plan.boundary, plan.leading)
+        hint = f"; the nearest boundary that can be written is --up-to {safe}" if safe else ""
+        return f"{refusal}{hint}"
+
     def compacted_session(
         self,
         session: Session,
