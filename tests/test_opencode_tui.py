@@ -79,6 +79,7 @@ def test_open_boundary_stream_diff_write_undo_quit(terminal, tmp_path):
     screen = terminal.wait_for(lambda s: "Write (y)" in s, "the write dialog")
     flat = screen.replace("\n", "").replace(" ", "").replace("█", "")
     assert f"#{sid}" in flat and "othersessionsinthedatabasearenottouched" in flat
+    assert "messages8→5(5compactedinto1summary,3kept)" in flat
     terminal.wait_for(lambda s: "checking the file" not in s, "the file checked")
     terminal.keys("y")
     screen = terminal.wait_for(lambda s: "Wrote" in s, "the write")
