@@ -91,7 +91,9 @@ def test_open_boundary_stream_diff_write_undo_quit(terminal, tmp_path):
     }
 
     terminal.keys("u")
-    terminal.wait_for(lambda s: "Restore (y)" in s, "the undo question")
+    screen = terminal.wait_for(lambda s: "Restore (y)" in s, "the undo question")
+    flat = screen.replace("\n", "").replace(" ", "").replace("█", "")
+    assert f"becomesthelive{Path(db).name}#{sid}" in flat  # the session, not the database
     terminal.keys("y")
     terminal.wait_for(lambda s: "opencode · 8 messages" in s, "the session undone")
     assert all_rows(Path(db)) == before
