@@ -379,3 +379,20 @@ async def test_the_picker_opens_the_session_chosen_not_the_database(named, monke
         await wait_until(pilot, lambda: app.state.session is not None, "the session opened")
         session = app.state.session
         assert session is not None and session.key == sid and len(session.messages) == 8
+
+
+def test_every_command_names_the_session_with_its_key(named, tmp_path, cli_main):  # noqa: F811
+    """A database holds many sessions: the file alone names none of them."""
+    db, sid = named
+    ref = f"{db}#{sid}"
+    config = config_file(tmp_path)
+    for argv in (
+        ("plan", ref, "--json"),
+        ("preview", ref, "--json", "--config", config),
+        ("compact", ref, "--json", "--config", config),
+    ):
+        done = cli_main(*argv)
+        assert done.code == 0, (argv, done.stderr)
+        assert json.loads(done.stdout)["session"] == ref, argv
+    beyond = cli_main("plan", ref, "--up-to", "99")
+    assert beyond.code == 2 and beyond.stderr.count(f"{ref}: --up-to 99") == 1

@@ -61,7 +61,7 @@ def preview_json(
     """``preview --json``: the request body exactly as POSTed (None for a
     no-op), beside what decides whether it is sent: the job's refusals."""
     return {
-        "session": str(prep.session.path),
+        "session": str(prep.session.ref or prep.session.path),
         "noop": prep.plan.noop,
         "enabled": prep.enabled,
         "disabled_reason": prep.disabled_reason,
