@@ -207,7 +207,7 @@ def run(args: argparse.Namespace) -> int:
             if args.json:
                 print_json(dict(json_result(run_, None), retention=report.to_json()))
             raise RetentionShortfall(
-                f"{run_.session.path}: not written: the summary keeps too little "
+                f"{run_.session.ref or run_.session.path}: not written: the summary keeps too little "
                 f"({'; '.join(shortfalls)})"
             )
     if run_.draft is not None and args.in_place and result is not None:
@@ -302,7 +302,7 @@ def write_in_place(
         isatty = getattr(stdin, "isatty", None)
         if not (callable(isatty) and isatty()):
             raise UserError(
-                f"{run_.session.path}: not written: --in-place asks for confirmation on a "
+                f"{run_.session.ref or run_.session.path}: not written: --in-place asks for confirmation on a "
                 "terminal and there is none; pass --yes to write without asking"
             )
         fmt = run_.session.format
@@ -310,7 +310,7 @@ def write_in_place(
         notes = fmt.write_notes
         grows = draft.growth_warning()
         out.write(
-            f"Write the compacted session over {run_.session.path}?\n"
+            f"Write the compacted session over {run_.session.ref or run_.session.path}?\n"
             f"  {count(len(run_.session.messages), 'message')} → {number(len(draft.compacted.messages))}; "
             f"the current file is {how} first.\n"
             + (f"  warning: {grows}\n" if grows else "")

@@ -394,6 +394,13 @@ class SessionFormat(ABC):
         (e.g. the agent stopped mid-turn), or None. Checked before any request."""
         return None
 
+    def plan_refusal(self, session: Session, plan: CompactionPlan) -> str | None:
+        """Why a compaction with this ``plan`` cannot be written to this loaded
+        session (e.g. a boundary inside one of the agent's records), naming the
+        nearest boundary that can; None when it can. Checked before any request,
+        beside the split tool-call check (default: every boundary can)."""
+        return None
+
     def write_op(self, session: Session, compacted: Session) -> WriteOp:
         """What a byte strategy writes for ``compacted`` over the loaded
         ``session`` (the whole file, or the bytes to append). Formats whose
