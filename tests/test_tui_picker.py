@@ -15,9 +15,9 @@ import os
 import re
 from pathlib import Path
 
-from kimi_compact_tui.formats import kimi_discover
 from kimi_compact_tui.formats.base import SessionInfo
-from kimi_compact_tui.formats.kimi_discover import discover
+from kimi_compact_tui.formats.kimi_cli import discover as kimi_discover
+from kimi_compact_tui.formats.kimi_cli.discover import discover
 from kimi_compact_tui.tui.app import create_app
 from kimi_compact_tui.tui.screens.picker import (
     ERROR_MARK,

@@ -63,13 +63,7 @@ class ClaudeCodeFormat(JournalFormat, state=ClaudeState, finder=discover):
     name = NAME
     label = "Claude Code transcript"
     agent = "Claude Code"
-    tools = roles.TOOLS
-
-    def bookkeeping(self, message: Message) -> str | None:
-        return roles.bookkeeping(message)
-
-    def tool_failed(self, message: Message) -> bool:
-        return roles.tool_failed(message)
+    roles = roles.ROLES
 
     write_notes = (CLOSE_NOTE,)  # shown by the confirm dialog
     drops_leading_system = False  # kept, as the spec keeps them (see above)

@@ -68,10 +68,7 @@ class CodexFormat(JournalFormat, state=CodexState, finder=discovery):
     name = NAME
     label = "Codex rollout"
     agent = "Codex"
-    tools = roles.TOOLS
-
-    def bookkeeping(self, message: Message) -> str | None:
-        return roles.bookkeeping(message)
+    roles = roles.ROLES
 
     write_notes = (CLOSE_NOTE,)  # shown by the confirm dialog
 

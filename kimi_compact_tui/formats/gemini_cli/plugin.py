@@ -32,7 +32,6 @@ from kimi_compact_tui.formats.base import (
 from kimi_compact_tui.formats.gemini_cli import append, discover, roles
 from kimi_compact_tui.formats.gemini_cli.state import GeminiState, read_session, write_refusal
 from kimi_compact_tui.formats.journal import Compaction, JournalFormat
-from kimi_compact_tui.model import Message
 
 NAME = "gemini-cli"
 CLOSE_NOTE = (
@@ -62,10 +61,7 @@ class GeminiCliFormat(JournalFormat, state=GeminiState, finder=discover):
     name = NAME
     label = "Gemini CLI session"
     agent = "Gemini CLI"
-    tools = roles.TOOLS
-
-    def bookkeeping(self, message: Message) -> str | None:
-        return roles.bookkeeping(message)
+    roles = roles.ROLES
 
     write_notes = (CLOSE_NOTE,)  # shown by the confirm dialog
 

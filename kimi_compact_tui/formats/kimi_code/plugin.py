@@ -103,10 +103,7 @@ class KimiCodeFormat(JournalFormat, state=KimiCodeState, finder=discovery):
     name = NAME
     label = "kimi-code wire.jsonl"
     agent = "kimi-code"
-    tools = roles.TOOLS
-
-    def bookkeeping(self, message: Message) -> str | None:
-        return roles.bookkeeping(message)
+    roles = roles.ROLES
 
     write_notes = (CLOSE_NOTE,)  # shown by the confirm dialog
 
