@@ -7,6 +7,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
+from kimi_compact_tui.commands.common import whole_number
 from kimi_compact_tui.commands.jsonout import print_json_compact
 
 if TYPE_CHECKING:
@@ -16,14 +17,7 @@ if TYPE_CHECKING:
 HELP = "message-level diff of two sessions (kept, removed, added; tokens)"
 
 
-def _context(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of messages, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
+_context = whole_number("a number of messages", lambda n: n >= 0, "must be 0 or more, got {value}")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:

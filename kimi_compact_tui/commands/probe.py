@@ -15,20 +15,14 @@ DEFAULT_QUESTIONS = 10
 HELP = "ask a model questions about the compacted messages, with only the summary"
 
 
-def question_count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of questions, got {text!r}") from None
-    if not 1 <= value <= MAX_QUESTIONS:
-        raise argparse.ArgumentTypeError(
-            f"the number of questions must be from 1 to {MAX_QUESTIONS}, got {text!r}"
-        )
-    return value
-
-
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from kimi_compact_tui.commands.common import add_provider_args, add_session_args
+    from kimi_compact_tui.commands.common import add_provider_args, add_session_args, whole_number
+
+    question_count = whole_number(
+        "a number of questions",
+        lambda n: 1 <= n <= MAX_QUESTIONS,
+        f"the number of questions must be from 1 to {MAX_QUESTIONS}, got {{text!r}}",
+    )
 
     p = sub.add_parser(
         "probe",

@@ -14,7 +14,8 @@ and a compaction is records appended after them (:class:`AppendTruncate`).
   agents whose compaction cannot keep system messages, then the plugin's
   :meth:`JournalFormat.compaction` (one :class:`Compaction` in);
 - discovery through the plugin's ``finder`` module, named with its state
-  type in the class line (``class X(JournalFormat, state=S, finder=discover)``).
+  type and its agent's roles in the class line
+  (``class X(JournalFormat, state=S, finder=discover, roles=roles.ROLES)``).
 
 A plugin supplies its records (``parse``, ``compaction``), its message mapping
 and its refusals (``refusal_of``, ``compacted_refusal``, ``write_refusal``).
@@ -34,6 +35,7 @@ from kimi_compact_tui.errors import ApplyError, SessionFormatError
 from kimi_compact_tui.formats.base import Session, SessionFormat, SessionInfo, SessionMeta, WriteOp
 from kimi_compact_tui.formats.strategies import AppendTruncate
 from kimi_compact_tui.model import Message
+from kimi_compact_tui.specifics.declare import Vocabulary
 
 
 @dataclass(frozen=True)
@@ -83,11 +85,14 @@ class JournalFormat(SessionFormat):
     #: The module that finds these sessions on this machine.
     finder: ClassVar[Finder]
 
-    def __init_subclass__(cls, *, state: type[Any], finder: Finder, **kw: Any) -> None:
-        """A plugin names its state type and its finder module in its class
-        line: ``class MyFormat(JournalFormat, state=MyState, finder=discover)``."""
+    def __init_subclass__(
+        cls, *, state: type[Any], finder: Finder, roles: Vocabulary, **kw: Any
+    ) -> None:
+        """A plugin names its state type, its finder module and its agent's
+        roles in its class line:
+        ``class MyFormat(JournalFormat, state=MyState, finder=discover, roles=roles.ROLES)``."""
         super().__init_subclass__(**kw)
-        cls.state_type, cls.finder = state, finder
+        cls.state_type, cls.finder, cls.roles = state, finder, roles
 
     #: True when the agent's compaction cannot keep leading system messages.
     drops_leading_system: ClassVar[bool] = True

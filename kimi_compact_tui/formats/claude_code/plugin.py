@@ -59,11 +59,10 @@ def parse_transcript(data: bytes, path: Path) -> Session:
     return FORMAT.loaded(path, state, messages)
 
 
-class ClaudeCodeFormat(JournalFormat, state=ClaudeState, finder=discover):
+class ClaudeCodeFormat(JournalFormat, state=ClaudeState, finder=discover, roles=roles.ROLES):
     name = NAME
     label = "Claude Code transcript"
     agent = "Claude Code"
-    roles = roles.ROLES
 
     write_notes = (CLOSE_NOTE,)  # shown by the confirm dialog
     drops_leading_system = False  # kept, as the spec keeps them (see above)

@@ -64,11 +64,10 @@ def write_refusal(session: Session) -> str | None:
     return None
 
 
-class CodexFormat(JournalFormat, state=CodexState, finder=discovery):
+class CodexFormat(JournalFormat, state=CodexState, finder=discovery, roles=roles.ROLES):
     name = NAME
     label = "Codex rollout"
     agent = "Codex"
-    roles = roles.ROLES
 
     write_notes = (CLOSE_NOTE,)  # shown by the confirm dialog
 

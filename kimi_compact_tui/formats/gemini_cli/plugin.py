@@ -57,11 +57,10 @@ def _header(record: object) -> bool:
     )
 
 
-class GeminiCliFormat(JournalFormat, state=GeminiState, finder=discover):
+class GeminiCliFormat(JournalFormat, state=GeminiState, finder=discover, roles=roles.ROLES):
     name = NAME
     label = "Gemini CLI session"
     agent = "Gemini CLI"
-    roles = roles.ROLES
 
     write_notes = (CLOSE_NOTE,)  # shown by the confirm dialog
 

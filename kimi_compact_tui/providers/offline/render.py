@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from kimi_compact_tui.compaction.contract import SECTIONS
 from kimi_compact_tui.compaction.summary import build_compact_summary_text
 from kimi_compact_tui.compaction.tokens import estimate_tokens
 from kimi_compact_tui.model import Message
@@ -69,14 +70,6 @@ CRITICAL_WEIGHT = 8  # lines at least this heavy are shortened, never dropped
 MAX_SUMMARY_TOKENS = 16_000
 LATEST_REQUESTS = 20  # a very long session keeps its first and latest requests
 KEY_FACTS_WEIGHT = 6  # kept when nothing fits: requests, rules, tasks, edits, commands, errors
-SECTIONS = (
-    "current_focus",
-    "environment",
-    "completed_tasks",
-    "active_issues",
-    "code_state",
-    "important_context",
-)
 EMPTY = {
     "current_focus": "No user request appears in the compacted messages.",
     "environment": "No environment details appear in the record.",
