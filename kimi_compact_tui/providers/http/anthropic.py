@@ -23,9 +23,17 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from kimi_compact_tui.providers._stream import Collector, Outcome, one_line
+from kimi_compact_tui.providers._stream import Collector, Outcome
 from kimi_compact_tui.providers.base import ProviderConfig
-from kimi_compact_tui.providers.http.wire import TOOL_FIELDS, Wire, text_of
+from kimi_compact_tui.providers.http.wire import (
+    TOOL_FIELDS,
+    Wire,
+    bad_json,
+    content_type,
+    events,
+    not_a_stream,
+    text_of,
+)
 
 if TYPE_CHECKING:
     import httpx
@@ -107,10 +115,6 @@ def _error(obj: Any) -> Outcome:
     return Outcome("failed", f"the provider sent an error mid-stream: {text}")
 
 
-def _bad_json(data: str) -> Outcome:
-    return Outcome("failed", f"invalid JSON in a stream event: {one_line(data, 80)!r}")
-
-
 class AnthropicMessages(Wire):
     """The Messages API wire format (``x-api-key``, ``anthropic-version``)."""
 
@@ -184,25 +188,21 @@ class AnthropicMessages(Wire):
         )
 
     async def read(self, response: httpx.Response, col: Collector) -> Outcome:
-        ctype = response.headers.get("content-type", "").partition(";")[0].strip().lower()
+        ctype = content_type(response)
         if ctype == "application/json":
             raw = (await response.aread()).decode("utf-8", errors="replace")
             try:
                 obj = json.loads(raw)
             except ValueError:
-                return _bad_json(raw)
+                return bad_json(raw)
             if not isinstance(obj, Mapping):
-                return _bad_json(raw)
+                return bad_json(raw)
             return _error(obj) if obj.get("type") == "error" else self._whole(obj, col)
-        if "text/event-stream" not in ctype:
-            return Outcome(
-                "failed",
-                f"expected an event stream from the provider, got {ctype or 'no content type'!r}",
-            )
+        refused = not_a_stream(ctype)
+        if refused is not None:
+            return refused
         done = False
-        from httpx_sse import EventSource
-
-        async for sse in EventSource(response).aiter_sse():
+        async for sse in events(response):
             if not sse.data.strip():
                 continue
             try:
@@ -210,9 +210,9 @@ class AnthropicMessages(Wire):
             except ValueError:
                 if sse.event == "error":
                     return _error(sse.data)
-                return _bad_json(sse.data)
+                return bad_json(sse.data)
             if not isinstance(obj, Mapping):
-                return _bad_json(sse.data)
+                return bad_json(sse.data)
             kind = obj.get("type") or sse.event
             if kind == "error" or sse.event == "error":
                 return _error(obj)
