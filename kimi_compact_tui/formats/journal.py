@@ -71,9 +71,12 @@ class Finder(Protocol):
         home: Path,
         format_name: str,
         read: Callable[[bytes, Path], Any],
-    ) -> list[SessionInfo]: ...
+    ) -> Iterable[SessionInfo]:
+        """The sessions found on this machine (in any order), each file read
+        with ``read``."""
 
-    def roots(self, env: Mapping[str, str], home: Path) -> list[Path]: ...
+    def roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
+        """Where the picker looks for these sessions."""
 
 
 class JournalFormat(SessionFormat):
@@ -103,7 +106,8 @@ class JournalFormat(SessionFormat):
         return self.parse(data, path)
 
     def discover(self, env: Mapping[str, str], home: Path) -> list[SessionInfo]:
-        return self.finder.discover(env, home, self.name, self.reader)
+        found = self.finder.discover(env, home, self.name, self.reader)
+        return sorted(found, key=lambda info: info.updated or 0, reverse=True)
 
     def discovery_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
         return self.finder.roots(env, home)

@@ -93,11 +93,8 @@ def describe(path: Path, format_name: str, read: Callable[[bytes, Path], Any]) -
 def discover(
     env: Mapping[str, str], home: Path, format_name: str, read: Callable[[bytes, Path], Any]
 ) -> list[SessionInfo]:
-    infos = [describe(path, format_name, read) for path in transcripts(env, home)]
-    infos.sort(key=lambda i: i.updated or 0, reverse=True)
-    return infos
+    return [describe(path, format_name, read) for path in transcripts(env, home)]
 
 
 def roots(env: Mapping[str, str], home: Path) -> list[Path]:
-    """Where the picker looks for these sessions."""
     return [projects_of(env, home)]

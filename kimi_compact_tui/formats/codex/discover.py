@@ -115,11 +115,8 @@ def _time(stamp: str | None) -> float | None:
 def discover(
     env: Mapping[str, str], home: Path, name: str, load: Callable[[bytes, Path], Session]
 ) -> list[SessionInfo]:
-    infos = [describe(p, name, load) for p in live_rollouts(env, home)]
-    infos.sort(key=lambda i: i.updated or 0, reverse=True)
-    return infos
+    return [describe(p, name, load) for p in live_rollouts(env, home)]
 
 
 def roots(env: Mapping[str, str], home: Path) -> list[Path]:
-    """Where the picker looks for these sessions."""
     return [root_of(env, home) / "sessions"]
