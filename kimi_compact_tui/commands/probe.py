@@ -56,8 +56,8 @@ def run(args: argparse.Namespace) -> int:
     import sys
 
     from kimi_compact_tui.commands.common import load_and_prepare, provider_config, refuse
-    from kimi_compact_tui.commands.compact_revise import STDIN, read_summary
     from kimi_compact_tui.commands.jsonout import print_json
+    from kimi_compact_tui.commands.rounds import STDIN, read_summary
     from kimi_compact_tui.config import _get_compaction_config
     from kimi_compact_tui.errors import ProviderFailure, UserError
     from kimi_compact_tui.job import RefusalKind
