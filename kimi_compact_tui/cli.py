@@ -2,7 +2,8 @@
 
 Each subcommand is the module ``kimi_compact_tui/commands/<name>.py`` (or the
 package ``commands/<name>/``, as ``compact`` is) and exposes ``HELP`` (its
-one-line help), ``register(subparsers)`` (adds its parser) and ``run(args) -> int``; :data:`COMMAND_MODULES` imports them all. A command
+one-line help), ``register(subparsers)`` (adds its parser) and
+``run(args) -> int``; :data:`COMMAND_MODULES` imports them all. A command
 module is light: it loads the engine, the config and the providers in
 ``run``, so ``--help`` answers at once and each command loads only what it
 uses. The top-level ``--help`` registers no command's options; a command line
