@@ -13,6 +13,13 @@ DEFAULT_QUESTIONS = 10
 
 #: The one-line help of the command (listed by the top-level --help).
 HELP = "ask a model questions about the compacted messages, with only the summary"
+#: What ``--help`` of the command says it does.
+DESCRIPTION = (
+    "Ask a model questions whose answers are in the compacted messages, each in its "
+    "own request holding only what the agent keeps (the leading system messages, "
+    "the summary, the kept tail), and grade the answers. Needs a model: the offline "
+    "provider cannot answer."
+)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
@@ -24,16 +31,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         f"the number of questions must be from 1 to {MAX_QUESTIONS}, got {{text!r}}",
     )
 
-    p = sub.add_parser(
-        "probe",
-        help=HELP,
-        description=(
-            "Ask a model questions whose answers are in the compacted messages, each in its "
-            "own request holding only what the agent keeps (the leading system messages, "
-            "the summary, the kept tail), and grade the answers. Needs a model: the offline "
-            "provider cannot answer."
-        ),
-    )
+    p = sub.add_parser("probe", help=HELP, description=DESCRIPTION)
     add_session_args(p)
     add_provider_args(p)
     p.add_argument(

@@ -41,6 +41,12 @@ from kimi_compact_tui.wording import count, noop_line, number
 
 #: The one-line help of the command (listed by the top-level --help).
 HELP = "stream the summary from a provider and write the compacted session"
+#: What ``--help`` of the command says it does.
+DESCRIPTION = (
+    "Stream the compaction summary to the terminal as it arrives, then write the "
+    "compacted session to --output when the summary is complete. With no provider "
+    "configured the summary is extracted offline (no model writes it)."
+)
 
 EXIT_OK = 0
 EXIT_PROVIDER = 3
@@ -50,15 +56,7 @@ EXIT_CANCELLED = 130
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from kimi_compact_tui.retention.anchor import DEFAULT_ANCHOR_BUDGET
 
-    p = sub.add_parser(
-        "compact",
-        help=HELP,
-        description=(
-            "Stream the compaction summary to the terminal as it arrives, then write the "
-            "compacted session to --output when the summary is complete. With no provider "
-            "configured the summary is extracted offline (no model writes it)."
-        ),
-    )
+    p = sub.add_parser("compact", help=HELP, description=DESCRIPTION)
     add_session_args(p, instructions=True)
     add_provider_args(p)
     add_revise_args(p, alone=True)
