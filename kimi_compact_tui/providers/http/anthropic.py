@@ -47,6 +47,11 @@ RENAMED = {"max_completion_tokens": "max_tokens", "stop": "stop_sequences"}
 #: Fields of the OpenAI-style body that the Messages API builds its own way.
 OWNED = ("model", "messages", "system", "stream", "stream_options")
 COMPLETE = ("end_turn", "stop_sequence")
+#: The events that carry text or thinking: where the part is, and its two types.
+BLOCK_EVENTS = {
+    "content_block_start": ("content_block", "text", "thinking"),
+    "content_block_delta": ("delta", "text_delta", "thinking_delta"),
+}
 LIMIT = ("max_tokens",)
 
 
@@ -159,18 +164,13 @@ class AnthropicMessages(Wire):
                 if isinstance(message.get("model"), str) and message["model"]:
                     col.model = message["model"]
                 _merge_usage(message.get("usage"), col)
-        elif kind == "content_block_start":
-            block = obj.get("content_block")
-            if isinstance(block, Mapping) and block.get("type") == "text":
-                col.text(block.get("text"))
-            elif isinstance(block, Mapping) and block.get("type") == "thinking":
-                col.think(block.get("thinking"))
-        elif kind == "content_block_delta":
-            delta = obj.get("delta")
-            if isinstance(delta, Mapping) and delta.get("type") == "text_delta":
-                col.text(delta.get("text"))
-            elif isinstance(delta, Mapping) and delta.get("type") == "thinking_delta":
-                col.think(delta.get("thinking"))
+        elif kind in BLOCK_EVENTS:
+            field, text_type, thinking_type = BLOCK_EVENTS[kind]
+            part = obj.get(field)
+            if isinstance(part, Mapping) and part.get("type") == text_type:
+                col.text(part.get("text"))
+            elif isinstance(part, Mapping) and part.get("type") == thinking_type:
+                col.think(part.get("thinking"))
         elif kind == "message_delta":
             delta = obj.get("delta")
             if isinstance(delta, Mapping) and delta.get("stop_reason"):
