@@ -79,6 +79,29 @@ class Finder(Protocol):
         """Where the picker looks for these sessions."""
 
 
+@dataclass(frozen=True)
+class FileFinder:
+    """A :class:`Finder` for an agent that keeps each session in a file of its
+    own: the files there are (``files``), a picker row for one (``describe``)
+    and where they are looked for (``where``)."""
+
+    files: Callable[[Mapping[str, str], Path], Iterable[Path]]
+    describe: Callable[[Path, str, Callable[[bytes, Path], Any]], SessionInfo]
+    where: Callable[[Mapping[str, str], Path], list[Path]]
+
+    def discover(
+        self,
+        env: Mapping[str, str],
+        home: Path,
+        format_name: str,
+        read: Callable[[bytes, Path], Any],
+    ) -> list[SessionInfo]:
+        return [self.describe(path, format_name, read) for path in self.files(env, home)]
+
+    def roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
+        return self.where(env, home)
+
+
 class JournalFormat(SessionFormat):
     """A session the agent appends records to (see the module docstring)."""
 

@@ -59,7 +59,7 @@ def parse_transcript(data: bytes, path: Path) -> Session:
     return FORMAT.loaded(path, state, messages)
 
 
-class ClaudeCodeFormat(JournalFormat, state=ClaudeState, finder=discover, roles=roles.ROLES):
+class ClaudeCodeFormat(JournalFormat, state=ClaudeState, finder=discover.FINDER, roles=roles.ROLES):
     name = NAME
     label = "Claude Code transcript"
     agent = "Claude Code"

@@ -64,7 +64,7 @@ def write_refusal(session: Session) -> str | None:
     return None
 
 
-class CodexFormat(JournalFormat, state=CodexState, finder=discovery, roles=roles.ROLES):
+class CodexFormat(JournalFormat, state=CodexState, finder=discovery.FINDER, roles=roles.ROLES):
     name = NAME
     label = "Codex rollout"
     agent = "Codex"
