@@ -384,11 +384,7 @@ class SessionFormat(ABC):
         return plain_summary_message(summary)
 
     def compacted_session(
-        self,
-        session: Session,
-        plan: CompactionPlan,
-        summary: str,
-        output_tokens: int | None,
+        self, session: Session, plan: CompactionPlan, summary: str, output_tokens: int | None
     ) -> Session:
         """The session after the compaction (leading system messages, the
         summary message, the kept messages), with this format's state for the

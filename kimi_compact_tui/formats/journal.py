@@ -13,9 +13,11 @@ and a compaction is records appended after them (:class:`AppendTruncate`).
 - ``compacted_session``: the no-op guard, and the leading-system guard for
   agents whose compaction cannot keep system messages, then the plugin's
   :meth:`JournalFormat.compaction` (one :class:`Compaction` in);
-- discovery through the plugin's ``finder`` module, named with its state
-  type and its agent's roles in the class line
-  (``class X(JournalFormat, state=S, finder=discover, roles=roles.ROLES)``).
+- discovery through the plugin's ``finder`` (a module of its own, or a
+  :class:`FileFinder` for one file a session), named with its state type and
+  its agent's roles in the class line
+  (``class X(JournalFormat, state=S, finder=discover, roles=roles.ROLES)``);
+  what the finder finds is sorted newest first here.
 
 A plugin supplies its records (``parse``, ``compaction``), its message mapping
 and its refusals (``refusal_of``, ``compacted_refusal``, ``write_refusal``).
@@ -63,7 +65,8 @@ class JournalState(Protocol):
 
 
 class Finder(Protocol):
-    """The module a journal plugin finds its sessions with."""
+    """What a journal plugin finds its sessions with: a module of its own, or a
+    :class:`FileFinder`."""
 
     def discover(
         self,
@@ -90,13 +93,9 @@ class FileFinder:
     where: Callable[[Mapping[str, str], Path], list[Path]]
 
     def discover(
-        self,
-        env: Mapping[str, str],
-        home: Path,
-        format_name: str,
-        read: Callable[[bytes, Path], Any],
+        self, env: Mapping[str, str], home: Path, name: str, read: Callable[[bytes, Path], Any]
     ) -> list[SessionInfo]:
-        return [self.describe(path, format_name, read) for path in self.files(env, home)]
+        return [self.describe(path, name, read) for path in self.files(env, home)]
 
     def roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
         return self.where(env, home)
