@@ -13,7 +13,7 @@ The command is this package, one module for each thing it does:
 - :mod:`.write`: where and how it writes (``--output``, ``--in-place``);
 - this module: the options, the order of the steps, the verdict and the exit code.
 
-``--from-summary`` and ``--revise`` (shared with ``preview``) are
+``--from-summary`` and ``--revise`` (shared with ``preview`` and ``probe``) are
 :mod:`kimi_compact_tui.commands.rounds`. Light at import: the engine loads
 when the command runs.
 """
