@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import gc
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from kimi_compact_tui.errors import UserError
@@ -29,14 +30,26 @@ def session_kinds() -> str:
     return ", ".join(f.label for f in registry.FORMATS)
 
 
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a message number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"messages are numbered from 1, got {text!r}")
-    return value
+def whole_number(what: str, ok: Callable[[int], bool], refused: str) -> Callable[[str], int]:
+    """An argparse type: a whole number, ``expected {what}`` when the text is
+    not one, and ``refused`` (``{text!r}`` and ``{value}`` filled in) when
+    ``ok`` says no to it."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if not ok(value):
+            raise argparse.ArgumentTypeError(refused.format(text=text, value=value))
+        return value
+
+    return parse
+
+
+positive_int = whole_number(
+    "a message number", lambda n: n >= 1, "messages are numbered from 1, got {text!r}"
+)
 
 
 def add_session_args(p: argparse.ArgumentParser, *, instructions: bool = False) -> None:

@@ -14,13 +14,13 @@ from kimi_compact_tui.commands.common import (
     provider_config,
     write_split_lines,
 )
-from kimi_compact_tui.commands.compact_revise import (
+from kimi_compact_tui.commands.jsonout import print_json
+from kimi_compact_tui.commands.rounds import (
     Rounds,
     add_revise_args,
     check_rounds,
     dropped_note,
 )
-from kimi_compact_tui.commands.jsonout import print_json
 from kimi_compact_tui.wording import number
 
 if TYPE_CHECKING:

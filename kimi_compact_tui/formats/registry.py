@@ -22,7 +22,7 @@ from kimi_compact_tui.formats.base import SessionFormat, SessionInfo
 from kimi_compact_tui.formats.claude_code.plugin import FORMAT as CLAUDE_CODE
 from kimi_compact_tui.formats.codex.plugin import FORMAT as CODEX
 from kimi_compact_tui.formats.gemini_cli import FORMAT as GEMINI_CLI
-from kimi_compact_tui.formats.kimi import FORMAT as KIMI_CLI
+from kimi_compact_tui.formats.kimi_cli.plugin import FORMAT as KIMI_CLI
 from kimi_compact_tui.formats.kimi_code.plugin import FORMAT as KIMI_CODE
 from kimi_compact_tui.formats.openai import JSON_FORMAT, JSONL_FORMAT
 from kimi_compact_tui.formats.opencode.plugin import FORMAT as OPENCODE

@@ -33,7 +33,8 @@ from kimi_compact_tui.compaction.pairs import safe_boundaries
 from kimi_compact_tui.compaction.plan import CompactionPlan
 from kimi_compact_tui.errors import SessionFormatError
 from kimi_compact_tui.formats.base import Session, SessionFormat, SessionInfo
-from kimi_compact_tui.formats.opencode import discover, roles
+from kimi_compact_tui.formats.opencode import discover
+from kimi_compact_tui.formats.opencode import roles as opencode_roles
 from kimi_compact_tui.formats.opencode.db import (
     MessageRow,
     PartRow,
@@ -184,12 +185,8 @@ class OpencodeFormat(SessionFormat):
         return session, fingerprint_of(export_bytes(rows))
 
     # --- the compaction ---------------------------------------------------------------
-    tools = roles.TOOLS
-
-    def bookkeeping(self, message: Message) -> str | None:
-        """opencode's framing of a summary (its own question, not a prompt) and
-        the summary itself: an earlier summary."""
-        return roles.bookkeeping(message)
+    #: opencode's tools, its framing of a summary and the summary itself (bookkeeping).
+    roles = opencode_roles.ROLES
 
     def summary_message(self, summary: str) -> Message:
         """The summary as opencode reads its own summary row back."""

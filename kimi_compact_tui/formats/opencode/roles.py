@@ -16,7 +16,7 @@ Neither is ever a request.
 from __future__ import annotations
 
 from kimi_compact_tui.model import Message
-from kimi_compact_tui.specifics.declare import REMINDER, SUMMARY, PlanShape, ToolRoles
+from kimi_compact_tui.specifics.declare import REMINDER, SUMMARY, PlanShape, ToolRoles, Vocabulary
 
 TOOLS = ToolRoles(
     writes={"write": ("filePath",), "edit": ("filePath",), "multiedit": ("filePath",)},
@@ -35,3 +35,6 @@ def bookkeeping(message: Message) -> str | None:
     if marks.get("summary") is True:
         return SUMMARY
     return None
+
+
+ROLES = Vocabulary(TOOLS, bookkeeping)
