@@ -365,7 +365,7 @@ class RetentionPane(Vertical, can_focus=False):
         yield Static(
             Text(
                 "enter: go to message · space: pin · a: pin all of its kind · P: probe · "
-                "i: add to instructions · e: to editor"
+                "i: to instructions · e: to editor"
             ),
             id="retention-hint",
         )
