@@ -128,6 +128,9 @@ def figures_text(
     probe_line: Text | None = probe_note
     if probe is not None:
         by_probe, probe_line = probe_figures(probe)
+    if probe_line is not None:  # near the top: a short pane still shows it
+        out.append_text(probe_line)
+        out.append("\n")
     critical = report.critical_line()
     if critical:
         out.append(f"{CRITICAL_MARK}{critical}\n", style="bold red")
@@ -150,8 +153,6 @@ def figures_text(
         if note and (width is None or width >= used + len(note)):
             out.append(note, style="dim")  # left out where it would push the figures off
         out.append("\n")
-    if probe_line is not None:
-        out.append_text(probe_line)
     out.rstrip()
     return out
 
