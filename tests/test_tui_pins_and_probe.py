@@ -281,3 +281,29 @@ async def test_pane_keys_are_in_the_one_table_and_help():
     assert actions["toggle_mark"].label == "Pin"
     bound = {b.action for b in RetentionPane.BINDINGS}  # type: ignore[union-attr]
     assert {"probe", "toggle_mark", "mark_category"} <= bound
+
+
+async def test_leaving_the_screen_while_asking_stops_the_probe(
+    session_file, loopback, provider_config
+):
+    # A model that takes a minute over its first answer, with a 30 s read timeout.
+    app = make_app(session_file, provider_config("openai", read_timeout=30.0))
+    async with app.run_test(size=SIZE) as pilot:
+        loopback.script([openai_sse([LOSSY])])
+        stream = await compacted(pilot)
+        pane = stream.query_one(RetentionPane)
+        n = len(plan_questions(probe_inputs(app.state)).questions)
+        loopback.script([openai_sse(["slow"], stall=60.0, stall_after=1)] * n)
+        await pilot.press("P")
+        await wait_until(pilot, lambda: isinstance(app.screen, AskScreen), "the question")
+        await pilot.press("y")
+        worker = await wait_until(
+            pilot,
+            lambda: next((w for w in pane.workers if w.name == "probe-ask"), None),
+            "the probe's worker",
+        )
+        await wait_until(pilot, lambda: len(loopback.requests) == 2, "the first question sent")
+        await pilot.press("escape")  # leave the stream screen while the model is silent
+        await wait_until(pilot, lambda: worker.is_finished, "the probe to stop", timeout=10)
+        assert worker.result is None
+        assert len(loopback.requests) == 2  # nothing more was sent

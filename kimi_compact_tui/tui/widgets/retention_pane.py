@@ -35,6 +35,7 @@ Item text comes from the session: it is shown as ``Text`` through
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -45,7 +46,7 @@ from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
-from textual.worker import Worker, WorkerState
+from textual.worker import Worker, WorkerState, get_current_worker
 
 from kimi_compact_tui.retention import (
     CATEGORY_LABELS,
@@ -71,6 +72,7 @@ ROW_CELLS = LABEL_CELLS + 1 + 9 + 5  # " label", "kept/total", "pct%"
 
 
 PROBE_CELLS = 8  # "  Q 9/10"
+STOP_POLL = 0.1  # seconds between two looks at whether the probe's worker was cancelled
 PROBE_LABELS = {"decisions": "decisions"}
 
 
@@ -227,11 +229,40 @@ def plan_questions(inputs: ProbeInputs) -> Any:
     )
 
 
-def ask_questions(probe: Any, provider: Any) -> Any:
-    """Send the questions, one request each, and grade the answers (a ProbeReport)."""
-    from kimi_compact_tui.job.probe import ask
+class ProbeStopped(Exception):
+    """The probe's worker was cancelled (its pane went away): nothing more is sent."""
 
-    return asyncio.run(ask(probe, provider))
+
+def ask_questions(probe: Any, provider: Any, stopped: Callable[[], bool] = lambda: False) -> Any:
+    """Send the questions, one request each, and grade the answers (a ProbeReport).
+    ``stopped`` is looked at while it runs: once true, the request under way is
+    cancelled and :class:`ProbeStopped` raised (a thread worker cannot be interrupted)."""
+    from kimi_compact_tui.job.probe import ask
+    from kimi_compact_tui.providers import StreamResult, stream_summary
+
+    async def run() -> Any:
+        cancel = asyncio.Event()
+
+        async def watch() -> None:
+            while not stopped():
+                await asyncio.sleep(STOP_POLL)
+            cancel.set()
+
+        async def send(config: Any, body: dict[str, Any]) -> StreamResult:
+            if cancel.is_set():
+                raise ProbeStopped
+            return await stream_summary(config, body, None, cancel)
+
+        watcher = asyncio.create_task(watch())
+        try:
+            report = await ask(probe, provider, send)
+        finally:
+            watcher.cancel()
+        if cancel.is_set():
+            raise ProbeStopped
+        return report
+
+    return asyncio.run(run())
 
 
 class RetentionFigures(Static):
@@ -430,8 +461,12 @@ class RetentionPane(Vertical, can_focus=False):
 
     @work(thread=True, exclusive=True, group="probe", name="probe-ask", exit_on_error=False)
     def _ask(self, probe: Any, provider: Any) -> Any:
-        """Ask and grade (reads its arguments only)."""
-        return ask_questions(probe, provider)
+        """Ask and grade (reads its arguments only); None when cancelled."""
+        worker = get_current_worker()
+        try:
+            return ask_questions(probe, provider, lambda: worker.is_cancelled)
+        except ProbeStopped:
+            return None
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         name = event.worker.name
@@ -460,7 +495,7 @@ class RetentionPane(Vertical, can_focus=False):
             self.post_message(self.PinsChanged(result))
         elif name == "probe-plan":
             self._confirm_probe(result)
-        else:
+        elif result is not None:
             self.show_probe(result)
 
     # --- the missing items and the probe's questions --------------------------------
