@@ -316,3 +316,54 @@ async def test_leaving_the_screen_while_asking_stops_the_probe(
         await wait_until(pilot, returned.is_set, "the probe to stop", timeout=10)
         assert len(loopback.requests) == 2  # nothing more was sent
         assert pane.probe is None
+
+
+async def test_e_on_pinned_items_opens_the_editor_on_the_summary_with_one_block(
+    session_file, loopback, provider_config
+):
+    from textual.widgets import TextArea
+
+    from kimi_compact_tui.tui.screens.edit import EditSummaryScreen
+
+    loopback.script([openai_sse([LOSSY])])
+    app = make_app(session_file, provider_config("openai"))
+    async with app.run_test(size=SIZE) as pilot:
+        await compacted(pilot)
+        await pilot.press("a")
+        await wait_until(pilot, lambda: app.state.pinned, "the pins in the state")
+        await pilot.press("e")
+        edit = await wait_until(
+            pilot, lambda: isinstance(app.screen, EditSummaryScreen) and app.screen, "editor"
+        )
+        text = edit.query_one(TextArea).text
+        assert text == app.state.summary_to_write
+        assert text.count(EDITOR_BLOCK_START) == 1 and REQUEST_2 in text
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: app.state.summary_edited, "the edit saved")
+        # The edited text holds the block; the pins (of the model's text) are done.
+        assert app.state.pinned is None
+        assert app.state.summary_to_write == text
+
+
+def test_anchor_of_pins_holds_only_the_pinned_items_in_the_blocks_order():
+    from kimi_compact_tui.compaction import make_plan
+    from kimi_compact_tui.retention import retention_report
+    from kimi_compact_tui.retention.anchor import anchor
+    from tests.test_retention_tui import KIMI
+
+    session = load_session(KIMI)
+    plan = make_plan(session.messages)
+    report = retention_report(session, plan, "nothing kept")
+    missing = report.missing_items()
+    request = next(i for i in missing if i.category == "user_requests")
+    number = next(i for i in missing if i.category == "numbers")  # not in compact --anchor
+    command = next(i for i in missing if i.category == "commands")
+    anchored = anchor(report, "nothing kept", pinned=[number, command, request])
+    assert [i.category for i in anchored.items] == ["user_requests", "commands", "numbers"]
+    again = retention_report(session, plan, anchored.text)
+    kept = {i.text for c in again.categories.values() for i, _ in c.kept}
+    assert {request.text, command.text, number.text} <= kept
+    assert len(missing) > 3
+    lines = anchored.block.splitlines()
+    assert lines[0] == EDITOR_BLOCK_START and lines[-1] == EDITOR_BLOCK_END
+    assert len(lines) == 5  # the three pins, nothing else the summary misses
