@@ -31,7 +31,7 @@ from kimi_compact_tui.tui.screens.retention_host import OFFLINE_PROBE, probe_inp
 from kimi_compact_tui.tui.screens.stream import StreamScreen
 from kimi_compact_tui.tui.state import ReviewState
 from kimi_compact_tui.tui.widgets.retention_pane import RetentionPane, plan_questions
-from tests.factories import write_openai_json
+from tests.factories import FORMAT_WRITERS, write_openai_json
 from tests.loopback_server import openai_sse
 from tests.test_probe import COMPACTED_ONLY, MESSAGES
 from tests.tui_support import SIZE, settle, wait_until
@@ -367,3 +367,38 @@ def test_anchor_of_pins_holds_only_the_pinned_items_in_the_blocks_order():
     lines = anchored.block.splitlines()
     assert lines[0] == EDITOR_BLOCK_START and lines[-1] == EDITOR_BLOCK_END
     assert len(lines) == 5  # the three pins, nothing else the summary misses
+
+
+@pytest.mark.parametrize("name", sorted(FORMAT_WRITERS))
+def test_the_pinned_block_is_written_inside_every_formats_summary_and_undone(name, tmp_path):
+    """The state's write with pins (what ``w`` commits), for every format: the block
+    sits in the one summary message the agent resumes with; undo gives the bytes back."""
+    import asyncio
+
+    from kimi_compact_tui.formats import registry
+    from kimi_compact_tui.retention import retention_report
+    from kimi_compact_tui.tui.pins import pin
+
+    opened = FORMAT_WRITERS[name](tmp_path)
+    path = registry.resolve_session_path(opened)
+    original = path.read_bytes()
+    state = ReviewState(
+        config=AppConfig(raw={"compaction": {"enabled": True, "type": "kimi"}}),
+        provider=ProviderConfig(),
+    )
+    session = state.load(opened)
+    prep = state.preparation
+    state.set_result(asyncio.run(state.job.summarize(prep, ProviderConfig())))
+    state.set_summary(LOSSY)
+    base = retention_report(session, prep.plan, LOSSY)
+    items = base.missing_items()[:3]
+    assert items, "the lossy summary misses something to pin"
+    state.set_pins(pin(session, prep.plan, LOSSY, base, items))
+    assert state.pinned is not None
+    state.write()
+    texts = [m.text() for m in load_session(opened).messages if "LOSSY-MARKER" in m.text()]
+    assert len(texts) == 1
+    assert EDITOR_BLOCK_START in texts[0] and EDITOR_BLOCK_END in texts[0]
+    assert texts[0].index("LOSSY-MARKER") < texts[0].index(EDITOR_BLOCK_START)
+    state.restore(state.undo_offer())
+    assert path.read_bytes() == original
