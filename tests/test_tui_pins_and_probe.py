@@ -402,3 +402,30 @@ def test_the_pinned_block_is_written_inside_every_formats_summary_and_undone(nam
     assert texts[0].index("LOSSY-MARKER") < texts[0].index(EDITOR_BLOCK_START)
     state.restore(state.undo_offer())
     assert path.read_bytes() == original
+
+
+async def test_the_probe_asks_about_the_summary_as_written_with_its_pins(
+    session_file, loopback, provider_config
+):
+    app = make_app(session_file, provider_config("openai"))
+    async with app.run_test(size=SIZE) as pilot:
+        loopback.script([openai_sse([LOSSY])])
+        stream = await compacted(pilot)
+        pane = stream.query_one(RetentionPane)
+        await pilot.press("a")  # pin every user request
+        await wait_until(pilot, lambda: app.state.pinned, "the pins in the state")
+        n = len(plan_questions(probe_inputs(app.state)).questions)
+        loopback.script([openai_sse(["I do not know."]) for _ in range(n)])
+        await pilot.press("P")
+        ask = await wait_until(
+            pilot, lambda: isinstance(app.screen, AskScreen) and app.screen, "the question"
+        )
+        assert "the summary with its 2 pinned items" in str(ask.query_one("#ask-body").render())
+        await pilot.press("y")
+        await wait_until(pilot, lambda: pane.probe is not None, "the probe's answers")
+        for request in loopback.requests[1:]:
+            whole = "\n".join(str(m["content"]) for m in request.json["messages"])
+            assert "LOSSY-MARKER" in whole and EDITOR_BLOCK_START in whole
+            for marker in COMPACTED_ONLY:
+                assert marker not in whole
+        assert f"Probe (2 pinned) 0/{n} answered right" in figures(stream)

@@ -62,6 +62,7 @@ def probe_inputs(state: Any) -> ProbeInputs:
         base_model=state.base_model,
         provider=state.provider,
         what=what,
+        pins=n,
     )
 
 

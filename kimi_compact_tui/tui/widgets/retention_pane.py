@@ -76,15 +76,16 @@ STOP_POLL = 0.1  # seconds between two looks at whether the probe's worker was c
 PROBE_LABELS = {"decisions": "decisions"}
 
 
-def probe_figures(probe: Any) -> tuple[dict[str, tuple[int, int]], Text]:
-    """The probe's per-category figures and its score line (``probe``: a ProbeReport)."""
+def probe_figures(probe: Any, label: str = "Probe") -> tuple[dict[str, tuple[int, int]], Text]:
+    """The probe's per-category figures and its score line (``probe``: a ProbeReport;
+    ``label`` says what was probed, e.g. ``Probe (2 pinned)``)."""
     by_category = {
         name: (int(s["correct"]), int(s["total"])) for name, s in probe.categories().items()
     }
     s = probe.score()
     pct = "-" if s["percent"] is None else f"{s['percent']:.0f}%"
     line = Text(no_wrap=True, overflow="ellipsis")
-    line.append("Probe", style="bold")
+    line.append(label, style="bold")
     line.append(f" {s['correct']}/{s['total']} answered right ({pct}), {s['partial']} partial")
     others = [
         f"{PROBE_LABELS.get(n, n)} {c}/{t}"
@@ -103,6 +104,7 @@ def figures_text(
     pinned: Pinned | None = None,
     probe: Any = None,
     probe_note: Text | None = None,
+    probe_label: str = "Probe",
 ) -> Text:
     """One line per category: label, kept/total, percent, and how many only
     the kept tail holds; 0/0 shows a dash, never 100%. In a row narrower than
@@ -129,7 +131,7 @@ def figures_text(
     by_probe: dict[str, tuple[int, int]] = {}
     probe_line: Text | None = probe_note
     if probe is not None:
-        by_probe, probe_line = probe_figures(probe)
+        by_probe, probe_line = probe_figures(probe, probe_label)
     if probe_line is not None:  # near the top: a short pane still shows it
         out.append_text(probe_line)
         out.append("\n")
@@ -209,6 +211,7 @@ class ProbeInputs:
     base_model: str | None
     provider: Any
     what: str  # what is probed, for people ("the summary", "… with 2 pinned items")
+    pins: int = 0  # how many pinned items the summary carries
     limit: int | None = None
 
 
@@ -276,6 +279,7 @@ class RetentionFigures(Static):
         self.pinned: Pinned | None = None  # the report is of the summary with these pins
         self.probe: Any = None  # a ProbeReport
         self.probe_note: Text | None = None  # what the probe is doing
+        self.probe_label = "Probe"  # what was probed
 
     def show(
         self,
@@ -286,8 +290,8 @@ class RetentionFigures(Static):
         self.report, self.note, self.pinned = report, note, pinned
         self.refresh(layout=True)
 
-    def show_probe(self, probe: Any, note: Text | None = None) -> None:
-        self.probe, self.probe_note = probe, note
+    def show_probe(self, probe: Any, note: Text | None = None, label: str = "Probe") -> None:
+        self.probe, self.probe_note, self.probe_label = probe, note, label
         self.refresh(layout=True)
 
     def render(self) -> Text:
@@ -299,6 +303,7 @@ class RetentionFigures(Static):
             pinned=self.pinned,
             probe=self.probe,
             probe_note=self.probe_note,
+            probe_label=self.probe_label,
         )
 
 
@@ -676,5 +681,7 @@ class RetentionPane(Vertical, can_focus=False):
 
         self.probe = probe
         self.failed = [a for a in probe.answers if a.grade.verdict != CORRECT]
-        self.figures.show_probe(probe)
+        inputs = self._probe_inputs
+        pins = inputs.pins if inputs is not None else 0
+        self.figures.show_probe(probe, label=f"Probe ({pins} pinned)" if pins else "Probe")
         self._fill()
