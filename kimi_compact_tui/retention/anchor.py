@@ -14,6 +14,7 @@ and tokens) are masked.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from kimi_compact_tui.compaction.tokens import estimate_tokens
@@ -98,6 +99,18 @@ def _candidates(report: RetentionReport) -> list[Item]:
     return out
 
 
+def _pinned(report: RetentionReport, pinned: Sequence[Item]) -> list[Item]:
+    """The pinned items ``report`` says are missing, in the block's order (then
+    the categories :data:`ORDER` leaves out, in the report's order)."""
+    names = [*ORDER, *(n for n in report.categories if n not in ORDER)]
+    out: list[Item] = []
+    for name in names:
+        category = report.categories.get(name)
+        if category is not None:
+            out.extend(item for item in category.missing if item in pinned)
+    return out
+
+
 def _masked(item: Item, chars: int | None = None) -> Item:
     text = mask_secrets(item.text)
     if chars is not None and len(" ".join(text.split())) > chars:
@@ -110,9 +123,15 @@ def _cost(lines: list[str]) -> int:
     return estimate_tokens("\n".join(lines))
 
 
-def anchor(report: RetentionReport, summary: str, budget: int = DEFAULT_ANCHOR_BUDGET) -> Anchored:
-    """``summary`` with the block of what ``report`` says it misses (see the module)."""
-    candidates = _candidates(report)
+def anchor(
+    report: RetentionReport,
+    summary: str,
+    budget: int = DEFAULT_ANCHOR_BUDGET,
+    pinned: Sequence[Item] | None = None,
+) -> Anchored:
+    """``summary`` with the block of what ``report`` says it misses (see the
+    module); with ``pinned`` (the retention pane's pins), of those items only."""
+    candidates = _candidates(report) if pinned is None else _pinned(report, pinned)
     if not candidates:
         return Anchored(summary, "")
     must = [i for i in candidates if i.category in NEVER_DROPPED]

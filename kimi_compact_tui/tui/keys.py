@@ -260,15 +260,16 @@ RETENTION_KEYS: tuple[Key, ...] = (
 
 #: The pane's own keys (``i`` and ``e`` are its host screen's: :data:`RETENTION_KEYS`).
 RETENTION_PANE_KEYS: tuple[Key, ...] = (
-    Key("space", "toggle_mark", "Mark", "mark or unmark the highlighted missing item"),
-    Key(
-        "a",
-        "mark_category",
-        "Mark all",
-        "mark or unmark every missing item of the highlighted one's category",
-    ),
-    Key("enter", "", "", "show the message the highlighted missing item comes from"),
-)
+    Key("space", "toggle_mark", "Pin",
+        "pin or unpin the highlighted missing item: written back inside the summary (● marks it)"),
+    Key("a", "mark_category", "Pin all",
+        "pin or unpin every missing item of the highlighted one's category"),
+    Key("P", "probe", "Probe",
+        "probe: ask the model about the compacted messages with only the summary "
+        "(asks first; not offline)"),
+    Key("enter", "", "",
+        "show the message the highlighted missing item (or failed probe question) comes from"),
+)  # fmt: skip
 
 STREAM_KEYS: tuple[Key, ...] = (
     Key("escape", "cancel_or_close", "Cancel / close",

@@ -24,6 +24,7 @@ from kimi_compact_tui.formats.loader import Fingerprint
 from kimi_compact_tui.job import CompactionJob, Draft, Preparation, writable_reason
 from kimi_compact_tui.providers import ProviderConfig, StreamResult, provider_config_from
 from kimi_compact_tui.tui import undo as undo_rules
+from kimi_compact_tui.tui.pins import Pinned, Pins
 from kimi_compact_tui.tui.runs import RunBook, RunKey
 from kimi_compact_tui.tui.snapshot import JobLoader, Snapshot
 from kimi_compact_tui.tui.undo import RestoreOffer
@@ -46,6 +47,7 @@ class ReviewState:
     summary: str | None = None  # the summary to write (edited or as streamed)
     summary_edited: bool = False
     runs: RunBook = field(default_factory=RunBook)
+    pins: Pins | None = None  # the retention pane's pins (see summary_to_write)
     _prompt: PromptSource | None = None
     _edited_prompt: bool = False
     # safe_boundaries() of the session (tool_exchanges is ~0.5 s at 100k messages):
@@ -194,6 +196,7 @@ class ReviewState:
 
     # --- results ------------------------------------------------------------------
     def clear_result(self) -> None:
+        self.pins = None
         self.stream_result = None
         self.summary = None
         self.summary_edited = False
@@ -240,6 +243,30 @@ class ReviewState:
         self.summary = text
         self.summary_edited = True
 
+    # --- pins (the retention pane's missing items, written inside the summary) -----
+    def set_pins(self, pinned: Pinned | None) -> None:
+        """Pin (the pane's worker made ``pinned`` for the summary under review),
+        or unpin everything (None or no items)."""
+        if pinned is None or not pinned.items or pinned.summary != self.summary:
+            self.pins = None
+        else:
+            self.pins = Pins(self.run_key(), pinned)
+
+    @property
+    def pinned(self) -> Pinned | None:
+        """The pins, while the summary and the range they were made on are the
+        ones under review (an edit, a new run or a boundary move drops them)."""
+        pins = self.pins
+        if pins is None or pins.pinned.summary != self.summary or pins.key != self.run_key():
+            return None
+        return pins.pinned
+
+    @property
+    def summary_to_write(self) -> str | None:
+        """The summary as it is written: with the pinned block when items are pinned."""
+        pinned = self.pinned
+        return pinned.text if pinned is not None else self.summary
+
     # --- writing (the compaction job, as the CLI) -----------------------------------
     def write_refusal(self) -> str | None:
         """The one writable rule, for the summary under review: None when it can
@@ -260,7 +287,7 @@ class ReviewState:
         if self.job is None or self.preparation is None or not self.writable:
             return None
         try:
-            return self.job.draft(self.preparation, self.stream_result, self.summary)
+            return self.job.draft(self.preparation, self.stream_result, self.summary_to_write)
         except UserError:
             return None
 
@@ -273,7 +300,8 @@ class ReviewState:
         if self.job is None or self.preparation is None:
             return None
         provider = self.provider if self.provider is not None else ProviderConfig()
-        return Snapshot(self.job, self.preparation, provider, self.summary, self.draft())
+        summary = self.summary_to_write
+        return Snapshot(self.job, self.preparation, provider, summary, self.draft())
 
     def write(self, *, allow_split: bool = False) -> str:
         """Write the reviewed summary through the compaction job, on this thread
@@ -384,7 +412,7 @@ class ReviewState:
         prep = self.preparation
         if prep is None:
             return self.tokens_before
-        return prep.tokens_after(self.summary)
+        return prep.tokens_after(self.summary_to_write)
 
     @property
     def offline(self) -> bool:

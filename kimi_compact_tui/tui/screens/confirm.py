@@ -212,6 +212,12 @@ class ConfirmWriteScreen(ModalScreen[bool]):
                 )
         if state.summary_edited:
             text.append("\nthe summary was edited: the edited text is written", style="yellow")
+        if state.pinned is not None:
+            n = len(state.pinned.items)
+            text.append(
+                f"\n● {n} pinned item{'' if n == 1 else 's'}: written inside the summary",
+                style="bold",
+            )
         if state.stream_result is not None and state.stream_result.offline:
             text.append("\noffline — no model wrote this summary", style="bold yellow")
         if self.splits:

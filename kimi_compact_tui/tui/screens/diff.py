@@ -5,8 +5,9 @@ right, the compacted session (the summary message marked ``+``). Both are
 line-based :class:`DiffView` lists, so 100,000 messages stay fast; the diff
 itself (``kimi_compact_tui.diff.diff_sessions``) runs in a thread worker
 that returns it; the UI thread shows it. Below, the summary exactly as it
-will be written (raw text; ``m`` shows it rendered as Markdown). ``w``
-writes from here (the app asks to confirm first).
+will be written (raw text; ``m`` shows it rendered as Markdown), with the
+retention pane's pinned block when items are pinned: a pin or an unpin here
+builds the diff again. ``w`` writes from here (the app asks to confirm first).
 """
 
 from __future__ import annotations
@@ -59,7 +60,7 @@ def split_rows(diff: SessionDiff) -> tuple[list[DiffRow], list[DiffRow]]:
     return before, after
 
 
-def diff_header(diff: SessionDiff, *, edited: bool = False) -> Text:
+def diff_header(diff: SessionDiff, *, edited: bool = False, pinned: int = 0) -> Text:
     """Two lines, each cut with an ellipsis rather than wrapped: the message and
     token figures before and after, then the counts and what is saved."""
     saved = diff.tokens_before - diff.tokens_after
@@ -79,6 +80,8 @@ def diff_header(diff: SessionDiff, *, edited: bool = False) -> Text:
         text.append(f" · ~{saved:,} saved ({saved * 100 // diff.tokens_before}%)", style="green")
     if edited:
         text.append(" · summary edited", style="yellow")
+    if pinned:
+        text.append(f" · ● {pinned} pinned", style="bold")
     return text
 
 
@@ -130,7 +133,7 @@ class DiffScreen(RetentionHost, Screen[FlowRequest | None]):
         self.state = state
         self.reason = why_no_diff(state)
         self.diff: SessionDiff | None = None
-        self.summary: str | None = state.summary
+        self.summary: str | None = state.summary_to_write  # as written: with any pinned block
 
     def compose(self) -> ComposeResult:
         yield Static(Text("Diff", style="bold"), id="diff-head")
@@ -159,7 +162,17 @@ class DiffScreen(RetentionHost, Screen[FlowRequest | None]):
                 self._failed("no compacted session to compare")
                 return
             self._compute(session, draft.compacted, tokens)
-            self.score_retention(self.state, self.summary or "")
+            self.score_retention(self.state, self.state.summary or "")  # pins are its items
+
+    def pins_changed(self) -> None:
+        """The summary to write changed with the pins: the diff and the summary pane again."""
+        session, draft = self.state.session, self.state.draft()
+        if self.reason is not None or session is None or draft is None:
+            return
+        self.summary = self.state.summary_to_write
+        self.query_one(SummaryPane).set_summary(self.summary or "")
+        self.query_one("#diff-columns").loading = True
+        self._compute(session, draft.compacted, self.state.message_tokens)
 
     @work(
         thread=True,
@@ -196,10 +209,13 @@ class DiffScreen(RetentionHost, Screen[FlowRequest | None]):
         self.query_one("#diff-head", Static).update(Text(f"cannot build the diff: {message}"))
 
     def _show(self, diff: SessionDiff, before: list[DiffRow], after: list[DiffRow]) -> None:
+        first = self.diff is None
         self.diff = diff
         self.query_one("#diff-columns").loading = False
         edited = self.state.summary_edited
-        self.query_one("#diff-head", Static).update(diff_header(diff, edited=edited))
+        pinned = self.state.pinned
+        n = len(pinned.items) if pinned is not None else 0
+        self.query_one("#diff-head", Static).update(diff_header(diff, edited=edited, pinned=n))
         self.query_one("#before", DiffView).set_rows(before)
         self.query_one("#after", DiffView).set_rows(after)
         self.query_one("#before-title", Static).update(
@@ -208,7 +224,8 @@ class DiffScreen(RetentionHost, Screen[FlowRequest | None]):
         self.query_one("#after-title", Static).update(
             Text(f"after the write — {count(diff.after_count, 'message')}")
         )
-        self.query_one("#before", DiffView).focus()
+        if first:  # built again after a pin: the focus stays in the pane
+            self.query_one("#before", DiffView).focus()
 
     def action_close(self) -> None:
         self.dismiss(None)

@@ -49,7 +49,7 @@ class EditSummaryScreen(Screen[str | None]):
     ) -> None:
         super().__init__(name=name, id=id)
         self.state = state
-        original = state.summary
+        original = state.summary_to_write  # with the pinned block, when items are pinned
         if original is None:
             result = state.stream_result
             original = result.summary if result is not None else ""

@@ -152,6 +152,15 @@ class SummaryPane(Vertical):
     def rendered(self) -> bool:
         return self.has_class("rendered")
 
+    def set_summary(self, summary: str) -> None:
+        """Show another text (the summary with pinned items, after a pin)."""
+        if summary == self.summary:
+            return
+        self.summary = summary
+        self.query_one(f"#{self.prefix}-raw", TextArea).load_text(visible(summary, tabs=None))
+        if self.rendered:
+            self.query_one(SummaryMarkdown).update(display_markdown(summary))
+
     def toggle(self) -> None:
         if not self.rendered:
             markdown = self.query_one(SummaryMarkdown)

@@ -1,0 +1,79 @@
+"""Pins: missing items the retention pane puts back into the summary that is written.
+
+The pane's marks are the pins. Pinned items become the anchor block
+(:func:`kimi_compact_tui.retention.anchor.anchor`, the one block format, the
+budget of ``compact --anchor``) appended inside the summary message; the
+review state writes the summary with that block (:attr:`ReviewState.summary_to_write`)
+while the pins belong to the summary and the range they were made on.
+:func:`pin` is what the pane's thread worker runs: plain data in and out, no
+Textual.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from kimi_compact_tui.compaction.tokens import estimate_tokens
+from kimi_compact_tui.retention import Item, RetentionReport, retention_report
+from kimi_compact_tui.retention.anchor import DEFAULT_ANCHOR_BUDGET, Anchored, anchor
+
+__all__ = ["DEFAULT_ANCHOR_BUDGET", "Pinned", "Pins", "pin"]
+
+
+@dataclass(frozen=True)
+class Pinned:
+    """What pinning ``items`` on ``summary`` gives: the summary with the block
+    (``anchored``) and the retention of that text (``report``)."""
+
+    summary: str
+    items: tuple[Item, ...]
+    anchored: Anchored
+    report: RetentionReport
+    budget: int
+
+    @property
+    def text(self) -> str:
+        return self.anchored.text
+
+    @property
+    def block_tokens(self) -> int:
+        return estimate_tokens(self.anchored.block) if self.anchored.block else 0
+
+    def line(self) -> str:
+        """One line for people: how many are pinned, the block's size and budget,
+        and what did not fit."""
+        n = len(self.items)
+        out = (
+            f"{n} pinned: written inside the summary "
+            f"(~{self.block_tokens:,} of {self.budget:,} tokens)"
+        )
+        left = len(self.anchored.left_out)
+        if left:
+            out += f"; {left} did not fit"
+        return out
+
+
+@dataclass(frozen=True)
+class Pins:
+    """Pins held by the review state: ``pinned`` on the summary of run ``key``
+    (the load and the range), valid while both are still the ones under review."""
+
+    key: Any
+    pinned: Pinned
+
+
+def pin(
+    session: Any,
+    plan: Any,
+    summary: str,
+    base: RetentionReport,
+    items: Sequence[Item],
+    budget: int = DEFAULT_ANCHOR_BUDGET,
+) -> Pinned:
+    """``summary`` with the block of ``items`` (those ``base`` says it misses),
+    and the retention of the result (reads its arguments only)."""
+    anchored = anchor(base, summary, budget, pinned=list(items))
+    report = retention_report(session, plan, anchored.text)
+    return Pinned(summary, tuple(items), anchored, report, budget)
