@@ -161,7 +161,10 @@ class CandidatesScreen(Screen[int | None]):
                 yield Static(id="left-report")
             with VerticalScroll(classes="report"):
                 yield Static(id="right-report")
-        yield RichLog(id="summary-diff", markup=False, highlight=False, wrap=False)
+        # The diff is read from its top (its file names and first hunk).
+        yield RichLog(
+            id="summary-diff", markup=False, highlight=False, wrap=False, auto_scroll=False
+        )
         yield KeysFooter()
 
     def on_mount(self) -> None:
