@@ -308,14 +308,19 @@ async def test_revisions_are_asked_about_and_kept_per_boundary(tmp_path) -> None
         )
         picker.dismiss(other)
         ask = await wait_until(pilot, lambda: isinstance(app.screen, AskScreen) and app.screen, "o")
-        assert "not written" in str(ask.body)
+        assert "The summary (revision #2 of #1, 1 round of feedback) is not written" in str(
+            ask.body
+        )
         await pilot.press("n")
         await settle(pilot)
         assert app.state.session_path == path and len(app.state.runs) == 2
 
         app.main_screen.message_list.move_to(2)
         await pilot.press("b")
-        await wait_until(pilot, lambda: isinstance(app.screen, AskScreen), "the boundary's ask")
+        ask = await wait_until(
+            pilot, lambda: isinstance(app.screen, AskScreen) and app.screen, "the boundary's ask"
+        )
+        assert "discards the summary (revision #2 of #1, 1 round of feedback)" in str(ask.body)
         await pilot.press("y")
         await settle(pilot)
         assert app.state.summary is None and len(app.state.runs) == 2

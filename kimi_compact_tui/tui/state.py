@@ -255,6 +255,16 @@ class ReviewState:
         that was not kept)."""
         return self.runs.number_of(self.stream_result)
 
+    def revision_note(self) -> str:
+        """How the questions before the summary is dropped name a revision:
+        `` (revision #3 of #1, 2 rounds of feedback)``; "" for any other summary."""
+        number = self.current_run
+        link = self.runs.links.get(number) if number is not None else None
+        if number is None or link is None:
+            return ""
+        rounds = len(link.rounds)
+        return f" (revision #{number} of #{link.parent}, {rounds} round{'s' if rounds > 1 else ''} of feedback)"
+
     def revision_link(self, number: int, summary: str, feedback: str) -> RunLink:
         """The link of a revision of candidate ``number`` (``summary``: its text
         as the reviewer has it, perhaps edited) by ``feedback``: every earlier

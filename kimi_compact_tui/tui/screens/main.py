@@ -188,7 +188,8 @@ class MainScreen(Screen[None]):
             self._apply(change, *args)
             return
         edited = " and your edit" if self.state.summary_edited else ""
-        body = f"{what} discards the summary{edited}: a new one must be compacted (c)."
+        note = self.state.revision_note()
+        body = f"{what} discards the summary{note}{edited}: a new one must be compacted (c)."
 
         def done(ok: bool | None) -> None:
             if ok:
