@@ -3,8 +3,7 @@
 Opened with ``f`` on the stream screen once a summary is finished. ``ctrl+s``
 dismisses with the feedback (the stream screen then asks for the revision);
 an empty box is not sent. ``escape`` dismisses with None: nothing is sent.
-The summary's first line and the earlier rounds' count are shown as ``Text``
-(never parsed as markup).
+Its text is shown as ``Text`` (never parsed as markup).
 """
 
 from __future__ import annotations
@@ -15,9 +14,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Static, TextArea
 
-from kimi_compact_tui.sanitize import one_line
 from kimi_compact_tui.tui import keys
-from kimi_compact_tui.tui.runs import first_line
 
 
 class FeedbackScreen(ModalScreen[str | None]):
@@ -64,9 +61,12 @@ class FeedbackScreen(ModalScreen[str | None]):
                 ),
                 classes="hint",
             )
-            head = Text("revising: ", style="dim")
-            head.append(one_line(first_line(self.summary), 200))
-            yield Static(head, classes="hint", id="feedback-summary")
+            size = f"{len(self.summary):,} characters"
+            yield Static(
+                Text(f"revising candidate #{self.number}'s summary ({size})"),
+                classes="hint",
+                id="feedback-summary",
+            )
             area = TextArea("", id="feedback", soft_wrap=True)
             area.cursor_blink = False
             yield area

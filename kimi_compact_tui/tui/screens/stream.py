@@ -170,7 +170,7 @@ class StreamScreen(RetentionHost, Screen[FlowRequest | None]):
         text = Text("Compacting ", style="bold")
         if self.revision is not None:
             text = Text(f"Revising #{self.revision.parent}", style="bold")
-            text.append(f" (round {len(self.revision.rounds)}) ")
+            text.append(f" (round {len(self.revision.rounds)}) · ")
         if prep is not None and not prep.plan.noop:
             n = len(prep.plan.compact_indices)
             text.append(f"{n:,} message{'' if n == 1 else 's'}")
