@@ -362,3 +362,54 @@ async def test_feedback_needs_a_finished_summary_and_fits_80x24(tmp_path) -> Non
         assert any("Feedback (f on the stream)" in row for row in rows), rows
         assert any(row.startswith("f ") and "feedback on this summary" in row for row in rows)
         assert any(row.startswith("ctrl+s ") and "send the feedback" in row for row in rows)
+
+
+async def test_feedback_is_shown_as_text_not_markup(tmp_path) -> None:
+    """Feedback is the reviewer's text: the chain's row and report show it as
+    typed, brackets and all, never parsed as markup."""
+    path = write_kimi_session(tmp_path / "s")
+    app = make_app(path, ProviderConfig(kind="offline"))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await compact(pilot)
+        await feedback(pilot, "[bold]keep[/] the changelog [link=x]")
+        await pilot.press("escape")
+        await settle(pilot)
+        await pilot.press("C")
+        await wait_until(pilot, lambda: isinstance(app.screen, CandidatesScreen), "candidates")
+        await settle(pilot)
+        shown = screen_text(app)
+        assert "↳ revises #1: “[bold]keep[/] the changelog [link=x]”" in shown, shown
+
+
+async def test_rounds_that_do_not_fit_are_left_out_and_said(
+    tmp_path, loopback, provider_config
+) -> None:
+    """With a context size that holds the compaction request and one round, the
+    third run sends only the latest summary and feedback, and says that the
+    oldest round was left out."""
+    from kimi_compact_tui.compaction.request import RevisionRound
+    from kimi_compact_tui.job.revise import ANSWER_ROOM
+
+    long_summary = SUMMARY + "\n" + "padding words " * 800
+    loopback.script([openai_sse([long_summary]), openai_sse([REVISED]), openai_sse([AGAIN])])
+    path = write_kimi_session(tmp_path / "s")
+    probe = ReviewState(config=AppConfig())
+    probe.load(path)
+    assert probe.preparation is not None and probe.preparation.request is not None
+    base = probe.preparation.request.estimated_input_tokens()
+    room = RevisionRound(REVISED, F2).estimated_tokens() + 50
+    assert RevisionRound(long_summary, F1).estimated_tokens() > room
+    app = make_app(path, provider_config("openai", num_ctx=ANSWER_ROOM + base + room))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        await compact(pilot)
+        one = await feedback(pilot, F1)  # one round: always sent
+        assert "left out" not in static_text(one)
+        two = await feedback(pilot, F2)
+        assert sent(loopback, 2)[2:] == [
+            {"role": "assistant", "content": REVISED},
+            {"role": "user", "content": F2},
+        ]
+        assert "the 1 oldest feedback round was left out" in static_text(two)
+        assert app.state.runs.links[3].rounds[0].summary == long_summary  # the chain is whole

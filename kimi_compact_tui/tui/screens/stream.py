@@ -78,6 +78,15 @@ FLUSH_INTERVAL = 0.05
 OFFLINE_BANNER = "offline — no model wrote this summary"
 
 
+def dropped_line(dropped: int) -> str:
+    """What a revision says when its oldest rounds did not fit the request."""
+    rounds = "round was" if dropped == 1 else "rounds were"
+    return (
+        f"the {dropped} oldest feedback {rounds} left out to fit the model's context "
+        "(the latest summary and feedback are always sent)"
+    )
+
+
 def provider_of(state: ReviewState) -> ProviderConfig:
     """The provider config held by ``state`` (offline when none is set)."""
     return state.provider if state.provider is not None else ProviderConfig()
@@ -148,6 +157,7 @@ class StreamScreen(RetentionHost, Screen[FlowRequest | None]):
         self.run_key: RunKey | None = None
         self.result: StreamResult | None = None
         self.refused: str | None = None  # why the run was not started
+        self.dropped_rounds = 0  # a revision's oldest rounds left out to fit
         self.running = False
         self._started: float | None = None
         self._ended: float | None = None
@@ -219,6 +229,8 @@ class StreamScreen(RetentionHost, Screen[FlowRequest | None]):
                 self._not_started(str(refusal))
                 return
             prep = self.state.revision_preparation(self.revision)
+            request = prep.request
+            self.dropped_rounds = request.dropped_rounds if request is not None else 0
         # The job's refusals, once, before any request (as in the CLI).
         ready = job.readiness(prep, self.provider, write=job.fingerprint is not None)
         if ready.first is not None:
@@ -311,6 +323,8 @@ class StreamScreen(RetentionHost, Screen[FlowRequest | None]):
         lines = outcome_lines(result)
         if result.offline:
             lines.append((OFFLINE_NOTICE, "italic"))
+        if self.dropped_rounds:
+            lines.append((dropped_line(self.dropped_rounds), "yellow"))
         lines.append(("escape or enter: back", "dim"))
         self._show_outcome(lines)
 
