@@ -87,10 +87,12 @@ async def test_the_revision_request_is_the_compaction_request_then_summary_then_
 ) -> None:
     """Two rounds through the app: each request is the compaction request's two
     messages, unchanged, then each summary as the assistant and each feedback as
-    the user, in order; toolless. Each revision is a candidate linked to its
-    parent and becomes the summary to write; it is written with a backup and
-    undone."""
-    loopback.script([openai_sse([SUMMARY]), openai_sse([REVISED]), openai_sse([AGAIN])])
+    the user, in order; toolless. ``r`` on a revision sends the same revision
+    again. Each revision is a candidate linked to its parent and becomes the
+    summary to write; it is written with a backup and undone."""
+    loopback.script(
+        [openai_sse([SUMMARY]), openai_sse([REVISED]), openai_sse([REVISED]), openai_sse([AGAIN])]
+    )
     path = write_kimi_session(tmp_path / "s")
     original = path.read_bytes()
     app = make_app(path, provider_config("openai"))
@@ -111,10 +113,23 @@ async def test_the_revision_request_is_the_compaction_request_then_summary_then_
             {"role": "user", "content": F1},
         ]
 
+        await pilot.press("r")  # on a revision, r sends the same revision again
+        await wait_until(pilot, lambda: isinstance(app.screen, AskScreen), "the rerun's ask")
+        await pilot.press("y")
+        again = await wait_until(
+            pilot,
+            lambda: isinstance(app.screen, StreamScreen) and app.screen is not one and app.screen,
+            "the revision run again",
+        )
+        await settle(pilot)
+        assert again.revision == one.revision and again.result.summary == REVISED
+        assert sent(loopback, 2) == sent(loopback, 1)
+        assert app.state.runs.links[3] == app.state.runs.links[2]
+
         two = await feedback(pilot, F2)  # the revision revised: the chain stays in order
         assert two.result.summary == AGAIN
-        assert "Revising #2 (round 2)" in static_text(two)
-        assert sent(loopback, 2) == [
+        assert "Revising #3 (round 2)" in static_text(two)
+        assert sent(loopback, 3) == [
             *base,
             {"role": "assistant", "content": SUMMARY},
             {"role": "user", "content": F1},
@@ -122,13 +137,13 @@ async def test_the_revision_request_is_the_compaction_request_then_summary_then_
             {"role": "user", "content": F2},
         ]
         assert all("tools" not in json.loads(r.body) for r in loopback.requests)
-        assert len(loopback.requests) == 3
+        assert len(loopback.requests) == 4
 
         runs = app.state.runs
-        assert [c.summary for c in runs.candidates] == [SUMMARY, REVISED, AGAIN]
+        assert [c.summary for c in runs.candidates] == [SUMMARY, REVISED, REVISED, AGAIN]
         assert (runs.links[2].parent, runs.links[2].feedback) == (1, F1)
-        assert (runs.links[3].parent, runs.links[3].feedback) == (2, F2)
-        assert 1 not in runs.links and runs.chain(3) == [1, 2, 3]
+        assert (runs.links[4].parent, runs.links[4].feedback) == (3, F2)
+        assert 1 not in runs.links and runs.chain(4) == [1, 3, 4]
         assert app.state.summary == AGAIN and app.state.writable
 
         await pilot.press("w")  # written like any summary: confirmed, backup, undo

@@ -272,7 +272,8 @@ STREAM_KEYS: tuple[Key, ...] = (
     Key("f", "feedback", "Feedback",
         "feedback on this summary: the model revises it (a new candidate linked to this one)"),
     Key("m", "toggle_markdown", "Raw / Markdown", "show the summary raw or rendered as Markdown"),
-    Key("r", "rerun", "Run again", "run the compaction again (asks before replacing a summary)"),
+    Key("r", "rerun", "Run again",
+        "run again (a revision: the same feedback again; asks before replacing a summary)"),
     *RETENTION_KEYS,
 )  # fmt: skip
 

@@ -462,8 +462,12 @@ class StreamScreen(RetentionHost, Screen[FlowRequest | None]):
         if self.running:
             self.notify("already running: escape cancels", markup=False, timeout=3)
             return
+        # A revision runs again as the same revision: the same rounds, sent again.
+        again: FlowRequest = (
+            RerunRequested() if self.revision is None else ReviseRequested(self.revision)
+        )
         if not self.state.has_work:
-            self.dismiss(RerunRequested())
+            self.dismiss(again)
             return
         from kimi_compact_tui.tui.screens.confirm import AskScreen
 
@@ -472,7 +476,7 @@ class StreamScreen(RetentionHost, Screen[FlowRequest | None]):
 
         def done(ok: bool | None) -> None:
             if ok:
-                self.dismiss(RerunRequested())
+                self.dismiss(again)
 
         self.app.push_screen(ask, done)
 
