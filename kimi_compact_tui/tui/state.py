@@ -29,7 +29,7 @@ from kimi_compact_tui.job import (
     RefusalKind,
     writable_reason,
 )
-from kimi_compact_tui.job.revise import RevisionOrigin, origin_refusal, revise
+from kimi_compact_tui.job.revise import RevisionOrigin, origin_refusal
 from kimi_compact_tui.providers import ProviderConfig, StreamResult, provider_config_from
 from kimi_compact_tui.tui import undo as undo_rules
 from kimi_compact_tui.tui.runs import RunBook, RunKey, RunLink
@@ -281,14 +281,6 @@ class ReviewState:
             why = f"candidate #{link.parent} has no record of the range it was made on"
             return Refusal(RefusalKind.REVISION_RANGE, f"{self.session_path}: not revised: {why}")
         return origin_refusal(origin, prep, self.fingerprint)
-
-    def revision_preparation(self, link: RunLink) -> Preparation:
-        """The preparation whose request is the revision ``link`` (the
-        compaction request for the range now, then every round); the offline
-        provider reads the feedback as instructions."""
-        assert self.preparation is not None
-        provider = self.provider if self.provider is not None else ProviderConfig()
-        return revise(self.preparation, link.rounds, provider)
 
     def choose_candidate(self, number: int) -> None:
         """Make candidate ``number`` the summary to edit and write (UserError when

@@ -27,8 +27,10 @@ with the chain of rounds), which a new stream screen runs: the same request
 for the range, then each earlier summary and feedback, then this summary (as
 the reviewer has it, perhaps edited) and the feedback. Before any request it
 is refused when the session changed on disk or the boundary moved since the
-revised run was made (:meth:`ReviewState.revision_refusal`), then the job's
-readiness as for any run. The revision is kept as a candidate linked to its
+revised run was made (:meth:`ReviewState.revision_refusal`), then by the job's
+readiness as for any run. Its request is built in the worker
+(:func:`~kimi_compact_tui.job.revise.revise`: for the offline provider it reads
+the range's specifics). The revision is kept as a candidate linked to its
 parent.
 """
 
@@ -37,6 +39,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from rich.text import Text
 from textual import events, work
@@ -49,7 +52,7 @@ from textual.worker import Worker, WorkerState
 
 from kimi_compact_tui.compaction.figures import RunFigures
 from kimi_compact_tui.job import CompactionJob, Preparation, Readiness
-from kimi_compact_tui.job.revise import RevisionOrigin
+from kimi_compact_tui.job.revise import RevisionOrigin, RevisionRound, revise
 from kimi_compact_tui.providers import (
     OFFLINE_NOTICE,
     ProviderConfig,
@@ -76,6 +79,15 @@ from kimi_compact_tui.wording import noop_line
 
 FLUSH_INTERVAL = 0.05
 OFFLINE_BANNER = "offline — no model wrote this summary"
+
+
+@dataclass(frozen=True)
+class Ran:
+    """What the stream worker returns: the run, and for a revision how many of
+    its oldest rounds were left out to fit the model's context."""
+
+    result: StreamResult
+    dropped_rounds: int = 0
 
 
 def dropped_line(dropped: int) -> str:
@@ -228,10 +240,8 @@ class StreamScreen(RetentionHost, Screen[FlowRequest | None]):
             if refusal is not None:
                 self._not_started(str(refusal))
                 return
-            prep = self.state.revision_preparation(self.revision)
-            request = prep.request
-            self.dropped_rounds = request.dropped_rounds if request is not None else 0
-        # The job's refusals, once, before any request (as in the CLI).
+        # The job's refusals, once, before any request (as in the CLI); a
+        # revision's are its run's (the same plan, config and provider).
         ready = job.readiness(prep, self.provider, write=job.fingerprint is not None)
         if ready.first is not None:
             self._not_started(str(ready.first))
@@ -241,7 +251,17 @@ class StreamScreen(RetentionHost, Screen[FlowRequest | None]):
         self.running = True
         self._started = self._now()
         self._timer = self.set_interval(FLUSH_INTERVAL, self._tick)
-        self._run(job, prep, self.provider, self._view.buffer, self.control, self._stream_fn, ready)
+        rounds = self.revision.rounds if self.revision is not None else None
+        self._run(
+            job,
+            prep,
+            self.provider,
+            self._view.buffer,
+            self.control,
+            self._stream_fn,
+            ready,
+            rounds,
+        )
 
     def _not_started(self, why: str) -> None:
         self.refused = why
@@ -261,28 +281,37 @@ class StreamScreen(RetentionHost, Screen[FlowRequest | None]):
         control: RunControl,
         stream_fn: StreamFunction,
         ready: Readiness,
-    ) -> StreamResult:
-        """Build the request and stream it through the job, in this thread's own
-        event loop; reads only its arguments. A cancellation propagates."""
+        rounds: tuple[RevisionRound, ...] | None = None,
+    ) -> Ran:
+        """Build the request (with ``rounds``: the revision's, from the
+        compaction request) and stream it through the job, in this thread's
+        own event loop; reads only its arguments. A cancellation propagates."""
         cancel = control.attach()
+        dropped = 0
         try:
+            if rounds is not None:  # the offline provider reads the range's specifics here
+                prep = revise(prep, rounds, provider)
+                dropped = prep.request.dropped_rounds if prep.request is not None else 0
             events = buffer_events(buffer)
-            return await job.summarize(prep, provider, events, cancel, stream_fn, ready=ready)
+            result = await job.summarize(prep, provider, events, cancel, stream_fn, ready=ready)
+            return Ran(result, dropped)
         except Exception as exc:  # a provider must not take the app down
-            return StreamResult(
+            failed = StreamResult(
                 status="failed",
                 summary=buffer.text,
                 error=f"{type(exc).__name__}: {exc}",
                 provider=provider.kind,
             )
+            return Ran(failed, dropped)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.name != "stream":
             return
         if event.state == WorkerState.SUCCESS:
-            result = event.worker.result
-            assert isinstance(result, StreamResult)
-            self._done(result)
+            ran = event.worker.result
+            assert isinstance(ran, Ran)
+            self.dropped_rounds = ran.dropped_rounds
+            self._done(ran.result)
         elif event.state in (WorkerState.CANCELLED, WorkerState.ERROR):
             error = event.worker.error
             failed = error is not None and not isinstance(error, asyncio.CancelledError)
