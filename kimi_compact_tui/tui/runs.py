@@ -137,10 +137,6 @@ class RunBook:
             out.insert(0, self.links[out[0]].parent)
         return out
 
-    def revisions(self) -> int:
-        """How many of the candidates are revisions."""
-        return len(self.links)
-
     def set_retention(self, number: int | None, report: RetentionReport) -> None:
         if number is not None and number in self.results:
             self.candidates.get(number).retention = report

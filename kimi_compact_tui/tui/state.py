@@ -263,7 +263,8 @@ class ReviewState:
         if number is None or link is None:
             return ""
         rounds = len(link.rounds)
-        return f" (revision #{number} of #{link.parent}, {rounds} round{'s' if rounds > 1 else ''} of feedback)"
+        plural = "s" if rounds > 1 else ""
+        return f" (revision #{number} of #{link.parent}, {rounds} round{plural} of feedback)"
 
     def revision_link(self, number: int, summary: str, feedback: str) -> RunLink:
         """The link of a revision of candidate ``number`` (``summary``: its text
