@@ -1,5 +1,5 @@
 """Session discovery benchmark: the picker's scan of a kimi-cli share folder holding
-many sessions (``formats.kimi_discover.discover``).
+many sessions (``formats.kimi_cli.discover.discover``).
 
 ``benchmarks/run.py`` calls :func:`bench_discover`; run alone::
 
@@ -23,7 +23,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from kimi_compact_tui.formats.kimi_discover import discover
+from kimi_compact_tui.formats.kimi_cli.discover import discover
 
 TARGET_SECONDS = 5.0
 WORK = "/home/dev/project"

@@ -18,7 +18,7 @@ Formats written:
 
 * kimi-cli ``context.jsonl``: ``_system_prompt`` and ``_checkpoint`` records,
   ``_usage`` after assistant replies, message lines written the way
-  :mod:`kimi_compact_tui.formats.kimi` writes them (compact JSON, UTF-8 raw,
+  :mod:`kimi_compact_tui.formats.kimi_cli.plugin` writes them (compact JSON, UTF-8 raw,
   special records with ``json.dumps`` defaults);
 * OpenAI ``.json`` (a list of messages, indented) and ``.jsonl``.
 
@@ -37,7 +37,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from kimi_compact_tui.formats.kimi import dump_message, dump_special
+from kimi_compact_tui.formats.kimi_cli.plugin import dump_message, dump_special
 
 OUT_DIR = Path(__file__).resolve().parent / "out"
 SIZES = (1_000, 10_000, 100_000)

@@ -1,7 +1,8 @@
 """Command line front end: a thin layer over the engine.
 
-Each subcommand lives in ``kimi_compact_tui/commands/<name>.py`` and exposes
-``HELP`` (its one-line help), ``register(subparsers)`` (adds its parser) and
+Each subcommand is the module ``kimi_compact_tui/commands/<name>.py`` (or the
+package ``commands/<name>/``, as ``compact`` is) and exposes ``HELP`` (its
+one-line help), ``register(subparsers)`` (adds its parser) and
 ``run(args) -> int``; :data:`COMMAND_MODULES` imports them all. A command
 module is light: it loads the engine, the config and the providers in
 ``run``, so ``--help`` answers at once and each command loads only what it

@@ -60,6 +60,7 @@ def _isolated_environment(monkeypatch, tmp_path_factory):
         "KIMI_CLI_COMPACT_MD",
         "KIMI_SHARE_DIR",
         "CODEX_HOME",
+        "OPENCODE_DB",
         "OPENAI_API_KEY",
         "MOONSHOT_API_KEY",
         "ANTHROPIC_API_KEY",

@@ -25,7 +25,7 @@ from kimi_compact_tui.config import AppConfig
 from kimi_compact_tui.errors import ApplyError, UserError
 from kimi_compact_tui.formats import dump_session, load, load_session
 from kimi_compact_tui.formats import durable as durable_mod
-from kimi_compact_tui.formats.kimi import dump_message
+from kimi_compact_tui.formats.kimi_cli.plugin import dump_message
 from kimi_compact_tui.job import CompactionJob, build_compacted_session
 from kimi_compact_tui.job.job import provenance_of
 from kimi_compact_tui.providers.base import ProviderConfig, StreamResult

@@ -225,7 +225,7 @@ def test_ctrl_c_before_the_stream_starts_is_cancelled_cleanly(cli_main, tmp_path
     def interrupted(main, *args, **kwargs):
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(asyncio, "run", interrupted)  # (compact_run loads asyncio when it runs)
+    monkeypatch.setattr(asyncio, "run", interrupted)  # (compact.run loads asyncio when it runs)
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         result = cli_main("compact", session, "--output", out)

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 
 from kimi_compact_tui.commands.compact import write_in_place
-from kimi_compact_tui.commands.compact_run import run_compaction
+from kimi_compact_tui.commands.compact.run import run_compaction
 from kimi_compact_tui.config import AppConfig
 from kimi_compact_tui.job import CompactionJob
 from kimi_compact_tui.providers.base import ProviderConfig, StreamResult

@@ -124,16 +124,16 @@ def test_a_file_that_appears_while_streaming_is_not_replaced(
 ):
     """The check before the request is not the last word: the write itself
     never replaces a file it was not told to replace."""
-    from kimi_compact_tui.commands import compact
+    from kimi_compact_tui.commands.compact import output
 
     out = tmp_path / "out.json"
-    real = compact.announce
+    real = output.announce
 
     def announce_then_someone_writes(*args, **kwargs):
         real(*args, **kwargs)
         out.write_text("written by someone else meanwhile\n", encoding="utf-8")
 
-    monkeypatch.setattr(compact, "announce", announce_then_someone_writes)
+    monkeypatch.setattr(output, "announce", announce_then_someone_writes)
     result = cli_main("compact", session, "--output", out)
     assert result.code == 2, result.stderr
     errors = result.error_lines

@@ -27,7 +27,13 @@ from kimi_compact_tui.diff import diff_sessions
 from kimi_compact_tui.errors import SessionFormatError
 from kimi_compact_tui.formats import load, registry
 from kimi_compact_tui.formats.base import Session, SessionFormat
-from kimi_compact_tui.formats.strategies import AppendTruncate, BackupReplace, Rotate
+from kimi_compact_tui.formats.storage import SessionRef
+from kimi_compact_tui.formats.strategies import (
+    AppendTruncate,
+    BackupReplace,
+    Rotate,
+    Transactional,
+)
 from kimi_compact_tui.job import CompactionJob
 from kimi_compact_tui.model import COMPACTION_ROLES
 from kimi_compact_tui.providers import ProviderConfig
@@ -51,17 +57,25 @@ def test_every_registered_format_has_a_writer() -> None:
 class Written:
     fmt: SessionFormat
     opened: Path  # what the user passes as SESSION
-    path: Path  # the session file it resolves to
-    original: bytes
+    path: Path  # the session file it resolves to (the database, for DB#KEY)
+    original: bytes  # the session's content: a file's bytes, a database session's rows
+    ref: SessionRef
+
+    def content(self) -> bytes:
+        """The session's content now, as its write strategy reads it."""
+        return self.fmt.storage.current(self.fmt, self.ref).data
 
 
 @pytest.fixture(params=registry.names())
 def written(request: pytest.FixtureRequest, tmp_path: Path) -> Written:
     fmt = registry.get(request.param)
     opened = FORMAT_WRITERS[fmt.name](tmp_path)
-    assert opened.exists() and tmp_path in opened.parents
-    path = registry.resolve_session_path(opened)
-    return Written(fmt, opened, path, path.read_bytes())
+    named = SessionRef.parse(opened)  # DB#KEY for a session kept in a database
+    assert named.path.exists() and tmp_path in named.path.parents
+    ref = named if named.key is not None else SessionRef(registry.resolve_session_path(opened))
+    original = fmt.storage.current(fmt, ref).data
+    assert (named.key is None) == fmt.storage.byte_based
+    return Written(fmt, opened, ref.path, original, ref)
 
 
 def one_line(text: str) -> bool:
@@ -77,7 +91,12 @@ def test_round_trip(written: Written) -> None:
     assert session.format is written.fmt and session.path == written.path
     assert session.warnings == []  # a session the agent wrote at rest: nothing skipped
     assert loaded.fingerprint.size == len(written.original)
-    assert written.fmt.dump(session) == written.original
+    if written.fmt.storage.byte_based:
+        assert written.fmt.dump(session) == written.original
+    else:  # rows in a database: no file of its own to dump, said in one line
+        with pytest.raises(SessionFormatError) as refused:
+            written.fmt.dump(session)
+        assert one_line(str(refused.value)) and str(written.ref) in str(refused.value)
     # realistic: prompts, replies, a tool call answered by its result
     roles = [m.role for m in session.messages]
     assert {"user", "assistant", "tool"} <= set(roles)
@@ -163,14 +182,21 @@ def test_write_undo_diff_and_retention(written: Written, which: str) -> None:
     assert result.status == "complete" and result.summary
     draft = job.draft(prep, result)
     assert draft.splits == []
-    op = fmt.write_op(session, draft.compacted)  # what the format says it will write
+    byte_based = fmt.storage.byte_based
+    # what the format says it will write (a database format writes its rows instead)
+    op = fmt.write_op(session, draft.compacted) if byte_based else None
     applied = job.commit(draft, OFFLINE)
 
     # the file the format's strategy says, and the copy kept before it
     assert applied.path == path and applied.policy == fmt.storage.name
     assert applied.backup_path.read_bytes() == original
-    now = path.read_bytes()
-    if isinstance(fmt.storage, Rotate):  # the current file kept as the next rotation
+    now = written.content()
+    if op is None:  # the session's own rows, exported, then one transaction
+        assert isinstance(fmt.storage, Transactional)
+        assert applied.backup_path.parent == fmt.restore_folder(path)
+        assert applied.backup_path.name.startswith(f"{written.ref.name}.bak-")
+        assert now != original
+    elif isinstance(fmt.storage, Rotate):  # the current file kept as the next rotation
         assert applied.backup_path == path.parent / fmt.rotation_name(path, 1)
         assert now == op.data
     elif isinstance(fmt.storage, AppendTruncate):  # a copy, then our records appended
@@ -180,24 +206,26 @@ def test_write_undo_diff_and_retention(written: Written, which: str) -> None:
         assert isinstance(fmt.storage, BackupReplace)
         assert applied.backup_path.parent == fmt.restore_folder(path)
         assert now == op.data
-    (record,) = store.read_audit(path, fmt)
+    (record,) = store.read_audit(written.ref, fmt)
     assert record["format"] == fmt.name and record["policy"] == fmt.storage.name
 
     # what the agent resumes: leading system, the summary, the kept messages
     after = load(written.opened).session
     assert after.format is fmt and after.warnings == []
     assert after.messages == draft.compacted.messages
-    lead = plan.leading
+    lead, kept = plan.leading, len(plan.preserved_indices)
+    # the summary message (for some agents, with the agent's own framing of it)
+    added = after.messages[lead : len(after) - kept]
     assert after.messages[:lead] == session.messages[:lead]
-    assert result.summary in after.messages[lead].text()
-    assert after.messages[lead + 1 :] == session.messages[plan.boundary :]
-    assert (applied.compacted, applied.kept) == (len(plan.compact_indices), len(after) - 1)
+    assert 1 <= len(added) <= 2 and result.summary in added[-1].text()
+    assert after.messages[lead + len(added) :] == session.messages[plan.boundary :]
+    assert (applied.compacted, applied.kept) == (len(plan.compact_indices), lead + kept)
 
     diff = diff_sessions(session, after)
     assert diff.counts == {
         "kept": lead + len(plan.preserved_indices),
         "removed": len(plan.compact_indices),
-        "added": 1,
+        "added": len(added),
     }
     report = retention_report(session, plan, result.summary)
     assert report.compacted == (lead + 1, plan.boundary)
@@ -206,7 +234,7 @@ def test_write_undo_diff_and_retention(written: Written, which: str) -> None:
     target = store.Target.of(after)
     assert applied.backup_path in [p.path for p in store.restore_points(target)]
     store.restore(target)
-    assert path.read_bytes() == original
+    assert written.content() == original
     assert load(written.opened).session.messages == session.messages
 
 

@@ -11,7 +11,7 @@ import pytest
 
 from kimi_compact_tui.errors import SessionFormatError
 from kimi_compact_tui.formats import dump_session, load_session, save_session
-from kimi_compact_tui.formats.kimi import dump_message
+from kimi_compact_tui.formats.kimi_cli.plugin import dump_message
 from tests.core_helpers import sample_paths
 
 

@@ -412,7 +412,7 @@ NOT_ERRORS = [
 
 def errors_of_output(output: str) -> list[str]:
     """The errors the extractor finds in ``output`` as a tool's result."""
-    from kimi_compact_tui.formats.kimi import KimiCliFormat
+    from kimi_compact_tui.formats.kimi_cli.plugin import KimiCliFormat
     from kimi_compact_tui.specifics import extract
 
     messages = [

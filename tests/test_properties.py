@@ -31,7 +31,7 @@ from kimi_compact_tui.compaction.prompts import PromptSource
 from kimi_compact_tui.config import AppConfig
 from kimi_compact_tui.formats import dump_session, load_session, parse_bytes, registry
 from kimi_compact_tui.formats.base import Session
-from kimi_compact_tui.formats.kimi import dump_message, dump_special
+from kimi_compact_tui.formats.kimi_cli.plugin import dump_message, dump_special
 from kimi_compact_tui.job import build_compacted_session, prepare_compaction
 from kimi_compact_tui.model import Message
 

@@ -83,7 +83,7 @@ def test_files_written_commands_with_status_and_open_errors(tmp_path):
 
 
 def test_an_error_is_resolved_when_a_later_run_of_the_same_program_succeeds():
-    from kimi_compact_tui.formats.kimi import KimiCliFormat
+    from kimi_compact_tui.formats.kimi_cli.plugin import KimiCliFormat
 
     def shell(cid: str, command: str) -> Message:
         args = json.dumps({"command": command})
@@ -154,7 +154,7 @@ def test_each_agents_plan_tool_sets_the_plan(tool, args):
 
 def test_codex_context_and_kimi_checkpoints_are_bookkeeping():
     from kimi_compact_tui.formats.codex.plugin import CodexFormat
-    from kimi_compact_tui.formats.kimi import KimiCliFormat
+    from kimi_compact_tui.formats.kimi_cli.plugin import KimiCliFormat
 
     context = Message(
         {"role": "system", "content": "<environment_context>…", "codex": {"role": "user"}}

@@ -3,7 +3,8 @@ figures everywhere (item 12), the editor says what it did with the missing
 items (13), cut text ends in an ellipsis (16) and ``?`` lists every key of
 every screen (23).
 
-Helpers are local to this file except ``wait_until`` (``tests/tui_support.py``);
+Helpers are local to this file except ``wait_until``, ``settle`` and
+``press_and_settle`` (``tests/tui_support.py``);
 screens are looked up by class name, so these tests also run,
 and fail, on the code from before the fixes.
 """
@@ -27,7 +28,7 @@ from kimi_compact_tui.tui.app import create_app
 from tests.factories.messages import SUMMARY
 from tests.factories.plain import write_kimi_session
 from tests.loopback_server import openai_sse
-from tests.tui_support import wait_until
+from tests.tui_support import press_and_settle, settle, wait_until
 
 SIZE = (120, 40)
 REPO = Path(__file__).resolve().parents[1]
@@ -43,12 +44,6 @@ def _isolated(monkeypatch, tmp_path):
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     monkeypatch.setenv("KIMI_SHARE_DIR", str(tmp_path / "no-kimi"))
-
-
-async def settle(pilot) -> None:
-    await pilot.pause()
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 def top(app) -> str:
@@ -67,8 +62,7 @@ def sample_copy(tmp_path: Path) -> Path:
 
 async def run_to_end(pilot) -> None:
     """c, then wait for the run to end and its retention to be scored."""
-    await pilot.press("c")
-    await settle(pilot)
+    await press_and_settle(pilot, "c")
     assert top(pilot.app) == "StreamScreen"
     await wait_until(pilot, lambda: pilot.app.screen.result is not None, "the run's end")
     await settle(pilot)
@@ -99,10 +93,8 @@ async def test_a_run_with_reported_tokens_shows_that_figure_and_time_everywhere(
         assert "~" not in status.split(f"{REPORTED} tokens")[0].split("·")[-1]
         times, rates = TIME.findall(status), RATE.findall(status)
         assert len(times) == 1 and len(rates) == 1, status
-        await pilot.press("escape")
-        await settle(pilot)
-        await pilot.press("C")
-        await settle(pilot)
+        await press_and_settle(pilot, "escape")
+        await press_and_settle(pilot, "C")
         assert top(app) == "CandidatesScreen"
         (row,) = candidate_rows(app)
         assert f"{REPORTED} tokens" in row, row
@@ -120,10 +112,8 @@ async def test_an_offline_run_shows_one_estimate_everywhere(tmp_path):
         figures = re.findall(r"~\d[\d,]* tokens(?!/)", status)
         assert len(figures) == 1, status
         assert figures[0] in outcome, (status, outcome)
-        await pilot.press("escape")
-        await settle(pilot)
-        await pilot.press("C")
-        await settle(pilot)
+        await press_and_settle(pilot, "escape")
+        await press_and_settle(pilot, "C")
         (row,) = candidate_rows(app)
         assert figures[0] in row, (row, status)
 
@@ -141,8 +131,7 @@ async def test_missing_items_in_the_editor_are_not_called_control_characters(tmp
         await run_to_end(pilot)
         summary = app.state.summary
         assert "\x1b" not in summary
-        await pilot.press("e")  # the retention pane's missing items → the editor
-        await settle(pilot)
+        await press_and_settle(pilot, "e")  # the retention pane's missing items → the editor
         assert top(app) == "EditSummaryScreen"
         head = text_of(app.screen, "#edit-head")
         assert "control characters" not in head, head
@@ -159,10 +148,8 @@ async def test_the_editor_still_names_control_characters_it_shows_as_symbols(tmp
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await run_to_end(pilot)
-        await pilot.press("escape")
-        await settle(pilot)
-        await pilot.press("e")
-        await settle(pilot)
+        await press_and_settle(pilot, "escape")
+        await press_and_settle(pilot, "e")
         assert top(app) == "EditSummaryScreen"
         assert "control characters" in text_of(app.screen, "#edit-head")
 
@@ -184,10 +171,8 @@ async def test_candidate_instructions_are_whole_or_cut_with_an_ellipsis(tmp_path
         app.state.set_custom_instruction(instructions)
         app.refresh_view()
         await run_to_end(pilot)
-        await pilot.press("escape")
-        await settle(pilot)
-        await pilot.press("C")
-        await settle(pilot)
+        await press_and_settle(pilot, "escape")
+        await press_and_settle(pilot, "C")
         (row,) = candidate_rows(app)
         shown = row.split("“", 1)[1].rsplit("”", 1)[0]
         if cell_len(instructions) <= 60:
@@ -207,10 +192,8 @@ async def test_diff_previews_are_whole_or_end_in_an_ellipsis(tmp_path, size):
     async with app.run_test(size=size) as pilot:
         await settle(pilot)
         await run_to_end(pilot)
-        await pilot.press("escape")
-        await settle(pilot)
-        await pilot.press("d")
-        await settle(pilot)
+        await press_and_settle(pilot, "escape")
+        await press_and_settle(pilot, "d")
         assert top(app) == "DiffScreen"
         checked = 0
         for view in app.screen.query("DiffView"):
@@ -279,8 +262,7 @@ async def test_help_lists_every_key_of_every_screen(tmp_path):
     app = create_app(write_kimi_session(tmp_path / "s"))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await pilot.press("question_mark")
-        await settle(pilot)
+        await press_and_settle(pilot, "question_mark")
         assert top(app) == "HelpScreen"
         table = app.screen.query_one("DataTable")
         listed: set[str] = set()

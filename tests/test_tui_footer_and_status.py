@@ -5,7 +5,8 @@ rest, a split warning keeps the model/prompt/provider line, and the retention
 pane keeps each figure on its line.
 
 What is checked is what the terminal shows (the composed screen, line by
-line). Helpers are local except ``wait_until`` (``tests/tui_support.py``).
+line). Helpers are local except ``wait_until``, ``settle`` and ``press_and_settle``
+(``tests/tui_support.py``).
 """
 
 from __future__ import annotations
@@ -18,7 +19,7 @@ import pytest
 from textual.widgets._footer import FooterKey
 
 from kimi_compact_tui.tui.app import create_app
-from tests.tui_support import wait_until
+from tests.tui_support import press_and_settle, settle, wait_until
 
 REPO = Path(__file__).resolve().parents[1]
 SAMPLE = REPO / "sample_sessions" / "kimi-debugging-session"
@@ -37,12 +38,6 @@ def sample_copy(tmp_path: Path) -> Path:
     target = tmp_path / "copy" / SAMPLE.name
     shutil.copytree(SAMPLE, target)
     return target
-
-
-async def settle(pilot) -> None:
-    await pilot.pause()
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 def screen_lines(app) -> list[str]:
@@ -66,8 +61,7 @@ def assert_whole_keys(app) -> None:
 
 
 async def compact(pilot) -> None:
-    await pilot.press("c")
-    await settle(pilot)
+    await press_and_settle(pilot, "c")
     await wait_until(pilot, lambda: pilot.app.screen.result is not None, "the run's end")
     await settle(pilot)
 
@@ -81,12 +75,10 @@ async def test_footers_show_whole_keys_before_and_after_a_summary(tmp_path, size
         await compact(pilot)
         assert type(app.screen).__name__ == "StreamScreen"
         assert_whole_keys(app)
-        await pilot.press("escape")
-        await settle(pilot)
+        await press_and_settle(pilot, "escape")
         assert type(app.screen).__name__ == "MainScreen"
         assert_whole_keys(app)
-        await pilot.press("d")
-        await settle(pilot)
+        await press_and_settle(pilot, "d")
         assert type(app.screen).__name__ == "DiffScreen"
         assert_whole_keys(app)
 
@@ -116,8 +108,7 @@ async def test_a_split_warning_keeps_the_model_line(tmp_path, size):
     app = create_app(sample_copy(tmp_path), provider="offline")
     async with app.run_test(size=size) as pilot:
         await settle(pilot)
-        await pilot.press("j", "b")  # up to message 2: its tool call's result is kept
-        await settle(pilot)
+        await press_and_settle(pilot, "j", "b")  # up to message 2: its tool call's result is kept
         assert app.state.known_splits
         area = status_area(app)
         assert len(area) <= 3, area
@@ -129,10 +120,8 @@ async def open_diff_after_a_run(pilot) -> None:
     """An offline run to its end, back to the list, then the diff screen."""
     await settle(pilot)
     await compact(pilot)
-    await pilot.press("escape")
-    await settle(pilot)
-    await pilot.press("d")
-    await settle(pilot)
+    await press_and_settle(pilot, "escape")
+    await press_and_settle(pilot, "d")
     assert type(pilot.app.screen).__name__ == "DiffScreen"
 
 

@@ -21,7 +21,7 @@ from kimi_compact_tui.tui.screens.diff import DiffScreen
 from kimi_compact_tui.tui.screens.help import BASIC_FLOW, HelpScreen
 from kimi_compact_tui.tui.widgets.diff_view import DiffRow, DiffView, format_tokens
 from tests.factories import write_openai_jsonl
-from tests.tui_support import screen_cells, settle
+from tests.tui_support import press_and_settle, screen_cells, settle
 
 WIDE_TEXTS = [
     "帮我写一个基于 sqlite 的订单存储模块，要求：建表、插入订单、按客户汇总金额。" * 3,
@@ -111,12 +111,9 @@ async def test_diff_screen_keeps_token_figures_for_wide_rows(tmp_path):
     app = create_app(wide_session(tmp_path / "wide.jsonl"), provider="offline")
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        await pilot.press("c")
-        await settle(pilot)
-        await pilot.press("escape")
-        await settle(pilot)
-        await pilot.press("d")
-        await settle(pilot)
+        await press_and_settle(pilot, "c")
+        await press_and_settle(pilot, "escape")
+        await press_and_settle(pilot, "d")
         assert isinstance(app.screen, DiffScreen)
         view = app.screen.query_one("#before", DiffView)
         lines = region_lines(app, view.scrollable_content_region)
@@ -164,8 +161,7 @@ async def test_help_wraps_descriptions_and_starts_with_the_flow(tmp_path, width)
     app = create_app(long_session(tmp_path / "long.jsonl", 10), provider="offline")
     async with app.run_test(size=(width, 60)) as pilot:
         await settle(pilot)
-        await pilot.press("question_mark")
-        await settle(pilot)
+        await press_and_settle(pilot, "question_mark")
         assert isinstance(app.screen, HelpScreen)
         words = set()
         table = app.screen.query_one(DataTable)
@@ -174,8 +170,7 @@ async def test_help_wraps_descriptions_and_starts_with_the_flow(tmp_path, width)
             words |= help_words(app)
             if table.scroll_y >= table.max_scroll_y:
                 break
-            await pilot.press("pagedown")
-            await settle(pilot)
+            await press_and_settle(pilot, "pagedown")
         for description in [k.help for _title, table in SCREEN_TABLES for k in table]:
             missing = [w for w in description.split() if w not in words]
             assert not missing, (description, missing)
@@ -192,8 +187,7 @@ async def test_help_flow_fits_three_lines_at_80_columns(tmp_path):
     app = create_app(long_session(tmp_path / "long.jsonl", 10), provider="offline")
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        await pilot.press("question_mark")
-        await settle(pilot)
+        await press_and_settle(pilot, "question_mark")
         lines = ["".join(line) for line in screen_cells(app)]
         for step in BASIC_FLOW:
             assert sum(step in line for line in lines) == 1, step

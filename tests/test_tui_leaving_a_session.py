@@ -6,7 +6,7 @@ says what happens (20).
 
 Every test drives the app with keys (or the command palette) and checks what a
 person sees and what is on disk. The helpers are local to this file, except
-``wait_until`` (``tests/tui_support.py``). The tests look
+``wait_until``, ``settle`` and ``press_and_settle`` (``tests/tui_support.py``). The tests look
 screens up by class name, so they also run (and fail) on the code from before
 the fixes.
 """
@@ -20,7 +20,7 @@ import pytest
 from kimi_compact_tui.tui.app import create_app
 from tests.factories.kimi_code import conversation
 from tests.factories.plain import write_kimi_session, write_openai_session
-from tests.tui_support import wait_until
+from tests.tui_support import press_and_settle, settle, wait_until
 
 SIZE = (120, 40)
 REPO = Path(__file__).resolve().parents[1]
@@ -34,12 +34,6 @@ def _isolated(monkeypatch, tmp_path):
     monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
     monkeypatch.setenv("KIMI_SHARE_DIR", str(tmp_path / "no-kimi"))
     monkeypatch.setenv("KIMI_CODE_HOME", str(tmp_path / "no-kimi-code"))
-
-
-async def settle(pilot) -> None:
-    await pilot.pause()
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 def top(app) -> str:
@@ -60,26 +54,22 @@ def record_notes(app) -> list[str]:
 
 async def compact(pilot) -> None:
     """c (the offline summarizer), wait for the run's end, back to the main screen."""
-    await pilot.press("c")
-    await settle(pilot)
+    await press_and_settle(pilot, "c")
     assert top(pilot.app) == "StreamScreen"
     await wait_until(pilot, lambda: pilot.app.screen.result is not None, "the run's end")
     await settle(pilot)
     assert pilot.app.state.summary is not None
-    await pilot.press("escape")
-    await settle(pilot)
+    await press_and_settle(pilot, "escape")
     assert top(pilot.app) == "MainScreen"
 
 
 async def open_other(pilot, path: Path) -> None:
     """o, then type ``path`` into the picker and press enter."""
-    await pilot.press("o")
-    await settle(pilot)
+    await press_and_settle(pilot, "o")
     assert top(pilot.app) == "PickerScreen"
     pilot.app.screen.query_one("#picker-path").value = str(path)
     pilot.app.screen.query_one("#picker-path").focus()
-    await pilot.press("enter")
-    await settle(pilot)
+    await press_and_settle(pilot, "enter")
 
 
 # --- item 2: o resets every per-session choice and asks before dropping work ----------------
@@ -95,13 +85,11 @@ async def test_o_asks_before_dropping_an_unwritten_summary_and_no_keeps_it(tmp_p
         summary = app.state.summary
         await open_other(pilot, other)
         assert top(app) == "AskScreen", "o dropped an unwritten summary without asking"
-        await pilot.press("n")
-        await settle(pilot)
+        await press_and_settle(pilot, "n")
         assert app.state.session_path == first and app.state.summary == summary
         await open_other(pilot, other)
         assert top(app) == "AskScreen"
-        await pilot.press("y")
-        await settle(pilot)
+        await press_and_settle(pilot, "y")
         assert app.state.session_path == other and app.state.summary is None
 
 
@@ -112,10 +100,8 @@ async def test_o_asks_before_dropping_an_edited_summary(tmp_path):
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await compact(pilot)
-        await pilot.press("e")
-        await settle(pilot)
-        await pilot.press("end", "x", "ctrl+s")  # an edit, saved but not written
-        await settle(pilot)
+        await press_and_settle(pilot, "e")
+        await press_and_settle(pilot, "end", "x", "ctrl+s")  # an edit, saved but not written
         assert app.state.summary_edited
         await open_other(pilot, other)
         assert top(app) == "AskScreen"
@@ -137,8 +123,7 @@ async def test_o_starts_the_next_session_with_none_of_the_last_ones_choices(tmp_
         await compact(pilot)  # a candidate of the first session
         await open_other(pilot, other)
         if top(app) == "AskScreen":  # the unwritten summary: yes, drop it
-            await pilot.press("y")
-            await settle(pilot)
+            await press_and_settle(pilot, "y")
         assert state.session_path == other
         assert state.custom_instruction == ""
         assert state.compaction_model is None
@@ -146,8 +131,9 @@ async def test_o_starts_the_next_session_with_none_of_the_last_ones_choices(tmp_
         assert state.up_to is None
         assert state.summary is None and state.stream_result is None
         notes = record_notes(app)
-        await pilot.press("C")  # no candidate: the last session's runs are not this one's
-        await settle(pilot)
+        await press_and_settle(
+            pilot, "C"
+        )  # no candidate: the last session's runs are not this one's
         assert top(app) == "MainScreen", "C listed the previous session's candidates"
         assert any("no candidates" in n for n in notes)
 
@@ -161,17 +147,13 @@ async def test_quitting_with_an_unwritten_summary_asks(tmp_path, keys):
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await compact(pilot)
-        await pilot.press(*keys)
-        await settle(pilot)
+        await press_and_settle(pilot, *keys)
         assert top(app) == "AskScreen", f"{keys} quit with an unwritten summary"
         assert "not written" in str(app.screen.query_one("#ask-body").render())
-        await pilot.press("n")
-        await settle(pilot)
+        await press_and_settle(pilot, "n")
         assert top(app) == "MainScreen" and app.state.summary is not None
-        await pilot.press(*keys)
-        await settle(pilot)
-        await pilot.press("y")
-        await settle(pilot)
+        await press_and_settle(pilot, *keys)
+        await press_and_settle(pilot, "y")
     assert app.return_code == 0
 
 
@@ -180,8 +162,7 @@ async def test_the_palettes_quit_asks_too(tmp_path):
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await compact(pilot)
-        await pilot.press("ctrl+p")
-        await settle(pilot)
+        await press_and_settle(pilot, "ctrl+p")
         await pilot.press(*"quit")
         hits = app.screen.query_one("CommandList")
         await wait_until(pilot, lambda: hits.option_count > 0, "the palette's hits")
@@ -202,8 +183,7 @@ async def test_quitting_with_nothing_unwritten_does_not_ask(tmp_path):
     app = create_app(write_kimi_session(tmp_path / "a"))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await pilot.press("q")
-        await settle(pilot)
+        await press_and_settle(pilot, "q")
     assert app.return_code == 0
 
 
@@ -239,11 +219,9 @@ async def test_a_bundled_sample_opens_as_a_copy_and_a_write_never_touches_it(
         assert (tmp_path / "state") in live.parents  # the scratch folder under XDG_STATE_HOME
         assert "copy" in app.sub_title and "sample" in app.sub_title
         await compact(pilot)
-        await pilot.press("w")
-        await settle(pilot)
+        await press_and_settle(pilot, "w")
         assert top(app) == "ConfirmWriteScreen"
-        await pilot.press("y")
-        await settle(pilot)
+        await press_and_settle(pilot, "y")
         assert live.with_name("context_1.jsonl").exists()  # the copy was rotated
     assert tree_bytes(SAMPLE) == sample_guard  # the sample: same files, same bytes
 
@@ -260,8 +238,7 @@ async def test_the_pickers_sample_entries_open_as_copies(tmp_path, sample_guard)
         listing = picker.query_one("#picker-list")
         listing.highlighted = index
         listing.focus()
-        await pilot.press("enter")
-        await settle(pilot)
+        await press_and_settle(pilot, "enter")
         await wait_until(pilot, lambda: app.state.session is not None, "the sample to load")
         live = app.state.session_path
         assert SAMPLE not in live.parents, f"the picker's sample opened in place: {live}"
@@ -278,10 +255,8 @@ async def test_the_palettes_screenshot_is_saved_and_says_where(tmp_path):
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         notes = record_notes(app)
-        await pilot.press("ctrl+p")
-        await settle(pilot)
-        await pilot.press(*"screenshot")
-        await settle(pilot)
+        await press_and_settle(pilot, "ctrl+p")
+        await press_and_settle(pilot, *"screenshot")
         await pilot.press("enter")
         await wait_until(pilot, lambda: any("creenshot" in n for n in notes), "the notification")
         said = " ".join(n for n in notes if "creenshot" in n)
@@ -304,17 +279,13 @@ async def test_kimi_code_undo_dialog_says_the_compaction_is_cut_off(tmp_path):
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await compact(pilot)
-        await pilot.press("w")
-        await settle(pilot)
-        await pilot.press("y")
-        await settle(pilot)
+        await press_and_settle(pilot, "w")
+        await press_and_settle(pilot, "y")
         assert len(wire.read_bytes()) > len(original)
-        await pilot.press("u")
-        await settle(pilot)
+        await press_and_settle(pilot, "u")
         assert top(app) == "RestoreConfirmScreen"
         body = str(app.screen.query_one("#restore-body").render())
         assert "kept as" not in body, body  # nothing is kept: the records are cut off
         assert "cut off" in body and f"{len(original):,} bytes" in body
-        await pilot.press("y")
-        await settle(pilot)
+        await press_and_settle(pilot, "y")
     assert wire.read_bytes() == original

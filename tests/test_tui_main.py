@@ -36,7 +36,7 @@ from tests.factories import (
     write_kimi,
     write_openai_json,
 )
-from tests.tui_support import screen_lines, screen_text, settle
+from tests.tui_support import press_and_settle, screen_lines, screen_text, settle
 
 SIZE = (120, 40)
 
@@ -629,8 +629,7 @@ async def test_write_refuses_when_file_changed_since_loading(tmp_path):
     app = create_app(path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await pilot.press("c")
-        await settle(pilot)
+        await press_and_settle(pilot, "c")
         await pilot.press("escape")
         await pilot.pause()
         assert app.state.writable
@@ -640,8 +639,7 @@ async def test_write_refuses_when_file_changed_since_loading(tmp_path):
         changed = path.read_bytes()
         await pilot.press("w")
         await pilot.pause()
-        await pilot.press("y")
-        await settle(pilot)
+        await press_and_settle(pilot, "y")
         assert isinstance(app.screen, ErrorDialog)
         assert str(path) in app.last_error
         assert path.read_bytes() == changed  # nothing written
@@ -659,14 +657,12 @@ async def test_undo_without_a_write_says_nothing_of_ours(tmp_path):
     app = create_app(path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await pilot.press("u")
-        await settle(pilot)
+        await press_and_settle(pilot, "u")
         assert isinstance(app.screen, RestoreConfirmScreen)
         body = plain(app.screen.query_one("#restore-body"))
         assert "nothing of ours to undo" in body and path.name in body
         assert not app.screen.query("#restore-yes")  # nothing to confirm
-        await pilot.press("y")
-        await settle(pilot)
+        await press_and_settle(pilot, "y")
         assert path.read_bytes() == before
         assert app.state.session is not None
 
@@ -677,19 +673,16 @@ async def test_write_then_undo_reloads_session(tmp_path):
     app = create_app(path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await pilot.press("c")
-        await settle(pilot)
+        await press_and_settle(pilot, "c")
         await pilot.press("escape", "w")
         await pilot.pause()
-        await pilot.press("y")
-        await settle(pilot)
+        await press_and_settle(pilot, "y")
         assert app.last_error is None
         # Reloaded: leading system (2) + summary + tail (2).
         assert app.message_list.message_count == 5
         assert app.state.summary is None and app.main_screen.check_action("write", ()) is None
         assert path.read_bytes() != before
-        await pilot.press("u", "y")
-        await settle(pilot)
+        await press_and_settle(pilot, "u", "y")
         assert app.last_error is None
         assert path.read_bytes() == before
         assert app.message_list.message_count == 9

@@ -33,7 +33,7 @@ from kimi_compact_tui.tui.screens.picker import PickerScreen
 from kimi_compact_tui.tui.screens.preview import PreviewScreen
 from kimi_compact_tui.tui.screens.search import SearchScreen
 from kimi_compact_tui.tui.screens.stream import StreamScreen
-from tests.tui_support import settle
+from tests.tui_support import press_and_settle, settle
 
 ROOT = Path(__file__).resolve().parents[1]
 SAMPLE = ROOT / "sample_sessions" / "kimi-debugging-session"
@@ -94,14 +94,11 @@ async def walk_session(pilot) -> list[str]:
     seen.append(type(app.screen).__name__)
     await pilot.press("j", "j", "end", "home", "b")
     await pilot.pause()
-    await pilot.press("c")
-    await settle(pilot)
+    await press_and_settle(pilot, "c")
     assert isinstance(app.screen, StreamScreen)
     seen.append(type(app.screen).__name__)
-    await pilot.press("escape")
-    await settle(pilot)
-    await pilot.press("d")
-    await settle(pilot)
+    await press_and_settle(pilot, "escape")
+    await press_and_settle(pilot, "d")
     assert isinstance(app.screen, DiffScreen)
     seen.append(type(app.screen).__name__)
     await pilot.press("escape")
@@ -110,12 +107,10 @@ async def walk_session(pilot) -> list[str]:
     screens += [("e", EditSummaryScreen), ("i", InstructionsScreen), ("m", ModelScreen)]
     screens += [("slash", SearchScreen), ("w", ConfirmWriteScreen)]
     for key, kind in screens:
-        await pilot.press(key)
-        await settle(pilot)
+        await press_and_settle(pilot, key)
         assert isinstance(app.screen, kind), (key, app.screen)
         seen.append(kind.__name__)
-        await pilot.press("escape")
-        await settle(pilot)
+        await press_and_settle(pilot, "escape")
     return seen
 
 
@@ -182,8 +177,7 @@ async def test_picker_renders_under_filter(tmp_path, monkeypatch, case):
         await settle(pilot)
         assert isinstance(app.screen, PickerScreen)
         await pilot.press("down", "up")
-        await pilot.press("enter")
-        await settle(pilot)
+        await press_and_settle(pilot, "enter")
         assert not isinstance(app.screen, PickerScreen)
         assert app.message_list.message_count > 0
     assert strict.unstyled == []
@@ -197,8 +191,7 @@ async def test_picker_no_color_env(tmp_path, monkeypatch):
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         assert isinstance(app.screen, PickerScreen)
-        await pilot.press("enter")
-        await settle(pilot)
+        await press_and_settle(pilot, "enter")
         assert app.message_list.message_count > 0
 
 

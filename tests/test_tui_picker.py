@@ -15,9 +15,9 @@ import os
 import re
 from pathlib import Path
 
-from kimi_compact_tui.formats import kimi_discover
 from kimi_compact_tui.formats.base import SessionInfo
-from kimi_compact_tui.formats.kimi_discover import discover
+from kimi_compact_tui.formats.kimi_cli import discover as kimi_discover
+from kimi_compact_tui.formats.kimi_cli.discover import discover
 from kimi_compact_tui.tui.app import create_app
 from kimi_compact_tui.tui.screens.picker import (
     ERROR_MARK,
@@ -26,7 +26,7 @@ from kimi_compact_tui.tui.screens.picker import (
     session_label,
 )
 from tests.factories.kimi_cli import kimi_line, share_session, write_kimi_json
-from tests.tui_support import cells_text, settle
+from tests.tui_support import cells_text, press_and_settle, settle
 
 WORK = "/home/dev/ledger-service"
 OTHER_WORK = "/home/dev/网站"
@@ -196,8 +196,7 @@ async def test_picker_rows_name_sessions_and_flag_broken_ones(tmp_path, monkeypa
         assert note.startswith("4 kimi-cli sessions under ") and "1 cannot be opened" in note
         assert "kimi-debugging-session" in text  # the samples follow
         names = [e.path.name for e in app.screen.entries]
-        await pilot.press(*["down"] * names.index("bbbb-first-user"), "enter")
-        await settle(pilot)
+        await press_and_settle(pilot, *["down"] * names.index("bbbb-first-user"), "enter")
         assert not isinstance(app.screen, PickerScreen)
         assert app.state.session is not None
         assert app.state.session_path.parent.name == "bbbb-first-user"

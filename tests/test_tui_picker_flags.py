@@ -3,7 +3,7 @@ cannot be opened (an empty ``context.jsonl``, random bytes) is flagged ``✗``
 with the load's reason and no message count; every sample has its count; with
 no session loaded the footer shows the picker's keys, not the main screen's.
 
-Helpers are local except ``wait_until`` (``tests/tui_support.py``);
+Helpers are local except ``settle`` (``tests/tui_support.py``);
 screens are found by class name so the tests also run, and fail, on the code
 from before the fixes.
 """
@@ -19,6 +19,7 @@ import pytest
 
 from kimi_compact_tui.tui.app import create_app
 from tests.factories.plain import write_kimi_session
+from tests.tui_support import settle
 
 SIZE = (120, 40)
 REPO = Path(__file__).resolve().parents[1]
@@ -33,12 +34,6 @@ def _isolated(monkeypatch, tmp_path):
     monkeypatch.setenv("KIMI_SHARE_DIR", str(tmp_path / "share"))
     monkeypatch.setenv("KIMI_CODE_HOME", str(tmp_path / "no-kimi-code"))
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
-
-
-async def settle(pilot) -> None:
-    await pilot.pause()
-    await pilot.app.workers.wait_for_complete()
-    await pilot.pause()
 
 
 def screen_lines(app) -> list[str]:

@@ -20,7 +20,7 @@ from kimi_compact_tui.tui.screens.diff import DiffScreen
 from kimi_compact_tui.tui.screens.stream import StreamScreen
 from kimi_compact_tui.tui.widgets.status import StatusLine
 from tests.factories import KIMI_LINES, regions_messages, write_kimi_session, write_openai_json
-from tests.tui_support import screen_lines, settle
+from tests.tui_support import press_and_settle, screen_lines, settle
 
 SIZE = (120, 40)
 
@@ -57,8 +57,7 @@ def record_notes(app) -> list[str]:
 
 async def compact(pilot) -> None:
     """c (offline summary), wait for it, then back to the main screen."""
-    await pilot.press("c")
-    await settle(pilot)
+    await press_and_settle(pilot, "c")
     assert isinstance(pilot.app.screen, StreamScreen)
     assert pilot.app.state.writable
     await pilot.press("escape")
@@ -70,8 +69,7 @@ async def compact_and_write(pilot) -> None:
     await pilot.press("w")
     await pilot.pause()
     assert isinstance(pilot.app.screen, ConfirmWriteScreen)
-    await pilot.press("y")
-    await settle(pilot)
+    await press_and_settle(pilot, "y")
     assert pilot.app.last_error is None
 
 
@@ -87,18 +85,15 @@ async def test_u_asks_naming_the_file_that_becomes_live_and_where_the_current_go
         await compact_and_write(pilot)
         written = path.read_bytes()
         assert path.with_name("context_1.jsonl").read_bytes() == original
-        await pilot.press("u")
-        await settle(pilot)
+        await press_and_settle(pilot, "u")
         assert on(app, "RestoreConfirmScreen")
         body = text_of(app.screen, "#restore-body")
         assert "context_1.jsonl becomes the live context.jsonl" in body
         assert "before the compaction written at" in body
         assert "the current context.jsonl is kept as context_2.jsonl" in body
-        await pilot.press("n")  # no: nothing happens
-        await settle(pilot)
+        await press_and_settle(pilot, "n")  # no: nothing happens
         assert path.read_bytes() == written
-        await pilot.press("u", "y")
-        await settle(pilot)
+        await press_and_settle(pilot, "u", "y")
         assert path.read_bytes() == original
         assert path.with_name("context_2.jsonl").read_bytes() == written
 
@@ -110,16 +105,13 @@ async def test_second_u_does_not_reapply_the_undone_compaction(tmp_path):
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await compact_and_write(pilot)
-        await pilot.press("u", "y")
-        await settle(pilot)
+        await press_and_settle(pilot, "u", "y")
         assert path.read_bytes() == original
-        await pilot.press("u")
-        await settle(pilot)
+        await press_and_settle(pilot, "u")
         assert on(app, "RestoreConfirmScreen")
         body = text_of(app.screen, "#restore-body")
         assert "nothing of ours to undo" in body and "already undone" in body
-        await pilot.press("y")  # there is nothing to confirm
-        await settle(pilot)
+        await press_and_settle(pilot, "y")  # there is nothing to confirm
         assert path.read_bytes() == original
 
 
@@ -132,26 +124,21 @@ async def test_kimi_cli_rotation_is_never_the_default_only_picked_and_labelled(t
     app = create_app(path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await pilot.press("u")
-        await settle(pilot)
+        await press_and_settle(pilot, "u")
         body = text_of(app.screen, "#restore-body")
         assert "nothing of ours to undo" in body and "wrote no compaction here" in body
-        await pilot.press("y")
-        await settle(pilot)
+        await press_and_settle(pilot, "y")
         assert path.read_bytes() == live  # u did not restore kimi-cli's rotation
-        await pilot.press("r")
-        await settle(pilot)
+        await press_and_settle(pilot, "r")
         assert on(app, "RestorePointsScreen")
         listed = str(app.screen.query_one("#points").get_option_at_index(0).prompt)
         assert "context_1.jsonl" in listed and "kimi-cli's own rotation" in listed
-        await pilot.press("enter")
-        await settle(pilot)
+        await press_and_settle(pilot, "enter")
         assert on(app, "RestoreConfirmScreen")
         body = text_of(app.screen, "#restore-body")
         assert "context_1.jsonl becomes the live context.jsonl" in body
         assert "kimi-cli's own rotation" in body
-        await pilot.press("y")
-        await settle(pilot)
+        await press_and_settle(pilot, "y")
         assert path.read_bytes() == old
         assert path.with_name("context_2.jsonl").read_bytes() == live
 
@@ -166,8 +153,7 @@ async def test_restore_refuses_when_the_live_file_changed_and_force_keeps_it(tmp
         with path.open("ab") as fh:  # the agent appended a turn after the write
             fh.write(b'{"role": "user", "content": "one more turn"}\n')
         appended = path.read_bytes()
-        await pilot.press("u")
-        await settle(pilot)
+        await press_and_settle(pilot, "u")
         body = text_of(app.screen, "#restore-body")
         assert "changed since this tool wrote it" in body and "refused" in body
         assert not app.screen.query("#restore-yes")
@@ -176,8 +162,7 @@ async def test_restore_refuses_when_the_live_file_changed_and_force_keeps_it(tmp
         await pilot.pause()
         assert on(app, "RestoreConfirmScreen")
         assert path.read_bytes() == appended
-        await pilot.press("f")  # keep current as a restore point, then restore
-        await settle(pilot)
+        await press_and_settle(pilot, "f")  # keep current as a restore point, then restore
         assert path.read_bytes() == original
         assert path.with_name("context_2.jsonl").read_bytes() == appended
 
@@ -209,8 +194,7 @@ async def test_status_flags_a_split_and_s_moves_to_the_nearest_safe_boundary(tmp
         state = app.state
         safe = nearest_safe_up_to(state.session.messages, state.preparation.plan.boundary, 2)
         assert "Safe boundary" in screen_lines(app)[-1]  # the key, in the footer
-        await pilot.press("s")
-        await settle(pilot)
+        await press_and_settle(pilot, "s")
         assert state.up_to == safe == 5
         assert not state.splits
         assert "split tool exchange" not in text_of(app.screen, "#status")
@@ -230,12 +214,10 @@ async def test_writing_a_split_history_needs_the_explicit_key(tmp_path):
         body = text_of(app.screen, "#confirm-body")
         assert "splits a tool exchange" in body
         assert "message 4 (tool call call_1) is compacted but its result (message 5)" in body
-        await pilot.press("y")  # not enough
-        await settle(pilot)
+        await press_and_settle(pilot, "y")  # not enough
         assert isinstance(app.screen, ConfirmWriteScreen)
         assert path.read_bytes() == before
-        await pilot.press("exclamation_mark")
-        await settle(pilot)
+        await press_and_settle(pilot, "exclamation_mark")
         assert path.read_bytes() != before
 
 
@@ -249,8 +231,7 @@ async def test_leaving_the_stream_screen_keeps_the_summary_and_c_shows_it(tmp_pa
         await settle(pilot)
         await compact(pilot)
         first, summary = app.state.stream_result, app.state.summary
-        await pilot.press("c")
-        await settle(pilot)
+        await press_and_settle(pilot, "c")
         assert isinstance(app.screen, StreamScreen)
         assert app.state.stream_result is first  # shown again, not run again
         assert app.screen.query_one("#summary-live", TextArea).text == summary
@@ -267,16 +248,13 @@ async def test_r_runs_again_only_after_asking(tmp_path):
         await settle(pilot)
         await compact(pilot)
         first = app.state.stream_result
-        await pilot.press("c")  # the kept summary
-        await settle(pilot)
+        await press_and_settle(pilot, "c")  # the kept summary
         await pilot.press("r")
         await pilot.pause()
         assert on(app, "AskScreen")
-        await pilot.press("n")  # no: the kept summary stays
-        await settle(pilot)
+        await press_and_settle(pilot, "n")  # no: the kept summary stays
         assert app.state.stream_result is first
-        await pilot.press("r", "y")
-        await settle(pilot)
+        await press_and_settle(pilot, "r", "y")
         assert isinstance(app.screen, StreamScreen)
         assert app.state.stream_result is not first and app.state.writable
 
@@ -337,14 +315,11 @@ async def test_w_writes_from_the_diff_screen(tmp_path):
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await compact(pilot)
-        await pilot.press("d")
-        await settle(pilot)
+        await press_and_settle(pilot, "d")
         assert isinstance(app.screen, DiffScreen)
-        await pilot.press("w")
-        await settle(pilot)
+        await press_and_settle(pilot, "w")
         assert isinstance(app.screen, ConfirmWriteScreen)
-        await pilot.press("y")
-        await settle(pilot)
+        await press_and_settle(pilot, "y")
         assert path.read_bytes() != before
 
 
@@ -354,14 +329,11 @@ async def test_w_writes_from_the_finished_stream_screen(tmp_path):
     app = create_app(path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await pilot.press("c")
-        await settle(pilot)
+        await press_and_settle(pilot, "c")
         assert isinstance(app.screen, StreamScreen)
-        await pilot.press("w")
-        await settle(pilot)
+        await press_and_settle(pilot, "w")
         assert isinstance(app.screen, ConfirmWriteScreen)
-        await pilot.press("y")
-        await settle(pilot)
+        await press_and_settle(pilot, "y")
         assert path.read_bytes() != before
 
 
@@ -388,13 +360,11 @@ async def test_summary_panes_show_the_raw_text_and_markdown_is_a_toggle(tmp_path
     app = create_app(path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await pilot.press("c")
-        await settle(pilot)
+        await press_and_settle(pilot, "c")
         summary = app.state.summary
         live = app.screen.query_one("#summary-live", TextArea)
         assert live.text == summary and live.border_title == "summary as it will be written"
-        await pilot.press("escape", "d")
-        await settle(pilot)
+        await press_and_settle(pilot, "escape", "d")
         raw = app.screen.query_one("#diff-summary-raw", TextArea)
         assert raw.text == summary and "</current_focus>" in raw.text
         pane = app.screen.query_one("#summary-pane")
@@ -414,8 +384,7 @@ async def test_backticks_and_tags_survive_in_the_diff_pane(tmp_path):
         await settle(pilot)
         app.state.set_result(StreamResult(status="complete", summary=summary))
         app.refresh_view()
-        await pilot.press("d")
-        await settle(pilot)
+        await press_and_settle(pilot, "d")
         assert app.screen.query_one("#diff-summary-raw", TextArea).text == summary
 
 
@@ -434,12 +403,10 @@ async def test_status_diff_and_confirm_give_the_same_token_estimate(tmp_path):
         await pilot.pause()
         status = str(app.screen.query_one(StatusLine).render())
         in_status = re.search(r"→ ([\d,]+) tokens", status).group(1)
-        await pilot.press("d")
-        await settle(pilot)
+        await press_and_settle(pilot, "d")
         head = text_of(app.screen, "#diff-head")
         in_diff = re.search(r"after [\d,]+ messages, ~([\d,]+) tokens", head).group(1)
-        await pilot.press("escape", "w")
-        await settle(pilot)
+        await press_and_settle(pilot, "escape", "w")
         body = text_of(app.screen, "#confirm-body")
         in_confirm = re.search(r"~[\d,]+ → ~([\d,]+)", body).group(1)
         assert in_status == in_diff == in_confirm

@@ -28,7 +28,14 @@ from kimi_compact_tui.tui.widgets.status import StatusLine
 from tests.core_helpers import SAMPLES
 from tests.factories import regions_messages, write_openai_json, write_openai_session
 from tests.factories.cli import run_cli
-from tests.tui_support import FlowHost, make_state, screen_lines, settle, wait_until
+from tests.tui_support import (
+    FlowHost,
+    make_state,
+    press_and_settle,
+    screen_lines,
+    settle,
+    wait_until,
+)
 
 SAMPLE = SAMPLES / "kimi-debugging-session"
 
@@ -67,16 +74,12 @@ async def test_a_dialog_is_not_covered_by_earlier_notices(tmp_path):
     app = create_app(path, provider="offline")
     async with app.run_test(size=(80, 24), notifications=True) as pilot:
         await settle(pilot)
-        await pilot.press("c")
-        await settle(pilot)
-        await pilot.press("escape", "w")
-        await settle(pilot)
-        await pilot.press("y")
-        await settle(pilot)
+        await press_and_settle(pilot, "c")
+        await press_and_settle(pilot, "escape", "w")
+        await press_and_settle(pilot, "y")
         assert app.last_error is None
         await wait_until(pilot, lambda: toasts(app), "the write's notice")
-        await pilot.press("u")  # at once, while the write's notice is up
-        await settle(pilot)
+        await press_and_settle(pilot, "u")  # at once, while the write's notice is up
         assert isinstance(app.screen, RestoreConfirmScreen)
         box = app.screen.query_one("Vertical").region
         assert not [t for t in toasts(app) if t.region.overlaps(box)]

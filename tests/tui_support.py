@@ -1,5 +1,6 @@
 """Shared helpers for the TUI tests: waiting on a state with a deadline (never a fixed
-sleep), in a Pilot-driven app and in a real terminal (tmux); the terminal sizes the
+sleep), in a Pilot-driven app (``settle``; ``press_and_settle``, keys then rest) and in
+a real terminal (tmux); the terminal sizes the
 tests use; what reaches the screen (``screen_cells``, ``screen_lines``,
 ``screen_text``, ``static_text``). Session files come from ``tests/factories``.
 
@@ -92,6 +93,13 @@ async def settle(pilot, timeout: float = WAIT) -> None:
         if time.monotonic() > deadline:
             raise AssertionError(f"the app did not settle in {timeout:.0f} s: {busy}")
         await asyncio.sleep(POLL)
+
+
+async def press_and_settle(pilot, *keys: str, timeout: float = WAIT) -> None:
+    """Press ``keys``, then wait until the app is at rest (:func:`settle`): what a
+    test does before each look at the screen."""
+    await pilot.press(*keys)
+    await settle(pilot, timeout)
 
 
 def wait_for(predicate: Callable[[], object], what: str, timeout: float = WAIT):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import gc
 import sys
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from kimi_compact_tui.errors import UserError
@@ -29,14 +30,26 @@ def session_kinds() -> str:
     return ", ".join(f.label for f in registry.FORMATS)
 
 
-def positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a message number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"messages are numbered from 1, got {text!r}")
-    return value
+def whole_number(what: str, ok: Callable[[int], bool], refused: str) -> Callable[[str], int]:
+    """An argparse type: a whole number, ``expected {what}`` when the text is
+    not one, and ``refused`` (``{text!r}`` and ``{value}`` filled in) when
+    ``ok`` says no to it."""
+
+    def parse(text: str) -> int:
+        try:
+            value = int(text)
+        except ValueError:
+            raise argparse.ArgumentTypeError(f"expected {what}, got {text!r}") from None
+        if not ok(value):
+            raise argparse.ArgumentTypeError(refused.format(text=text, value=value))
+        return value
+
+    return parse
+
+
+positive_int = whole_number(
+    "a message number", lambda n: n >= 1, "messages are numbered from 1, got {text!r}"
+)
 
 
 def add_session_args(p: argparse.ArgumentParser, *, instructions: bool = False) -> None:
@@ -149,7 +162,7 @@ def load_and_prepare(
     if args.up_to is not None and not 1 <= args.up_to <= len(session.messages):
         n = len(session.messages)
         raise UserError(
-            f"{session.path}: --up-to {args.up_to} is out of range "
+            f"{session.ref or session.path}: --up-to {args.up_to} is out of range "
             f"(the session has {n} message{'' if n == 1 else 's'}, numbered 1 to {n})"
         )
     prep = the_job.prepare(

@@ -7,6 +7,7 @@ import argparse
 import sys
 from typing import TYPE_CHECKING, Any
 
+from kimi_compact_tui.commands.common import whole_number
 from kimi_compact_tui.commands.jsonout import print_json_compact
 
 if TYPE_CHECKING:
@@ -14,27 +15,18 @@ if TYPE_CHECKING:
 
 #: The one-line help of the command (listed by the top-level --help).
 HELP = "message-level diff of two sessions (kept, removed, added; tokens)"
+#: What ``--help`` of the command says it does.
+DESCRIPTION = (
+    "Compare two sessions message by message: '=' kept, '-' removed, '+' added, "
+    "with the message numbers in A and B, the role, estimated tokens and a preview."
+)
 
 
-def _context(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of messages, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
+_context = whole_number("a number of messages", lambda n: n >= 0, "must be 0 or more, got {value}")
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
-        "diff",
-        help=HELP,
-        description=(
-            "Compare two sessions message by message: '=' kept, '-' removed, '+' added, "
-            "with the message numbers in A and B, the role, estimated tokens and a preview."
-        ),
-    )
+    p = sub.add_parser("diff", help=HELP, description=DESCRIPTION)
     p.add_argument("before", metavar="A", help="the session before (file or kimi-cli folder)")
     p.add_argument("after", metavar="B", help="the session after (file or kimi-cli folder)")
     p.add_argument("--json", action="store_true", help="print the diff as JSON")

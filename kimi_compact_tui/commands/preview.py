@@ -14,13 +14,13 @@ from kimi_compact_tui.commands.common import (
     provider_config,
     write_split_lines,
 )
-from kimi_compact_tui.commands.compact_revise import (
+from kimi_compact_tui.commands.jsonout import print_json
+from kimi_compact_tui.commands.rounds import (
     Rounds,
     add_revise_args,
     check_rounds,
     dropped_note,
 )
-from kimi_compact_tui.commands.jsonout import print_json
 from kimi_compact_tui.wording import number
 
 if TYPE_CHECKING:
@@ -73,7 +73,7 @@ def preview_json(
     ``--revise``: ``"kind": "revision"`` and what ``revision`` holds (the
     rounds asked for, sent and left out)."""
     data: dict[str, Any] = {
-        "session": str(prep.session.path),
+        "session": str(prep.session.ref or prep.session.path),
         "kind": "revision" if rounds is not None else "compaction",
         "noop": prep.plan.noop,
         "enabled": prep.enabled,

@@ -13,33 +13,25 @@ DEFAULT_QUESTIONS = 10
 
 #: The one-line help of the command (listed by the top-level --help).
 HELP = "ask a model questions about the compacted messages, with only the summary"
-
-
-def question_count(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of questions, got {text!r}") from None
-    if not 1 <= value <= MAX_QUESTIONS:
-        raise argparse.ArgumentTypeError(
-            f"the number of questions must be from 1 to {MAX_QUESTIONS}, got {text!r}"
-        )
-    return value
+#: What ``--help`` of the command says it does.
+DESCRIPTION = (
+    "Ask a model questions whose answers are in the compacted messages, each in its "
+    "own request holding only what the agent keeps (the leading system messages, "
+    "the summary, the kept tail), and grade the answers. Needs a model: the offline "
+    "provider cannot answer."
+)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from kimi_compact_tui.commands.common import add_provider_args, add_session_args
+    from kimi_compact_tui.commands.common import add_provider_args, add_session_args, whole_number
 
-    p = sub.add_parser(
-        "probe",
-        help=HELP,
-        description=(
-            "Ask a model questions whose answers are in the compacted messages, each in its "
-            "own request holding only what the agent keeps (the leading system messages, "
-            "the summary, the kept tail), and grade the answers. Needs a model: the offline "
-            "provider cannot answer."
-        ),
+    question_count = whole_number(
+        "a number of questions",
+        lambda n: 1 <= n <= MAX_QUESTIONS,
+        f"the number of questions must be from 1 to {MAX_QUESTIONS}, got {{text!r}}",
     )
+
+    p = sub.add_parser("probe", help=HELP, description=DESCRIPTION)
     add_session_args(p)
     add_provider_args(p)
     p.add_argument(
@@ -62,8 +54,8 @@ def run(args: argparse.Namespace) -> int:
     import sys
 
     from kimi_compact_tui.commands.common import load_and_prepare, provider_config, refuse
-    from kimi_compact_tui.commands.compact_revise import STDIN, read_summary
     from kimi_compact_tui.commands.jsonout import print_json
+    from kimi_compact_tui.commands.rounds import STDIN, read_summary
     from kimi_compact_tui.config import _get_compaction_config
     from kimi_compact_tui.errors import ProviderFailure, UserError
     from kimi_compact_tui.job import RefusalKind

@@ -21,18 +21,16 @@ from kimi_compact_tui.errors import ApplyError, UserError
 
 #: The one-line help of the command (listed by the top-level --help).
 HELP = "undo the last compaction written by this tool, or restore a picked version"
+#: What ``--help`` of the command says it does.
+DESCRIPTION = (
+    "Undo the last compaction this tool wrote (as its audit log records it), or put "
+    "back a restore point picked with --point. The current version is kept as a "
+    "restore point first, unless one with the same bytes exists."
+)
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
-        "restore",
-        help=HELP,
-        description=(
-            "Undo the last compaction this tool wrote (as its audit log records it), or put "
-            "back a restore point picked with --point. The current version is kept as a "
-            "restore point first, unless one with the same bytes exists."
-        ),
-    )
+    p = sub.add_parser("restore", help=HELP, description=DESCRIPTION)
     p.add_argument("session", metavar="SESSION", help="a session file or folder")
     p.add_argument("--list", action="store_true", help="list the restore points and exit")
     p.add_argument(

@@ -29,6 +29,11 @@ from kimi_compact_tui.errors import UserError
 
 #: The one-line help of the command (listed by the top-level --help).
 HELP = "serve the review TUI in a browser (textual-serve, 127.0.0.1 by default)"
+#: What ``--help`` of the command says it does.
+DESCRIPTION = (
+    "Serve the review TUI through textual-serve. It has no authentication: "
+    "keep the default loopback host unless you know who can reach the port."
+)
 
 DEFAULT_HOST = "127.0.0.1"
 DEFAULT_PORT = 8000
@@ -54,12 +59,7 @@ _LOCAL_FONT = """<style>
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
-        "serve",
-        help=HELP,
-        description="Serve the review TUI through textual-serve. It has no authentication: "
-        "keep the default loopback host unless you know who can reach the port.",
-    )
+    p = sub.add_parser("serve", help=HELP, description=DESCRIPTION)
     add_app_args(p)
     p.add_argument("--host", default=DEFAULT_HOST, help=f"address to bind (default {DEFAULT_HOST})")
     p.add_argument("--port", type=int, default=DEFAULT_PORT, help=f"port (default {DEFAULT_PORT})")

@@ -16,6 +16,11 @@ if TYPE_CHECKING:
 
 #: The one-line help of the command (listed by the top-level --help).
 HELP = "open the review TUI (the default: 'kimi-compact-tui [SESSION]')"
+#: What ``--help`` of the command says it does.
+DESCRIPTION = (
+    "Review a compaction interactively: regions, boundary, preview, "
+    "stream, diff, edit, write and undo."
+)
 
 
 def add_app_args(p: argparse.ArgumentParser) -> None:
@@ -42,12 +47,7 @@ def add_app_args(p: argparse.ArgumentParser) -> None:
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser(
-        "tui",
-        help=HELP,
-        description="Review a compaction interactively: regions, boundary, preview, "
-        "stream, diff, edit, write and undo.",
-    )
+    p = sub.add_parser("tui", help=HELP, description=DESCRIPTION)
     add_app_args(p)
 
 

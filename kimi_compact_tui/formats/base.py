@@ -32,7 +32,7 @@ from kimi_compact_tui.compaction.summary import plain_summary_message
 from kimi_compact_tui.errors import SessionFormatError
 from kimi_compact_tui.formats.storage import Fingerprint, SessionRef
 from kimi_compact_tui.model import Message
-from kimi_compact_tui.specifics.declare import SUMMARY, ToolRoles, Vocabulary
+from kimi_compact_tui.specifics.declare import PLAIN, SUMMARY, ToolRoles, Vocabulary
 
 if TYPE_CHECKING:
     from kimi_compact_tui.formats.lines import Lines
@@ -267,9 +267,11 @@ class SessionFormat(ABC):
     #: True when the file is line-based: the loader streams it to
     #: :meth:`parse_lines` instead of reading it whole for :meth:`parse`.
     streams_lines: ClassVar[bool] = False
-    #: What the agent's tools do: which write files, run commands and keep the
-    #: plan (their real names and argument names), for the extractor.
-    tools: ClassVar[ToolRoles] = ToolRoles()
+    #: The agent's roles, for the extractor: what its tools do (which write
+    #: files, run commands and keep the plan: their real names and argument
+    #: names), which of its messages are its bookkeeping and which tool results
+    #: its records mark as failed (a plugin's ``roles.ROLES``).
+    roles: ClassVar[Vocabulary] = PLAIN
     #: Whether the preserved-tail scan skips the agent's bookkeeping
     #: (:meth:`bookkeeping`); False keeps kimi-cli's own scan, which counts it.
     tail_skips_bookkeeping: ClassVar[bool] = True
@@ -346,6 +348,11 @@ class SessionFormat(ABC):
         )
 
     # --- the compaction ---------------------------------------------------------------
+    @property
+    def tools(self) -> ToolRoles:
+        """What the agent's tools do (:attr:`roles`' own)."""
+        return self.roles.tools
+
     def bookkeeping(self, message: Message) -> str | None:
         """The kind of the agent's own bookkeeping ``message`` is (a reminder it
         injected, a command's echo, its context, a checkpoint, an attachment, an
@@ -353,12 +360,12 @@ class SessionFormat(ABC):
         or None for a message of the conversation. Bookkeeping is never a request
         or an instruction; a user message of it belongs to the turn it was
         injected into, so the preserved-tail scan does not count it and keeps it
-        with its prompt (formats that mark none: None)."""
-        return None
+        with its prompt (by default :attr:`roles`' own)."""
+        return self.roles.bookkeeping(message)
 
     def tool_failed(self, message: Message) -> bool:
         """True for a tool result the record itself marks as failed."""
-        return False
+        return self.roles.tool_failed(message)
 
     def vocabulary(self) -> Vocabulary:
         """What the extractor is told of this format: its tools and bookkeeping."""
@@ -377,11 +384,7 @@ class SessionFormat(ABC):
         return plain_summary_message(summary)
 
     def compacted_session(
-        self,
-        session: Session,
-        plan: CompactionPlan,
-        summary: str,
-        output_tokens: int | None,
+        self, session: Session, plan: CompactionPlan, summary: str, output_tokens: int | None
     ) -> Session:
         """The session after the compaction (leading system messages, the
         summary message, the kept messages), with this format's state for the
@@ -392,6 +395,13 @@ class SessionFormat(ABC):
     def write_refusal(self, session: Session) -> str | None:
         """Why a compaction cannot be written to this loaded session at all
         (e.g. the agent stopped mid-turn), or None. Checked before any request."""
+        return None
+
+    def plan_refusal(self, session: Session, plan: CompactionPlan) -> str | None:
+        """Why a compaction with this ``plan`` cannot be written to this loaded
+        session (e.g. a boundary inside one of the agent's records), naming the
+        nearest boundary that can; None when it can. Checked before any request,
+        beside the split tool-call check (default: every boundary can)."""
         return None
 
     def write_op(self, session: Session, compacted: Session) -> WriteOp:

@@ -13,8 +13,11 @@ and a compaction is records appended after them (:class:`AppendTruncate`).
 - ``compacted_session``: the no-op guard, and the leading-system guard for
   agents whose compaction cannot keep system messages, then the plugin's
   :meth:`JournalFormat.compaction` (one :class:`Compaction` in);
-- discovery through the plugin's ``finder`` module, named with its state
-  type in the class line (``class X(JournalFormat, state=S, finder=discover)``).
+- discovery through the plugin's ``finder`` (a module of its own, or a
+  :class:`FileFinder` for one file a session), named with its state type and
+  its agent's roles in the class line
+  (``class X(JournalFormat, state=S, finder=discover, roles=roles.ROLES)``);
+  what the finder finds is sorted newest first here.
 
 A plugin supplies its records (``parse``, ``compaction``), its message mapping
 and its refusals (``refusal_of``, ``compacted_refusal``, ``write_refusal``).
@@ -34,6 +37,7 @@ from kimi_compact_tui.errors import ApplyError, SessionFormatError
 from kimi_compact_tui.formats.base import Session, SessionFormat, SessionInfo, SessionMeta, WriteOp
 from kimi_compact_tui.formats.strategies import AppendTruncate
 from kimi_compact_tui.model import Message
+from kimi_compact_tui.specifics.declare import Vocabulary
 
 
 @dataclass(frozen=True)
@@ -61,7 +65,8 @@ class JournalState(Protocol):
 
 
 class Finder(Protocol):
-    """The module a journal plugin finds its sessions with."""
+    """What a journal plugin finds its sessions with: a module of its own, or a
+    :class:`FileFinder`."""
 
     def discover(
         self,
@@ -69,9 +74,31 @@ class Finder(Protocol):
         home: Path,
         format_name: str,
         read: Callable[[bytes, Path], Any],
-    ) -> list[SessionInfo]: ...
+    ) -> Iterable[SessionInfo]:
+        """The sessions found on this machine (in any order), each file read
+        with ``read``."""
 
-    def roots(self, env: Mapping[str, str], home: Path) -> list[Path]: ...
+    def roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
+        """Where the picker looks for these sessions."""
+
+
+@dataclass(frozen=True)
+class FileFinder:
+    """A :class:`Finder` for an agent that keeps each session in a file of its
+    own: the files there are (``files``), a picker row for one (``describe``)
+    and where they are looked for (``where``)."""
+
+    files: Callable[[Mapping[str, str], Path], Iterable[Path]]
+    describe: Callable[[Path, str, Callable[[bytes, Path], Any]], SessionInfo]
+    where: Callable[[Mapping[str, str], Path], list[Path]]
+
+    def discover(
+        self, env: Mapping[str, str], home: Path, name: str, read: Callable[[bytes, Path], Any]
+    ) -> list[SessionInfo]:
+        return [self.describe(path, name, read) for path in self.files(env, home)]
+
+    def roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
+        return self.where(env, home)
 
 
 class JournalFormat(SessionFormat):
@@ -83,11 +110,14 @@ class JournalFormat(SessionFormat):
     #: The module that finds these sessions on this machine.
     finder: ClassVar[Finder]
 
-    def __init_subclass__(cls, *, state: type[Any], finder: Finder, **kw: Any) -> None:
-        """A plugin names its state type and its finder module in its class
-        line: ``class MyFormat(JournalFormat, state=MyState, finder=discover)``."""
+    def __init_subclass__(
+        cls, *, state: type[Any], finder: Finder, roles: Vocabulary, **kw: Any
+    ) -> None:
+        """A plugin names its state type, its finder module and its agent's
+        roles in its class line:
+        ``class MyFormat(JournalFormat, state=MyState, finder=discover, roles=roles.ROLES)``."""
         super().__init_subclass__(**kw)
-        cls.state_type, cls.finder = state, finder
+        cls.state_type, cls.finder, cls.roles = state, finder, roles
 
     #: True when the agent's compaction cannot keep leading system messages.
     drops_leading_system: ClassVar[bool] = True
@@ -98,7 +128,8 @@ class JournalFormat(SessionFormat):
         return self.parse(data, path)
 
     def discover(self, env: Mapping[str, str], home: Path) -> list[SessionInfo]:
-        return self.finder.discover(env, home, self.name, self.reader)
+        found = self.finder.discover(env, home, self.name, self.reader)
+        return sorted(found, key=lambda info: info.updated or 0, reverse=True)
 
     def discovery_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
         return self.finder.roots(env, home)

@@ -82,6 +82,9 @@ def load(path: str | Path, fmt: SessionFormat | None = None, *, hashed: bool = T
     if named.key is not None:
         return _read_stored(named, fmt, hashed)
     p = registry.resolve_session_path(path)
+    found = SessionRef.parse(p)
+    if found.key is not None:  # a session id that names a session kept in a database
+        return _read_stored(found, fmt, hashed)
     try:
         fh = open(p, "rb")  # noqa: SIM115 - closed below
     except OSError as exc:

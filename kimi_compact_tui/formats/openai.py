@@ -11,7 +11,6 @@ from typing import Any
 
 from kimi_compact_tui.compaction.plan import CompactionPlan
 from kimi_compact_tui.errors import SessionFormatError
-from kimi_compact_tui.formats import kimi_roles
 from kimi_compact_tui.formats.base import (
     Session,
     SessionFormat,
@@ -25,13 +24,14 @@ from kimi_compact_tui.formats.claude_code import roles as claude_roles
 from kimi_compact_tui.formats.codex import roles as codex_roles
 from kimi_compact_tui.formats.fastjson import MISS, decode_fast
 from kimi_compact_tui.formats.gemini_cli import roles as gemini_roles
+from kimi_compact_tui.formats.kimi_cli import roles as kimi_roles
 from kimi_compact_tui.formats.kimi_code import roles as kimi_code_roles
 from kimi_compact_tui.formats.lines import Lines, decode_line, raw_bytes
 from kimi_compact_tui.formats.strategies import BackupReplace
 from kimi_compact_tui.formats.validate import check_message, type_name
 from kimi_compact_tui.fsutil import decode_utf8
 from kimi_compact_tui.model import Message
-from kimi_compact_tui.specifics.declare import REMINDER
+from kimi_compact_tui.specifics.declare import REMINDER, Vocabulary
 
 ONLY_NOTES_RE = re.compile(
     r"\A(?:\s*(?:<system-reminder>.*?(?:</system-reminder>|\Z)|<system>.*?</system>))+\s*\Z",
@@ -144,6 +144,15 @@ def serialize_jsonl(session: Session) -> bytes:
 
 # ----------------------------------------------------------------------------- the plugins
 
+
+def only_notes(message: Message) -> str | None:
+    """The bookkeeping of messages any agent wrote: a user message that is
+    only injected notes (``<system>`` or ``<system-reminder>`` blocks)."""
+    if message.role == "user" and ONLY_NOTES_RE.match(message.text() or "-"):
+        return REMINDER
+    return None
+
+
 #: The picker parses an OpenAI file up to this size to count and check it.
 DESCRIBE_LIMIT = 8 << 20
 
@@ -155,17 +164,13 @@ class _OpenAIFormat(SessionFormat):
     storage = BackupReplace()
     fallback = True  # recognised only when no specific format (or foreign file) matches
     # Any agent may have written the messages: every agent's tool names.
-    tools = kimi_roles.TOOLS.merged(
-        kimi_code_roles.TOOLS, claude_roles.TOOLS, codex_roles.TOOLS, gemini_roles.TOOLS
+    roles = Vocabulary(
+        kimi_roles.TOOLS.merged(
+            kimi_code_roles.TOOLS, claude_roles.TOOLS, codex_roles.TOOLS, gemini_roles.TOOLS
+        ),
+        only_notes,
     )
     tail_skips_bookkeeping = False  # kimi-cli's scan, as before
-
-    def bookkeeping(self, message: Message) -> str | None:
-        """A user message that is only injected notes (``<system>`` or
-        ``<system-reminder>`` blocks)."""
-        if message.role == "user" and ONLY_NOTES_RE.match(message.text() or "-"):
-            return REMINDER
-        return None
 
     def write_op(self, session: Session, compacted: Session) -> WriteOp:
         return WriteOp(self.dump(compacted))

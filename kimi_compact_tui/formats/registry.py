@@ -22,9 +22,11 @@ from kimi_compact_tui.formats.base import SessionFormat, SessionInfo
 from kimi_compact_tui.formats.claude_code.plugin import FORMAT as CLAUDE_CODE
 from kimi_compact_tui.formats.codex.plugin import FORMAT as CODEX
 from kimi_compact_tui.formats.gemini_cli import FORMAT as GEMINI_CLI
-from kimi_compact_tui.formats.kimi import FORMAT as KIMI_CLI
+from kimi_compact_tui.formats.kimi_cli.plugin import FORMAT as KIMI_CLI
 from kimi_compact_tui.formats.kimi_code.plugin import FORMAT as KIMI_CODE
 from kimi_compact_tui.formats.openai import JSON_FORMAT, JSONL_FORMAT
+from kimi_compact_tui.formats.opencode.plugin import FORMAT as OPENCODE
+from kimi_compact_tui.formats.storage import SessionRef
 from kimi_compact_tui.sanitize import one_line
 
 # One line per format, specific formats first (the order detection asks in).
@@ -34,6 +36,7 @@ FORMATS: list[SessionFormat] = [
     CODEX,
     KIMI_CLI,
     GEMINI_CLI,
+    OPENCODE,
     JSONL_FORMAT,
     JSON_FORMAT,
 ]
@@ -145,7 +148,7 @@ def find_by_id(
     # The start of an id: the sessions the picker lists are the ones it may name.
     wanted = text.lower()
     starts = [
-        (info.session_id, info.path, info.format)
+        (info.session_id, _named(info), info.format)
         for info in discover_all(env, home)
         if info.session_id and info.session_id.lower().startswith(wanted)
     ]
@@ -155,6 +158,12 @@ def find_by_id(
     if len(starts) > 1:
         raise _ambiguous(text, starts)
     return None
+
+
+def _named(info: SessionInfo) -> Path:
+    """The path that names ``info``'s session: its file, or ``DB#KEY`` for a
+    session kept in a database."""
+    return info.path if info.key is None else Path(str(info.ref))
 
 
 def short_ids(sessions: list[SessionInfo]) -> dict[str, str]:
@@ -197,6 +206,8 @@ def resolve_session_path(path: str | Path) -> Path:
     p = Path(path).expanduser()
     if not p.exists():
         p = find_by_id(str(path)) or p
+        if SessionRef.parse(p).key is not None:
+            return p  # DB#KEY: a session kept in a database (the loader reads it)
     st = _stat(p)
     if stat.S_ISDIR(st.st_mode):
         for fmt in FORMATS:

@@ -255,6 +255,7 @@ class CompactionJob:
             found.append(refusals.read_only_refusal(session))
         if self.fingerprint is None:
             found.append(refusals.not_loaded_for_write(session.ref))
+        found.append(refusals.plan_refusal(session, prep.plan))
         if not allow_split:
             splits = find_splits(session.messages, prep.plan, prep.exchanges)
             found.append(refusals.split_refusal(session.ref, splits, session, prep.plan))

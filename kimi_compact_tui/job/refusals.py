@@ -21,7 +21,8 @@ The refusals made before any request:
 and, for a request whose summary is to be written over the session:
 
 - ``FORMAT``: the session's format cannot take a compaction now (e.g. the
-  agent stopped mid-turn);
+  agent stopped mid-turn), or not with this boundary (``plan_refusal``: e.g.
+  one inside a record of the agent's, naming the nearest one it can write);
 - ``SAMPLE``: the file is (inside) a bundled sample, which is never written;
   a front end opens a copy (``samples.copy_sample``) instead;
 - ``READ_ONLY``: the file, or the folder the format writes beside it, cannot
@@ -165,6 +166,17 @@ def empty_prompt(prompt: PromptSource) -> Refusal | None:
 def format_refusal(session: Session) -> Refusal | None:
     """The session's format refuses a compaction now (its own words)."""
     why = session.format.write_refusal(session)
+    if why is None:
+        return None
+    return Refusal(RefusalKind.FORMAT, f"{session.ref}: not written: {why}")
+
+
+def plan_refusal(session: Session, plan: CompactionPlan) -> Refusal | None:
+    """The session's format cannot write a compaction with this boundary (its
+    own words, naming the nearest one it can write)."""
+    if plan.noop:
+        return None
+    why = session.format.plan_refusal(session, plan)
     if why is None:
         return None
     return Refusal(RefusalKind.FORMAT, f"{session.ref}: not written: {why}")

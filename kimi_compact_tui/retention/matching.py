@@ -15,19 +15,7 @@ from __future__ import annotations
 import re
 from functools import cached_property
 
-from kimi_compact_tui.specifics import (
-    COMMANDS,
-    EDITED_FILES,
-    ERRORS,
-    FILE_PATHS,
-    IDENTIFIERS,
-    INSTRUCTIONS,
-    NUMBERS,
-    OPEN_TASKS,
-    URLS,
-    USER_REQUESTS,
-    Item,
-)
+from kimi_compact_tui.specifics import Item, kinds
 from kimi_compact_tui.specifics.patterns import (
     GENERIC_ERRORS,
     collapse,
@@ -289,14 +277,14 @@ def match_verbatim(item: Item, hay: Haystack) -> bool:
 
 
 MATCHERS = {
-    COMMANDS: match_command,
-    ERRORS: match_error,
-    IDENTIFIERS: match_identifier,
-    URLS: match_url,
-    NUMBERS: match_number,
-    USER_REQUESTS: match_verbatim,
-    INSTRUCTIONS: match_verbatim,
-    OPEN_TASKS: match_verbatim,
+    kinds.COMMANDS: match_command,
+    kinds.ERRORS: match_error,
+    kinds.IDENTIFIERS: match_identifier,
+    kinds.URLS: match_url,
+    kinds.NUMBERS: match_number,
+    kinds.USER_REQUESTS: match_verbatim,
+    kinds.INSTRUCTIONS: match_verbatim,
+    kinds.OPEN_TASKS: match_verbatim,
 }
 
 
@@ -304,7 +292,7 @@ def find(item: Item, hay: Haystack, unique_basenames: frozenset[str] = frozenset
     """True when ``item`` appears in ``hay``."""
     if not hay:
         return False
-    if item.category in (FILE_PATHS, EDITED_FILES):
+    if item.category in (kinds.FILE_PATHS, kinds.EDITED_FILES):
         base = item.key.rsplit("/", 1)[-1]
         return match_path(item, hay, base in unique_basenames)
     return MATCHERS[item.category](item, hay)

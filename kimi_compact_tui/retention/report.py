@@ -22,19 +22,10 @@ from kimi_compact_tui.model import Message
 from kimi_compact_tui.retention.matching import Haystack, find
 from kimi_compact_tui.sanitize import plain_text
 from kimi_compact_tui.specifics import (
-    COMMANDS,
-    EDITED_FILES,
-    ERRORS,
-    FILE_PATHS,
-    IDENTIFIERS,
-    INSTRUCTIONS,
-    NUMBERS,
-    OPEN_TASKS,
-    URLS,
-    USER_REQUESTS,
     Item,
     Vocabulary,
     extract,
+    kinds,
     message_haystack,
 )
 from kimi_compact_tui.specifics.extract import shown
@@ -42,25 +33,25 @@ from kimi_compact_tui.specifics.patterns import WORK_DIR_RE
 
 #: The categories of the report, the critical ones first.
 CATEGORIES = (
-    USER_REQUESTS,
-    INSTRUCTIONS,
-    OPEN_TASKS,
-    EDITED_FILES,
-    COMMANDS,
-    ERRORS,
-    FILE_PATHS,
-    IDENTIFIERS,
-    NUMBERS,
-    URLS,
+    kinds.USER_REQUESTS,
+    kinds.INSTRUCTIONS,
+    kinds.OPEN_TASKS,
+    kinds.EDITED_FILES,
+    kinds.COMMANDS,
+    kinds.ERRORS,
+    kinds.FILE_PATHS,
+    kinds.IDENTIFIERS,
+    kinds.NUMBERS,
+    kinds.URLS,
 )
 #: A summary that loses one of these is flagged critical.
-CRITICAL = (USER_REQUESTS, INSTRUCTIONS, OPEN_TASKS)
+CRITICAL = (kinds.USER_REQUESTS, kinds.INSTRUCTIONS, kinds.OPEN_TASKS)
 CRITICAL_WEIGHT = 5  # a short acknowledgement lost is not critical
 #: Old category names, and the names that replaced them.
 RENAMED = {
-    "requirements": INSTRUCTIONS,
-    "open_items": OPEN_TASKS,
-    "latest_request": USER_REQUESTS,
+    "requirements": kinds.INSTRUCTIONS,
+    "open_items": kinds.OPEN_TASKS,
+    "latest_request": kinds.USER_REQUESTS,
 }
 
 
@@ -235,7 +226,7 @@ class RetentionReport:
             for name, item, c in missing:
                 mark = "! " if item in c.critical_missing else ""
                 where = ", ".join(str(n) for n in numbers(item))
-                status = f" [{item.status}]" if name == OPEN_TASKS and item.status else ""
+                status = f" [{item.status}]" if name == kinds.OPEN_TASKS and item.status else ""
                 lines.append(
                     f"  {mark}[{name}] {display(item)}{status}  "
                     f"(message{_s(item.messages)} {where})"
@@ -271,13 +262,13 @@ def retention_report(
     kept_indices = [*plan.leading_system_indices, *plan.preserved_indices]
     summary = Haystack(plain_text(summary_text or ""))
     tail = Haystack("\n".join(message_haystack(messages[i]) for i in kept_indices))
-    unique = _unique_basenames(specifics.of(FILE_PATHS))
+    unique = _unique_basenames(specifics.of(kinds.FILE_PATHS))
     categories: dict[str, CategoryReport] = {}
     for name in CATEGORIES:
         report = CategoryReport(name)
         for item in specifics.of(name):
-            if name == OPEN_TASKS:
-                item = replace(item, category=OPEN_TASKS)
+            if name == kinds.OPEN_TASKS:
+                item = replace(item, category=kinds.OPEN_TASKS)
             if find(item, summary, unique):
                 report.kept.append((item, KEPT_IN_SUMMARY))
             elif find(item, tail, unique):
@@ -366,8 +357,8 @@ EDITOR_BLOCK_END = "<!-- /retention -->"
 
 #: The statuses an item line carries (a request's, so the agent does not redo it).
 LINE_STATUSES = {
-    USER_REQUESTS: ("answered", "not answered yet"),
-    OPEN_TASKS: ("pending", "in_progress"),
+    kinds.USER_REQUESTS: ("answered", "not answered yet"),
+    kinds.OPEN_TASKS: ("pending", "in_progress"),
 }
 
 

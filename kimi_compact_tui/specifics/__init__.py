@@ -27,6 +27,14 @@ from kimi_compact_tui.specifics.declare import (
     plan_status,
 )
 from kimi_compact_tui.specifics.extract import (
+    OPEN,
+    RESOLVED,
+    Item,
+    Specifics,
+    extract,
+    message_haystack,
+)
+from kimi_compact_tui.specifics.kinds import (
     COMMANDS,
     DECISIONS,
     EDITED_FILES,
@@ -36,17 +44,11 @@ from kimi_compact_tui.specifics.extract import (
     INSTRUCTIONS,
     KINDS,
     NUMBERS,
-    OPEN,
     OPEN_TASKS,
     PLAN,
-    RESOLVED,
     URLS,
     USER_REQUESTS,
     WEIGHTS,
-    Item,
-    Specifics,
-    extract,
-    message_haystack,
 )
 
 __all__ = [

@@ -35,6 +35,7 @@ from typing import Any
 from kimi_compact_tui.compaction.summary import COMPACTED_NOTICE, system
 from kimi_compact_tui.model import Message
 from kimi_compact_tui.sanitize import plain_text
+from kimi_compact_tui.specifics import kinds
 from kimi_compact_tui.specifics.declare import (
     OPEN_STATUSES,
     PLAIN,
@@ -64,52 +65,11 @@ from kimi_compact_tui.specifics.patterns import (
     work_root,
 )
 
-USER_REQUESTS = "user_requests"
-INSTRUCTIONS = "instructions"
-PLAN = "plan"
-OPEN_TASKS = "open_tasks"
-EDITED_FILES = "edited_files"
-COMMANDS = "commands"
-ERRORS = "errors"
-FILE_PATHS = "file_paths"
-DECISIONS = "decisions"
-IDENTIFIERS = "identifiers"
-NUMBERS = "numbers"
-URLS = "urls"
-
-#: Every kind the extractor yields (``open_tasks`` is a view of ``plan``).
-KINDS = (
-    USER_REQUESTS,
-    INSTRUCTIONS,
-    PLAN,
-    EDITED_FILES,
-    COMMANDS,
-    ERRORS,
-    FILE_PATHS,
-    DECISIONS,
-    IDENTIFIERS,
-    NUMBERS,
-    URLS,
-)
-
 OPEN = "open"
 RESOLVED = "resolved"
 ANSWERED = "answered"
 NOT_ANSWERED = "not answered yet"
 
-WEIGHTS = {
-    USER_REQUESTS: 10,
-    INSTRUCTIONS: 9,
-    PLAN: 8,
-    EDITED_FILES: 7,
-    COMMANDS: 6,
-    ERRORS: 6,
-    FILE_PATHS: 3,
-    DECISIONS: 2,
-    IDENTIFIERS: 2,
-    NUMBERS: 1,
-    URLS: 1,
-}
 ACK_WEIGHT = 2  # a short acknowledgement ("ok", "thanks, go on")
 DONE_TASK_WEIGHT = 6
 RESOLVED_ERROR_WEIGHT = 3
@@ -175,13 +135,13 @@ class Specifics:
     plan_message: int | None = None  # the message that set the last plan
 
     def of(self, kind: str) -> list[Item]:
-        if kind == OPEN_TASKS:
-            return [i for i in self.items[PLAN].values() if i.status in OPEN_STATUSES]
+        if kind == kinds.OPEN_TASKS:
+            return [i for i in self.items[kinds.PLAN].values() if i.status in OPEN_STATUSES]
         return list(self.items.get(kind, {}).values())
 
     def by_weight(self) -> list[Item]:
         """Every item, heaviest first (message order within a weight)."""
-        every = [i for kind in KINDS for i in self.items[kind].values()]
+        every = [i for kind in kinds.KINDS for i in self.items[kind].values()]
         return sorted(every, key=lambda i: (-i.weight, i.first))
 
 
@@ -294,7 +254,7 @@ def _plan_items(args: dict[str, Any] | str, shape: PlanShape) -> list[tuple[str,
 
 class _Out:
     def __init__(self) -> None:
-        self.items: dict[str, dict[str, Item]] = {k: {} for k in KINDS}
+        self.items: dict[str, dict[str, Item]] = {k: {} for k in kinds.KINDS}
 
     def add(
         self,
@@ -310,7 +270,7 @@ class _Out:
         bucket = self.items[kind]
         item = bucket.get(key)
         if item is None:
-            w = WEIGHTS[kind] if weight is None else weight
+            w = kinds.WEIGHTS[kind] if weight is None else weight
             item = bucket[key] = Item(kind, key, text, [], tuple(extra), w, status)
         elif status is not None:
             item.status = status
@@ -477,11 +437,11 @@ def extract(
                 if run.status is None and passed and not FAILED_RE.search(text):
                     run.status = passed.group(0)
                 run.failed = failed_flag or bool(found) or failed(run.status)
-                item = out.items[COMMANDS].get(run.key)
+                item = out.items[kinds.COMMANDS].get(run.key)
                 if item is not None and run.status is not None:
                     item.status = run.status
             for key, show, extra in found:
-                err = out.add(ERRORS, key, show, index, extra=extra, status=OPEN)
+                err = out.add(kinds.ERRORS, key, show, index, extra=extra, status=OPEN)
                 errors_at.append((err, index, run))
             if passed and not FAILED_RE.search(text):
                 passes.append(index)
@@ -493,7 +453,7 @@ def extract(
             if own:
                 short = len(own.split()) <= ACK_WORDS and len(own) < 25
                 out.add(
-                    USER_REQUESTS,
+                    kinds.USER_REQUESTS,
                     f"{index}",
                     own,
                     index,
@@ -501,17 +461,17 @@ def extract(
                 )
                 _rules(out, own, index)
                 for key, show, extra in _errors_in(own, False):
-                    err = out.add(ERRORS, key, show, index, extra=extra, status=OPEN)
+                    err = out.add(kinds.ERRORS, key, show, index, extra=extra, status=OPEN)
                     errors_at.append((err, index, None))
             text = own
         elif role == "system" or role == "developer":
             own = text.strip()
             if own:
-                out.add(INSTRUCTIONS, collapse(own).lower(), own, index)
+                out.add(kinds.INSTRUCTIONS, collapse(own).lower(), own, index)
         elif role == "assistant":
             for s in sentences(_prose(text)):
                 if DECISION_RE.search(s) and not s.endswith("?"):
-                    out.add(DECISIONS, collapse(s).lower(), shown(s, 240), index)
+                    out.add(kinds.DECISIONS, collapse(s).lower(), shown(s, 240), index)
         hay_parts = [text]
         for name, args, cid in calls:
             hay_parts.append(name)
@@ -525,7 +485,7 @@ def extract(
                 if command:
                     command = plain_text(command)
                     key = command_key(command)
-                    out.add(COMMANDS, key, shown(command), index)
+                    out.add(kinds.COMMANDS, key, shown(command), index)
                     r = _Run(command, key, index, cid)
                     all_runs.append(r)
                     if cid:
@@ -535,29 +495,29 @@ def extract(
                 if path:
                     edits.append(index)
                     raw_paths.append((path, index))
-                    out.add(EDITED_FILES, path, path, index, extra=(name,), status=name)
+                    out.add(kinds.EDITED_FILES, path, path, index, extra=(name,), status=name)
             if name in patches:
                 for patch in arg_strings(args):
                     for path, action in _patched_files(patch):
                         edits.append(index)
                         raw_paths.append((path, index))
-                        out.add(EDITED_FILES, path, path, index, extra=(name,), status=action)
+                        out.add(kinds.EDITED_FILES, path, path, index, extra=(name,), status=action)
         hay = plain_text("\n".join(c for c in hay_parts if c))
         for path in paths_in(hay):
             raw_paths.append((path, index))
         for block in _code_written(text, calls, writes):
             for m in DEFINITION_RE.finditer(block):
                 name = m.group(1) or m.group(2)
-                out.add(IDENTIFIERS, name.lower(), name, index)
+                out.add(kinds.IDENTIFIERS, name.lower(), name, index)
         _numbers_urls(out, hay, index)
     _request_statuses(out, messages, order)
     if plan_items is None:  # no plan tool in the range: an earlier block's open tasks
         for title, status, index in anchored_tasks:
-            out.add(PLAN, title.lower(), title, index, status=status)
+            out.add(kinds.PLAN, title.lower(), title, index, status=status)
     if plan_items is not None and plan_index is not None:
         for title, status in plan_items:
-            weight = WEIGHTS[PLAN] if status in OPEN_STATUSES else DONE_TASK_WEIGHT
-            out.add(PLAN, title.lower(), title, plan_index, weight=weight, status=status)
+            weight = kinds.WEIGHTS[kinds.PLAN] if status in OPEN_STATUSES else DONE_TASK_WEIGHT
+            out.add(kinds.PLAN, title.lower(), title, plan_index, weight=weight, status=status)
     _resolve(out, errors_at, all_runs, passes, edits)
     root = _paths(out, raw_paths, root)
     for bucket in out.items.values():
@@ -572,12 +532,12 @@ ANCHOR_LINE_RE = re.compile(
     re.M,
 )
 ANCHOR_KINDS = {
-    "user requests": USER_REQUESTS,
-    "instructions": INSTRUCTIONS,
-    "edited files": EDITED_FILES,
-    "errors": ERRORS,
-    "commands": COMMANDS,
-    "file paths": FILE_PATHS,
+    "user requests": kinds.USER_REQUESTS,
+    "instructions": kinds.INSTRUCTIONS,
+    "edited files": kinds.EDITED_FILES,
+    "errors": kinds.ERRORS,
+    "commands": kinds.COMMANDS,
+    "file paths": kinds.FILE_PATHS,
 }
 
 
@@ -593,9 +553,9 @@ def _anchored_items(out: _Out, text: str, index: int) -> list[tuple[str, str, in
             tasks.append((item_text, plan_status(status), index))
             continue
         kind = ANCHOR_KINDS[label]
-        if kind == USER_REQUESTS:
+        if kind == kinds.USER_REQUESTS:
             out.add(kind, f"anchor {index} {item_text}", item_text, index)
-        elif kind == ERRORS:
+        elif kind == kinds.ERRORS:
             out.add(
                 kind,
                 item_text.lower(),
@@ -604,7 +564,7 @@ def _anchored_items(out: _Out, text: str, index: int) -> list[tuple[str, str, in
                 extra=_error_extra(item_text),
                 status=OPEN,
             )
-        elif kind == COMMANDS:
+        elif kind == kinds.COMMANDS:
             out.add(kind, command_key(item_text), item_text, index)
         else:
             out.add(kind, collapse(item_text).lower(), item_text, index)
@@ -625,7 +585,7 @@ def _request_statuses(out: _Out, messages: Sequence[Message], order: list[int]) 
     """A request the agent replied to (an assistant message follows it in the
     range) is ``answered``; the others ``not answered yet``."""
     replied = [i for i in order if messages[i].role == "assistant"]
-    for item in out.items[USER_REQUESTS].values():
+    for item in out.items[kinds.USER_REQUESTS].values():
         item.status = ANSWERED if any(r > item.first for r in replied) else NOT_ANSWERED
 
 
@@ -643,16 +603,16 @@ def _rules(out: _Out, text: str, index: int) -> None:
         return
     for s in sentences(_prose(text)):
         if RULE_RE.search(s) and not s.rstrip().endswith(("?", "？")):
-            out.add(INSTRUCTIONS, collapse(s).lower(), shown(s, 240), index)
+            out.add(kinds.INSTRUCTIONS, collapse(s).lower(), shown(s, 240), index)
 
 
 def _numbers_urls(out: _Out, hay: str, index: int) -> None:
     if "://" in hay:
         for m in URL_RE.finditer(hay):
             url = m.group(0).rstrip(".,;:!?")
-            out.add(URLS, url.lower().rstrip("/"), url, index)
+            out.add(kinds.URLS, url.lower().rstrip("/"), url, index)
     for key, number in numbers_in(hay.lower(), hay):
-        out.add(NUMBERS, key, number.strip(), index)
+        out.add(kinds.NUMBERS, key, number.strip(), index)
 
 
 def _program(key: str) -> str:
@@ -695,7 +655,7 @@ def _resolve(
             err.status = RESOLVED
             err.weight = RESOLVED_ERROR_WEIGHT
     for run in runs:
-        item = out.items[COMMANDS].get(run.key)
+        item = out.items[kinds.COMMANDS].get(run.key)
         if item is None or not run.failed:
             continue
         if _fixed_later(run.index, run, runs, passes, edits):
@@ -710,8 +670,8 @@ def _paths(out: _Out, raw_paths: list[tuple[str, int]], root: str | None) -> str
     for path, index in raw_paths:
         norm = normalise_path(path, root)
         if norm and norm not in ("/", "~"):
-            out.add(FILE_PATHS, norm.lower(), norm, index)
-    edited = out.items[EDITED_FILES]
+            out.add(kinds.FILE_PATHS, norm.lower(), norm, index)
+    edited = out.items[kinds.EDITED_FILES]
     for key in list(edited):
         item = edited.pop(key)
         norm = normalise_path(item.text, root) or item.text
@@ -723,7 +683,7 @@ def _paths(out: _Out, raw_paths: list[tuple[str, int]], root: str | None) -> str
             for i in item.messages:
                 target.add(i)
             target.status = item.status
-    _merge_bare_names(out.items[FILE_PATHS])
+    _merge_bare_names(out.items[kinds.FILE_PATHS])
     return root
 
 

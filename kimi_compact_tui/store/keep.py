@@ -12,5 +12,5 @@ def keep_description(where: Path | SessionRef | None, fmt: SessionFormat) -> str
     """One line saying what copy of the current session a write keeps."""
     if where is None:
         return "the session has no file: nothing can be written"
-    ref = where if isinstance(where, SessionRef) else SessionRef(Path(where))
+    ref = where if isinstance(where, SessionRef) else SessionRef.parse(where)
     return fmt.storage.keep_description(fmt, ref)

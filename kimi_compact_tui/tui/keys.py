@@ -153,16 +153,22 @@ def _can_compact(state: ReviewState) -> str | None:
     return noop_line(noop) if noop else AVAILABLE
 
 
+def no_summary(state: ReviewState, purpose: str = "") -> str | None:
+    """Why there is no summary (``purpose``: what it is missing for, e.g. " to
+    write"), or None when there is one."""
+    if state.summary is not None:
+        return None
+    result = state.stream_result
+    if result is not None and result.status != "complete":
+        return f"the last run was {result.status}: there is no summary{purpose} (press c)"
+    return "no summary yet: press c to compact first"
+
+
 def _has_summary(state: ReviewState) -> str | None:
     why = _compaction(state)
     if why is not AVAILABLE:
         return why
-    if state.summary is None:
-        result = state.stream_result
-        if result is not None and result.status != "complete":
-            return f"the last run was {result.status}: there is no summary (press c)"
-        return "no summary yet: press c to compact first"
-    return AVAILABLE
+    return no_summary(state) or AVAILABLE
 
 
 def _write(state: ReviewState) -> str | None:

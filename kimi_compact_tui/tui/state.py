@@ -96,7 +96,11 @@ class ReviewState:
 
     @property
     def session_path(self) -> Path | None:
-        return self.job.path if self.job is not None else None
+        """The session under review as the loader and the store take it: its file,
+        or ``DB#KEY`` for one session of many in a database (the file alone would
+        name every session in it)."""
+        ref = self.job.session.ref if self.job is not None else None
+        return None if ref is None else Path(str(ref))
 
     @property
     def fingerprint(self) -> Fingerprint | None:
@@ -119,7 +123,9 @@ class ReviewState:
         candidates); reloading the same file (after a write or an undo) keeps
         the choices. ``up_to``: an explicit 1-based boundary (a bad one raises
         UserError; the session stays)."""
-        same_file = self.session_path is not None and self.session_path == job.path
+        # the same session (for a database, the same key too), not only the same file
+        old = self.job.session.ref if self.job is not None else None
+        same_file = old is not None and old == job.session.ref
         self.job = job
         self.generation += 1
         if not same_file:

@@ -55,8 +55,9 @@ class RestoreOffer:
                 f"  (the same bytes as {name}: {self.origin})",
             ]
         else:
-            out = [f"{name} becomes the live {self.live.name}", f"  ({self.origin})"]
-            out.append(f"the current {self.live.name} is kept as {self.keep_as}")
+            live = self.target.ref.name  # the file, or DB#KEY: one session of a database
+            out = [f"{name} becomes the live {live}", f"  ({self.origin})"]
+            out.append(f"the current {live} is kept as {self.keep_as}")
         if self.changed:
             out.append(self.changed)
         return out

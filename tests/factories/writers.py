@@ -22,7 +22,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from tests.factories import claude_code, codex, gemini_cli, kimi_code
+from tests.factories import claude_code, codex, gemini_cli, kimi_code, opencode
 from tests.factories.messages import tool_call, tool_result
 from tests.factories.plain import write_kimi, write_openai_json, write_openai_jsonl
 
@@ -121,6 +121,48 @@ def write_gemini_cli(folder: Path) -> Path:
     return gemini_cli.session_file(folder, records)
 
 
+def write_opencode(folder: Path) -> Path:
+    """``~/.local/share/opencode/opencode.db`` (WAL mode) holding two sessions: one
+    with a real-shaped tool call and its result (one assistant row), then three
+    more turns, and another session beside it. Returns ``DB#ses_…`` (a database
+    holds many sessions; this is how one is named)."""
+    where = folder / ".local" / "share" / "opencode"
+    where.mkdir(parents=True)
+    db = opencode.OpencodeDb(where / "opencode.db")
+    o = opencode
+    sid = db.session("Fix the parser", directory=WORK_DIR)
+    u = db.user(sid, "List the files in /work/project.")
+    listing = o.tool("call_1", "ls /work/project", "parser.py\ntest_parser.py\n")
+    db.assistant(
+        sid,
+        u,
+        [o.step_start(), o.text("Listing them."), listing, o.step_finish("tool-calls")],
+        finish="tool-calls",
+    )
+    db.assistant(
+        sid,
+        u,
+        [
+            o.step_start(),
+            o.reasoning("The listing shows two Python files."),
+            o.text("Two files: parser.py and test_parser.py."),
+            o.step_finish(),
+        ],
+    )
+    u = db.user(sid, "Why does parser.py fail?")
+    db.assistant(
+        sid, u, [o.step_start(), o.text("Line 12 raises KeyError('id')."), o.step_finish()]
+    )
+    u = db.user(sid, "Fix it, please.")
+    db.assistant(
+        sid, u, [o.step_start(), o.text("Fixed: parser.py checks for 'id' first."), o.step_finish()]
+    )
+    other = db.session("Another session", directory=WORK_DIR)
+    db.assistant(other, db.user(other, "Hello"), [o.step_start(), o.text("Hi."), o.step_finish()])
+    db.close()
+    return Path(f"{db.path}#{sid}")
+
+
 def write_openai_jsonl_session(folder: Path) -> Path:
     return write_openai_jsonl(folder / "chat.jsonl", openai_messages())
 
@@ -135,6 +177,7 @@ FORMAT_WRITERS: dict[str, Writer] = {
     "claude-code": write_claude_code,
     "codex": write_codex,
     "gemini-cli": write_gemini_cli,
+    "opencode": write_opencode,
     "openai-jsonl": write_openai_jsonl_session,
     "openai-json": write_openai_json_session,
 }

@@ -18,6 +18,7 @@ from typing import Any
 from kimi_compact_tui.errors import UserError
 from kimi_compact_tui.formats.base import SessionInfo
 from kimi_compact_tui.formats.claude_code.chain import _millis
+from kimi_compact_tui.formats.journal import FileFinder
 
 COUNT_LIMIT = 64 * 1024 * 1024  # larger transcripts are listed without a message count
 SESSION_ID = re.compile(
@@ -90,14 +91,9 @@ def describe(path: Path, format_name: str, read: Callable[[bytes, Path], Any]) -
     return info
 
 
-def discover(
-    env: Mapping[str, str], home: Path, format_name: str, read: Callable[[bytes, Path], Any]
-) -> list[SessionInfo]:
-    infos = [describe(path, format_name, read) for path in transcripts(env, home)]
-    infos.sort(key=lambda i: i.updated or 0, reverse=True)
-    return infos
-
-
 def roots(env: Mapping[str, str], home: Path) -> list[Path]:
-    """Where the picker looks for these sessions."""
     return [projects_of(env, home)]
+
+
+#: How the plugin finds these sessions: one file a session.
+FINDER = FileFinder(transcripts, describe, roots)

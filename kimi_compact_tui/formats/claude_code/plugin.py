@@ -59,17 +59,10 @@ def parse_transcript(data: bytes, path: Path) -> Session:
     return FORMAT.loaded(path, state, messages)
 
 
-class ClaudeCodeFormat(JournalFormat, state=ClaudeState, finder=discover):
+class ClaudeCodeFormat(JournalFormat, state=ClaudeState, finder=discover.FINDER, roles=roles.ROLES):
     name = NAME
     label = "Claude Code transcript"
     agent = "Claude Code"
-    tools = roles.TOOLS
-
-    def bookkeeping(self, message: Message) -> str | None:
-        return roles.bookkeeping(message)
-
-    def tool_failed(self, message: Message) -> bool:
-        return roles.tool_failed(message)
 
     write_notes = (CLOSE_NOTE,)  # shown by the confirm dialog
     drops_leading_system = False  # kept, as the spec keeps them (see above)

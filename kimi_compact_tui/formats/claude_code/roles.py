@@ -24,6 +24,7 @@ from kimi_compact_tui.specifics.declare import (
     SUMMARY,
     PlanShape,
     ToolRoles,
+    Vocabulary,
 )
 
 TOOLS = ToolRoles(
@@ -74,3 +75,6 @@ def bookkeeping(message: Message) -> str | None:
 
 def tool_failed(message: Message) -> bool:
     return message.role == "tool" and _meta(message).get("is_error") is True
+
+
+ROLES = Vocabulary(TOOLS, bookkeeping, tool_failed)

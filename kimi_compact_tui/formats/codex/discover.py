@@ -17,6 +17,7 @@ from pathlib import Path
 from kimi_compact_tui.errors import UserError
 from kimi_compact_tui.formats.base import Session, SessionInfo, state_of
 from kimi_compact_tui.formats.codex.state import CodexState
+from kimi_compact_tui.formats.journal import FileFinder
 from kimi_compact_tui.model import Message
 
 ROLLOUT_NAME = re.compile(
@@ -112,14 +113,9 @@ def _time(stamp: str | None) -> float | None:
         return None
 
 
-def discover(
-    env: Mapping[str, str], home: Path, name: str, load: Callable[[bytes, Path], Session]
-) -> list[SessionInfo]:
-    infos = [describe(p, name, load) for p in live_rollouts(env, home)]
-    infos.sort(key=lambda i: i.updated or 0, reverse=True)
-    return infos
-
-
 def roots(env: Mapping[str, str], home: Path) -> list[Path]:
-    """Where the picker looks for these sessions."""
     return [root_of(env, home) / "sessions"]
+
+
+#: How the plugin finds these sessions: one file a session.
+FINDER = FileFinder(live_rollouts, describe, roots)

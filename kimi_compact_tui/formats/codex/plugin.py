@@ -64,14 +64,10 @@ def write_refusal(session: Session) -> str | None:
     return None
 
 
-class CodexFormat(JournalFormat, state=CodexState, finder=discovery):
+class CodexFormat(JournalFormat, state=CodexState, finder=discovery.FINDER, roles=roles.ROLES):
     name = NAME
     label = "Codex rollout"
     agent = "Codex"
-    tools = roles.TOOLS
-
-    def bookkeeping(self, message: Message) -> str | None:
-        return roles.bookkeeping(message)
 
     write_notes = (CLOSE_NOTE,)  # shown by the confirm dialog
 

@@ -14,7 +14,7 @@ and the summary of its own compaction.
 from __future__ import annotations
 
 from kimi_compact_tui.model import Message
-from kimi_compact_tui.specifics.declare import CONTEXT, SUMMARY, PlanShape, ToolRoles
+from kimi_compact_tui.specifics.declare import CONTEXT, SUMMARY, PlanShape, ToolRoles, Vocabulary
 
 TOOLS = ToolRoles(
     writes={},
@@ -38,3 +38,6 @@ def bookkeeping(message: Message) -> str | None:
     if message.role == "system" and meta.get("role") is not None:
         return CONTEXT
     return None
+
+
+ROLES = Vocabulary(TOOLS, bookkeeping)

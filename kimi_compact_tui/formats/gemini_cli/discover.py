@@ -164,10 +164,8 @@ def discover(
     infos: list[SessionInfo] = []
     for chats in chats_folders(env, home):
         infos.extend(_sessions(session_files(chats), format_name, read).values())
-    infos.sort(key=lambda i: i.updated or 0, reverse=True)
     return infos
 
 
 def roots(env: Mapping[str, str], home: Path) -> list[Path]:
-    """Where the picker looks for these sessions."""
     return [tmp_of(env, home)]

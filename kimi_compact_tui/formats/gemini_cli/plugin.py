@@ -32,7 +32,6 @@ from kimi_compact_tui.formats.base import (
 from kimi_compact_tui.formats.gemini_cli import append, discover, roles
 from kimi_compact_tui.formats.gemini_cli.state import GeminiState, read_session, write_refusal
 from kimi_compact_tui.formats.journal import Compaction, JournalFormat
-from kimi_compact_tui.model import Message
 
 NAME = "gemini-cli"
 CLOSE_NOTE = (
@@ -58,14 +57,10 @@ def _header(record: object) -> bool:
     )
 
 
-class GeminiCliFormat(JournalFormat, state=GeminiState, finder=discover):
+class GeminiCliFormat(JournalFormat, state=GeminiState, finder=discover, roles=roles.ROLES):
     name = NAME
     label = "Gemini CLI session"
     agent = "Gemini CLI"
-    tools = roles.TOOLS
-
-    def bookkeeping(self, message: Message) -> str | None:
-        return roles.bookkeeping(message)
 
     write_notes = (CLOSE_NOTE,)  # shown by the confirm dialog
 

@@ -10,7 +10,7 @@ completed / cancelled). Bookkeeping: its ``<session_context>`` and
 from __future__ import annotations
 
 from kimi_compact_tui.model import Message
-from kimi_compact_tui.specifics.declare import CONTEXT, PlanShape, ToolRoles
+from kimi_compact_tui.specifics.declare import CONTEXT, PlanShape, ToolRoles, Vocabulary
 
 TOOLS = ToolRoles(
     writes={"write_file": ("file_path",), "replace": ("file_path",)},
@@ -24,3 +24,6 @@ def bookkeeping(message: Message) -> str | None:
     if message.role == "user" and message.text().lstrip().startswith(CONTEXT_PREFIXES):
         return CONTEXT
     return None
+
+
+ROLES = Vocabulary(TOOLS, bookkeeping)

@@ -151,10 +151,8 @@ def discover(
         except UserError as exc:
             info.error = str(exc)
         infos.append(info)
-    infos.sort(key=lambda i: i.updated or 0, reverse=True)
     return infos
 
 
 def roots(env: Mapping[str, str], home: Path) -> list[Path]:
-    """Where the picker looks for these sessions."""
     return [root_of(env, home) / "sessions"]

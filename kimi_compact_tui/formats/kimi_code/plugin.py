@@ -99,14 +99,10 @@ def parse_journal(data: bytes, path: Path) -> Session:
     )
 
 
-class KimiCodeFormat(JournalFormat, state=KimiCodeState, finder=discovery):
+class KimiCodeFormat(JournalFormat, state=KimiCodeState, finder=discovery, roles=roles.ROLES):
     name = NAME
     label = "kimi-code wire.jsonl"
     agent = "kimi-code"
-    tools = roles.TOOLS
-
-    def bookkeeping(self, message: Message) -> str | None:
-        return roles.bookkeeping(message)
 
     write_notes = (CLOSE_NOTE,)  # shown by the confirm dialog
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from kimi_compact_tui.formats.kimi_code.convert import origin_kind
 from kimi_compact_tui.model import Message
-from kimi_compact_tui.specifics.declare import REMINDER, PlanShape, ToolRoles
+from kimi_compact_tui.specifics.declare import REMINDER, PlanShape, ToolRoles, Vocabulary
 
 TOOLS = ToolRoles(
     writes={"Write": ("path",), "Edit": ("path",)},
@@ -25,3 +25,6 @@ TOOLS = ToolRoles(
 
 def bookkeeping(message: Message) -> str | None:
     return REMINDER if message.role == "user" and origin_kind(message) == "injection" else None
+
+
+ROLES = Vocabulary(TOOLS, bookkeeping)

@@ -1,7 +1,9 @@
-"""opencode sessions, read from its SQLite database as opencode resumes them.
+"""opencode sessions, read from its SQLite database as opencode resumes them, and
+compacted as opencode compacts them (a session is the database plus its id, ``DB#ses_…``).
 
-Not registered as a format yet: a registered format must also write and undo, which
-waits for the storage contract (a session is a database plus a key). What is here:
+- :mod:`.plugin`: the registered format (``FORMAT``), on the storage contract;
+- :mod:`.store`: its transactional strategy: a session's own rows as its content,
+  the write in one ``BEGIN IMMEDIATE`` transaction, undo by the session's rows;
 
 - :mod:`.db`: the database opened read-only, in one read transaction (a consistent
   snapshot, the ``-wal`` beside it included), and a session's rows loaded;
@@ -11,5 +13,5 @@ waits for the storage contract (a session is a database plus a key). What is her
   them when it resumes (its earlier compactions applied);
 - :mod:`.discover`: where the database is, and its top-level sessions for a picker;
 - :mod:`.rows`: the two rows of opencode's own compaction carrying a given summary,
-  built (not written).
+  built (the strategy writes them).
 """

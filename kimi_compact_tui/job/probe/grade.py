@@ -56,12 +56,9 @@ def path_found(expected: str, answer: str) -> bool:
 
 
 def command_found(expected: str, answer: str) -> bool:
-    want = command_key(expected)
-    have = command_key(answer)
-    if not want:
-        return False
-    if want in have:
-        return True
+    want, have = command_key(expected), command_key(answer)
+    if not want or want in have:  # nothing to find, or found whole
+        return bool(want)
     words = want.split()
     at = 0
     have_words = have.split()

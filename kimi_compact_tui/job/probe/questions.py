@@ -83,12 +83,9 @@ def normal(text: str) -> str:
 
 def quotes(question: str, answer: str) -> bool:
     """Does ``question`` give ``answer`` away (its text, or a path's file name)?"""
-    q = normal(question)
-    a = normal(answer)
-    if not a:
-        return False
-    if a in q:
-        return True
+    q, a = normal(question), normal(answer)
+    if not a or a in q:  # nothing to give away, or given away whole
+        return bool(a)
     name = a.rsplit("/", 1)[-1]
     return "/" in a and len(name) > 3 and name in q
 

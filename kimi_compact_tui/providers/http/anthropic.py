@@ -23,9 +23,17 @@ import json
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from kimi_compact_tui.providers._stream import Collector, Outcome, one_line
+from kimi_compact_tui.providers._stream import Collector, Outcome
 from kimi_compact_tui.providers.base import ProviderConfig
-from kimi_compact_tui.providers.http.wire import TOOL_FIELDS, Wire, text_of
+from kimi_compact_tui.providers.http.wire import (
+    TOOL_FIELDS,
+    Wire,
+    bad_json,
+    content_type,
+    events,
+    not_a_stream,
+    text_of,
+)
 
 if TYPE_CHECKING:
     import httpx
@@ -39,6 +47,11 @@ RENAMED = {"max_completion_tokens": "max_tokens", "stop": "stop_sequences"}
 #: Fields of the OpenAI-style body that the Messages API builds its own way.
 OWNED = ("model", "messages", "system", "stream", "stream_options")
 COMPLETE = ("end_turn", "stop_sequence")
+#: The events that carry text or thinking: where the part is, and its two types.
+BLOCK_EVENTS = {
+    "content_block_start": ("content_block", "text", "thinking"),
+    "content_block_delta": ("delta", "text_delta", "thinking_delta"),
+}
 LIMIT = ("max_tokens",)
 
 
@@ -107,10 +120,6 @@ def _error(obj: Any) -> Outcome:
     return Outcome("failed", f"the provider sent an error mid-stream: {text}")
 
 
-def _bad_json(data: str) -> Outcome:
-    return Outcome("failed", f"invalid JSON in a stream event: {one_line(data, 80)!r}")
-
-
 class AnthropicMessages(Wire):
     """The Messages API wire format (``x-api-key``, ``anthropic-version``)."""
 
@@ -155,18 +164,13 @@ class AnthropicMessages(Wire):
                 if isinstance(message.get("model"), str) and message["model"]:
                     col.model = message["model"]
                 _merge_usage(message.get("usage"), col)
-        elif kind == "content_block_start":
-            block = obj.get("content_block")
-            if isinstance(block, Mapping) and block.get("type") == "text":
-                col.text(block.get("text"))
-            elif isinstance(block, Mapping) and block.get("type") == "thinking":
-                col.think(block.get("thinking"))
-        elif kind == "content_block_delta":
-            delta = obj.get("delta")
-            if isinstance(delta, Mapping) and delta.get("type") == "text_delta":
-                col.text(delta.get("text"))
-            elif isinstance(delta, Mapping) and delta.get("type") == "thinking_delta":
-                col.think(delta.get("thinking"))
+        elif kind in BLOCK_EVENTS:
+            field, text_type, thinking_type = BLOCK_EVENTS[kind]
+            part = obj.get(field)
+            if isinstance(part, Mapping) and part.get("type") == text_type:
+                col.text(part.get("text"))
+            elif isinstance(part, Mapping) and part.get("type") == thinking_type:
+                col.think(part.get("thinking"))
         elif kind == "message_delta":
             delta = obj.get("delta")
             if isinstance(delta, Mapping) and delta.get("stop_reason"):
@@ -184,25 +188,21 @@ class AnthropicMessages(Wire):
         )
 
     async def read(self, response: httpx.Response, col: Collector) -> Outcome:
-        ctype = response.headers.get("content-type", "").partition(";")[0].strip().lower()
+        ctype = content_type(response)
         if ctype == "application/json":
             raw = (await response.aread()).decode("utf-8", errors="replace")
             try:
                 obj = json.loads(raw)
             except ValueError:
-                return _bad_json(raw)
+                return bad_json(raw)
             if not isinstance(obj, Mapping):
-                return _bad_json(raw)
+                return bad_json(raw)
             return _error(obj) if obj.get("type") == "error" else self._whole(obj, col)
-        if "text/event-stream" not in ctype:
-            return Outcome(
-                "failed",
-                f"expected an event stream from the provider, got {ctype or 'no content type'!r}",
-            )
+        refused = not_a_stream(ctype)
+        if refused is not None:
+            return refused
         done = False
-        from httpx_sse import EventSource
-
-        async for sse in EventSource(response).aiter_sse():
+        async for sse in events(response):
             if not sse.data.strip():
                 continue
             try:
@@ -210,9 +210,9 @@ class AnthropicMessages(Wire):
             except ValueError:
                 if sse.event == "error":
                     return _error(sse.data)
-                return _bad_json(sse.data)
+                return bad_json(sse.data)
             if not isinstance(obj, Mapping):
-                return _bad_json(sse.data)
+                return bad_json(sse.data)
             kind = obj.get("type") or sse.event
             if kind == "error" or sse.event == "error":
                 return _error(obj)

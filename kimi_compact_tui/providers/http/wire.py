@@ -16,7 +16,10 @@ from kimi_compact_tui.providers._stream import Collector, Outcome, one_line
 from kimi_compact_tui.providers.base import ProviderConfig
 
 if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
     import httpx
+    from httpx_sse import ServerSentEvent
 
 #: Request fields that would let the model call tools; a summary request never has them.
 TOOL_FIELDS = ("tools", "tool_choice", "functions", "function_call", "parallel_tool_calls")
@@ -68,8 +71,32 @@ class Wire:
         raise NotImplementedError
 
 
-def _bad_json(data: str) -> Outcome:
+def bad_json(data: str) -> Outcome:
     return Outcome("failed", f"invalid JSON in a stream event: {one_line(data, 80)!r}")
+
+
+def content_type(response: httpx.Response) -> str:
+    """The media type of ``response``, lower case, without its parameters."""
+    return str(response.headers.get("content-type", "")).partition(";")[0].strip().lower()
+
+
+def not_a_stream(ctype: str) -> Outcome | None:
+    """The failure of a body that is not an event stream (``ctype`` is its
+    media type), or None for one."""
+    if "text/event-stream" in ctype:
+        return None
+    return Outcome(
+        "failed",
+        f"expected an event stream from the provider, got {ctype or 'no content type'!r}",
+    )
+
+
+def events(response: httpx.Response) -> AsyncIterator[ServerSentEvent]:
+    """The server-sent events of ``response`` (``httpx_sse`` loads here, when a
+    stream is read)."""
+    from httpx_sse import EventSource
+
+    return EventSource(response).aiter_sse()
 
 
 def _inband_error(obj: Any) -> Outcome:
@@ -130,29 +157,25 @@ class OpenAIChat(Wire):
                 col.finish_reason = str(choice["finish_reason"])
 
     async def read(self, response: httpx.Response, col: Collector) -> Outcome:
-        ctype = response.headers.get("content-type", "").partition(";")[0].strip().lower()
+        ctype = content_type(response)
         if ctype == "application/json":
             # A server that ignored "stream": a whole completion or an error in one body.
             raw = await response.aread()
             try:
                 obj = json.loads(raw)
             except ValueError:
-                return _bad_json(raw.decode("utf-8", errors="replace"))
+                return bad_json(raw.decode("utf-8", errors="replace"))
             if not isinstance(obj, Mapping):
-                return _bad_json(raw.decode("utf-8", errors="replace"))
+                return bad_json(raw.decode("utf-8", errors="replace"))
             if obj.get("error"):
                 return _inband_error(obj)
             self.handle_chunk(obj, col)
             return col.verdict(ended_normally=True, end_marker=self.end_marker)
-        if "text/event-stream" not in ctype:
-            return Outcome(
-                "failed",
-                f"expected an event stream from the provider, got {ctype or 'no content type'!r}",
-            )
+        refused = not_a_stream(ctype)
+        if refused is not None:
+            return refused
         done = False
-        from httpx_sse import EventSource
-
-        async for sse in EventSource(response).aiter_sse():
+        async for sse in events(response):
             data = sse.data
             if sse.event == "error":
                 try:
@@ -167,9 +190,9 @@ class OpenAIChat(Wire):
             try:
                 obj = json.loads(data)
             except ValueError:
-                return _bad_json(data)
+                return bad_json(data)
             if not isinstance(obj, Mapping):
-                return _bad_json(data)
+                return bad_json(data)
             if obj.get("error"):
                 return _inband_error(obj)
             self.handle_chunk(obj, col)
@@ -254,9 +277,9 @@ class OllamaChat(Wire):
             try:
                 obj = json.loads(line)
             except ValueError:
-                return _bad_json(line)
+                return bad_json(line)
             if not isinstance(obj, Mapping):
-                return _bad_json(line)
+                return bad_json(line)
             if obj.get("error"):
                 return _inband_error(obj)
             if isinstance(obj.get("model"), str) and obj["model"]:

@@ -26,6 +26,7 @@ from __future__ import annotations
 from collections import Counter
 from dataclasses import dataclass, field
 
+from kimi_compact_tui.compaction.contract import SECTIONS
 from kimi_compact_tui.compaction.summary import build_compact_summary_text
 from kimi_compact_tui.compaction.tokens import estimate_tokens
 from kimi_compact_tui.model import Message
@@ -38,23 +39,13 @@ from kimi_compact_tui.providers.offline.instructions import (
 from kimi_compact_tui.providers.offline.transcript import Transcript
 from kimi_compact_tui.specifics import (
     CANCELLED,
-    COMMANDS,
     COMPLETED,
-    DECISIONS,
-    EDITED_FILES,
-    ERRORS,
-    FILE_PATHS,
-    IDENTIFIERS,
-    INSTRUCTIONS,
-    NUMBERS,
     OPEN,
     OPEN_STATUSES,
-    PLAN,
-    URLS,
-    USER_REQUESTS,
     Item,
     Specifics,
     extract,
+    kinds,
 )
 from kimi_compact_tui.specifics.extract import failed, succeeded
 
@@ -69,14 +60,6 @@ CRITICAL_WEIGHT = 8  # lines at least this heavy are shortened, never dropped
 MAX_SUMMARY_TOKENS = 16_000
 LATEST_REQUESTS = 20  # a very long session keeps its first and latest requests
 KEY_FACTS_WEIGHT = 6  # kept when nothing fits: requests, rules, tasks, edits, commands, errors
-SECTIONS = (
-    "current_focus",
-    "environment",
-    "completed_tasks",
-    "active_issues",
-    "code_state",
-    "important_context",
-)
 EMPTY = {
     "current_focus": "No user request appears in the compacted messages.",
     "environment": "No environment details appear in the record.",
@@ -86,17 +69,17 @@ EMPTY = {
     "code_state": "No file was written or named.",
 }
 KIND_NAMES = {
-    USER_REQUESTS: "user requests",
-    INSTRUCTIONS: "instructions",
-    PLAN: "plan items",
-    EDITED_FILES: "edited files",
-    COMMANDS: "commands",
-    ERRORS: "errors",
-    FILE_PATHS: "file paths",
-    DECISIONS: "decisions",
-    IDENTIFIERS: "identifiers",
-    NUMBERS: "numbers",
-    URLS: "URLs",
+    kinds.USER_REQUESTS: "user requests",
+    kinds.INSTRUCTIONS: "instructions",
+    kinds.PLAN: "plan items",
+    kinds.EDITED_FILES: "edited files",
+    kinds.COMMANDS: "commands",
+    kinds.ERRORS: "errors",
+    kinds.FILE_PATHS: "file paths",
+    kinds.DECISIONS: "decisions",
+    kinds.IDENTIFIERS: "identifiers",
+    kinds.NUMBERS: "numbers",
+    kinds.URLS: "URLs",
     "system": "system messages (kept as they are)",
 }
 
@@ -141,12 +124,12 @@ def _request_line(item: Item, number: int, last: bool, chars: int) -> str:
 def lines_of(r: Reading, request_chars: int) -> list[Line]:
     sp = r.specifics
     out: list[Line] = []
-    requests = sp.of(USER_REQUESTS)
+    requests = sp.of(kinds.USER_REQUESTS)
     if requests:
         out.append(Line("current_focus", "User requests, verbatim and in order:"))
     for n, item in enumerate(requests, 1):
         text = _request_line(item, n, n == len(requests), request_chars)
-        out.append(Line("current_focus", text, max(item.weight, 8), USER_REQUESTS, item))
+        out.append(Line("current_focus", text, max(item.weight, 8), kinds.USER_REQUESTS, item))
     for text in focus_lines(r.instructions, r.transcript.compacted, 4, 240):
         out.append(Line("current_focus", text if text.startswith("-") else f"- {text}", 9))
 
@@ -156,81 +139,81 @@ def lines_of(r: Reading, request_chars: int) -> list[Line]:
             out.append(Line("environment", line, 4, "system"))
     if sp.root:
         out.append(Line("environment", f"- Work folder: {sp.root.rstrip('/')}", 5))
-    programs = Counter(i.key.split()[0] for i in sp.of(COMMANDS) if i.key.split())
+    programs = Counter(i.key.split()[0] for i in sp.of(kinds.COMMANDS) if i.key.split())
     if programs:
         names = ", ".join(p for p, _ in programs.most_common(8))
         out.append(Line("environment", f"- Programs run: {names}", 3))
 
-    plan = sp.of(PLAN)
+    plan = sp.of(kinds.PLAN)
     plan_at = f"the plan of message {sp.plan_message + 1}" if sp.plan_message is not None else ""
     for item in plan:
         if item.status == COMPLETED:
             line = f"- [completed] {item.text} ({plan_at})"
-            out.append(Line("completed_tasks", line, item.weight, PLAN))
-    for item in sp.of(COMMANDS):
+            out.append(Line("completed_tasks", line, item.weight, kinds.PLAN))
+    for item in sp.of(kinds.COMMANDS):
         if succeeded(item.status):
             line = f"- Ran `{item.text}`: {item.status} ({where(item)})"
-            out.append(Line("completed_tasks", line, 5, COMMANDS))
+            out.append(Line("completed_tasks", line, 5, kinds.COMMANDS))
 
     for item in plan:
         if item.status in OPEN_STATUSES:
             line = f"- [{item.status}] {item.text} ({plan_at})"
-            out.append(Line("active_issues", line, item.weight, PLAN))
+            out.append(Line("active_issues", line, item.weight, kinds.PLAN))
     for item in plan:
         if item.status == CANCELLED:
-            out.append(Line("active_issues", f"- [cancelled] {item.text}", 3, PLAN))
-    for item in sp.of(ERRORS):
+            out.append(Line("active_issues", f"- [cancelled] {item.text}", 3, kinds.PLAN))
+    for item in sp.of(kinds.ERRORS):
         if item.status == OPEN:
             line = f"- Unresolved error ({where(item)}): {item.text}"
-            out.append(Line("active_issues", line, item.weight, ERRORS))
-    for item in sp.of(COMMANDS):
+            out.append(Line("active_issues", line, item.weight, kinds.ERRORS))
+    for item in sp.of(kinds.COMMANDS):
         if failed(item.status) and not item.extra:
             line = f"- Command `{item.text}`: {item.status} ({where(item)})"
-            out.append(Line("active_issues", line, 6, COMMANDS))
-    for item in sp.of(ERRORS):
+            out.append(Line("active_issues", line, 6, kinds.COMMANDS))
+    for item in sp.of(kinds.ERRORS):
         if item.status != OPEN:
             line = f"- Resolved later: {item.text} ({where(item)})"
-            out.append(Line("active_issues", line, item.weight, ERRORS))
+            out.append(Line("active_issues", line, item.weight, kinds.ERRORS))
 
-    for item in sp.of(COMMANDS):
+    for item in sp.of(kinds.COMMANDS):
         if failed(item.status) and item.extra:
             line = f"- Ran `{item.text}`: {item.status}, fixed later ({where(item)})"
-            out.append(Line("code_state", line, 4, COMMANDS))
+            out.append(Line("code_state", line, 4, kinds.COMMANDS))
         elif item.status is None:
             line = f"- Ran `{item.text}` ({where(item)}; no result recorded)"
-            out.append(Line("code_state", line, 4, COMMANDS))
+            out.append(Line("code_state", line, 4, kinds.COMMANDS))
 
-    edited = {i.key for i in sp.of(EDITED_FILES)}
+    edited = {i.key for i in sp.of(kinds.EDITED_FILES)}
     if edited:
         out.append(Line("code_state", "Files written or edited:", 7))
-        for item in sp.of(EDITED_FILES):
+        for item in sp.of(kinds.EDITED_FILES):
             line = f"- {item.text} ({item.status or 'edited'}; {where(item)})"
-            out.append(Line("code_state", line, 7, EDITED_FILES))
-    named = [i for i in sp.of(FILE_PATHS) if i.key not in edited]
+            out.append(Line("code_state", line, 7, kinds.EDITED_FILES))
+    named = [i for i in sp.of(kinds.FILE_PATHS) if i.key not in edited]
     if named:
         out.append(Line("code_state", "Other files named (not written here):", 3))
         for item in named[:30]:
-            out.append(Line("code_state", f"- {item.text} ({where(item)})", 3, FILE_PATHS))
-    idents = [i.text for i in sp.of(IDENTIFIERS)]
+            out.append(Line("code_state", f"- {item.text} ({where(item)})", 3, kinds.FILE_PATHS))
+    idents = [i.text for i in sp.of(kinds.IDENTIFIERS)]
     if idents:
         out.append(Line("code_state", "- Definitions written: " + ", ".join(idents[:20]), 2))
 
-    instructions = sp.of(INSTRUCTIONS)
+    instructions = sp.of(kinds.INSTRUCTIONS)
     if instructions:
         out.append(Line("important_context", "Instructions, verbatim:", 9))
     for item in instructions:
         line = f"- ({where(item)}) {cut(item.text, max(request_chars, 240))}"
-        out.append(Line("important_context", line, item.weight, INSTRUCTIONS, item))
+        out.append(Line("important_context", line, item.weight, kinds.INSTRUCTIONS, item))
     for text in kept_lines(r.instructions):
         out.append(Line("important_context", text if text.startswith("  - ") else f"- {text}", 9))
-    for kind, label, limit in ((DECISIONS, "Decision", 12), (URLS, "URL", 10)):
+    for kind, label, limit in ((kinds.DECISIONS, "Decision", 12), (kinds.URLS, "URL", 10)):
         for item in sp.of(kind)[-limit:]:
             line = f"- {label} ({where(item)}): {cut(item.text, 240)}"
             out.append(Line("important_context", line, item.weight, kind))
-    numbers = sp.of(NUMBERS)[-16:]
+    numbers = sp.of(kinds.NUMBERS)[-16:]
     if numbers:
         text = "- Figures seen: " + ", ".join(f"{i.text} ({where(i)})" for i in numbers)
-        out.append(Line("important_context", text, 1, NUMBERS))
+        out.append(Line("important_context", text, 1, kinds.NUMBERS))
     return out
 
 
@@ -329,7 +312,7 @@ def summarize(transcript: Transcript, specifics: Specifics | None = None) -> Sum
         return Summary(text, summary_cost(text), budget, False)
     dropped: Counter[str] = Counter()
     kept = lines
-    longest = max((len(i.text) for i in specifics.of(USER_REQUESTS)), default=0)
+    longest = max((len(i.text) for i in specifics.of(kinds.USER_REQUESTS)), default=0)
     for chars, floor in STEPS:
         lines = lines_of(r, chars)
         order = sorted(
@@ -371,7 +354,7 @@ def summarize(transcript: Transcript, specifics: Specifics | None = None) -> Sum
     dropped = Counter(ln.kind for ln in lines if ln.weight < floor and ln.kind)
     note = _cut_note(dropped, REQUEST_CHARS[-1], longest) or "Cut:"
     text = write(r, kept, note)
-    requests = [k for k, ln in enumerate(kept) if ln.kind == USER_REQUESTS]
+    requests = [k for k, ln in enumerate(kept) if ln.kind == kinds.USER_REQUESTS]
     if summary_cost(text) > limit and len(requests) > LATEST_REQUESTS + 1:
         middle = requests[1:-LATEST_REQUESTS]
         gone: set[int] = set()

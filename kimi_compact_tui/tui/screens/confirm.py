@@ -34,6 +34,7 @@ from kimi_compact_tui import store
 from kimi_compact_tui.errors import UserError
 from kimi_compact_tui.formats.base import Session
 from kimi_compact_tui.formats.loader import Fingerprint
+from kimi_compact_tui.job import Draft
 from kimi_compact_tui.sanitize import visible
 from kimi_compact_tui.store import keep_description
 from kimi_compact_tui.tui import keys
@@ -50,8 +51,10 @@ def _format_notes(session: Session) -> list[str]:
     return list(session.format.write_notes)
 
 
-def write_counts(state: ReviewState) -> dict[str, int]:
-    """before → after message counts, and how many are compacted and kept."""
+def write_counts(state: ReviewState, draft: Draft | None = None) -> dict[str, int]:
+    """before → after message counts, and how many are compacted and kept
+    (``draft``: the compacted session, whose length is the after count: some
+    agents frame the summary with a message of their own)."""
     prep = state.preparation
     assert prep is not None  # the dialog opens only with a plan
     plan = prep.plan
@@ -60,7 +63,7 @@ def write_counts(state: ReviewState) -> dict[str, int]:
     kept = len(plan.leading_system_indices) + len(plan.preserved_indices)
     return {
         "before": before,
-        "after": kept + 1,
+        "after": len(draft.compacted.messages) if draft is not None else kept + 1,
         "compacted": compacted,
         "kept": kept,
         "tokens_before": state.tokens_before,
@@ -192,7 +195,7 @@ class ConfirmWriteScreen(ModalScreen[bool]):
         else:
             text.append("(no session)\n")
         if state.preparation is not None:
-            c = write_counts(state)
+            c = write_counts(state, self.draft)
             text.append("messages ", style="bold")
             text.append(f"{c['before']:,} → {c['after']:,}")
             text.append(f"  ({c['compacted']:,} compacted into 1 summary, {c['kept']:,} kept)\n")

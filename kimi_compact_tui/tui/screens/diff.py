@@ -44,12 +44,7 @@ def why_no_diff(state: ReviewState) -> str | None:
         return "no session is loaded"
     if prep.plan.noop:
         return noop_line(prep.plan.noop)
-    if state.summary is None:
-        result = state.stream_result
-        if result is not None and result.status != "complete":
-            return f"the last run was {result.status}: there is no summary to write (press c)"
-        return "no summary yet: press c to compact first"
-    return None
+    return keys.no_summary(state, " to write")
 
 
 def split_rows(diff: SessionDiff) -> tuple[list[DiffRow], list[DiffRow]]:

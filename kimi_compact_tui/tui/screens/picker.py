@@ -72,8 +72,8 @@ def flag_unreadable(infos: Sequence[SessionInfo]) -> None:
     text (NUL bytes: a binary file; empty), in the loader's words. Reads only
     the first :data:`PROBE_BYTES` of such rows; runs in the scan's thread."""
     for info in infos:
-        if info.error or info.message_count not in (0, None):
-            continue
+        if info.error or info.message_count not in (0, None) or info.key is not None:
+            continue  # (a session kept in a database is rows, not text)
         try:
             path = registry.resolve_session_path(info.path)
             with open(path, "rb") as fh:
@@ -238,7 +238,7 @@ class PickerScreen(ModalScreen[str | None]):
             listing.focus()
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        self.dismiss(str(self.entries[int(event.option.id or 0)].path))
+        self.dismiss(str(self.entries[int(event.option.id or 0)].ref))  # DB#KEY when keyed
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         text = event.value.strip()

@@ -32,6 +32,7 @@ from kimi_compact_tui.sanitize import one_line, visible
 from kimi_compact_tui.tui import keys
 from kimi_compact_tui.tui.state import ReviewState
 from kimi_compact_tui.tui.widgets.footer import KeysFooter
+from kimi_compact_tui.tui.widgets.stream_view import raw_area
 from kimi_compact_tui.tui.widgets.text_lines import TextLines
 from kimi_compact_tui.wording import noop_line, span
 
@@ -81,15 +82,7 @@ def read_only_area(text: str, *, id: str, soft_wrap: bool = True) -> TextArea | 
     text the line-based :class:`TextLines`."""
     if len(text) > BIG_TEXT:
         return TextLines(text, id=id)
-    area = TextArea(
-        visible(text, tabs=None),
-        id=id,
-        read_only=True,
-        soft_wrap=soft_wrap,
-        show_line_numbers=False,
-    )
-    area.cursor_blink = False
-    return area
+    return raw_area(text, id=id, soft_wrap=soft_wrap, show_cursor=True)
 
 
 def token_line(state: ReviewState, request: Any = None) -> Text:

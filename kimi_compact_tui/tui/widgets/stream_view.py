@@ -109,14 +109,17 @@ WRITTEN_TITLE = "summary as it will be written"
 RENDERED_TITLE = "summary rendered as Markdown (display only; m: raw text)"
 
 
-def raw_area(text: str, **kwargs: Any) -> TextArea:
-    """A read-only plain-text view of ``text`` (controls made visible)."""
+def raw_area(
+    text: str, *, soft_wrap: bool = True, show_cursor: bool = False, **kwargs: Any
+) -> TextArea:
+    """A read-only plain-text view of ``text`` (controls made visible, no line
+    numbers), without a cursor unless ``show_cursor``."""
     area = TextArea(
         visible(text, tabs=None),
         read_only=True,
-        soft_wrap=True,
+        soft_wrap=soft_wrap,
         show_line_numbers=False,
-        show_cursor=False,
+        show_cursor=show_cursor,
         **kwargs,
     )
     area.cursor_blink = False

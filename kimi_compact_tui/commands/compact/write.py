@@ -1,4 +1,8 @@
-"""`compact --output FILE`: where the compacted session may be written.
+"""Where and how ``compact`` writes: ``--output FILE`` (a new file) and
+``--in-place`` (:func:`write_in_place`: the job's write refusals, the
+question on the terminal, then the job's commit).
+
+`--output FILE`:
 
 - An existing file is refused (before any request) unless ``--force``.
 - The session being compacted is never the output, ``--force`` or not,
@@ -16,9 +20,18 @@ from __future__ import annotations
 
 import argparse
 import os
+import sys
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
+from kimi_compact_tui.commands.common import refuse
 from kimi_compact_tui.errors import ApplyError, SessionFormatError, UserError
+from kimi_compact_tui.sanitize import visible
+from kimi_compact_tui.wording import count, number
+
+if TYPE_CHECKING:
+    from kimi_compact_tui.commands.compact.run import CompactionRun
+    from kimi_compact_tui.store import ApplyResult
 
 NEW_FILE_MODE = 0o600  # as a session file: it holds the conversation
 
@@ -102,3 +115,52 @@ def write_output(data: bytes, out: Path, session: Path, *, force: bool) -> None:
             f"{out}: a file appeared there while the summary was made; not written over "
             "(pass --force to replace it)"
         )
+
+
+def write_in_place(
+    args: argparse.Namespace,
+    run_: CompactionRun,
+    *,
+    stdin: Any = None,
+    out: Any = None,
+) -> ApplyResult | None:
+    """``--in-place``: the job's write refusals (computed before the request;
+    a split history unless ``--allow-split``), ask on the terminal (unless
+    ``--yes``), then commit the draft through the job. Returns the store's
+    ApplyResult, or None when the answer is no."""
+
+    stdin = stdin if stdin is not None else sys.stdin
+    out = out if out is not None else sys.stderr
+    draft, job = run_.draft, run_.job
+    assert draft is not None and job is not None
+    allow_split = bool(getattr(args, "allow_split", False))
+    ready = run_.ready
+    if ready is None:  # a run made without the command's own start
+        ready = job.readiness(draft.preparation, request=False, write=True, allow_split=allow_split)
+    refuse(ready)
+    if not getattr(args, "yes", False):
+        isatty = getattr(stdin, "isatty", None)
+        if not (callable(isatty) and isatty()):
+            raise UserError(
+                f"{run_.session.ref or run_.session.path}: not written: --in-place asks for confirmation on a "
+                "terminal and there is none; pass --yes to write without asking"
+            )
+        fmt = run_.session.format
+        how = fmt.storage.keeps
+        notes = fmt.write_notes
+        grows = draft.growth_warning()
+        out.write(
+            f"Write the compacted session over {run_.session.ref or run_.session.path}?\n"
+            f"  {count(len(run_.session.messages), 'message')} → {number(len(draft.compacted.messages))}; "
+            f"the current file is {how} first.\n"
+            + (f"  warning: {grows}\n" if grows else "")
+            + "".join(f"  {visible(note)}\n" for note in notes)
+            + "Write it? [y/N] "
+        )
+        out.flush()
+        if stdin.readline().strip().lower() not in ("y", "yes"):
+            out.write("Not written.\n")
+            return None
+    result = job.commit(draft, run_.provider, allow_split=allow_split, ready=ready)
+    out.write(result.describe() + "\n")
+    return result

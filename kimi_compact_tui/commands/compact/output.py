@@ -1,20 +1,24 @@
-"""What ``compact`` prints: the summary streaming to the terminal, the
-announcement, the JSON result, and what a no-op left alone."""
+"""What ``compact`` prints: the summary streaming to the terminal, what is
+said before the request (a split, the announcement, the rounds revised), a
+draft that grows the session, the JSON result, and what a no-op left alone."""
 
 from __future__ import annotations
 
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kimi_compact_tui.commands.compact_run import CompactionRun
+from kimi_compact_tui.commands.common import warn_splits
+from kimi_compact_tui.commands.compact.run import CompactionRun
+from kimi_compact_tui.commands.rounds import Rounds, dropped_note
 from kimi_compact_tui.sanitize import visible
 from kimi_compact_tui.wording import span
 
 if TYPE_CHECKING:
-    from kimi_compact_tui.job import Preparation
+    from kimi_compact_tui.job import Draft, Preparation
     from kimi_compact_tui.providers import ProviderConfig, StreamEvent
 
 DIM = "\x1b[2m"
@@ -117,7 +121,7 @@ def json_result(run: CompactionRun, written: Path | None) -> dict[str, Any]:
     else:
         data = run.result.to_json()
         data["noop"] = None
-    data["session"] = str(run.session.path)
+    data["session"] = str(run.session.ref or run.session.path)
     data["output"] = str(written) if written else None
     data["written"] = written is not None
     data["messages_before"] = len(run.session.messages)
@@ -147,3 +151,42 @@ def revision_json(run: CompactionRun) -> dict[str, Any] | None:
         "rounds_sent": len(request.revisions) if request is not None else 0,
         "dropped": request.dropped_rounds if request is not None else 0,
     }
+
+
+def starter(
+    args: argparse.Namespace, rounds: Rounds | None = None
+) -> Callable[[Preparation, ProviderConfig], None]:
+    """Once the job's refusals passed and before the request: the warning for
+    a tool call split from its result by a summary not written in place (in
+    place, the job refused it unless ``--allow-split``); then the announcement."""
+
+    def start(prep: Preparation, pcfg: ProviderConfig) -> None:
+        if not args.in_place:
+            warn_splits(prep)
+        if args.output and not prep.session.format.storage.byte_based:
+            from kimi_compact_tui.formats.loader import dump_session
+
+            dump_session(prep.session)  # refused in one line: not a file of its own
+        if args.json:
+            return
+        if rounds is not None and rounds.given_only:
+            print(f"writing {rounds.label}", file=sys.stderr)
+            return
+        if rounds is not None:
+            request = prep.request
+            dropped = request.dropped_rounds if request is not None else 0
+            print(f"revising: {rounds.label}", file=sys.stderr)
+            if dropped:
+                print(f"kimi-compact-tui: note: {dropped_note(dropped)}", file=sys.stderr)
+        announce(prep, pcfg)
+
+    return start
+
+
+def warn_growth(draft: Draft) -> None:
+    """A compaction that makes the session larger is said, with both figures,
+    before anything is written (and when nothing is)."""
+    line = draft.growth_warning()
+    if line is not None:
+        print(f"kimi-compact-tui: warning: {line}", file=sys.stderr)
+        sys.stderr.flush()

@@ -15,7 +15,13 @@ from __future__ import annotations
 import re
 
 from kimi_compact_tui.model import Message
-from kimi_compact_tui.specifics.declare import CHECKPOINT, REMINDER, PlanShape, ToolRoles
+from kimi_compact_tui.specifics.declare import (
+    CHECKPOINT,
+    REMINDER,
+    PlanShape,
+    ToolRoles,
+    Vocabulary,
+)
 
 TOOLS = ToolRoles(
     writes={"WriteFile": ("path",), "StrReplaceFile": ("path",)},
@@ -39,3 +45,6 @@ def bookkeeping(message: Message) -> str | None:
 
 def tool_failed(message: Message) -> bool:
     return message.role == "tool" and message.text().lstrip().startswith("<system>ERROR")
+
+
+ROLES = Vocabulary(TOOLS, bookkeeping, tool_failed)

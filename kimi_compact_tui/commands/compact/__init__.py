@@ -6,50 +6,47 @@ stderr (dimmed on a terminal). The compacted session is written to
 ``--allow-truncated``). Exit codes: 0 complete or no-op, 3 provider failure or
 truncation, 130 cancelled, 2 bad input.
 
-The run itself (load, plan, check, stream, draft) is
-:func:`.compact_run.run_compaction`; this module prints its verdict and writes.
+The command is this package, one module for each thing it does:
+
+- :mod:`.run`: the run itself (load, plan, check, stream, draft; ``--anchor``);
+- :mod:`.output`: what it prints while it runs, and its JSON result;
+- :mod:`.write`: where and how it writes (``--output``, ``--in-place``);
+- this module: the options, the order of the steps, the verdict and the exit code.
+
+``--from-summary`` and ``--revise`` (shared with ``preview`` and ``probe``) are
+:mod:`kimi_compact_tui.commands.rounds`. Light at import: the engine loads
+when the command runs.
 """
 
 from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
 
-from kimi_compact_tui.commands.common import (
-    add_provider_args,
-    add_session_args,
-    refuse,
-    warn_splits,
-)
-from kimi_compact_tui.commands.compact_output import (
+from kimi_compact_tui.commands.common import add_provider_args, add_session_args
+from kimi_compact_tui.commands.compact.output import (
     Printer,
-    announce,
     json_result,
     nothing_written,
+    starter,
+    warn_growth,
 )
-from kimi_compact_tui.commands.compact_revise import (
-    Rounds,
-    add_revise_args,
-    check_rounds,
-    dropped_note,
-)
-from kimi_compact_tui.commands.compact_run import CompactionRun, run_compaction
+from kimi_compact_tui.commands.compact.run import CompactionRun, anchored_run, run_compaction
+from kimi_compact_tui.commands.compact.write import output_target, write_in_place, write_output
 from kimi_compact_tui.commands.jsonout import print_json
-from kimi_compact_tui.commands.output_file import output_target, write_output
+from kimi_compact_tui.commands.rounds import add_revise_args, check_rounds
 from kimi_compact_tui.errors import ProviderFailure, RetentionShortfall, UserError
-from kimi_compact_tui.sanitize import visible
 from kimi_compact_tui.wording import count, noop_line, number
-
-if TYPE_CHECKING:
-    from kimi_compact_tui.job import Draft, Preparation
-    from kimi_compact_tui.providers import ProviderConfig
-    from kimi_compact_tui.store import ApplyResult
 
 #: The one-line help of the command (listed by the top-level --help).
 HELP = "stream the summary from a provider and write the compacted session"
+#: What ``--help`` of the command says it does.
+DESCRIPTION = (
+    "Stream the compaction summary to the terminal as it arrives, then write the "
+    "compacted session to --output when the summary is complete. With no provider "
+    "configured the summary is extracted offline (no model writes it)."
+)
 
 EXIT_OK = 0
 EXIT_PROVIDER = 3
@@ -59,15 +56,7 @@ EXIT_CANCELLED = 130
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     from kimi_compact_tui.retention.anchor import DEFAULT_ANCHOR_BUDGET
 
-    p = sub.add_parser(
-        "compact",
-        help=HELP,
-        description=(
-            "Stream the compaction summary to the terminal as it arrives, then write the "
-            "compacted session to --output when the summary is complete. With no provider "
-            "configured the summary is extracted offline (no model writes it)."
-        ),
-    )
+    p = sub.add_parser("compact", help=HELP, description=DESCRIPTION)
     add_session_args(p, instructions=True)
     add_provider_args(p)
     add_revise_args(p, alone=True)
@@ -126,36 +115,6 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
 
 
-def _starter(
-    args: argparse.Namespace, rounds: Rounds | None = None
-) -> Callable[[Preparation, ProviderConfig], None]:
-    """Once the job's refusals passed and before the request: the warning for
-    a tool call split from its result by a summary not written in place (in
-    place, the job refused it unless ``--allow-split``); then the announcement."""
-
-    def start(prep: Preparation, pcfg: ProviderConfig) -> None:
-        if not args.in_place:
-            warn_splits(prep)
-        if args.output and not prep.session.format.storage.byte_based:
-            from kimi_compact_tui.formats.loader import dump_session
-
-            dump_session(prep.session)  # refused in one line: not a file of its own
-        if args.json:
-            return
-        if rounds is not None and rounds.given_only:
-            print(f"writing {rounds.label}", file=sys.stderr)
-            return
-        if rounds is not None:
-            request = prep.request
-            dropped = request.dropped_rounds if request is not None else 0
-            print(f"revising: {rounds.label}", file=sys.stderr)
-            if dropped:
-                print(f"kimi-compact-tui: note: {dropped_note(dropped)}", file=sys.stderr)
-        announce(prep, pcfg)
-
-    return start
-
-
 def run(args: argparse.Namespace) -> int:
     from kimi_compact_tui.formats.loader import dump_session
     from kimi_compact_tui.retention import (
@@ -186,12 +145,10 @@ def run(args: argparse.Namespace) -> int:
         args,
         on_event=printer,
         allow_truncated=args.allow_truncated,
-        on_start=_starter(args, rounds),
+        on_start=starter(args, rounds),
         rounds=rounds,
     )
     if args.anchor:
-        from kimi_compact_tui.commands.compact_anchor import anchored_run
-
         run_ = anchored_run(run_, args.anchor_budget, args.allow_truncated)
     result = run_.result
     if printer is not None:
@@ -207,7 +164,7 @@ def run(args: argparse.Namespace) -> int:
             if args.json:
                 print_json(dict(json_result(run_, None), retention=report.to_json()))
             raise RetentionShortfall(
-                f"{run_.session.path}: not written: the summary keeps too little "
+                f"{run_.session.ref or run_.session.path}: not written: the summary keeps too little "
                 f"({'; '.join(shortfalls)})"
             )
     if run_.draft is not None and args.in_place and result is not None:
@@ -266,64 +223,6 @@ def run(args: argparse.Namespace) -> int:
         print("cancelled; nothing written", file=err)
         return EXIT_CANCELLED
     raise ProviderFailure(f"{result.error or 'the provider failed'}; nothing written")
-
-
-def warn_growth(draft: Draft) -> None:
-    """A compaction that makes the session larger is said, with both figures,
-    before anything is written (and when nothing is)."""
-    line = draft.growth_warning()
-    if line is not None:
-        print(f"kimi-compact-tui: warning: {line}", file=sys.stderr)
-        sys.stderr.flush()
-
-
-def write_in_place(
-    args: argparse.Namespace,
-    run_: CompactionRun,
-    *,
-    stdin: Any = None,
-    out: Any = None,
-) -> ApplyResult | None:
-    """``--in-place``: the job's write refusals (computed before the request;
-    a split history unless ``--allow-split``), ask on the terminal (unless
-    ``--yes``), then commit the draft through the job. Returns the store's
-    ApplyResult, or None when the answer is no."""
-
-    stdin = stdin if stdin is not None else sys.stdin
-    out = out if out is not None else sys.stderr
-    draft, job = run_.draft, run_.job
-    assert draft is not None and job is not None
-    allow_split = bool(getattr(args, "allow_split", False))
-    ready = run_.ready
-    if ready is None:  # a run made without the command's own start
-        ready = job.readiness(draft.preparation, request=False, write=True, allow_split=allow_split)
-    refuse(ready)
-    if not getattr(args, "yes", False):
-        isatty = getattr(stdin, "isatty", None)
-        if not (callable(isatty) and isatty()):
-            raise UserError(
-                f"{run_.session.path}: not written: --in-place asks for confirmation on a "
-                "terminal and there is none; pass --yes to write without asking"
-            )
-        fmt = run_.session.format
-        how = fmt.storage.keeps
-        notes = fmt.write_notes
-        grows = draft.growth_warning()
-        out.write(
-            f"Write the compacted session over {run_.session.path}?\n"
-            f"  {count(len(run_.session.messages), 'message')} → {number(len(draft.compacted.messages))}; "
-            f"the current file is {how} first.\n"
-            + (f"  warning: {grows}\n" if grows else "")
-            + "".join(f"  {visible(note)}\n" for note in notes)
-            + "Write it? [y/N] "
-        )
-        out.flush()
-        if stdin.readline().strip().lower() not in ("y", "yes"):
-            out.write("Not written.\n")
-            return None
-    result = job.commit(draft, run_.provider, allow_split=allow_split, ready=ready)
-    out.write(result.describe() + "\n")
-    return result
 
 
 def _exit_code(run_: CompactionRun) -> int:

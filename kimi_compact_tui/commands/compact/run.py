@@ -3,12 +3,15 @@ and build (not write) the compacted session, through the compaction job.
 
 :func:`run_compaction` does everything except printing the verdict and
 writing, and returns a :class:`CompactionRun` (unpacks as ``session, plan,
-result``); ``compact`` (:mod:`.compact`) prints and writes it.
+result``); :func:`anchored_run` is the same run with ``--anchor``'s block of
+lost references added to its draft. The command (:mod:`.`) prints and
+writes it.
 """
 
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import sys
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
@@ -22,7 +25,7 @@ from kimi_compact_tui.errors import UserError
 if TYPE_CHECKING:
     import asyncio
 
-    from kimi_compact_tui.commands.compact_revise import Rounds
+    from kimi_compact_tui.commands.rounds import Rounds
     from kimi_compact_tui.compaction.plan import CompactionPlan
     from kimi_compact_tui.config import AppConfig
     from kimi_compact_tui.formats.base import Session
@@ -146,3 +149,24 @@ def on_a_copy(args: argparse.Namespace, sample: Path) -> argparse.Namespace:
         file=sys.stderr,
     )
     return argparse.Namespace(**{**vars(args), "session": str(copy)})
+
+
+def anchored_run(run_: CompactionRun, budget: int, allow_truncated: bool) -> CompactionRun:
+    """``run_`` with its draft's summary anchored (unchanged when nothing is missing);
+    says on stderr what did not fit in ``budget``."""
+    from kimi_compact_tui.retention import retention_report
+    from kimi_compact_tui.retention.anchor import Anchored, anchor
+
+    if run_.draft is None or run_.result is None:
+        return run_
+    report = retention_report(run_.session, run_.plan, run_.draft.summary)
+    anchored: Anchored = anchor(report, run_.draft.summary, budget)
+    note = anchored.note()
+    if note:
+        print(note, file=sys.stderr)
+    if not anchored.block:
+        return run_
+    draft = run_.job.draft(
+        run_.preparation, run_.result, anchored.text, allow_truncated=allow_truncated
+    )
+    return dataclasses.replace(run_, draft=draft)

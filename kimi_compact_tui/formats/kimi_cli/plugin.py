@@ -21,7 +21,6 @@ from kimi_compact_tui.compaction.plan import CompactionPlan
 from kimi_compact_tui.compaction.summary import COMPACTED_NOTICE, system
 from kimi_compact_tui.compaction.tokens import kimi_estimate
 from kimi_compact_tui.errors import SessionFormatError
-from kimi_compact_tui.formats import kimi_discover, kimi_roles
 from kimi_compact_tui.formats.base import (
     Session,
     SessionFormat,
@@ -32,7 +31,9 @@ from kimi_compact_tui.formats.base import (
     state_of,
 )
 from kimi_compact_tui.formats.fastjson import MISS, decode_fast, share_strings
-from kimi_compact_tui.formats.kimi_checkpoints import CheckpointPairs, checkpoint_message
+from kimi_compact_tui.formats.kimi_cli import discover as kimi_discover
+from kimi_compact_tui.formats.kimi_cli import roles as kimi_roles
+from kimi_compact_tui.formats.kimi_cli.checkpoints import CheckpointPairs, checkpoint_message
 from kimi_compact_tui.formats.lines import Lines, raw_bytes
 from kimi_compact_tui.formats.strategies import Rotate
 from kimi_compact_tui.formats.validate import check_message, type_name
@@ -73,7 +74,7 @@ class KimiState:
     entries: list[Any] | None
     trailing_newline: bool = True
     # Each ``_checkpoint`` record is followed by its ``<system>CHECKPOINT N</system>``
-    # user message (the agent has the D-Mail tool): see formats/kimi_checkpoints.py.
+    # user message (the agent has the D-Mail tool): see checkpoints.py.
     checkpoint_messages: bool = False
     # A rebuilt session: the index of the message the ``_checkpoint`` 0 record is
     # written before (0: right after the system prompt, as kimi-cli writes it).
@@ -273,14 +274,8 @@ class KimiCliFormat(SessionFormat):
     label = "kimi-cli context.jsonl"
     agent = "kimi-cli"
     storage = Rotate()
-    tools = kimi_roles.TOOLS
+    roles = kimi_roles.ROLES
     tail_skips_bookkeeping = False  # kimi-cli's own scan counts its checkpoint messages
-
-    def bookkeeping(self, message: Message) -> str | None:
-        return kimi_roles.bookkeeping(message)
-
-    def tool_failed(self, message: Message) -> bool:
-        return kimi_roles.tool_failed(message)
 
     streams_lines = True
 
