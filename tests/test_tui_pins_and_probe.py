@@ -18,6 +18,7 @@ import threading
 from pathlib import Path
 
 import pytest
+from textual.widgets import TextArea
 
 from kimi_compact_tui.config import AppConfig
 from kimi_compact_tui.formats import load_session
@@ -431,3 +432,24 @@ async def test_the_probe_asks_about_the_summary_as_written_with_its_pins(
             for marker in COMPACTED_ONLY:
                 assert marker not in whole
         assert f"Probe (2 pinned) 0/{n} answered right" in figures(stream)
+
+
+async def test_the_stream_screens_summary_is_the_one_written_with_its_pins(
+    session_file, loopback, provider_config
+):
+    """The stream screen's "summary as it will be written" shows the pinned block
+    as soon as items are pinned, and loses it on unpinning (it showed the
+    model's text alone while the pins were written)."""
+    loopback.script([openai_sse([LOSSY])])
+    app = make_app(session_file, provider_config("openai"))
+    async with app.run_test(size=SIZE) as pilot:
+        stream = await compacted(pilot)
+        live = stream.query_one("#summary-live", TextArea)
+        assert EDITOR_BLOCK_START not in live.text
+        await pilot.press("space")  # pin the first missing item
+        await wait_until(pilot, lambda: app.state.pinned is not None, "the pins in the state")
+        await wait_until(pilot, lambda: EDITOR_BLOCK_START in live.text, "the block shown")
+        assert live.text.index("LOSSY-MARKER") < live.text.index(EDITOR_BLOCK_START)
+        await pilot.press("space")  # unpin
+        await wait_until(pilot, lambda: app.state.pinned is None, "no pins")
+        await wait_until(pilot, lambda: EDITOR_BLOCK_START not in live.text, "the block gone")

@@ -211,7 +211,8 @@ class ReviewApp(App[None]):
             return
         edited = " and your edit" if state.summary_edited else ""
         paid = "" if state.offline else " (a model wrote it: running again costs another request)"
-        body = f"The summary{edited} is not written{paid}. {what} loses it."
+        note = state.revision_note()
+        body = f"The summary{note}{edited} is not written{paid}. {what} loses it."
 
         def done(ok: bool | None) -> None:
             if ok:

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from kimi_compact_tui.tui.runs import RunLink
+
 
 @dataclass(frozen=True)
 class WriteRequested:
@@ -17,6 +19,14 @@ class WriteRequested:
 @dataclass(frozen=True)
 class RerunRequested:
     """``r``: run the compaction again (asked first when it replaces work)."""
+
+
+@dataclass(frozen=True)
+class ReviseRequested:
+    """``f`` then ctrl+s: stream the revision ``link`` (a run's summary and the
+    feedback on it, after the earlier rounds of its chain)."""
+
+    link: RunLink
 
 
 @dataclass(frozen=True)
@@ -40,4 +50,6 @@ class OpenEditor:
     block: str
 
 
-FlowRequest = WriteRequested | RerunRequested | JumpToMessage | AddInstructions | OpenEditor
+FlowRequest = (
+    WriteRequested | RerunRequested | ReviseRequested | JumpToMessage | AddInstructions | OpenEditor
+)

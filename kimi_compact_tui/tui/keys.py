@@ -276,8 +276,11 @@ STREAM_KEYS: tuple[Key, ...] = (
         "cancel a running stream (twice: stop waiting); back once it has ended"),
     Key("enter", "close", "", "back, once the stream has ended"),
     Key("w", "write", "Write", "write this summary (asks to confirm)"),
+    Key("f", "feedback", "Feedback",
+        "feedback on this summary: the model revises it (a new candidate linked to this one)"),
     Key("m", "toggle_markdown", "Raw / Markdown", "show the summary raw or rendered as Markdown"),
-    Key("r", "rerun", "Run again", "run the compaction again (asks before replacing a summary)"),
+    Key("r", "rerun", "Run again",
+        "run again (a revision: the same feedback again; asks before replacing a summary)"),
     *RETENTION_KEYS,
 )  # fmt: skip
 
@@ -299,6 +302,12 @@ EDIT_KEYS: tuple[Key, ...] = (
     Key("ctrl+s", "save", "Save", "save: this text is what gets written", priority=True),
     Key("escape", "cancel", "Cancel", "cancel (asks first when there are unsaved changes)",
         display="esc", priority=True),
+)  # fmt: skip
+
+FEEDBACK_KEYS: tuple[Key, ...] = (
+    Key("ctrl+s", "send", "Send", "send the feedback: the revision streams as a new candidate",
+        priority=True),
+    Key("escape", "cancel", "Cancel", "cancel (nothing is sent)", display="esc", priority=True),
 )  # fmt: skip
 
 INSTRUCTIONS_KEYS: tuple[Key, ...] = (
@@ -378,6 +387,7 @@ SCREEN_TABLES: tuple[tuple[str, tuple[Key, ...]], ...] = (
     ("Instructions (i)", INSTRUCTIONS_KEYS),
     ("Prompt (P)", PROMPT_KEYS),
     ("Stream (c)", STREAM_KEYS),
+    ("Feedback (f on the stream)", FEEDBACK_KEYS),
     ("Diff (d)", DIFF_KEYS),
     ("Retention pane (stream and diff)", RETENTION_PANE_KEYS),
     ("Summary editor (e)", EDIT_KEYS),

@@ -21,11 +21,19 @@ from kimi_compact_tui.config import AppConfig, load_config
 from kimi_compact_tui.errors import UserError
 from kimi_compact_tui.formats.base import Session
 from kimi_compact_tui.formats.loader import Fingerprint
-from kimi_compact_tui.job import CompactionJob, Draft, Preparation, writable_reason
+from kimi_compact_tui.job import (
+    CompactionJob,
+    Draft,
+    Preparation,
+    Refusal,
+    RefusalKind,
+    writable_reason,
+)
+from kimi_compact_tui.job.revise import RevisionOrigin, origin_refusal
 from kimi_compact_tui.providers import ProviderConfig, StreamResult, provider_config_from
 from kimi_compact_tui.tui import undo as undo_rules
 from kimi_compact_tui.tui.pins import Pinned, Pins
-from kimi_compact_tui.tui.runs import RunBook, RunKey
+from kimi_compact_tui.tui.runs import RunBook, RunKey, RunLink
 from kimi_compact_tui.tui.snapshot import JobLoader, Snapshot
 from kimi_compact_tui.tui.undo import RestoreOffer
 from kimi_compact_tui.wording import noop_line
@@ -216,9 +224,24 @@ class ReviewState:
         self.summary = result.summary if ok and result is not None else None
         self.summary_edited = False
 
-    def finish_run(self, result: StreamResult, key: RunKey | None) -> int | None:
+    def origin(self) -> RevisionOrigin | None:
+        """What a run started now is made on (its range and the bytes loaded):
+        kept with the run, and checked before a revision of it."""
+        if self.job is None or self.preparation is None:
+            return None
+        return RevisionOrigin.of(self.preparation, self.job.fingerprint)
+
+    def finish_run(
+        self,
+        result: StreamResult,
+        key: RunKey | None,
+        *,
+        link: RunLink | None = None,
+        origin: RevisionOrigin | None = None,
+    ) -> int | None:
         """A run ended (UI thread): keep it as the result when it summarised what
-        is under review now, and as a candidate; the candidate's number or None."""
+        is under review now, and as a candidate (with ``link`` for a revision,
+        and the ``origin`` it was made on); the candidate's number or None."""
         if key is not None and key == self.run_key():
             self.set_result(result)
         if key is None:
@@ -229,8 +252,45 @@ class ReviewState:
             prompt=self.prompt,
             instructions=self.custom_instruction,
             model=self.preparation.compaction_model if self.preparation else None,
+            link=link,
+            origin=origin,
         )
         return candidate.number if candidate is not None else None
+
+    # --- revisions (feedback on a finished run) -------------------------------------
+    @property
+    def current_run(self) -> int | None:
+        """The candidate number of the run under review (None: no run, or one
+        that was not kept)."""
+        return self.runs.number_of(self.stream_result)
+
+    def revision_note(self) -> str:
+        """How the questions before the summary is dropped name a revision:
+        `` (revision #3 of #1, 2 rounds of feedback)``; "" for any other summary."""
+        number = self.current_run
+        link = self.runs.links.get(number) if number is not None else None
+        if number is None or link is None:
+            return ""
+        rounds = len(link.rounds)
+        plural = "s" if rounds > 1 else ""
+        return f" (revision #{number} of #{link.parent}, {rounds} round{plural} of feedback)"
+
+    def revision_link(self, number: int, summary: str, feedback: str) -> RunLink:
+        """The link of a revision of candidate ``number`` (``summary``: its text
+        as the reviewer has it, perhaps edited) by ``feedback``: every earlier
+        round of its chain, then this one."""
+        return RunLink(number, self.runs.rounds_for(number, summary, feedback))
+
+    def revision_refusal(self, link: RunLink) -> Refusal | None:
+        """Why the revision ``link`` may not be asked for now (before any
+        request): the session changed on disk or was reloaded with other
+        bytes since the revised run was made, or the boundary moved."""
+        origin = self.runs.origins.get(link.parent)
+        prep = self.preparation
+        if origin is None or prep is None:
+            why = f"candidate #{link.parent} has no record of the range it was made on"
+            return Refusal(RefusalKind.REVISION_RANGE, f"{self.session_path}: not revised: {why}")
+        return origin_refusal(origin, prep, self.fingerprint)
 
     def choose_candidate(self, number: int) -> None:
         """Make candidate ``number`` the summary to edit and write (UserError when

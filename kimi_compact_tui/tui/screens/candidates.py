@@ -8,11 +8,19 @@ side by side and a text diff of the two summaries. ``enter`` chooses the
 highlighted candidate (the screen is dismissed with its number, the app
 decides what to do); ``escape`` closes it with None.
 
+A revision (feedback on a run, ``f`` on the stream screen) shows its chain:
+its row says which run it revises and quotes the feedback's first line
+(``↳ revises #1: “keep the failing test name”``), and each report names it
+(``#3 revises #1``). When the newest run is a revision, it and the run it
+revises are the two marked at first; any two runs compare the same way.
+
 All candidate text (summaries, instructions, item text) is shown as ``Text``
 through :func:`visible`, never parsed as markup.
 """
 
 from __future__ import annotations
+
+from collections.abc import Mapping
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -24,6 +32,7 @@ from textual.widgets.option_list import Option
 from kimi_compact_tui.retention import Candidate, CandidateSet, Comparison
 from kimi_compact_tui.sanitize import clip_cells, one_line, visible
 from kimi_compact_tui.tui import keys
+from kimi_compact_tui.tui.runs import RunLink, first_line
 from kimi_compact_tui.tui.widgets.footer import KeysFooter
 from kimi_compact_tui.tui.widgets.retention_pane import figures_text
 
@@ -32,28 +41,46 @@ MAX_MISSING_SHOWN = 30
 
 #: The instructions' line of a candidate is cut at this many cells (with …).
 INSTRUCTIONS_CELLS = 60
+#: The feedback's line of a revision is cut at this many cells (with …).
+FEEDBACK_CELLS = 56
+
+
+def chain_text(link: RunLink) -> str:
+    """``revises #1: “keep X”`` (the feedback's first line, cut with …)."""
+    quoted = clip_cells(one_line(first_line(link.feedback), 400), FEEDBACK_CELLS)
+    return f"revises #{link.parent}: “{quoted}”"
 
 
 def candidate_prompt(
-    candidate: Candidate, marked: bool, chosen: bool, *, timing: bool = True
+    candidate: Candidate,
+    marked: bool,
+    chosen: bool,
+    *,
+    timing: bool = True,
+    link: RunLink | None = None,
 ) -> Text:
-    """The candidate's line (its figures as the stream screen showed them) and,
-    when it had instructions, a second line quoting them, cut by cells with …."""
+    """The candidate's line (its figures as the stream screen showed them); for
+    a revision (``link``), a line naming its parent and quoting the feedback;
+    when it had instructions, a line quoting them; each cut by cells with …."""
     out = Text(no_wrap=True, overflow="ellipsis")
     out.append("● " if marked else "  ", style="bold yellow")
     if chosen:
         out.append("[chosen] ", style="bold green")
     out.append(one_line(candidate.label(timing=timing), 300))
+    if link is not None:
+        out.append("\n    ↳ " + chain_text(link), style="cyan")
     if candidate.custom_instructions:
         quoted = clip_cells(one_line(candidate.custom_instructions, 400), INSTRUCTIONS_CELLS)
         out.append("\n    instructions “" + quoted + "”", style="dim")
     return out
 
 
-def report_text(candidate: Candidate) -> Text:
+def report_text(candidate: Candidate, link: RunLink | None = None) -> Text:
     out = Text(no_wrap=True, overflow="ellipsis")
     out.append(f"#{candidate.number} ", style="bold")
     out.append(one_line(f"{candidate.provider}/{candidate.model or '-'}", 60) + "\n")
+    if link is not None:
+        out.append(chain_text(link) + "\n", style="cyan")
     if candidate.contract_ok is not None:
         ok = candidate.contract_ok
         out.append(
@@ -114,11 +141,17 @@ class CandidatesScreen(Screen[int | None]):
     }
     """
 
-    def __init__(self, candidates: CandidateSet) -> None:
+    def __init__(
+        self, candidates: CandidateSet, links: Mapping[int, RunLink] | None = None
+    ) -> None:
         super().__init__()
         self.candidates = candidates
+        self.links: Mapping[int, RunLink] = links or {}
         numbers = [c.number for c in candidates]
         self.marked: list[int] = numbers[-2:]
+        newest = self.links.get(numbers[-1]) if numbers else None
+        if newest is not None:  # a revision: compared with the run it revises
+            self.marked = [newest.parent, numbers[-1]]
 
     def compose(self) -> ComposeResult:
         yield Static(self._title(), id="candidates-title")
@@ -128,7 +161,10 @@ class CandidatesScreen(Screen[int | None]):
                 yield Static(id="left-report")
             with VerticalScroll(classes="report"):
                 yield Static(id="right-report")
-        yield RichLog(id="summary-diff", markup=False, highlight=False, wrap=False)
+        # The diff is read from its top (its file names and first hunk).
+        yield RichLog(
+            id="summary-diff", markup=False, highlight=False, wrap=False, auto_scroll=False
+        )
         yield KeysFooter()
 
     def on_mount(self) -> None:
@@ -151,7 +187,11 @@ class CandidatesScreen(Screen[int | None]):
     def _prompt(self, c: Candidate) -> Text:
         timing = getattr(self.app, "show_timing", True)
         return candidate_prompt(
-            c, c.number in self.marked, c.number == self.candidates.chosen, timing=timing
+            c,
+            c.number in self.marked,
+            c.number == self.candidates.chosen,
+            timing=timing,
+            link=self.links.get(c.number),
         )
 
     def comparison(self) -> Comparison | None:
@@ -172,8 +212,8 @@ class CandidatesScreen(Screen[int | None]):
                              style="dim"))  # fmt: skip
             right.update(Text(""))
             return
-        left.update(report_text(comparison.left))
-        right.update(report_text(comparison.right))
+        left.update(report_text(comparison.left, self.links.get(comparison.left.number)))
+        right.update(report_text(comparison.right, self.links.get(comparison.right.number)))
         if not comparison.diff:
             log.write(Text("the two summaries are identical", style="dim"))
         for line in comparison.diff:

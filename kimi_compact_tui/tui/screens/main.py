@@ -32,6 +32,7 @@ from kimi_compact_tui.tui.flow import (
     JumpToMessage,
     OpenEditor,
     RerunRequested,
+    ReviseRequested,
     WriteRequested,
 )
 from kimi_compact_tui.tui.keys import MAIN_KEYS
@@ -187,7 +188,8 @@ class MainScreen(Screen[None]):
             self._apply(change, *args)
             return
         edited = " and your edit" if self.state.summary_edited else ""
-        body = f"{what} discards the summary{edited}: a new one must be compacted (c)."
+        note = self.state.revision_note()
+        body = f"{what} discards the summary{note}{edited}: a new one must be compacted (c)."
 
         def done(ok: bool | None) -> None:
             if ok:
@@ -293,6 +295,9 @@ class MainScreen(Screen[None]):
             self.action_write()
         elif isinstance(request, RerunRequested):
             self.app.push_screen(StreamScreen(self.state, run=True), self._after_flow)
+        elif isinstance(request, ReviseRequested):
+            revision = StreamScreen(self.state, revision=request.link)
+            self.app.push_screen(revision, self._after_flow)
         elif isinstance(request, JumpToMessage):
             self.message_list.move_to(request.number - 1)
             self.message_list.focus()
@@ -316,7 +321,9 @@ class MainScreen(Screen[None]):
                 if self.state.summary is not None and self.state.runs.candidates.chosen == number:
                     self.notify(f"candidate #{number} is the summary to write", markup=False)
 
-        self.app.push_screen(CandidatesScreen(self.state.runs.candidates), done)
+        self.app.push_screen(
+            CandidatesScreen(self.state.runs.candidates, self.state.runs.links), done
+        )
 
     def action_compact(self) -> None:
         self.app.push_screen(StreamScreen(self.state), self._after_flow)

@@ -20,6 +20,18 @@ Leaving the screen keeps the finished summary: opened again, the screen shows
 it; ``r`` runs again (asking first). ``w`` asks the app to write once the run is
 complete (a :class:`~kimi_compact_tui.tui.flow.WriteRequested`); ``m`` toggles
 raw text / Markdown.
+
+``f`` (once a summary is finished) opens the feedback box; sent, the screen
+asks for a revision (a :class:`~kimi_compact_tui.tui.flow.ReviseRequested`
+with the chain of rounds), which a new stream screen runs: the same request
+for the range, then each earlier summary and feedback, then this summary (as
+the reviewer has it, perhaps edited) and the feedback. Before any request it
+is refused when the session changed on disk or the boundary moved since the
+revised run was made (:meth:`ReviewState.revision_refusal`), then by the job's
+readiness as for any run. Its request is built in the worker
+(:func:`~kimi_compact_tui.job.revise.revise`: for the offline provider it reads
+the range's specifics). The revision is kept as a candidate linked to its
+parent.
 """
 
 from __future__ import annotations
@@ -27,6 +39,7 @@ from __future__ import annotations
 import asyncio
 import time
 from collections.abc import Callable
+from dataclasses import dataclass
 
 from rich.text import Text
 from textual import events, work
@@ -39,6 +52,7 @@ from textual.worker import Worker, WorkerState
 
 from kimi_compact_tui.compaction.figures import RunFigures
 from kimi_compact_tui.job import CompactionJob, Preparation, Readiness
+from kimi_compact_tui.job.revise import RevisionOrigin, RevisionRound, revise
 from kimi_compact_tui.providers import (
     OFFLINE_NOTICE,
     ProviderConfig,
@@ -48,8 +62,13 @@ from kimi_compact_tui.providers import (
 )
 from kimi_compact_tui.sanitize import one_line, visible
 from kimi_compact_tui.tui import keys
-from kimi_compact_tui.tui.flow import FlowRequest, RerunRequested, WriteRequested
-from kimi_compact_tui.tui.runs import RunKey
+from kimi_compact_tui.tui.flow import (
+    FlowRequest,
+    RerunRequested,
+    ReviseRequested,
+    WriteRequested,
+)
+from kimi_compact_tui.tui.runs import RunKey, RunLink
 from kimi_compact_tui.tui.screens.retention_host import RetentionHost
 from kimi_compact_tui.tui.state import ReviewState
 from kimi_compact_tui.tui.stream_buffer import RunControl, StreamBuffer, buffer_events
@@ -60,6 +79,24 @@ from kimi_compact_tui.wording import noop_line
 
 FLUSH_INTERVAL = 0.05
 OFFLINE_BANNER = "offline — no model wrote this summary"
+
+
+@dataclass(frozen=True)
+class Ran:
+    """What the stream worker returns: the run, and for a revision how many of
+    its oldest rounds were left out to fit the model's context."""
+
+    result: StreamResult
+    dropped_rounds: int = 0
+
+
+def dropped_line(dropped: int) -> str:
+    """What a revision says when its oldest rounds did not fit the request."""
+    rounds = "round was" if dropped == 1 else "rounds were"
+    return (
+        f"the {dropped} oldest feedback {rounds} left out to fit the model's context "
+        "(the latest summary and feedback are always sent)"
+    )
 
 
 def provider_of(state: ReviewState) -> ProviderConfig:
@@ -110,6 +147,7 @@ class StreamScreen(RetentionHost, Screen[FlowRequest | None]):
         clock: Callable[[], float] | None = time.monotonic,
         show_timing: bool = True,
         run: bool | None = None,
+        revision: RunLink | None = None,
         name: str | None = None,
         id: str | None = None,
     ) -> None:
@@ -117,6 +155,11 @@ class StreamScreen(RetentionHost, Screen[FlowRequest | None]):
         self.state = state
         # Run unless a finished summary is kept (then it is shown: r runs again).
         self.run_now = state.summary is None if run is None else run
+        #: The revision this screen streams (None: a compaction run).
+        self.revision = revision
+        if revision is not None:
+            self.run_now = True
+        self.origin: RevisionOrigin | None = None  # what the run is made on
         self.provider = provider_of(state)
         self._stream_fn: StreamFunction = stream_fn or stream_summary
         self._clock = clock
@@ -125,12 +168,21 @@ class StreamScreen(RetentionHost, Screen[FlowRequest | None]):
         self.cancelling = False
         self.run_key: RunKey | None = None
         self.result: StreamResult | None = None
+        self.refused: str | None = None  # why the run was not started
+        self.dropped_rounds = 0  # a revision's oldest rounds left out to fit
         self.running = False
         self._started: float | None = None
         self._ended: float | None = None
         self._timer: Timer | None = None
 
     # --- layout -------------------------------------------------------------------
+    def pins_changed(self) -> None:
+        """The summary shown is the one ``w`` writes: with the pinned block
+        while items are pinned, the model's text again once none is."""
+        text = self.state.summary_to_write
+        if text is not None:
+            self.query_one(StreamView).show_written(text)
+
     def compose(self) -> ComposeResult:
         with Vertical(id="stream-head"):
             yield Static(self._title(), id="stream-title")
@@ -145,6 +197,9 @@ class StreamScreen(RetentionHost, Screen[FlowRequest | None]):
     def _title(self) -> Text:
         prep = self.state.preparation
         text = Text("Compacting ", style="bold")
+        if self.revision is not None:
+            text = Text(f"Revising #{self.revision.parent}", style="bold")
+            text.append(f" (round {len(self.revision.rounds)}) · ")
         if prep is not None and not prep.plan.noop:
             n = len(prep.plan.compact_indices)
             text.append(f"{n:,} message{'' if n == 1 else 's'}")
@@ -186,17 +241,39 @@ class StreamScreen(RetentionHost, Screen[FlowRequest | None]):
             return
         job = self.state.job
         assert job is not None and prep is not None
-        # The job's refusals, once, before any request (as in the CLI).
+        if self.revision is not None:
+            # A revision is for the range and the bytes its summary was made on.
+            refusal = self.state.revision_refusal(self.revision)
+            if refusal is not None:
+                self._not_started(str(refusal))
+                return
+        # The job's refusals, once, before any request (as in the CLI); a
+        # revision's are its run's (the same plan, config and provider).
         ready = job.readiness(prep, self.provider, write=job.fingerprint is not None)
         if ready.first is not None:
-            self._set_status(Text(f"not started: {visible(str(ready.first))}", style="bold red"))
-            self._show_outcome([("nothing was sent · escape: back", "")])
+            self._not_started(str(ready.first))
             return
         self.run_key = self.state.run_key()
+        self.origin = self.state.origin()
         self.running = True
         self._started = self._now()
         self._timer = self.set_interval(FLUSH_INTERVAL, self._tick)
-        self._run(job, prep, self.provider, self._view.buffer, self.control, self._stream_fn, ready)
+        rounds = self.revision.rounds if self.revision is not None else None
+        self._run(
+            job,
+            prep,
+            self.provider,
+            self._view.buffer,
+            self.control,
+            self._stream_fn,
+            ready,
+            rounds,
+        )
+
+    def _not_started(self, why: str) -> None:
+        self.refused = why
+        self._set_status(Text(f"not started: {visible(why)}", style="bold red"))
+        self._show_outcome([("nothing was sent · escape: back", "")])
 
     # --- the worker ---------------------------------------------------------------
     @work(
@@ -211,28 +288,37 @@ class StreamScreen(RetentionHost, Screen[FlowRequest | None]):
         control: RunControl,
         stream_fn: StreamFunction,
         ready: Readiness,
-    ) -> StreamResult:
-        """Build the request and stream it through the job, in this thread's own
-        event loop; reads only its arguments. A cancellation propagates."""
+        rounds: tuple[RevisionRound, ...] | None = None,
+    ) -> Ran:
+        """Build the request (with ``rounds``: the revision's, from the
+        compaction request) and stream it through the job, in this thread's
+        own event loop; reads only its arguments. A cancellation propagates."""
         cancel = control.attach()
+        dropped = 0
         try:
+            if rounds is not None:  # the offline provider reads the range's specifics here
+                prep = revise(prep, rounds, provider)
+                dropped = prep.request.dropped_rounds if prep.request is not None else 0
             events = buffer_events(buffer)
-            return await job.summarize(prep, provider, events, cancel, stream_fn, ready=ready)
+            result = await job.summarize(prep, provider, events, cancel, stream_fn, ready=ready)
+            return Ran(result, dropped)
         except Exception as exc:  # a provider must not take the app down
-            return StreamResult(
+            failed = StreamResult(
                 status="failed",
                 summary=buffer.text,
                 error=f"{type(exc).__name__}: {exc}",
                 provider=provider.kind,
             )
+            return Ran(failed, dropped)
 
     def on_worker_state_changed(self, event: Worker.StateChanged) -> None:
         if event.worker.name != "stream":
             return
         if event.state == WorkerState.SUCCESS:
-            result = event.worker.result
-            assert isinstance(result, StreamResult)
-            self._done(result)
+            ran = event.worker.result
+            assert isinstance(ran, Ran)
+            self.dropped_rounds = ran.dropped_rounds
+            self._done(ran.result)
         elif event.state in (WorkerState.CANCELLED, WorkerState.ERROR):
             error = event.worker.error
             failed = error is not None and not isinstance(error, asyncio.CancelledError)
@@ -259,7 +345,9 @@ class StreamScreen(RetentionHost, Screen[FlowRequest | None]):
         self._ended = self._now()
         if self._timer is not None:
             self._timer.stop()
-        self.candidate = self.state.finish_run(result, self.run_key)
+        self.candidate = self.state.finish_run(
+            result, self.run_key, link=self.revision, origin=self.origin
+        )
         self.refresh_bindings()
         if self.candidate is not None:
             self.score_retention(self.state, result.summary)
@@ -271,6 +359,8 @@ class StreamScreen(RetentionHost, Screen[FlowRequest | None]):
         lines = outcome_lines(result)
         if result.offline:
             lines.append((OFFLINE_NOTICE, "italic"))
+        if self.dropped_rounds:
+            lines.append((dropped_line(self.dropped_rounds), "yellow"))
         lines.append(("escape or enter: back", "dim"))
         self._show_outcome(lines)
 
@@ -375,14 +465,21 @@ class StreamScreen(RetentionHost, Screen[FlowRequest | None]):
         write (cancelled, failed, truncated); pressed anyway, it says why."""
         if action == "write" and not self.state.writable:
             return None if self.running else False
+        if action == "feedback" and self.feedback_refusal() is not None:
+            return None if self.running else False
         return True
 
     def on_key(self, event: events.Key) -> None:
         key = keys.key_for(keys.STREAM_KEYS, event.key)
-        if key is not None and key.action == "write" and self.check_action("write", ()) is not True:
+        if key is None or key.action not in ("write", "feedback"):
+            return
+        if self.check_action(key.action, ()) is not True:
             event.stop()
             event.prevent_default()
-            self.action_write()
+            if key.action == "write":
+                self.action_write()
+            else:
+                self.action_feedback()
 
     def action_write(self) -> None:
         if self.running:
@@ -401,8 +498,12 @@ class StreamScreen(RetentionHost, Screen[FlowRequest | None]):
         if self.running:
             self.notify("already running: escape cancels", markup=False, timeout=3)
             return
+        # A revision runs again as the same revision: the same rounds, sent again.
+        again: FlowRequest = (
+            RerunRequested() if self.revision is None else ReviseRequested(self.revision)
+        )
         if not self.state.has_work:
-            self.dismiss(RerunRequested())
+            self.dismiss(again)
             return
         from kimi_compact_tui.tui.screens.confirm import AskScreen
 
@@ -411,6 +512,51 @@ class StreamScreen(RetentionHost, Screen[FlowRequest | None]):
 
         def done(ok: bool | None) -> None:
             if ok:
-                self.dismiss(RerunRequested())
+                self.dismiss(again)
 
         self.app.push_screen(ask, done)
+
+    # --- feedback: a revision of this summary -------------------------------------
+    def revised_number(self) -> int | None:
+        """The candidate this screen's summary was kept as (None: not kept)."""
+        return self.state.runs.number_of(self.result)
+
+    def _reviewed_summary(self) -> tuple[str, bool]:
+        """The summary feedback is on, as the reviewer has it (an edit when the
+        state holds one for this run), and whether it is an edit."""
+        result = self.result
+        assert result is not None
+        state = self.state
+        if state.stream_result is result and state.summary is not None:
+            return state.summary, state.summary_edited
+        return result.summary, False
+
+    def feedback_refusal(self) -> str | None:
+        """Why ``f`` cannot give feedback now, or None."""
+        if self.running:
+            return "still streaming: feedback works once the summary is finished"
+        result = self.result
+        if result is None or result.status != "complete" or not result.summary.strip():
+            return "no finished summary to give feedback on (r: run again)"
+        if self.revised_number() is None:
+            return "this summary is not a kept run: compact again (r)"
+        return None
+
+    def action_feedback(self) -> None:
+        why = self.feedback_refusal()
+        if why is not None:
+            self.notify(why, markup=False, timeout=4)
+            return
+        number = self.revised_number()
+        assert number is not None
+        summary, edited = self._reviewed_summary()
+        from kimi_compact_tui.tui.screens.feedback import FeedbackScreen
+
+        link = self.state.runs.links.get(number)
+        rounds = len(link.rounds) if link is not None else 0
+
+        def done(feedback: str | None) -> None:
+            if feedback:
+                self.dismiss(ReviseRequested(self.state.revision_link(number, summary, feedback)))
+
+        self.app.push_screen(FeedbackScreen(number, summary, rounds=rounds, edited=edited), done)

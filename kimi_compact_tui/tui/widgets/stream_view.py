@@ -317,6 +317,22 @@ class StreamView(Vertical):
             self.add_class("finished")
         self.finished = True
 
+    def show_written(self, text: str) -> None:
+        """Show ``text`` as the finished summary that will be written (after a
+        pin: the model's text with the pinned block), from its start."""
+        if not self.finished or not self.has_class("finished"):
+            return
+        live = self.query_one("#summary-live", TextArea)
+        if live.text == visible(text, tabs=None):
+            return
+        live.load_text(visible(text, tabs=None))
+        live.cursor_location = (0, 0)
+        live.scroll_home(animate=False, immediate=True)
+        if self.has_class("rendered"):
+            self.query_one("#summary-md", SummaryMarkdown).update(display_markdown(text))
+        else:
+            self._markdown_source = text  # rendered on the next toggle
+
     def _follow(self) -> None:
         """Keep the end of a streaming summary in view (not once it is finished).
         Already after a refresh, so at once: a scroll deferred once more could land

@@ -1,0 +1,85 @@
+"""The feedback box: what the reviewer tells the model about a summary.
+
+Opened with ``f`` on the stream screen once a summary is finished. ``ctrl+s``
+dismisses with the feedback (the stream screen then asks for the revision);
+an empty box is not sent. ``escape`` dismisses with None: nothing is sent.
+Its text is shown as ``Text`` (never parsed as markup).
+"""
+
+from __future__ import annotations
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Static, TextArea
+
+from kimi_compact_tui.tui import keys
+
+
+class FeedbackScreen(ModalScreen[str | None]):
+    BINDINGS = keys.bindings(keys.FEEDBACK_KEYS)
+
+    DEFAULT_CSS = """
+    FeedbackScreen {
+        align: center middle;
+    }
+    FeedbackScreen > Vertical {
+        width: 90%;
+        max-width: 110;
+        height: 70%;
+        border: thick $accent;
+        background: $panel;
+        padding: 0 1;
+    }
+    FeedbackScreen TextArea {
+        height: 1fr;
+    }
+    FeedbackScreen .hint {
+        color: $text-muted;
+    }
+    """
+
+    def __init__(self, number: int, summary: str, *, rounds: int = 0, edited: bool = False) -> None:
+        super().__init__()
+        self.number = number
+        self.summary = summary
+        self.rounds = rounds  # the rounds of feedback that made this summary
+        self.edited = edited
+
+    def compose(self) -> ComposeResult:
+        with Vertical():
+            title = Text(f"Feedback on candidate #{self.number}", style="bold")
+            if self.rounds:
+                title.append(f" (a revision: round {self.rounds + 1})", style="dim")
+            yield Static(title, id="feedback-title")
+            what = "your edit of the summary" if self.edited else "the summary"
+            yield Static(
+                Text(
+                    f"The model gets the same compaction request, then {what} and this "
+                    "feedback; the revision is a new candidate. ctrl+s sends · escape cancels"
+                ),
+                classes="hint",
+            )
+            size = f"{len(self.summary):,} characters"
+            yield Static(
+                Text(f"revising candidate #{self.number}'s summary ({size})"),
+                classes="hint",
+                id="feedback-summary",
+            )
+            area = TextArea("", id="feedback", soft_wrap=True)
+            area.cursor_blink = False
+            yield area
+
+    def on_mount(self) -> None:
+        self.query_one(TextArea).focus()
+
+    def action_send(self) -> None:
+        text = self.query_one(TextArea).text.strip()
+        if not text:
+            self.notify("write the feedback first (escape: cancel)", markup=False, timeout=3)
+            return
+        self.dismiss(text)
+
+    def action_cancel(self) -> None:
+        self.dismiss(None)
