@@ -10,8 +10,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from kimi_compact_tui.formats import fastjson, kimi
+from kimi_compact_tui.formats import fastjson
 from kimi_compact_tui.formats.fastjson import MISS, decode_fast
+from kimi_compact_tui.formats.kimi_cli import plugin as kimi
 from kimi_compact_tui.formats.loader import load
 
 LENIENT = json.JSONDecoder(strict=False)
