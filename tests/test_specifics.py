@@ -166,3 +166,50 @@ def test_codex_context_and_kimi_checkpoints_are_bookkeeping():
     assert kimi.bookkeeping(Message.make("user", "<system>CHECKPOINT 3</system>")) == "checkpoint"
     assert kimi.bookkeeping(Message.make("user", "Fix it.")) is None
     assert not kimi.tail_bookkeeping(Message.make("user", "<system>CHECKPOINT 3</system>"))
+
+
+def _opencode_tool(call_id: str, name: str, args: dict, output: str = "ok") -> dict:
+    """A completed tool part as opencode 1.18 stores it (``tool``, ``callID``, ``state``)."""
+    state = {"status": "completed", "input": args, "output": output, "metadata": {}}
+    state.update(title=name, time={"start": 1, "end": 2})
+    return {"type": "tool", "tool": name, "callID": call_id, "state": state}
+
+
+def test_opencode_tools_and_its_summary_framing(tmp_path):
+    """opencode's write/edit/bash/todowrite tools are read by what they do, and the
+    framing and summary of its own compaction are bookkeeping, never requests."""
+    from tests.factories.opencode import OpencodeDb, step_start, text
+
+    db = OpencodeDb(tmp_path / "opencode.db")
+    sid = db.session("tools")
+    u1 = db.user(sid, "Rename the loader and keep a plan.")
+    todos = [
+        {"content": "Rename load_config", "status": "completed", "priority": "high"},
+        {"content": "Update the docs", "status": "pending", "priority": "low"},
+    ]
+    db.assistant(
+        sid,
+        u1,
+        [
+            step_start(),
+            _opencode_tool("c1", "todowrite", {"todos": todos}),
+            _opencode_tool("c2", "edit", {"filePath": "/w/app/config.py", "oldString": "a"}),
+            _opencode_tool("c3", "write", {"filePath": "/w/docs/loader.md", "content": "x"}),
+            _opencode_tool("c4", "bash", {"command": "pytest -q"}, "3 passed"),
+            text("Done with the rename."),
+        ],
+    )
+    db.compaction(sid, "the earlier summary", tail_start_id=u1)
+    u2 = db.user(sid, "Now the docs.")
+    db.assistant(sid, u2, [step_start(), text("On it.")])
+    session = load_session(f"{db.path}#{sid}")
+    found = specifics_of(session)
+    assert [i.text for i in found.of("user_requests")] == [
+        "Rename the loader and keep a plan.",
+        "Now the docs.",
+    ]
+    assert {i.text for i in found.of("edited_files")} == {"/w/app/config.py", "/w/docs/loader.md"}
+    assert "pytest -q" in {i.text for i in found.of("commands")}
+    assert [i.text for i in found.of("open_tasks")] == ["Update the docs"]
+    kinds = [session.format.bookkeeping(m) for m in session.messages]
+    assert "summary" in kinds and "reminder" in kinds  # the summary and its framing
