@@ -142,24 +142,6 @@ def backup_names(name: str, now: datetime, mark: str = BACKUP_MARK) -> Iterator[
         k += 1
 
 
-def keep_backup(
-    fmt: SessionFormat, ref: SessionRef, current: Current, now: datetime, replaced: bool = False
-) -> Path:
-    """Keep ``current`` as a timestamped copy (``replaced``: the version a
-    restore replaces, named as such)."""
-    folder = fmt.restore_folder(ref.path)
-    folder.mkdir(parents=True, exist_ok=True)
-    made = write_new_file(
-        folder,
-        backup_names(ref.name, now, REPLACED_MARK if replaced else BACKUP_MARK),
-        current.data,
-        current.mode,
-        current.fingerprint.mtime_ns,
-    )
-    assert made is not None  # the names never run out
-    return made
-
-
 def drop_copy(target: Path, old_sha: str, copy: Path | None) -> None:
     """Remove a copy this write made, but only while the target still holds
     the old bytes (then the copy is redundant)."""
@@ -185,7 +167,24 @@ class BackedUp(WriteStrategy):
         *,
         replaced: bool = False,
     ) -> Path:
-        return keep_backup(fmt, ref, current, now, replaced)
+        """Keep ``current`` as the next restore point, in the folder and under
+        the names :meth:`point_names` gives (``replaced``: the version a restore
+        replaces)."""
+        folder, names = self.point_names(fmt, ref, now, replaced)
+        folder.mkdir(parents=True, exist_ok=True)
+        fp = current.fingerprint
+        made = write_new_file(folder, names, current.data, current.mode, fp.mtime_ns)
+        assert made is not None  # the names never run out
+        return made
+
+    def point_names(
+        self, fmt: SessionFormat, ref: SessionRef, now: datetime, replaced: bool
+    ) -> tuple[Path, Iterator[str]]:
+        """Where a new restore point goes, and its names to try in turn: a
+        timestamped copy in the format's restore folder (``.replaced-`` for the
+        version a restore replaces, so it does not read as an older backup)."""
+        mark = REPLACED_MARK if replaced else BACKUP_MARK
+        return fmt.restore_folder(ref.path), backup_names(ref.name, now, mark)
 
     def next_point(self, fmt: SessionFormat, ref: SessionRef) -> str:
         return backup_pattern(fmt, ref)
@@ -307,22 +306,12 @@ class Rotate(BackupReplace):
     def next_point(self, fmt: SessionFormat, ref: SessionRef) -> str:
         return next(self.rotation_names(fmt, ref))
 
-    def keep(
-        self,
-        fmt: SessionFormat,
-        ref: SessionRef,
-        current: Current,
-        now: datetime,
-        *,
-        replaced: bool = False,
-    ) -> Path:
-        """The agent's own next rotation (a replaced version too: it is the
-        agent's numbering, which it reads back)."""
-        names = self.rotation_names(fmt, ref)
-        fp = current.fingerprint
-        made = write_new_file(ref.path.parent, names, current.data, current.mode, fp.mtime_ns)
-        assert made is not None  # the names never run out
-        return made
+    def point_names(
+        self, fmt: SessionFormat, ref: SessionRef, now: datetime, replaced: bool
+    ) -> tuple[Path, Iterator[str]]:
+        """The agent's own next rotation, beside the file (a replaced version
+        too: it is the agent's numbering, which it reads back)."""
+        return ref.path.parent, self.rotation_names(fmt, ref)
 
     def restore_points(self, fmt: SessionFormat, ref: SessionRef) -> list[tuple[str, Path]]:
         found = [("rotation", p) for _, p in self.rotations(fmt, ref)]

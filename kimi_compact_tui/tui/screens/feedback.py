@@ -11,34 +11,14 @@ from __future__ import annotations
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
-from textual.screen import ModalScreen
 from textual.widgets import Static, TextArea
 
 from kimi_compact_tui.tui import keys
+from kimi_compact_tui.tui.screens.text_box import TextBoxScreen
 
 
-class FeedbackScreen(ModalScreen[str | None]):
+class FeedbackScreen(TextBoxScreen):
     BINDINGS = keys.bindings(keys.FEEDBACK_KEYS)
-
-    DEFAULT_CSS = """
-    FeedbackScreen {
-        align: center middle;
-    }
-    FeedbackScreen > Vertical {
-        width: 90%;
-        max-width: 110;
-        height: 70%;
-        border: thick $accent;
-        background: $panel;
-        padding: 0 1;
-    }
-    FeedbackScreen TextArea {
-        height: 1fr;
-    }
-    FeedbackScreen .hint {
-        color: $text-muted;
-    }
-    """
 
     def __init__(self, number: int, summary: str, *, rounds: int = 0, edited: bool = False) -> None:
         super().__init__()
@@ -67,12 +47,7 @@ class FeedbackScreen(ModalScreen[str | None]):
                 classes="hint",
                 id="feedback-summary",
             )
-            area = TextArea("", id="feedback", soft_wrap=True)
-            area.cursor_blink = False
-            yield area
-
-    def on_mount(self) -> None:
-        self.query_one(TextArea).focus()
+            yield self.text_area("", "feedback")
 
     def action_send(self) -> None:
         text = self.query_one(TextArea).text.strip()
@@ -80,6 +55,3 @@ class FeedbackScreen(ModalScreen[str | None]):
             self.notify("write the feedback first (escape: cancel)", markup=False, timeout=3)
             return
         self.dismiss(text)
-
-    def action_cancel(self) -> None:
-        self.dismiss(None)
