@@ -35,7 +35,7 @@ def test_plan_takes_a_sample_by_name(cli_main, name):
     assert name in result.stdout
     stem = Path(name).stem  # the extension may be left out
     assert find_by_id(f"sample:{stem}") == find_by_id(f"sample:{name}")
-    # As the picker's row writes it ("sample: NAME"), quoted as one word.
+    # Also with a space after the colon (as the picker's rows once wrote it).
     assert find_by_id(f"sample: {name}") == find_by_id(f"sample:{name}")
 
 

@@ -31,7 +31,12 @@ DESCRIPTION = (
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("restore", help=HELP, description=DESCRIPTION)
-    p.add_argument("session", metavar="SESSION", help="a session file or folder")
+    p.add_argument(
+        "session",
+        metavar="SESSION",
+        help="a session file or folder, a session id or its start, or DB#KEY (a session "
+        "in a database)",
+    )
     p.add_argument("--list", action="store_true", help="list the restore points and exit")
     p.add_argument(
         "--point",

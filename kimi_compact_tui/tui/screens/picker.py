@@ -107,7 +107,7 @@ def session_label(
         count = info.message_count
         details.append(f"{count:,} message{'s' if count != 1 else ''}")
     if sample:
-        details.append(f"sample: {visible(info.path.name)} (opens a copy)")
+        details.append(f"sample:{visible(info.path.name)} (opens a copy)")
     elif info.session_id and title:
         details.append(visible(short_id or info.session_id[:8]))
     out.append("\n  " + " · ".join(details), style="dim")
