@@ -176,7 +176,27 @@ async def test_feedback_on_an_edit_sends_the_edit(tmp_path, loopback, provider_c
         app.state.set_summary(edited)
         kept = await compact(pilot)  # c shows the kept summary: the edit
         assert kept.view.text == edited
-        await feedback(pilot, F1)
+        # The edit lives only in the summary the revision replaces: asked first,
+        # and "n" sends nothing (failed before: the edit was replaced unasked).
+        await pilot.press("f")
+        box = await wait_until(
+            pilot, lambda: isinstance(pilot.app.screen, FeedbackScreen) and pilot.app.screen, "box"
+        )
+        box.query_one(TextArea).load_text(F1)
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: isinstance(pilot.app.screen, AskScreen), "the question")
+        await pilot.press("n")
+        await wait_until(pilot, lambda: pilot.app.screen is kept, "back on the stream")
+        assert len(loopback.requests) == 1 and app.state.summary == edited
+        await pilot.press("f")
+        box = await wait_until(
+            pilot, lambda: isinstance(pilot.app.screen, FeedbackScreen) and pilot.app.screen, "box"
+        )
+        box.query_one(TextArea).load_text(F1)
+        await pilot.press("ctrl+s")
+        await wait_until(pilot, lambda: isinstance(pilot.app.screen, AskScreen), "the question")
+        await pilot.press("y")
+        await wait_until(pilot, lambda: len(loopback.requests) == 2, "the revision's request")
         assert sent(loopback, 1)[2:] == [
             {"role": "assistant", "content": edited},
             {"role": "user", "content": F1},
@@ -357,7 +377,7 @@ async def test_feedback_needs_a_finished_summary_and_fits_80x24(tmp_path) -> Non
         await settle(pilot)
         await compact(pilot)
         footer = screen_text(app).rstrip("\n").split("\n")[-1]
-        assert "f Feedback" in footer, footer
+        assert "f Feedback" in footer and "r Run again" in footer, footer  # r stays at 80x24
         await pilot.press("f")
         box = await wait_until(
             pilot, lambda: isinstance(app.screen, FeedbackScreen) and app.screen, "box"

@@ -278,9 +278,9 @@ STREAM_KEYS: tuple[Key, ...] = (
     Key("w", "write", "Write", "write this summary (asks to confirm)"),
     Key("f", "feedback", "Feedback",
         "feedback on this summary: the model revises it (a new candidate linked to this one)"),
-    Key("m", "toggle_markdown", "Raw / Markdown", "show the summary raw or rendered as Markdown"),
     Key("r", "rerun", "Run again",
         "run again (a revision: the same feedback again; asks before replacing a summary)"),
+    Key("m", "toggle_markdown", "Raw / Markdown", "show the summary raw or rendered as Markdown"),
     *RETENTION_KEYS,
 )  # fmt: skip
 

@@ -15,6 +15,7 @@ from textual.widgets import Static, TextArea
 
 from kimi_compact_tui.tui import keys
 from kimi_compact_tui.tui.screens.text_box import TextBoxScreen
+from kimi_compact_tui.tui.widgets.footer import KeysFooter
 
 
 class FeedbackScreen(TextBoxScreen):
@@ -48,6 +49,7 @@ class FeedbackScreen(TextBoxScreen):
                 id="feedback-summary",
             )
             yield self.text_area("", "feedback")
+        yield KeysFooter()  # the box's own keys, not the screen beneath's
 
     def action_send(self) -> None:
         text = self.query_one(TextArea).text.strip()

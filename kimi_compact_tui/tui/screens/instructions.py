@@ -13,6 +13,7 @@ from textual.widgets import Static, TextArea
 
 from kimi_compact_tui.tui import keys
 from kimi_compact_tui.tui.screens.text_box import TextBoxScreen
+from kimi_compact_tui.tui.widgets.footer import KeysFooter
 
 
 class InstructionsScreen(TextBoxScreen):
@@ -33,6 +34,7 @@ class InstructionsScreen(TextBoxScreen):
                 classes="hint",
             )
             yield self.text_area(self.current, "instructions")
+        yield KeysFooter()  # the box's own keys, not the screen beneath's
 
     def action_save(self) -> None:
         self.dismiss(self.query_one(TextArea).text.strip())

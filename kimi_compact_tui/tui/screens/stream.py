@@ -528,7 +528,8 @@ class StreamScreen(RetentionHost, Screen[FlowRequest | None]):
         assert result is not None
         state = self.state
         if state.stream_result is result and state.summary is not None:
-            return state.summary, state.summary_edited
+            written = state.summary_to_write or state.summary  # with its pinned block
+            return written, state.summary_edited or state.pinned is not None
         return result.summary, False
 
     def feedback_refusal(self) -> str | None:
@@ -555,8 +556,26 @@ class StreamScreen(RetentionHost, Screen[FlowRequest | None]):
         link = self.state.runs.links.get(number)
         rounds = len(link.rounds) if link is not None else 0
 
+        def send(feedback: str) -> None:
+            self.dismiss(ReviseRequested(self.state.revision_link(number, summary, feedback)))
+
         def done(feedback: str | None) -> None:
-            if feedback:
-                self.dismiss(ReviseRequested(self.state.revision_link(number, summary, feedback)))
+            if not feedback:
+                return
+            if not edited:  # the run stays a candidate: nothing of the reviewer's is lost
+                send(feedback)
+                return
+            # An edit or pins live only in the summary under review, which the
+            # revision replaces: they are sent to the model, but ask first.
+            from kimi_compact_tui.tui.screens.confirm import AskScreen
+
+            what = "your edit" if self.state.summary_edited else "the pinned items"
+            ask = AskScreen(
+                "Send the feedback?",
+                f"The revision becomes the summary under review; {what} go to the model "
+                "with the summary, but are no longer what is written.",
+                yes="Send (y)",
+            )
+            self.app.push_screen(ask, lambda ok: send(feedback) if ok else None)
 
         self.app.push_screen(FeedbackScreen(number, summary, rounds=rounds, edited=edited), done)
