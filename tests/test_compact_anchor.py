@@ -29,6 +29,7 @@ def test_anchor_prints_the_final_summary_and_writes_nothing(cli_main, loopback, 
     assert path.read_bytes() == before and "nothing written" in result.stderr
     text = result.stdout
     assert text.startswith(LOSSY.rstrip("\n"))
+    assert text.count("Working on the history command") == 1  # printed once (it was twice)
     block = text[text.index(EDITOR_BLOCK_START) : text.index(EDITOR_BLOCK_END)]
     lines = block.splitlines()[1:]
     # by weight: the requests (with their status), the rule, the open tasks, the file

@@ -37,6 +37,7 @@ from kimi_compact_tui.commands.compact.write import output_target, write_in_plac
 from kimi_compact_tui.commands.jsonout import print_json
 from kimi_compact_tui.commands.rounds import add_revise_args, check_rounds
 from kimi_compact_tui.errors import ProviderFailure, RetentionShortfall, UserError
+from kimi_compact_tui.sanitize import visible
 from kimi_compact_tui.wording import count, noop_line, number
 
 #: The one-line help of the command (listed by the top-level --help).
@@ -207,8 +208,12 @@ def run(args: argparse.Namespace) -> int:
         elif args.in_place:
             print(f"complete ({where}); not written (declined)", file=err)
         else:
-            if args.anchor and run_.draft is not None:  # the final summary, before any write
-                sys.stdout.write(run_.draft.summary)
+            if args.anchor and run_.draft is not None and not args.json:
+                # The final summary, before any write: the model's text streamed
+                # already, so only what --anchor added to it follows.
+                final, streamed = run_.draft.summary, result.summary
+                rest = final[len(streamed) :] if final.startswith(streamed) else "\n" + final
+                sys.stdout.write(visible(rest) if sys.stdout.isatty() else rest)
             print(f"complete ({where}); no --output given, nothing written", file=err)
         return EXIT_OK
     if result.status == "truncated":
