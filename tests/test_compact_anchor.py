@@ -9,7 +9,7 @@ import json
 
 from kimi_compact_tui.formats import load_session
 from kimi_compact_tui.retention import EDITOR_BLOCK_END, EDITOR_BLOCK_START
-from kimi_compact_tui.retention.anchor import mask_secrets
+from kimi_compact_tui.secrets import mask_secrets
 from tests.factories.claude_code import TASK, planned_session
 from tests.loopback_server import openai_sse
 
@@ -80,8 +80,20 @@ def test_secret_looking_strings_are_masked():
     )
     masked = mask_secrets(text)
     assert "abcdefghijklmnopqrstuvwx" not in masked and "sk-proj" not in masked
-    assert "ghp_" not in masked and masked.count("***") == 3
+    assert "ghp_" not in masked and masked.count("[masked]") == 3
     assert mask_secrets("pytest -q tests/test_history.py") == "pytest -q tests/test_history.py"
+
+
+def test_the_block_masks_what_the_probe_masks():
+    """One masker for what is written and what is sent: these went into an anchored
+    summary unmasked (the block had a weaker copy of the probe's rule)."""
+    for secret, value in (
+        ("MY_API_KEY=abcdef1234567890", "abcdef1234567890"),
+        ('"token": "abc123def456ghi"', "abc123def456ghi"),
+        ("https://bob:pw12345@host/x", "pw12345"),
+        ("key AIza" + "A" * 35, "AIza" + "A" * 35),
+    ):
+        assert value not in mask_secrets(secret), secret
 
 
 def test_a_later_compaction_keeps_the_earlier_blocks_items(cli_main, loopback, tmp_path):

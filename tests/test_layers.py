@@ -26,6 +26,7 @@ BASE = {
     "errors",
     "fsutil",
     "sanitize",
+    "secrets",
     "model",
     "limits",
     "previews",

@@ -25,7 +25,6 @@ from kimi_compact_tui.job.probe.grade import (
     path_found,
     text_share,
 )
-from kimi_compact_tui.job.probe.mask import MASK, mask_secrets
 from kimi_compact_tui.job.probe.questions import (
     COMMAND,
     PATH,
@@ -33,6 +32,7 @@ from kimi_compact_tui.job.probe.questions import (
     Question,
     quotes,
 )
+from kimi_compact_tui.secrets import MASK, mask_secrets
 from tests.core_helpers import SAMPLES
 from tests.factories import write_openai_json
 from tests.loopback_server import LoopbackServer, openai_sse

@@ -13,7 +13,6 @@ and tokens) are masked.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
@@ -24,6 +23,7 @@ from kimi_compact_tui.retention.report import (
     RetentionReport,
     item_line,
 )
+from kimi_compact_tui.secrets import mask_secrets
 from kimi_compact_tui.specifics import (
     COMMANDS,
     EDITED_FILES,
@@ -43,27 +43,6 @@ DEFAULT_ANCHOR_BUDGET = 800
 ORDER = (USER_REQUESTS, INSTRUCTIONS, OPEN_TASKS, EDITED_FILES, ERRORS, COMMANDS, FILE_PATHS)
 NEVER_DROPPED = (USER_REQUESTS, INSTRUCTIONS, OPEN_TASKS)
 SHORTENED = (240, 120, 60)  # characters of a never-dropped item, step by step
-MASK = "***"
-SECRET_RE = re.compile(
-    r"\b(?:sk|pk|rk)-[A-Za-z0-9_\-]{16,}|\bgh[pousr]_[A-Za-z0-9]{20,}|\bAKIA[0-9A-Z]{16}\b"
-    r"|\bxox[abprs]-[A-Za-z0-9\-]{10,}|\beyJ[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]{10,}\.[A-Za-z0-9_\-]*"
-    r"|(?i:\bbearer\s+)[A-Za-z0-9._\-]{16,}"
-    r"|(?i:\b(?:api[_-]?key|token|secret|password|passwd)\b\s*[=:]\s*)[^\s'\"`]{6,}"
-)
-
-
-def mask_secrets(text: str) -> str:
-    """``text`` with key- and token-looking strings replaced by ``***`` (a
-    ``NAME=value`` keeps its name)."""
-
-    def sub(m: re.Match[str]) -> str:
-        whole = m.group(0)
-        head = re.match(
-            r"(?i)(?:bearer\s+|(?:api[_-]?key|token|secret|password|passwd)\s*[=:]\s*)", whole
-        )
-        return (head.group(0) if head else "") + MASK
-
-    return SECRET_RE.sub(sub, text)
 
 
 @dataclass

@@ -25,7 +25,6 @@ from kimi_compact_tui.compaction.request import build_http_body, merged_request_
 from kimi_compact_tui.compaction.tokens import estimate_tokens
 from kimi_compact_tui.formats.base import Session
 from kimi_compact_tui.job.probe.grade import CORRECT, ERROR, PARTIAL, Grade, grade
-from kimi_compact_tui.job.probe.mask import mask_secrets
 from kimi_compact_tui.job.probe.questions import (
     CATEGORIES,
     DEFAULT_QUESTIONS,
@@ -35,6 +34,7 @@ from kimi_compact_tui.job.probe.questions import (
 )
 from kimi_compact_tui.model import Message
 from kimi_compact_tui.providers import ProviderConfig, StreamResult, stream_summary
+from kimi_compact_tui.secrets import mask_secrets
 from kimi_compact_tui.specifics import Specifics, message_haystack
 from kimi_compact_tui.specifics.extract import parsed_calls
 

@@ -1,8 +1,6 @@
-"""Secret-looking strings, masked in what a probe sends.
-
-A probe sends the session's leading system messages and kept tail to a model
-again, with questions whose answers come from the session: whatever looks
-like a credential is replaced with ``[masked]`` first. The rule errs towards
+"""Secret-looking strings, masked wherever session text leaves the session
+again: what a probe sends to a model, and the anchor block written back into
+the summary. Whatever looks like a credential is replaced with ``[masked]``. The rule errs towards
 masking (a long random-looking token after ``key=`` is masked even if it is
 not a key); the name before it (``api_key=``) is kept, so the text still
 reads.
