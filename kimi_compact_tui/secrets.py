@@ -41,3 +41,12 @@ def mask_secrets(text: str) -> str:
     for pattern in TOKEN_RES:
         text = pattern.sub(MASK, text)
     return ASSIGNED_RE.sub(lambda m: f"{m.group(1)}{m.group(2)}{MASK}{m.group(2)}", text)
+
+
+#: The user info of a URL (``user:password@``), which can hold a key.
+URL_USERINFO_RE = re.compile(r"(\w+://)[^/@\s]*@")
+
+
+def without_userinfo(text: str) -> str:
+    """``text`` with every URL's user info (``user:password@``) left out."""
+    return URL_USERINFO_RE.sub(r"\1", text)

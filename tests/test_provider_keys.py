@@ -192,3 +192,15 @@ def test_anthropic_base_url_from_the_environment_decides(monkeypatch):
     monkeypatch.setenv("ANTHROPIC_BASE_URL", "not a url")
     with pytest.raises(ConfigError, match="^ANTHROPIC_BASE_URL: must be an http"):
         require_key(config)
+
+
+def test_describe_never_shows_a_password_in_the_base_url():
+    """``describe()`` is printed by compact, preview and probe and shown in the TUI:
+    a key given as the base URL's user info stays out of it."""
+    from kimi_compact_tui.providers import ProviderConfig
+
+    pcfg = ProviderConfig(
+        kind="openai", model="m", base_url="http://bob:sk-secret-0123456789@host/v1"
+    )
+    shown = pcfg.describe()
+    assert "sk-secret" not in shown and "bob" not in shown and "host/v1" in shown

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal, Protocol, Union
 
 from kimi_compact_tui.compaction.figures import RunFigures
+from kimi_compact_tui.secrets import without_userinfo
 
 if TYPE_CHECKING:
     import asyncio
@@ -121,7 +122,7 @@ class ProviderConfig:
         if self.offline:
             return "offline extractive summary (no model)"
         model = self.model or "(model from request)"
-        return f"{self.kind} {model} at {self.effective_base_url}"
+        return f"{self.kind} {model} at {without_userinfo(self.effective_base_url or '')}"
 
 
 def request_body(request: SummaryInput) -> Mapping[str, Any]:

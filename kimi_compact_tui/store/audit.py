@@ -28,11 +28,11 @@ from kimi_compact_tui import __version__
 from kimi_compact_tui.compaction.prompts import PromptSource
 from kimi_compact_tui.formats.base import SessionFormat
 from kimi_compact_tui.formats.storage import SessionRef
+from kimi_compact_tui.secrets import without_userinfo
 
 AUDIT_SUFFIX = ".compact-audit.jsonl"
 
 _SECRETISH = re.compile(r"(key|secret|authori[sz]ation|password|bearer)", re.I)
-_URL_USERINFO = re.compile(r"(\w+://)[^/@\s]*@")
 
 
 Where = str | Path | SessionRef
@@ -52,7 +52,7 @@ def audit_path(where: Where, fmt: SessionFormat | None = None) -> Path:
 
 
 def scrub_text(text: str) -> str:
-    return _URL_USERINFO.sub(r"\1", text)
+    return without_userinfo(text)
 
 
 def numbers_only(value: Any) -> Any:
