@@ -396,3 +396,56 @@ def test_every_command_names_the_session_with_its_key(named, tmp_path, cli_main)
         assert json.loads(done.stdout)["session"] == ref, argv
     beyond = cli_main("plan", ref, "--up-to", "99")
     assert beyond.code == 2 and beyond.stderr.count(f"{ref}: --up-to 99") == 1
+
+
+@pytest.mark.parametrize(
+    ("column", "value", "words"),
+    [
+        ("revert", '{"messageID":"msg_x"}', "undo pending"),
+        ("time_compacting", 1, "compacting this session now"),
+    ],
+)
+def test_a_restore_while_opencode_is_busy_is_refused_even_forced(
+    named, tmp_path, cli_main, column, value, words  # noqa: F811
+):
+    """Putting rows back while opencode compacts or has an undo pending would leave
+    it pointing at rows that are gone (a restore used to go through, --force or not)."""
+    db, sid = named
+    ref = f"{db}#{sid}"
+    done = cli_main("compact", ref, "--in-place", "--yes", "--config", config_file(tmp_path))
+    assert done.code == 0, done.stderr
+    set_session(db, sid, column, value)
+    before = session_rows(db, sid)
+    for force in ((), ("--force",)):
+        refused = cli_main("restore", ref, "--yes", *force)
+        assert refused.code == 2 and words in refused.stderr, refused.stderr
+        assert session_rows(db, sid) == before
+
+
+def test_a_summary_of_an_opencode_session_can_be_revised(named):
+    """The revision guard reads the session's own rows (it read the whole database,
+    which is no session, and refused every revision as 'changed on disk')."""
+    from kimi_compact_tui.job.revise import RevisionOrigin, origin_refusal
+
+    db, sid = named
+    job = CompactionJob.load(f"{db}#{sid}", ENABLED, for_write=True)
+    prep = job.prepare()
+    origin = RevisionOrigin.of(prep, job.fingerprint)
+    assert origin_refusal(origin, prep, job.fingerprint, on_disk=True) is None
+    opencode_appends(db, sid, "a prompt sent meanwhile")
+    refused = origin_refusal(origin, prep, job.fingerprint, on_disk=True)
+    assert refused is not None and f"{db}#{sid}" in refused.message
+
+
+def test_a_database_sessions_restore_point_has_its_own_time(
+    named, tmp_path, cli_main  # noqa: F811
+):
+    """A session's rows have no file time: its backup file was stamped 1970-01-01
+    (restore --list and the TUI showed that date)."""
+    db, sid = named
+    done = cli_main(
+        "compact", f"{db}#{sid}", "--in-place", "--yes", "--config", config_file(tmp_path)
+    )
+    assert done.code == 0, done.stderr
+    (point,) = store.restore_points(f"{db}#{sid}")
+    assert point.mtime_ns > 1_000_000_000 * 10**9 and "1970" not in point.describe()

@@ -173,7 +173,9 @@ class BackedUp(WriteStrategy):
         folder, names = self.point_names(fmt, ref, now, replaced)
         folder.mkdir(parents=True, exist_ok=True)
         fp = current.fingerprint
-        made = write_new_file(folder, names, current.data, current.mode, fp.mtime_ns)
+        # A database session's content has no file time: the copy gets its own.
+        mtime = fp.mtime_ns if self.byte_based else None
+        made = write_new_file(folder, names, current.data, current.mode, mtime)
         assert made is not None  # the names never run out
         return made
 

@@ -281,7 +281,7 @@ def split_refusal(
 
 
 def revision_range_refusal(
-    path: Path | None, then: tuple[int, int], now: tuple[int, int] | None
+    path: object, then: tuple[int, int], now: tuple[int, int] | None
 ) -> Refusal:
     """A revision of a summary made on another range: ``then`` and ``now``
     are the compacted messages (1-based, first and last); ``now`` None: the

@@ -208,7 +208,7 @@ def origin_refusal(
     no longer holds the bytes loaded, or the boundary moved. Checked before any
     request (the TUI's guard; on the command line the range is the one the
     command names)."""
-    path = prep.session.path
+    path = prep.session.ref  # a file, or one session of a database (DB#KEY)
     then = (origin.leading + 1, origin.boundary)
     if origin.fingerprint is not None and loaded is not None and origin.fingerprint != loaded:
         return revision_range_refusal(path, then, None)

@@ -152,8 +152,14 @@ class OpencodeRows(SqliteTransactional):
         key = self._key(ref)
         try:
             rows = rows_from_export(data, ref)
+            now = load_session(tx, ref.path, key)
         except SessionFormatError as exc:
             raise ApplyError(str(exc)) from None
+        # What opencode is doing now holds whatever rows are put back: an undo it
+        # has pending or a compaction under way would point at rows that are gone.
+        busy = busy_refusal(now, compacting(tx, key))
+        if busy is not None:
+            raise ApplyError(f"{ref}: not restored: {busy}; nothing was changed")
         tx.execute(
             "DELETE FROM part WHERE message_id IN (SELECT id FROM message WHERE session_id = ?)",
             (key,),
