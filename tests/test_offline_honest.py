@@ -161,3 +161,17 @@ def test_a_request_cut_with_an_ellipsis_counts_on_its_prefix(tmp_path):
     assert "Fix the failing parser test." in kept("Asked: Fix the failing parser…")
     assert "Fix the failing parser test." not in kept("Asked: Fix the…")  # too short a prefix
     assert "Fix the failing parser test." not in kept("The user wants tests fixed.")
+
+
+def test_a_section_whose_lines_were_cut_says_so_not_that_there_were_none():
+    """A command cut to fit the budget left its section saying "No file was written or
+    named": the summary denied what it had left out (opencode's reference session)."""
+    from types import SimpleNamespace
+
+    from kimi_compact_tui.providers.offline.render import CUT_EMPTY, EMPTY, Line, write
+
+    reading = SimpleNamespace(instructions=None, transcript=SimpleNamespace(compacted=[]))
+    had = [Line("code_state", "- Ran `echo x` (message 2; no result recorded)", 4, "commands")]
+    text = write(reading, [], "Cut: 1 command.", had=had)  # type: ignore[arg-type]
+    assert CUT_EMPTY in text and EMPTY["code_state"] not in text
+    assert EMPTY["environment"] in text  # a section that never had a line says so

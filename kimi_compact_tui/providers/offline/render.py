@@ -68,6 +68,7 @@ EMPTY = {
     "active_issues": "No open plan item, unresolved error or failed command is recorded.",
     "code_state": "No file was written or named.",
 }
+CUT_EMPTY = "Left out to fit the budget (the Cut: line below says what)."
 KIND_NAMES = {
     kinds.USER_REQUESTS: "user requests",
     kinds.INSTRUCTIONS: "instructions",
@@ -237,14 +238,19 @@ def _footer(r: Reading, cut_note: str | None) -> list[str]:
     return out
 
 
-def write(r: Reading, lines: list[Line], cut_note: str | None = None) -> str:
+def write(
+    r: Reading, lines: list[Line], cut_note: str | None = None, *, had: list[Line] | None = None
+) -> str:
+    """The six sections of ``lines``; ``had``: the lines before any was cut, so a
+    section whose lines were all cut says so instead of claiming there were none."""
     out: list[str] = []
+    cut = {ln.section for ln in had or ()}
     for name in SECTIONS:
         body = [ln.text for ln in lines if ln.section == name]
         if name == "important_context":
             body += _footer(r, cut_note)
         elif not body:
-            body = [f"- {EMPTY[name]}"]
+            body = [f"- {CUT_EMPTY if name in cut else EMPTY[name]}"]
         out += [f"<{name}>", *body, f"</{name}>", ""]
     return "\n".join(out).rstrip("\n") + "\n"
 
@@ -333,7 +339,7 @@ def summarize(transcript: Transcript, specifics: Specifics | None = None) -> Sum
         rest = [i for i in order if i not in removed]
         while True:
             kept = [ln for k, ln in enumerate(lines) if k not in removed]
-            text = write(r, kept, _cut_note(dropped, chars, longest))
+            text = write(r, kept, _cut_note(dropped, chars, longest), had=lines)
             if summary_cost(text) <= limit:
                 return Summary(text, summary_cost(text), budget, True)
             if not rest:
@@ -353,7 +359,7 @@ def summarize(transcript: Transcript, specifics: Specifics | None = None) -> Sum
     kept = [ln for ln in lines if ln.weight >= floor]
     dropped = Counter(ln.kind for ln in lines if ln.weight < floor and ln.kind)
     note = _cut_note(dropped, REQUEST_CHARS[-1], longest) or "Cut:"
-    text = write(r, kept, note)
+    text = write(r, kept, note, had=lines)
     requests = [k for k, ln in enumerate(kept) if ln.kind == kinds.USER_REQUESTS]
     if summary_cost(text) > limit and len(requests) > LATEST_REQUESTS + 1:
         middle = requests[1:-LATEST_REQUESTS]
@@ -372,7 +378,7 @@ def summarize(transcript: Transcript, specifics: Specifics | None = None) -> Sum
                 f" {len(gone)} user requests ({span}) left out: too many to list within "
                 "the budget; the first and the latest are kept."
             )
-            text = write(r, [ln for k, ln in enumerate(kept) if k not in gone], note)
+            text = write(r, [ln for k, ln in enumerate(kept) if k not in gone], note, had=lines)
         kept = [ln for k, ln in enumerate(kept) if k not in gone]
     if note == "Cut:":
         note = "Cut: nothing."
@@ -381,8 +387,8 @@ def summarize(transcript: Transcript, specifics: Specifics | None = None) -> Sum
             " Even so this summary is larger than the compacted messages (about "
             f"{budget} tokens): they are shorter than any six-section summary of their key facts."
         )
-        text = write(r, kept, note)
+        text = write(r, kept, note, had=lines)
     elif summary_cost(text) > limit:
         note += f" Even so this summary is over the offline limit of {limit} tokens."
-        text = write(r, kept, note)
+        text = write(r, kept, note, had=lines)
     return Summary(text, summary_cost(text), budget, True)
