@@ -16,10 +16,13 @@ import argparse
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-from kimi_compact_tui.compaction.request import RevisionRound
 from kimi_compact_tui.errors import UserError
 from kimi_compact_tui.fsutil import read_utf8
+
+if TYPE_CHECKING:  # the engine loads when a command runs, not for --help
+    from kimi_compact_tui.compaction.request import RevisionRound
 
 STDIN = "-"
 
@@ -40,6 +43,8 @@ class Rounds:
 
     def rounds(self) -> list[RevisionRound]:
         """The revision rounds, oldest first."""
+        from kimi_compact_tui.compaction.request import RevisionRound
+
         return [RevisionRound(s, f) for s, f in zip(self.summaries, self.feedback, strict=True)]
 
     @property
