@@ -453,3 +453,34 @@ async def test_the_stream_screens_summary_is_the_one_written_with_its_pins(
         await pilot.press("space")  # unpin
         await wait_until(pilot, lambda: app.state.pinned is None, "no pins")
         await wait_until(pilot, lambda: EDITOR_BLOCK_START not in live.text, "the block gone")
+
+
+async def test_a_pin_holds_for_the_write_before_its_figures_are_scored(
+    session_file, loopback, provider_config, monkeypatch
+):
+    """A pin reached the state only once its worker had scored the figures: ``w``
+    (or escape) pressed meanwhile wrote the summary without the block that the pane
+    already showed as pinned."""
+    import threading
+
+    from kimi_compact_tui.tui.widgets import retention_pane
+
+    gate = threading.Event()
+    real = retention_pane.pin
+
+    def slow(*args, **kwargs):
+        gate.wait(10)  # the scoring takes its time
+        return real(*args, **kwargs)
+
+    monkeypatch.setattr(retention_pane, "pin", slow)
+    loopback.script([openai_sse([LOSSY])])
+    app = make_app(session_file, provider_config("openai"))
+    async with app.run_test(size=SIZE) as pilot:
+        await compacted(pilot)
+        await pilot.press("space")  # pin, while the figures are still being scored
+        await pilot.pause()
+        assert app.state.pinned is not None
+        assert EDITOR_BLOCK_START in (app.state.summary_to_write or "")
+        gate.set()
+        assert not app.state.pinned.scored
+        await wait_until(pilot, lambda: app.state.pinned and app.state.pinned.scored, "scored")

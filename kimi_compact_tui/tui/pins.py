@@ -19,7 +19,7 @@ from kimi_compact_tui.compaction.tokens import estimate_tokens
 from kimi_compact_tui.retention import Item, RetentionReport, retention_report
 from kimi_compact_tui.retention.anchor import DEFAULT_ANCHOR_BUDGET, Anchored, anchor
 
-__all__ = ["DEFAULT_ANCHOR_BUDGET", "Pinned", "Pins", "pin"]
+__all__ = ["DEFAULT_ANCHOR_BUDGET", "Pinned", "Pins", "pin", "pinned_now"]
 
 
 @dataclass(frozen=True)
@@ -32,6 +32,9 @@ class Pinned:
     anchored: Anchored
     report: RetentionReport
     budget: int
+    #: False while ``report`` is still the summary's own (the pins hold for the
+    #: write at once; their figures are scored in a worker).
+    scored: bool = True
 
     @property
     def text(self) -> str:
@@ -62,6 +65,15 @@ class Pins:
 
     key: Any
     pinned: Pinned
+
+
+def pinned_now(
+    summary: str, base: RetentionReport, items: Sequence[Item], budget: int = DEFAULT_ANCHOR_BUDGET
+) -> Pinned:
+    """The pins as they are written, at once (the block is string work; the
+    figures of the result are scored later by :func:`pin`)."""
+    anchored = anchor(base, summary, budget, pinned=list(items))
+    return Pinned(summary, tuple(items), anchored, base, budget, scored=False)
 
 
 def pin(

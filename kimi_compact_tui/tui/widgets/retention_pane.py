@@ -59,7 +59,7 @@ from kimi_compact_tui.retention import (
 )
 from kimi_compact_tui.sanitize import fit_cells, one_line
 from kimi_compact_tui.tui import keys
-from kimi_compact_tui.tui.pins import DEFAULT_ANCHOR_BUDGET, Pinned, pin
+from kimi_compact_tui.tui.pins import DEFAULT_ANCHOR_BUDGET, Pinned, pin, pinned_now
 
 MARK_ON = "● "
 MARK_OFF = "  "
@@ -588,6 +588,8 @@ class RetentionPane(Vertical, can_focus=False):
         session, plan, summary = self.source
         note = Text("retention: scoring the summary with the pinned items…", style="dim")
         self.figures.show(None, note)
+        # The pins hold for the write now (w, escape), not once their figures are in.
+        self.post_message(self.PinsChanged(pinned_now(summary, self.report, items, self.budget)))
         self._pin(session, plan, summary, self.report, items, self.budget)
 
     def show_pins(self, pinned: Pinned) -> None:
@@ -596,8 +598,8 @@ class RetentionPane(Vertical, can_focus=False):
             return
         self.marked = {i for i, item in enumerate(self.items) if item in pinned.items}
         self._redraw_items(list(range(len(self.items))))
-        if len(self.marked) != len(pinned.items):
-            self._pins_changed()  # some are no longer missing: pin what still is
+        if len(self.marked) != len(pinned.items) or not pinned.scored:
+            self._pins_changed()  # some are no longer missing, or never scored: again
             return
         self.pinned = pinned
         self._show_figures()
