@@ -247,7 +247,7 @@ def read_only_refusal(session: Session) -> Refusal | None:
             where = "" if place == session.path else f" (writing it needs {place})"
             return Refusal(
                 RefusalKind.READ_ONLY,
-                f"{session.path}: not written: {why}{where}; nothing was sent",
+                f"{session.ref}: not written: {why}{where}; nothing was sent",
             )
     return None
 

@@ -189,7 +189,8 @@ def restore(
         raise ApplyError(f"{source}: not restored: it is not a valid session ({exc})") from None
     current = _current(where)
     if current is not None and current.data == data:
-        return RestoreResult(target.path, source, None, False, messages_after, messages_after)
+        shown = target.path if target.key is None else target  # a database session: DB#KEY
+        return RestoreResult(shown, source, None, False, messages_after, messages_after)
     messages_before = None
     if current is not None:
         with contextlib.suppress(SessionFormatError):
