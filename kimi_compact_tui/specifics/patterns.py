@@ -20,9 +20,6 @@ SPECIAL_FILES_RE = re.compile(
     r"\.gitignore|\.env))(?![\w\-/.])"
 )
 URL_RE = re.compile(r"\bhttps?://[^\s<>\"'`)\]}\x00-\x1f\x7f-\x9f]+")  # never a control
-SHELL_TOOLS = re.compile(r"shell|bash|terminal|command|^sh$|^zsh$|^exec|^run$|powershell", re.I)
-COMMAND_ARGS = ("command", "cmd", "commands", "script", "code", "input")
-WRITE_TOOLS = re.compile(r"write|edit|replace|patch|create|apply|insert", re.I)
 FENCE_RE = re.compile(r"^(`{3,}|~{3,})[^\n]*\n(.*?)^\1[ \t]*$", re.M | re.S)
 DEFINITION_RE = re.compile(
     r"^[ \t]*(?:export\s+)?(?:default\s+)?(?:pub(?:\([\w]+\))?\s+)?(?:async\s+)?"
@@ -105,23 +102,6 @@ PORT_RE = re.compile(
     r"\bport[ \t]*[:=]?[ \t]*(\d{2,5})\b|(?:localhost|127\.0\.0\.1|0\.0\.0\.0):(\d{2,5})\b"
 )
 PORT_HINTS = ("port", "localhost:", "127.0.0.1:", "0.0.0.0:")
-# Sentences are matched lower-cased; the hints are the cheap test that comes first.
-REQUIREMENT_HINTS = (
-    "must", "never", "don't", "dont", "do not", "always", "instead", "should",
-    "必须", "不要", "不能", "一定", "务必",
-)  # fmt: skip
-REQUIREMENT_RE = re.compile(
-    r"\b(?:must|mustn't|never|don't|dont|do not|always|instead|should|shouldn't)\b|"
-    r"必须|不要|不能|一定|务必"
-)
-OPEN_HINTS = (
-    "todo", "fixme", "tbd", "not yet", "still", "left to do", "remaining", "follow",
-    "next step", "pending", "待办", "还没", "尚未", "下一步", "之后再",
-)  # fmt: skip
-OPEN_RE = re.compile(
-    r"\b(?:todo|fixme|tbd|not yet|still (?:need|failing|fails|broken|open|missing|to do)|"
-    r"left to do|remaining|follow[- ]up|next step|pending)\b|待办|还没|尚未|下一步|之后再"
-)
 ERROR_HINTS = (
     "error", "exception", "fail", "fault", "warning", "exit", "interrupt", "invalid",
     "fatal", "panic", "traceback", "err!",
