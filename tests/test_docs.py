@@ -100,3 +100,31 @@ def test_every_relative_link_resolves(page):
         elif anchor and goal.suffix == ".md" and anchor not in anchors(goal):
             dead.append(target)
     assert dead == []
+
+
+def test_the_readme_names_every_agent_its_page_and_its_variables():
+    """Issue 32 item 3: the README left opencode out of the agents proven to
+    resume, the agents' documentation links and the environment variables. Each
+    agent row of the README's table needs its name in the resume paragraph and its
+    page among the documentation links; every variable a finder reads is named."""
+    readme = text(README)
+    rows = [
+        line.split("|")[1].strip()
+        for line in readme.split("\n")
+        if line.startswith("| ") and "docs/agents/" in line
+    ]
+    agents = [name for name in rows if name != "any"]
+    assert "opencode" in agents
+    proven = readme.split("The real agents resume what it writes", 1)[1].split("\n\n", 1)[0]
+    proven = " ".join(proven.split())
+    for name in agents:
+        assert name in proven, f"{name} is not among the agents proven to resume"
+    links = readme.split("\n## Documentation\n", 1)[1].split("\n## ", 1)[0]
+    for page in sorted((ROOT / "docs" / "agents").glob("*.md")):
+        assert f"(docs/agents/{page.name})" in links, f"{page.name} is not linked"
+    read = set()
+    for source in (ROOT / "kimi_compact_tui" / "formats").rglob("*.py"):
+        read.update(re.findall(r'env(?:iron)?\.get\("([A-Z_]+)"', text(source)))
+    assert read
+    for variable in sorted(read):
+        assert f"`${variable}`" in readme, f"${variable} is not named in the README"
