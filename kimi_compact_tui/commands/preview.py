@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kimi_compact_tui.commands.common import (
@@ -15,6 +16,7 @@ from kimi_compact_tui.commands.common import (
     write_split_lines,
 )
 from kimi_compact_tui.commands.jsonout import print_json
+from kimi_compact_tui.commands.options import ProviderOptions, SessionOptions
 from kimi_compact_tui.commands.rounds import (
     Rounds,
     add_revise_args,
@@ -122,25 +124,48 @@ def revision_lines(prep: Preparation, rounds: Rounds, show: Any) -> str:
     return text
 
 
+@dataclass(frozen=True)
+class PreviewOptions:
+    """``preview``'s options, built from argparse once."""
+
+    session: SessionOptions
+    provider: ProviderOptions
+    json: bool = False
+    from_summary: tuple[str, ...] = ()
+    revise: tuple[str, ...] = ()
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> PreviewOptions:
+        return cls(
+            session=SessionOptions.from_args(args, instructions=True),
+            provider=ProviderOptions.from_args(args),
+            json=args.json,
+            from_summary=tuple(args.from_summary),
+            revise=tuple(args.revise),
+        )
+
+
 def run(args: argparse.Namespace) -> int:
     from kimi_compact_tui.sanitize import visible
 
-    rounds = check_rounds(args, alone=False)  # bad options: before anything is loaded
-    job, prep = load_and_prepare(args)
+    opts = PreviewOptions.from_args(args)
+    # bad options: before anything is loaded
+    rounds = check_rounds(opts.from_summary, opts.revise, alone=False)
+    job, prep = load_and_prepare(opts.session, opts.provider)
     config = job.config
+    pcfg = provider_config(config, opts.provider)
     if rounds is not None:
         from kimi_compact_tui.job.revise import revise
 
         # The request a model is sent (the offline provider, which has no
         # model, is told the feedback as instructions instead).
-        pcfg = provider_config(config, args)
         prep = revise(prep, rounds.rounds(), None if pcfg.offline else pcfg)
     ready = job.readiness(prep)  # what compact would refuse before the request
     tty = sys.stdout.isatty()
     show = visible if tty else (lambda s: s)  # keep controls out of a terminal
     w = sys.stdout.write
     if prep.request is None:
-        if args.json:
+        if opts.json:
             print_json(preview_json(prep, None, ready, rounds))
         else:
             if not prep.enabled:
@@ -148,7 +173,7 @@ def run(args: argparse.Namespace) -> int:
             w(f"NO-OP: {prep.plan.noop}\nNothing would be sent.\n")
         return 0
     body = prep.request.body
-    if args.json:
+    if opts.json:
         print_json(preview_json(prep, body, ready, rounds))
         if not prep.enabled:
             print(
@@ -161,7 +186,6 @@ def run(args: argparse.Namespace) -> int:
     if not prep.enabled:
         w(not_enabled_line(prep))
     w(refused_lines(ready))
-    pcfg = provider_config(config, args)
     w(model_line(body.get("model"), pcfg))
     w(f"provider {pcfg.describe()}\n")
     if rounds is not None:

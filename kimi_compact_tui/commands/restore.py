@@ -14,6 +14,7 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 
 from kimi_compact_tui.commands.jsonout import print_json
@@ -73,24 +74,41 @@ def session_arg(text: str) -> str:
     raise UserError(f"{p}: no such session file or folder (nor a session id any format knows)")
 
 
+@dataclass(frozen=True)
+class RestoreOptions:
+    """``restore``'s options, built from argparse once."""
+
+    session: str
+    listing: bool = False
+    point: str | None = None
+    force: bool = False
+    yes: bool = False
+    json: bool = False
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> RestoreOptions:
+        return cls(args.session, args.list, args.point, args.force, args.yes, args.json)
+
+
 def run(args: argparse.Namespace) -> int:
     from kimi_compact_tui.job.refusals import sample_refusal
     from kimi_compact_tui.store import locate, pick_point, restore, restore_points, undo_plan
 
-    target = locate(session_arg(args.session))  # the session file and its format, found once
+    opts = RestoreOptions.from_args(args)
+    target = locate(session_arg(opts.session))  # the session file and its format, found once
     points = restore_points(target)
-    if args.list:
+    if opts.listing:
         default = None
         try:
             default = undo_plan(target).source
         except ApplyError:
             pass
-        if args.json:
+        if opts.json:
             data = [dict(p.to_json(), default=p.path == default) for p in points]
             print_json({"session": str(target.path), "points": data})
             return 0
         if not points:
-            sys.stdout.write(f"{args.session}: no restore points\n")
+            sys.stdout.write(f"{opts.session}: no restore points\n")
             return 0
         for p in points:
             mark = "*" if p.path == default else " "
@@ -103,24 +121,24 @@ def run(args: argparse.Namespace) -> int:
     sample = sample_refusal(target.path)  # a bundled sample is never written, nor restored
     if sample is not None:
         raise sample.error()
-    if args.point is None:
+    if opts.point is None:
         plan = undo_plan(target)  # ApplyError: nothing to undo, said in one line
-        if plan.changed_since and not args.force:
+        if plan.changed_since and not opts.force:
             raise ApplyError(
                 f"{plan.changed_since}; restoring would drop those changes, so nothing was "
                 "changed — pass --force to keep the current file as a restore point first"
             )
         question = plan.describe()
     else:
-        point = pick_point(target, args.point)  # not a point: said before asking
+        point = pick_point(target, opts.point)  # not a point: said before asking
         question = (
             f"{point.path.name} ({point.origin}) becomes the live session; the current file "
             "is kept first"
         )
-    if not args.yes:
+    if not opts.yes:
         if not sys.stdin.isatty():
             raise UserError(
-                f"{args.session}: not restored: restore asks for confirmation on a terminal "
+                f"{opts.session}: not restored: restore asks for confirmation on a terminal "
                 "and there is none; pass --yes"
             )
         sys.stderr.write(f"{question}. Restore? [y/N] ")
@@ -128,6 +146,6 @@ def run(args: argparse.Namespace) -> int:
         if sys.stdin.readline().strip().lower() not in ("y", "yes"):
             sys.stderr.write("Not restored.\n")
             return 0  # the answer was no: nothing failed (as compact --in-place)
-    result = restore(target, args.point, force=args.force)
+    result = restore(target, opts.point, force=opts.force)
     sys.stdout.write(result.describe() + "\n")
     return 0

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -93,11 +94,14 @@ def read_summary(name: str) -> str:
     return read_utf8(Path(name).expanduser(), "summary file", UserError)
 
 
-def check_rounds(args: argparse.Namespace, *, alone: bool) -> Rounds | None:
-    """The options checked (one line, exit 2, before anything is loaded) and
-    the summaries read; None when neither option was given."""
-    names: list[str] = list(getattr(args, "from_summary", None) or [])
-    feedback: list[str] = list(getattr(args, "revise", None) or [])
+def check_rounds(
+    from_summary: Sequence[str], revise: Sequence[str], *, alone: bool
+) -> Rounds | None:
+    """The options (``--from-summary`` and ``--revise``, as given) checked
+    (one line, exit 2, before anything is loaded) and the summaries read;
+    None when neither option was given."""
+    names: list[str] = list(from_summary)
+    feedback: list[str] = list(revise)
     if not names and not feedback:
         return None
     if feedback and not names:

@@ -209,6 +209,8 @@ class CompactionJob:
         request: bool = True,
         write: bool = False,
         allow_split: bool = True,
+        output: bool = False,
+        given: bool = False,
     ) -> Readiness:
         """Every refusal, computed once, before any request (typed values the
         front ends render): with ``request``, what cannot be summarized (a
@@ -216,22 +218,52 @@ class CompactionJob:
         with no model, or with no key when it needs one); with ``write``, what
         cannot then be written over the session (its format's refusal, a
         bundled sample, a read-only file or folder, no fingerprint, and unless
-        ``allow_split`` a split tool exchange)."""
+        ``allow_split`` a split tool exchange); with ``output``, a session
+        that cannot be written to a new file (``compact --output`` of rows in a
+        database). ``given``: the summary is given as it is (no model call), so
+        the prompt and the provider are not checked, and custom instructions
+        are refused (nothing would read them)."""
         found: list[Refusal | None] = []
         if request:
-            found.extend(self._request_refusals(prep, provider))
+            found.extend(self._request_refusals(prep, None if given else provider, given=given))
         if write:
             found.extend(self._write_refusals(prep, allow_split=allow_split))
+        if output and not prep.plan.noop:
+            found.append(refusals.not_a_file(self.session))
         return refusals.readiness(found)
 
+    def changed_on_disk(self) -> Refusal | None:
+        """The session changed since it was loaded (its fingerprint now against
+        the loaded one), as a refusal; None when it is unchanged or was not
+        loaded for a write. Reads the whole session: a front end that asks
+        before it writes calls it off its UI thread. The store's commit checks
+        it again, inside the write."""
+        from kimi_compact_tui.store import fingerprint
+
+        loaded, ref = self.fingerprint, self.session.ref
+        if loaded is None or ref is None:
+            return None
+        try:
+            now = fingerprint(ref)
+        except UserError as exc:
+            return Refusal(RefusalKind.CHANGED_ON_DISK, str(exc))
+        same = now.size == loaded.size and now.mtime_ns == loaded.mtime_ns
+        if same and (not loaded.sha256 or now.sha256 == loaded.sha256):
+            return None
+        return refusals.changed_on_disk(self.session.ref, loaded.size, now.size)
+
     def _request_refusals(
-        self, prep: Preparation, provider: ProviderConfig | None
+        self, prep: Preparation, provider: ProviderConfig | None, *, given: bool = False
     ) -> list[Refusal]:
         if prep.plan.noop or prep.build_request is None:
             return [refusals.nothing_to_compact(prep.plan.noop)]
         found = []
         if not prep.enabled:
             found.append(refusals.disabled(prep.disabled_reason))
+        if given:
+            if prep.custom_instruction.strip():
+                found.append(refusals.given_with_instructions())
+            return found
         empty = refusals.empty_prompt(prep.prompt)
         if empty is not None:
             found.append(empty)

@@ -28,7 +28,20 @@ and, for a request whose summary is to be written over the session:
 - ``READ_ONLY``: the file, or the folder the format writes beside it, cannot
   be written (checked with the file system's own answer and the mode bits);
 - ``NOT_LOADED_FOR_WRITE``: the job holds no fingerprint of the loaded bytes;
-- ``SPLIT``: the boundary cuts a tool call off from its result (unless allowed).
+- ``SPLIT``: the boundary cuts a tool call off from its result (unless allowed);
+- ``NOT_A_FILE``: the summary is to be written to a new file (``compact
+  --output``) and the session is not a file of its own (rows in a database):
+  a copy of some rows is no session an agent can open;
+- ``CHANGED_ON_DISK``: the session changed since it was loaded
+  (:meth:`CompactionJob.changed_on_disk`, for a front end that asks before it
+  writes; the store's commit refuses it in its own words too).
+
+For a summary given as it is (no model call: ``GIVEN_SUMMARY``) custom
+instructions are refused, since nothing would read them.
+
+And for a probe (:mod:`kimi_compact_tui.job.probing`): ``NO_SUMMARY`` (no
+summary, or an empty one, to probe) and ``OFFLINE_PROBE`` (the offline
+provider cannot answer questions), besides the request kinds above.
 """
 
 from __future__ import annotations
@@ -61,6 +74,11 @@ class RefusalKind(enum.StrEnum):
     NOT_LOADED_FOR_WRITE = "not_loaded_for_write"
     SPLIT = "split"
     REVISION_RANGE = "revision_range"
+    NOT_A_FILE = "not_a_file"
+    CHANGED_ON_DISK = "changed_on_disk"
+    GIVEN_SUMMARY = "given_summary"
+    NO_SUMMARY = "no_summary"
+    OFFLINE_PROBE = "offline_probe"
 
 
 #: The kinds that stop a request whatever is done with its summary.
@@ -72,6 +90,9 @@ REQUEST_KINDS = frozenset(
         RefusalKind.NO_MODEL,
         RefusalKind.NO_KEY,
         RefusalKind.REVISION_RANGE,
+        RefusalKind.GIVEN_SUMMARY,
+        RefusalKind.NO_SUMMARY,
+        RefusalKind.OFFLINE_PROBE,
     }
 )
 
@@ -83,6 +104,8 @@ _ERRORS: dict[RefusalKind, type[UserError]] = {
     RefusalKind.SAMPLE: ApplyError,
     RefusalKind.READ_ONLY: ApplyError,
     RefusalKind.NOT_LOADED_FOR_WRITE: ApplyError,
+    RefusalKind.NOT_A_FILE: ApplyError,
+    RefusalKind.CHANGED_ON_DISK: ApplyError,
 }
 
 
@@ -298,3 +321,57 @@ def revision_range_refusal(
             "the range it was made on: compact this range instead"
         )
     return Refusal(RefusalKind.REVISION_RANGE, f"{path}: not revised: {why}")
+
+
+def not_a_file(session: Session) -> Refusal | None:
+    """A summary to be written to a new file (``compact --output``) of a
+    session that is not a file of its own (rows in a database): refused
+    before any request."""
+    if session.format.storage.byte_based:
+        return None
+    return Refusal(
+        RefusalKind.NOT_A_FILE,
+        f"{session.ref}: --output is refused: the session is not a file of its own but "
+        f"rows of the {session.format.label}, and a copy of them is no session an agent "
+        "can open; write it in place instead (--in-place); nothing was sent",
+    )
+
+
+def changed_on_disk(ref: object, loaded_size: int, now_size: int) -> Refusal:
+    """The session changed since it was loaded: a write would be refused."""
+    if now_size != loaded_size:
+        why = f"its size went from {loaded_size:,} to {now_size:,} bytes"
+    else:
+        why = "another program wrote to it"
+    return Refusal(
+        RefusalKind.CHANGED_ON_DISK, f"{ref}: changed on disk since it was loaded ({why})"
+    )
+
+
+def given_with_instructions() -> Refusal:
+    """A summary given as it is is written without a model call: custom
+    instructions would be read by nothing."""
+    return Refusal(
+        RefusalKind.GIVEN_SUMMARY,
+        "custom instructions need a model call; a summary given is written as it is",
+    )
+
+
+def no_summary(summary: str | None) -> Refusal | None:
+    """Nothing to probe: no summary yet, or an empty one."""
+    if summary is None:
+        return Refusal(RefusalKind.NO_SUMMARY, "no summary to probe yet: compact first")
+    if not summary.strip():
+        return Refusal(RefusalKind.NO_SUMMARY, "the summary is empty: nothing to probe")
+    return None
+
+
+#: The offline provider's refusal of a probe (one line, for every front end).
+OFFLINE_PROBE_LINE = (
+    "the offline provider cannot answer questions: probing needs a model "
+    "(--provider KIND with --model, or a provider block in the config)"
+)
+
+
+def offline_probe() -> Refusal:
+    return Refusal(RefusalKind.OFFLINE_PROBE, OFFLINE_PROBE_LINE)

@@ -18,7 +18,6 @@ question on the terminal, then the job's commit).
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from pathlib import Path
@@ -30,6 +29,7 @@ from kimi_compact_tui.sanitize import visible
 from kimi_compact_tui.wording import count, number
 
 if TYPE_CHECKING:
+    from kimi_compact_tui.commands.compact.options import CompactOptions
     from kimi_compact_tui.commands.compact.run import CompactionRun
     from kimi_compact_tui.store import ApplyResult
 
@@ -68,17 +68,17 @@ def refuse_the_session(out: Path, session: Path | None) -> None:
         )
 
 
-def output_target(args: argparse.Namespace) -> Path | None:
+def output_target(opts: CompactOptions) -> Path | None:
     """Check ``--output`` before anything is loaded or requested: the folder
     exists, it is not the session, and it is not an existing file (unless
     ``--force``). Returns the path, or None when there is no ``--output``."""
-    force = bool(getattr(args, "force", False))
-    if not args.output:
+    force = opts.force
+    if not opts.output:
         if force:
             raise UserError("--force goes with --output FILE (it allows replacing that file)")
         return None
-    out = Path(args.output).expanduser()
-    refuse_the_session(out, _session_file(args.session))
+    out = Path(opts.output).expanduser()
+    refuse_the_session(out, _session_file(opts.session.session))
     if out.is_dir():
         raise UserError(f"{out}: --output is a folder; give a file name")
     parent = out.parent
@@ -118,7 +118,7 @@ def write_output(data: bytes, out: Path, session: Path, *, force: bool) -> None:
 
 
 def write_in_place(
-    args: argparse.Namespace,
+    opts: CompactOptions,
     run_: CompactionRun,
     *,
     stdin: Any = None,
@@ -133,12 +133,12 @@ def write_in_place(
     out = out if out is not None else sys.stderr
     draft, job = run_.draft, run_.job
     assert draft is not None and job is not None
-    allow_split = bool(getattr(args, "allow_split", False))
+    allow_split = opts.allow_split
     ready = run_.ready
     if ready is None:  # a run made without the command's own start
         ready = job.readiness(draft.preparation, request=False, write=True, allow_split=allow_split)
     refuse(ready)
-    if not getattr(args, "yes", False):
+    if not opts.yes:
         isatty = getattr(stdin, "isatty", None)
         if not (callable(isatty) and isatty()):
             raise UserError(
