@@ -39,6 +39,11 @@ and, for a request whose summary is to be written over the session:
 For a summary given as it is (no model call: ``GIVEN_SUMMARY``) custom
 instructions are refused, since nothing would read them.
 
+For undo and restore (:mod:`kimi_compact_tui.job.offers`):
+``NOTHING_TO_UNDO`` (no write of ours to undo, or its copy is gone) and
+``CHANGED_SINCE_WRITE`` (the session changed since this tool wrote it:
+refused unless forced), besides ``SAMPLE``.
+
 And for a probe (:mod:`kimi_compact_tui.job.probing`): ``NO_SUMMARY`` (no
 summary, or an empty one, to probe) and ``OFFLINE_PROBE`` (the offline
 provider cannot answer questions), besides the request kinds above.
@@ -79,6 +84,8 @@ class RefusalKind(enum.StrEnum):
     GIVEN_SUMMARY = "given_summary"
     NO_SUMMARY = "no_summary"
     OFFLINE_PROBE = "offline_probe"
+    NOTHING_TO_UNDO = "nothing_to_undo"
+    CHANGED_SINCE_WRITE = "changed_since_write"
 
 
 #: The kinds that stop a request whatever is done with its summary.
@@ -106,6 +113,8 @@ _ERRORS: dict[RefusalKind, type[UserError]] = {
     RefusalKind.NOT_LOADED_FOR_WRITE: ApplyError,
     RefusalKind.NOT_A_FILE: ApplyError,
     RefusalKind.CHANGED_ON_DISK: ApplyError,
+    RefusalKind.NOTHING_TO_UNDO: ApplyError,
+    RefusalKind.CHANGED_SINCE_WRITE: ApplyError,
 }
 
 
