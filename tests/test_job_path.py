@@ -257,3 +257,33 @@ def test_compacts_run_reads_as_its_steps_in_under_50_lines():
         n for n in ast.parse(source).body if isinstance(n, ast.FunctionDef) and n.name == "run"
     ]
     assert run.end_lineno is not None and run.end_lineno - run.lineno + 1 < 50
+
+
+# ----------------------------------------------------------------------------- for the TUI
+
+
+def test_the_run_readiness_says_a_noop_calmly(tmp_path):
+    path = write_openai_json(tmp_path / "chat.json", MESSAGES[:2])
+    job = CompactionJob.load(path, AppConfig(raw=ENABLED))
+    first = job.run_readiness(job.prepare(), ProviderConfig()).first
+    assert first is not None and first.kind is RefusalKind.NOTHING_TO_COMPACT
+    assert first.nothing_to_do and not first.can_force
+    path2 = write_openai_json(tmp_path / "long.json", MESSAGES)
+    disabled = CompactionJob.load(path2, AppConfig(raw={"compaction": {"enabled": False}}))
+    first = disabled.run_readiness(disabled.prepare(), ProviderConfig()).first
+    assert first is not None and first.kind is RefusalKind.DISABLED and first.nothing_to_do
+
+
+def test_the_write_readiness_has_what_the_write_dialog_shows(tmp_path):
+    path = write_openai_json(tmp_path / "chat.json", MESSAGES)
+    job = CompactionJob.load(path, AppConfig(raw=ENABLED))
+    prep = job.prepare(up_to=3)  # message 3 calls a tool; its result is message 4
+    ready = job.write_readiness(prep)
+    assert ready.kinds() == [RefusalKind.SPLIT] and ready.refusals[0].can_force
+    assert ready.forced.ready  # the user chose to write the split history
+    assert job.write_readiness(prep, allow_split=True).ready
+    with path.open("ab") as f:
+        f.write(b" ")
+    on_disk = job.write_readiness(prep, on_disk=True)
+    assert on_disk.kinds() == [RefusalKind.SPLIT, RefusalKind.CHANGED_ON_DISK]
+    assert not on_disk.forced.ready  # a change on disk is never forced from the dialog

@@ -232,6 +232,33 @@ class CompactionJob:
             found.append(refusals.not_a_file(self.session))
         return refusals.readiness(found)
 
+    def run_readiness(self, prep: Preparation, provider: ProviderConfig) -> Readiness:
+        """Everything a front end that runs a compaction for a summary it may
+        then write (the TUI's stream screen) checks before the request, in one
+        call: the request's refusals and, for a job loaded for a write, the
+        write's (a split is the write dialog's to refuse, with its override).
+        A first refusal with ``nothing_to_do`` (a no-op, compaction not
+        enabled) is a state to show, not an error. Pass the result to
+        :meth:`summarize`. (A revision adds its own refusal first:
+        ``job.revise.origin_refusal``.)"""
+        return self.readiness(prep, provider, write=self.fingerprint is not None)
+
+    def write_readiness(
+        self, prep: Preparation, *, allow_split: bool = False, on_disk: bool = False
+    ) -> Readiness:
+        """What a front end that asks before it writes (the TUI's write dialog)
+        shows: the write's refusals (the format's, a bundled sample, a
+        read-only file or folder, no fingerprint, and unless ``allow_split`` a
+        split tool exchange, which ``Refusal.can_force`` marks as one the user
+        may override) and, with ``on_disk``, a change on disk since the load
+        (``CHANGED_ON_DISK``: reads the whole session, so off the UI thread).
+        ``Readiness.forced`` is what is left once the user chose to go ahead."""
+        ready = self.readiness(prep, request=False, write=True, allow_split=allow_split)
+        if not on_disk:
+            return ready
+        changed = self.changed_on_disk()
+        return ready if changed is None else Readiness((*ready.refusals, changed))
+
     def changed_on_disk(self) -> Refusal | None:
         """The session changed since it was loaded (its fingerprint now against
         the loaded one), as a refusal; None when it is unchanged or was not

@@ -133,6 +133,19 @@ class Refusal:
         """True when no request may be made at all (not only no write)."""
         return self.kind in REQUEST_KINDS
 
+    @property
+    def nothing_to_do(self) -> bool:
+        """The step has nothing to do (a no-op plan, compaction not enabled):
+        said calmly, as a state, not as an error."""
+        return self.kind in (RefusalKind.NOTHING_TO_COMPACT, RefusalKind.DISABLED)
+
+    @property
+    def can_force(self) -> bool:
+        """The user may choose to go ahead anyway (a front end offers its
+        override: ``--allow-split`` / the split button for a split history,
+        ``--force`` / the force key for an undo over later changes)."""
+        return self.kind in (RefusalKind.SPLIT, RefusalKind.CHANGED_SINCE_WRITE)
+
     def error(self) -> UserError:
         """The exception a front end that raises gives for it (exit 2)."""
         return _ERRORS.get(self.kind, UserError)(self.message)
@@ -161,6 +174,16 @@ class Readiness:
     def of(self, *kinds: RefusalKind) -> Readiness:
         """Only the refusals of ``kinds``."""
         return Readiness(tuple(r for r in self.refusals if r.kind in kinds))
+
+    def without(self, *kinds: RefusalKind) -> Readiness:
+        """The refusals other than those of ``kinds``."""
+        return Readiness(tuple(r for r in self.refusals if r.kind not in kinds))
+
+    @property
+    def forced(self) -> Readiness:
+        """What is left once the user chose to go ahead (the refusals that
+        cannot be forced)."""
+        return Readiness(tuple(r for r in self.refusals if not r.can_force))
 
     def raise_first(self) -> None:
         """Raise the first refusal's error (nothing when ready)."""
