@@ -27,6 +27,7 @@ from kimi_compact_tui.wording import number
 
 if TYPE_CHECKING:
     from kimi_compact_tui.job import Preparation, Readiness
+    from kimi_compact_tui.job.window import Window
     from kimi_compact_tui.providers import ProviderConfig
 
 #: The one-line help of the command (listed by the top-level --help).
@@ -64,11 +65,23 @@ def model_line(model: str | None, pcfg: ProviderConfig) -> str:
     )
 
 
+def window_line(window: Window, need: int, room: int) -> str:
+    """The model's context window, and whether the request fits it (an unknown one is said)."""
+    if window.tokens is None:
+        return f"window   unknown ({window.source}): the request is not checked against it\n"
+    fits = "fits" if need + room <= window.tokens else "does NOT fit"
+    return (
+        f"window   {window.tokens:,} tokens ({window.source}): the request (~{need:,}) and "
+        f"{room:,} kept for the summary {fits}\n"
+    )
+
+
 def preview_json(
     prep: Preparation,
     body: dict[str, Any] | None,
     ready: Readiness,
     rounds: Rounds | None = None,
+    window: Window | None = None,
 ) -> dict[str, Any]:
     """``preview --json``: the request body exactly as POSTed (None for a
     no-op), beside what decides whether it is sent: the job's refusals. With
@@ -81,6 +94,8 @@ def preview_json(
         "enabled": prep.enabled,
         "disabled_reason": prep.disabled_reason,
         "refusals": [{"kind": r.kind.value, "message": r.message} for r in ready.refusals],
+        # The model's context window (null: the offline provider, no model).
+        "context_window": window.to_json() if window is not None else None,
     }
     if rounds is not None:
         request = prep.request
@@ -146,6 +161,7 @@ class PreviewOptions:
 
 
 def run(args: argparse.Namespace) -> int:
+    from kimi_compact_tui.job import Readiness
     from kimi_compact_tui.sanitize import visible
 
     opts = PreviewOptions.from_args(args)
@@ -161,12 +177,17 @@ def run(args: argparse.Namespace) -> int:
         # model, is told the feedback as instructions instead).
         prep = revise(prep, rounds.rounds(), None if pcfg.offline else pcfg)
     ready = job.readiness(prep)  # what compact would refuse before the request
+    window = None if pcfg.offline else job.window(prep, pcfg)
+    if window is not None and prep.request is not None:
+        too_large = job.window_refusal(prep, pcfg)
+        if too_large is not None:
+            ready = Readiness((*ready.refusals, too_large))
     tty = sys.stdout.isatty()
     show = visible if tty else (lambda s: s)  # keep controls out of a terminal
     w = sys.stdout.write
     if prep.request is None:
         if opts.json:
-            print_json(preview_json(prep, None, ready, rounds))
+            print_json(preview_json(prep, None, ready, rounds, window))
         else:
             if not prep.enabled:
                 w(not_enabled_line(prep))
@@ -174,7 +195,7 @@ def run(args: argparse.Namespace) -> int:
         return 0
     body = prep.request.body
     if opts.json:
-        print_json(preview_json(prep, body, ready, rounds))
+        print_json(preview_json(prep, body, ready, rounds, window))
         if not prep.enabled:
             print(
                 f"kimi-compact-tui: note: compaction is not enabled: {prep.disabled_reason}; "
@@ -188,6 +209,8 @@ def run(args: argparse.Namespace) -> int:
     w(refused_lines(ready))
     w(model_line(body.get("model"), pcfg))
     w(f"provider {pcfg.describe()}\n")
+    if window is not None:
+        w(window_line(window, tokens["request_estimated"] or 0, job.output_room()))
     if rounds is not None:
         w(revision_lines(prep, rounds, show))
         if pcfg.offline:

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kimi_compact_tui.compaction.pairs import ToolSplit, find_splits
+from kimi_compact_tui.compaction.pairs import ToolSplit, find_splits, safe_boundaries
 from kimi_compact_tui.compaction.plan import CompactionPlan
 from kimi_compact_tui.compaction.prompts import PromptSource
 from kimi_compact_tui.compaction.tokens import message_tokens
@@ -41,6 +41,7 @@ from kimi_compact_tui.fsutil import gc_paused
 from kimi_compact_tui.job import refusals
 from kimi_compact_tui.job.prepare import Preparation, prepare_compaction
 from kimi_compact_tui.job.refusals import Readiness, Refusal, RefusalKind
+from kimi_compact_tui.job.window import Window, output_room, window_of
 from kimi_compact_tui.providers import (
     EventCallback,
     ProviderConfig,
@@ -304,7 +305,62 @@ class CompactionJob:
             require_key(provider)
         except ConfigError as exc:
             found.append(Refusal(RefusalKind.NO_KEY, str(exc)))
+        if not provider.offline and not found:
+            found.extend(r for r in [self.window_refusal(prep, provider)] if r is not None)
         return found
+
+    def window(self, prep: Preparation, provider: ProviderConfig | None) -> Window:
+        """The context window of the model ``prep``'s request goes to (``job/window.py``)."""
+        model = prep.compaction_model or (provider.model if provider is not None else None)
+        model = model or self.base_model
+        return window_of(self.config, provider, model)
+
+    def output_room(self) -> int:
+        """The room kept for the summary in the window."""
+        overrides = self.config.compaction.settings_overrides
+        return output_room(overrides.get("max_tokens") or overrides.get("max_completion_tokens"))
+
+    def window_refusal(self, prep: Preparation, provider: ProviderConfig) -> Refusal | None:
+        """The request does not fit the model's known context window (None:
+        it fits, or the window is unknown, which the front ends say)."""
+        window = self.window(prep, provider)
+        if window.tokens is None or prep.plan.noop:
+            return None
+        need, room = prep.request_estimated(), self.output_room()
+        if need + room <= window.tokens:
+            return None
+        fits = self.fitting_up_to(prep, window.tokens - room)
+        return refusals.too_large(self.session.ref, need, room, window.source, window.tokens, fits)
+
+    def fitting_up_to(self, prep: Preparation, budget: int) -> int | None:
+        """The largest ``--up-to`` whose request is within ``budget`` tokens
+        and splits no tool exchange, below ``prep``'s boundary; None when none is."""
+        plan = prep.plan
+        low, high = plan.leading + 1, plan.boundary - 1
+        best = None
+
+        def cost(n: int) -> int:
+            smaller = self.prepare(
+                up_to=n,
+                custom_instruction=prep.custom_instruction,
+                compaction_model=prep.compaction_model,
+                prompt=prep.prompt,
+            )
+            return smaller.request_estimated() if smaller.build_request else budget + 1
+
+        while low <= high:  # the request grows with the boundary
+            mid = (low + high) // 2
+            if cost(mid) <= budget:
+                best, low = mid, mid + 1
+            else:
+                high = mid - 1
+        if best is None:
+            return None
+        safe = safe_boundaries(self.session.messages, prep.exchanges)
+        for n in range(best, plan.leading, -1):
+            if safe[n]:
+                return n
+        return None
 
     def _write_refusals(self, prep: Preparation, *, allow_split: bool) -> list[Refusal | None]:
         session = self.session

@@ -17,6 +17,9 @@ The refusals made before any request:
   key it needs (``provider`` checks, :func:`require_model` and :func:`require_key`);
 - ``REVISION_RANGE``: a revision asked for a summary made on another range (the
   boundary moved) or on another version of the session (it changed on disk);
+- ``TOO_LARGE``: the request and the room kept for the summary do not fit
+  the model's known context window (:mod:`kimi_compact_tui.job.window`),
+  naming both figures and the ``--up-to`` that would fit;
 
 and, for a request whose summary is to be written over the session:
 
@@ -86,6 +89,7 @@ class RefusalKind(enum.StrEnum):
     OFFLINE_PROBE = "offline_probe"
     NOTHING_TO_UNDO = "nothing_to_undo"
     CHANGED_SINCE_WRITE = "changed_since_write"
+    TOO_LARGE = "too_large"
 
 
 #: The kinds that stop a request whatever is done with its summary.
@@ -100,6 +104,7 @@ REQUEST_KINDS = frozenset(
         RefusalKind.GIVEN_SUMMARY,
         RefusalKind.NO_SUMMARY,
         RefusalKind.OFFLINE_PROBE,
+        RefusalKind.TOO_LARGE,
     }
 )
 
@@ -407,3 +412,23 @@ OFFLINE_PROBE_LINE = (
 
 def offline_probe() -> Refusal:
     return Refusal(RefusalKind.OFFLINE_PROBE, OFFLINE_PROBE_LINE)
+
+
+def too_large(
+    ref: object, need: int, room: int, window: str, tokens: int, fits: int | None
+) -> Refusal:
+    """The request does not fit the model's context window: both figures,
+    and the boundary that would (compacting in two steps)."""
+    if fits is not None:
+        how = (
+            f"compact in two steps: --up-to {fits} fits (messages 1–{fits}), then compact "
+            "the result again"
+        )
+    else:
+        how = "no boundary fits: the first messages alone are larger than the window"
+    return Refusal(
+        RefusalKind.TOO_LARGE,
+        f"{ref}: the request does not fit the model's context window: ~{need:,} tokens "
+        f"and {room:,} kept for the summary, against {tokens:,} ({window}); {how}; "
+        "nothing was sent",
+    )

@@ -19,6 +19,7 @@ from kimi_compact_tui.wording import span
 if TYPE_CHECKING:
     from kimi_compact_tui.commands.compact.options import CompactOptions
     from kimi_compact_tui.job import Draft, Preparation
+    from kimi_compact_tui.job.window import Window
     from kimi_compact_tui.providers import ProviderConfig, StreamEvent
 
 DIM = "\x1b[2m"
@@ -80,12 +81,14 @@ class Printer:
             self._out("\n")
 
 
-def announce(prep: Preparation, pcfg: ProviderConfig) -> None:
+def announce(prep: Preparation, pcfg: ProviderConfig, window: Window | None = None) -> None:
+    """What is compacted, with what; an unknown context window is said (not guessed)."""
     from kimi_compact_tui.providers import OFFLINE_NOTICE
 
     indices = list(prep.plan.compact_indices)
     which = span(indices[0] + 1, indices[-1] + 1) if indices else "no messages"
-    print(f"compacting {which} with {pcfg.describe()}", file=sys.stderr)
+    unknown = "" if window is None or window.known else f"; {window.describe()}"
+    print(f"compacting {which} with {pcfg.describe()}{unknown}", file=sys.stderr)
     if pcfg.offline:
         print(f"note: {OFFLINE_NOTICE}", file=sys.stderr)
     sys.stderr.flush()
@@ -155,12 +158,12 @@ def revision_json(run: CompactionRun) -> dict[str, Any] | None:
 
 def starter(
     opts: CompactOptions, rounds: Rounds | None = None
-) -> Callable[[Preparation, ProviderConfig], None]:
+) -> Callable[[Preparation, ProviderConfig, Window | None], None]:
     """Once the job's refusals passed and before the request: the warning for
     a tool call split from its result by a summary not written in place (in
     place, the job refused it unless ``--allow-split``); then the announcement."""
 
-    def start(prep: Preparation, pcfg: ProviderConfig) -> None:
+    def start(prep: Preparation, pcfg: ProviderConfig, window: Window | None) -> None:
         if not opts.in_place:
             warn_splits(prep)
         if opts.json:
@@ -174,7 +177,7 @@ def starter(
             print(f"revising: {rounds.label}", file=sys.stderr)
             if dropped:
                 print(f"kimi-compact-tui: note: {dropped_note(dropped)}", file=sys.stderr)
-        announce(prep, pcfg)
+        announce(prep, pcfg, window)
 
     return start
 

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from kimi_compact_tui.config import AppConfig
     from kimi_compact_tui.formats.base import Session
     from kimi_compact_tui.job import CompactionJob, Draft, Preparation, Readiness
+    from kimi_compact_tui.job.window import Window
     from kimi_compact_tui.providers import EventCallback, ProviderConfig, StreamResult
 
 
@@ -70,14 +71,16 @@ def run_compaction(
     *,
     on_event: EventCallback | None = None,
     cancel: asyncio.Event | None = None,
-    on_start: Callable[[Preparation, ProviderConfig], None] | None = None,
+    on_start: Callable[[Preparation, ProviderConfig, Window | None], None] | None = None,
     rounds: Rounds | None = None,
 ) -> CompactionRun:
     """Load, plan, stream the summary and build (not write) the compacted session.
 
     Raises :class:`UserError` for bad input and the job's first refusal
-    (every one computed once, before any request: the request's, in place
-    the write's, with ``--output`` a session that is not a file of its own);
+    (every one computed once, before any request: the request's, with a
+    request too large for the model's known context window, in place the
+    write's, with ``--output`` a session that is not a file of its own);
+    ``on_start`` gets the model's window (None: no model is asked);
     provider trouble is reported in the returned result, never raised.
 
     ``rounds`` (``--from-summary``, ``--revise``): with feedback, the request
@@ -104,7 +107,7 @@ def run_compaction(
     )
     refuse(ready)
     if on_start is not None:  # the split warning (not in place) and the announcement
-        on_start(prep, pcfg)
+        on_start(prep, pcfg, None if given or pcfg.offline else job.window(prep, pcfg))
     if rounds is not None and given:
         result = given_result(rounds, on_event)
     else:
