@@ -233,7 +233,7 @@ def parse_config(text: str, path: Path) -> AppConfig:
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = ".".join(str(x) for x in err["loc"] if x != "[key]") or "(top level)"
-        raise ConfigError(f"{path}: {loc}: {_in_words(err)}") from None
+        raise ConfigError(f"{path}: {loc}: {_in_words(err)}{_did_you_mean(err)}") from None
     if parsed.compaction is not None:
         _check_compaction(parsed.compaction, path)
     window = parsed.context_window
@@ -278,6 +278,27 @@ def _in_words(err: Any) -> str:
     if err["type"] in ("extra_forbidden", "missing"):
         return words
     return f"{words}, got {limits.shown(err.get('input'))}"
+
+
+def _did_you_mean(err: Any) -> str:
+    """For an unknown setting, the known one it resembles: " (did you mean X?)"."""
+    import difflib
+    import typing
+
+    if err["type"] != "extra_forbidden" or not err["loc"]:
+        return ""
+    *parents, name = (str(x) for x in err["loc"])
+    model: Any = _file_model()
+    for parent in parents:  # down to the block the setting is in
+        field = model.model_fields.get(parent)
+        if field is None:
+            return ""
+        nested = [a for a in typing.get_args(field.annotation) if hasattr(a, "model_fields")]
+        if not nested:
+            return ""
+        model = nested[0]
+    close = difflib.get_close_matches(name, list(model.model_fields), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]}?)" if close else ""
 
 
 REQUIRED = {"enabled": "true", "type": "kimi"}

@@ -287,3 +287,35 @@ def test_the_write_readiness_has_what_the_write_dialog_shows(tmp_path):
     on_disk = job.write_readiness(prep, on_disk=True)
     assert on_disk.kinds() == [RefusalKind.SPLIT, RefusalKind.CHANGED_ON_DISK]
     assert not on_disk.forced.ready  # a change on disk is never forced from the dialog
+
+
+# ----------------------------------------------------------------------------- wording
+
+
+def test_a_mistyped_config_setting_names_the_one_it_resembles(tmp_path):
+    from kimi_compact_tui.config import load_config
+    from kimi_compact_tui.errors import ConfigError
+
+    path = tmp_path / "c.yaml"
+    path.write_text("provder: {kind: offline}\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert str(caught.value) == f"{path}: provder: unknown setting (did you mean provider?)"
+    path.write_text("compaction: {enabled: true, type: kimi, max_preserved: 3}\n")
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert "did you mean max_preserved_messages?" in str(caught.value)
+    path.write_text("colour: blue\n", encoding="utf-8")
+    with pytest.raises(ConfigError) as caught:
+        load_config(path)
+    assert str(caught.value) == f"{path}: colour: unknown setting"
+
+
+def test_one_from_summary_is_not_given_1_times(cli_main, tmp_path):  # noqa: F811
+    session = write_openai_json(tmp_path / "chat.json", MESSAGES)
+    summary = tmp_path / "s.md"
+    summary.write_text(SUMMARY, encoding="utf-8")
+    done = cli_main(
+        "compact", session, "--from-summary", summary, "--revise", "a", "--revise", "b"
+    )
+    assert done.code == 2 and "given once" in done.stderr and "1 times" not in done.stderr

@@ -113,12 +113,12 @@ def check_rounds(
         )
     if not feedback and len(names) > 1:
         raise UserError(
-            f"--from-summary given {len(names)} times with no --revise: give one summary "
+            f"--from-summary given {times(len(names))} with no --revise: give one summary "
             "to write, or a --revise for each"
         )
     if feedback and len(names) != len(feedback):
         raise UserError(
-            f"--from-summary given {len(names)} times and --revise {len(feedback)}: each "
+            f"--from-summary given {times(len(names))} and --revise {times(len(feedback))}: each "
             "round is a summary and the feedback on it, paired in the order given"
         )
     if names.count(STDIN) > 1:
@@ -137,6 +137,11 @@ def check_rounds(
             raise UserError(f"{where}: the summary is empty")
         summaries.append(text)
     return Rounds(names, summaries, feedback)
+
+
+def times(n: int) -> str:
+    """How often an option was given, in words: "once", "3 times"."""
+    return "once" if n == 1 else f"{n} times"
 
 
 def dropped_note(dropped: int) -> str:
