@@ -26,7 +26,7 @@ from kimi_compact_tui.commands.rounds import (
 from kimi_compact_tui.wording import number
 
 if TYPE_CHECKING:
-    from kimi_compact_tui.job import Preparation, Readiness
+    from kimi_compact_tui.job import CompactionJob, Preparation, Readiness
     from kimi_compact_tui.job.window import Window
     from kimi_compact_tui.providers import ProviderConfig
 
@@ -161,48 +161,75 @@ class PreviewOptions:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kimi_compact_tui.job import Readiness
-    from kimi_compact_tui.sanitize import visible
-
+    """The command, as its steps."""
     opts = PreviewOptions.from_args(args)
     # bad options: before anything is loaded
     rounds = check_rounds(opts.from_summary, opts.revise, alone=False)
     job, prep = load_and_prepare(opts.session, opts.provider)
-    config = job.config
-    pcfg = provider_config(config, opts.provider)
+    pcfg = provider_config(job.config, opts.provider)
     if rounds is not None:
         from kimi_compact_tui.job.revise import revise
 
         # The request a model is sent (the offline provider, which has no
         # model, is told the feedback as instructions instead).
         prep = revise(prep, rounds.rounds(), None if pcfg.offline else pcfg)
-    ready = job.readiness(prep)  # what compact would refuse before the request
+    ready, window = what_compact_refuses(job, prep, pcfg)
+    if opts.json:
+        print_preview_json(prep, ready, rounds, window)
+    elif prep.request is None:
+        if not prep.enabled:
+            sys.stdout.write(not_enabled_line(prep))
+        sys.stdout.write(f"NO-OP: {prep.plan.noop}\nNothing would be sent.\n")
+    else:
+        write_preview(job, prep, pcfg, ready, rounds, window)
+    return 0
+
+
+def what_compact_refuses(
+    job: CompactionJob, prep: Preparation, pcfg: ProviderConfig
+) -> tuple[Readiness, Window | None]:
+    """The job's refusals before the request (with a request too large for the
+    model's known window), and the window (None: the offline provider)."""
+    from kimi_compact_tui.job import Readiness
+
+    ready = job.readiness(prep)
     window = None if pcfg.offline else job.window(prep, pcfg)
     if window is not None and prep.request is not None:
         too_large = job.window_refusal(prep, pcfg)
         if too_large is not None:
             ready = Readiness((*ready.refusals, too_large))
-    tty = sys.stdout.isatty()
-    show = visible if tty else (lambda s: s)  # keep controls out of a terminal
+    return ready, window
+
+
+def print_preview_json(
+    prep: Preparation, ready: Readiness, rounds: Rounds | None, window: Window | None
+) -> None:
+    body = prep.request.body if prep.request is not None else None
+    print_json(preview_json(prep, body, ready, rounds, window))
+    if body is not None and not prep.enabled:
+        print(
+            f"kimi-compact-tui: note: compaction is not enabled: {prep.disabled_reason}; "
+            "this request would not be sent",
+            file=sys.stderr,
+        )
+
+
+def write_preview(
+    job: CompactionJob,
+    prep: Preparation,
+    pcfg: ProviderConfig,
+    ready: Readiness,
+    rounds: Rounds | None,
+    window: Window | None,
+) -> None:
+    """The text preview: what decides whether it is sent, then the request."""
+    from kimi_compact_tui.sanitize import visible
+
+    request = prep.request
+    assert request is not None
+    body = request.body
+    show = visible if sys.stdout.isatty() else (lambda s: s)  # keep controls out of a terminal
     w = sys.stdout.write
-    if prep.request is None:
-        if opts.json:
-            print_json(preview_json(prep, None, ready, rounds, window))
-        else:
-            if not prep.enabled:
-                w(not_enabled_line(prep))
-            w(f"NO-OP: {prep.plan.noop}\nNothing would be sent.\n")
-        return 0
-    body = prep.request.body
-    if opts.json:
-        print_json(preview_json(prep, body, ready, rounds, window))
-        if not prep.enabled:
-            print(
-                f"kimi-compact-tui: note: compaction is not enabled: {prep.disabled_reason}; "
-                "this request would not be sent",
-                file=sys.stderr,
-            )
-        return 0
     tokens = prep.token_figures()
     if not prep.enabled:
         w(not_enabled_line(prep))
@@ -225,16 +252,16 @@ def run(args: argparse.Namespace) -> int:
         f"{number(tokens['request_estimated'])} tokens\n"
     )
     write_split_lines(prep, w)
-    if prep.request.custom_instruction:
-        w(f"instructions {show(prep.request.custom_instruction)}\n")
+    if request.custom_instruction:
+        w(f"instructions {show(request.custom_instruction)}\n")
     label = "" if prep.enabled else " (not enabled: would not be sent)"
     w(f"\n===== system{label} =====\n")
     w(show(body["messages"][0]["content"]) + "\n")
     w(f"\n===== user (synthetic transcript){label} =====\n")
-    w(show(prep.request.transcript))
-    if not prep.request.transcript.endswith("\n"):
+    w(show(request.transcript))
+    if not request.transcript.endswith("\n"):
         w("\n")
-    for i, round_ in enumerate(prep.request.revisions, 1 + prep.request.dropped_rounds):
+    for i, round_ in enumerate(request.revisions, 1 + request.dropped_rounds):
         for turn, title in zip(round_.turns(), ("summary", "feedback"), strict=True):
             w(f"\n===== {turn['role']} (round {i}: {title}){label} =====\n")
             w(show(turn["content"]))
@@ -243,4 +270,3 @@ def run(args: argparse.Namespace) -> int:
     other = {k: v for k, v in body.items() if k != "messages"}
     w("\n===== other body fields =====\n")
     w(json.dumps(other, ensure_ascii=False, indent=2) + "\n")
-    return 0
