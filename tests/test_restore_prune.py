@@ -157,3 +157,16 @@ def test_nothing_to_undo_is_a_typed_refusal(tmp_path, cli_main):  # noqa: F811
     assert offer.refusal is not None and offer.refusal.kind is RefusalKind.NOTHING_TO_UNDO
     dry = cli_main("restore", session, "--dry-run")
     assert dry.code == 2 and offer.refusal.message in dry.stderr
+
+
+def test_dry_run_of_a_picked_point_names_it_and_changes_nothing(tmp_path, cli_main):  # noqa: F811
+    session = store.locate(write_kimi_cli(tmp_path / "k")).path
+    assert cli_main("compact", session, "--provider", "offline", "--in-place", "--yes").code == 0
+    (point,) = store.restore_points(session)
+    before = listing(session.parent)
+    dry = cli_main("restore", session, "--point", point.path.name, "--dry-run")
+    assert dry.code == 0, dry.stderr
+    assert f"point    {point.path.name} (" in dry.stdout and "kept first as" in dry.stdout
+    assert listing(session.parent) == before
+    unknown = cli_main("restore", session, "--point", "nope", "--dry-run")
+    assert unknown.code == 2 and "is not a restore point" in unknown.stderr
