@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import json
 import re
+import shlex
 from pathlib import Path
 
 import pytest
@@ -315,7 +316,70 @@ def test_one_from_summary_is_not_given_1_times(cli_main, tmp_path):  # noqa: F81
     session = write_openai_json(tmp_path / "chat.json", MESSAGES)
     summary = tmp_path / "s.md"
     summary.write_text(SUMMARY, encoding="utf-8")
-    done = cli_main(
-        "compact", session, "--from-summary", summary, "--revise", "a", "--revise", "b"
-    )
+    done = cli_main("compact", session, "--from-summary", summary, "--revise", "a", "--revise", "b")
     assert done.code == 2 and "given once" in done.stderr and "1 times" not in done.stderr
+
+
+# ----------------------------------------------------------------------------- a grown session
+
+
+def compacted_run(path: Path):  # type: ignore[no-untyped-def]
+    from kimi_compact_tui.commands.compact.options import CompactOptions
+    from kimi_compact_tui.commands.compact.run import run_compaction
+    from kimi_compact_tui.commands.options import ProviderOptions, SessionOptions
+
+    opts = CompactOptions(
+        SessionOptions(str(path)), ProviderOptions("offline"), in_place=True, yes=True
+    )
+    return opts, run_compaction(opts)
+
+
+def test_a_write_refused_because_the_agent_went_on_keeps_the_summary(
+    tmp_path, cli_main  # noqa: F811
+):
+    """Turns appended while the summary was made: nothing is written, the
+    summary is kept, and the one line names the command that writes it on the
+    grown session with the same range (the new turns in the kept tail)."""
+    from kimi_compact_tui.commands.compact import write
+    from kimi_compact_tui.errors import ApplyError
+    from kimi_compact_tui.formats import load_session
+    from kimi_compact_tui.store import locate
+    from tests.factories.writers import write_kimi_cli
+
+    path = locate(write_kimi_cli(tmp_path / "k")).path
+    opts, run_ = compacted_run(path)
+    assert run_.draft is not None
+    boundary = run_.plan.boundary
+    with path.open("ab") as f:  # the agent's next turn, written meanwhile
+        f.write(b'{"role": "user", "content": "and now the changelog, please"}\n')
+    grown = path.read_bytes()
+    with pytest.raises(ApplyError) as caught:
+        write(opts, run_, None)
+    line = str(caught.value)
+    assert "\n" not in line and path.read_bytes() == grown  # nothing written
+    saved = Path(line.split(" is kept in ")[1].split(": ")[0])
+    assert saved.read_text(encoding="utf-8") == run_.draft.summary
+    assert f"--up-to {boundary} --in-place" in line
+    command = line.split(": kimi-compact-tui ")[1].split(" writes it")[0]
+    done = cli_main(*shlex.split(command), "--yes")
+    assert done.code == 0, done.stderr
+    after = load_session(path).messages
+    assert after[-1].text() == "and now the changelog, please"
+    assert any(run_.draft.summary.strip()[:40] in m.text() for m in after)
+
+
+def test_a_change_inside_the_compacted_range_is_the_plain_refusal(tmp_path):
+    from kimi_compact_tui.commands.compact import write
+    from kimi_compact_tui.errors import ApplyError
+    from kimi_compact_tui.samples import state_dir
+    from kimi_compact_tui.store import locate
+    from tests.factories.writers import write_kimi_cli
+
+    path = locate(write_kimi_cli(tmp_path / "k")).path
+    opts, run_ = compacted_run(path)
+    text = path.read_text(encoding="utf-8")
+    path.write_text(text.replace("parser.py", "lexer.py", 1), encoding="utf-8")
+    with pytest.raises(ApplyError) as caught:
+        write(opts, run_, None)
+    assert "reload the session and compact again" in str(caught.value)
+    assert not (state_dir() / "summaries").exists()

@@ -260,6 +260,37 @@ class CompactionJob:
         changed = self.changed_on_disk()
         return ready if changed is None else Readiness((*ready.refusals, changed))
 
+    def regrown(self, prep: Preparation) -> tuple[CompactionJob, Preparation] | None:
+        """The same compaction on the session as it is now, when it changed
+        since the load only by turns appended after the loaded ones (the agent
+        went on while the summary was made): the summary still holds for the
+        compacted range, and the new turns join the kept tail (the range is
+        made explicit: ``up_to`` is the old boundary). None when it did not
+        change, or changed otherwise (then the summary no longer holds)."""
+        if prep.plan.noop or self.changed_on_disk() is None:
+            return None
+        try:
+            grown = CompactionJob.load(
+                str(self.session.ref or self.session.path),
+                self.config,
+                prompt_file=self.prompt_file,
+                base_model=self.base_model,
+            )
+        except UserError:
+            return None
+        old, new = self.session.messages, grown.session.messages
+        if len(new) <= len(old) or any(a.data != b.data for a, b in zip(old, new, strict=False)):
+            return None
+        again = grown.prepare(
+            up_to=prep.plan.boundary,
+            custom_instruction=prep.custom_instruction,
+            compaction_model=prep.compaction_model,
+            prompt=prep.prompt,
+        )
+        if again.plan.noop or again.plan.compact_indices != prep.plan.compact_indices:
+            return None
+        return grown, again
+
     def changed_on_disk(self) -> Refusal | None:
         """The session changed since it was loaded (its fingerprint now against
         the loaded one), as a refusal; None when it is unchanged or was not

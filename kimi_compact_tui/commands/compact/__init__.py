@@ -37,10 +37,15 @@ from kimi_compact_tui.commands.compact.output import (
     warn_growth,
 )
 from kimi_compact_tui.commands.compact.run import CompactionRun, anchored_run, run_compaction
-from kimi_compact_tui.commands.compact.write import output_target, write_in_place, write_output
+from kimi_compact_tui.commands.compact.write import (
+    keep_for_the_grown_session,
+    output_target,
+    write_in_place,
+    write_output,
+)
 from kimi_compact_tui.commands.jsonout import print_json
 from kimi_compact_tui.commands.rounds import Rounds, add_revise_args, check_rounds
-from kimi_compact_tui.errors import ProviderFailure, RetentionShortfall, UserError
+from kimi_compact_tui.errors import ApplyError, ProviderFailure, RetentionShortfall, UserError
 from kimi_compact_tui.sanitize import visible
 from kimi_compact_tui.wording import count, noop_line, number
 
@@ -198,7 +203,11 @@ def write(opts: CompactOptions, run_: CompactionRun, output: Path | None) -> Pat
     if run_.draft is not None and opts.in_place and result is not None:
         if result.status != "complete":
             return None
-        applied = write_in_place(opts, run_)  # says what it wrote
+        try:
+            applied = write_in_place(opts, run_)  # says what it wrote
+        except ApplyError as exc:  # the agent went on meanwhile: keep what still holds
+            kept = keep_for_the_grown_session(opts, run_)
+            raise exc if kept is None else ApplyError(kept) from None
         return applied.path if applied is not None else None
     if run_.compacted is not None and output is not None:
         assert run_.session.path is not None

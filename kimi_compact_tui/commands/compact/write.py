@@ -164,3 +164,44 @@ def write_in_place(
     result = job.commit(draft, run_.provider, allow_split=allow_split, ready=ready)
     out.write(result.describe() + "\n")
     return result
+
+
+#: Where a summary refused by a session that grew meanwhile is kept (under the state folder).
+SUMMARIES = "summaries"
+
+
+def keep_for_the_grown_session(opts: CompactOptions, run_: CompactionRun) -> str | None:
+    """A write refused because the agent appended turns while the summary was
+    made: when the summary still holds (only turns after the compacted range
+    were added), keep it in a file and return the one line that says how to
+    write it on the grown session (``--from-summary`` with the same range);
+    else None."""
+    import shlex
+
+    from kimi_compact_tui.fsutil import atomic_write_bytes
+    from kimi_compact_tui.samples import state_dir
+    from kimi_compact_tui.store.write import now_utc
+
+    draft = run_.draft
+    if draft is None or run_.job.regrown(run_.preparation) is None:
+        return None
+    ref = run_.session.ref or run_.session.path
+    stamp = now_utc(None).strftime("%Y%m%dT%H%M%SZ")
+    name = Path(str(run_.session.path)).name
+    saved = state_dir() / SUMMARIES / f"{name}.summary-{stamp}.md"
+    try:
+        saved.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        atomic_write_bytes(saved, draft.summary.encode("utf-8"), mode=0o600)
+    except OSError:
+        return None
+    n = run_.plan.boundary
+    command = shlex.join(
+        ["kimi-compact-tui", "compact", str(ref), "--from-summary", str(saved)]
+        + ["--up-to", str(n), "--in-place"]
+    )
+    return (
+        f"{ref}: changed on disk since it was loaded: the agent added turns after the "
+        f"compacted range, so nothing was written; the summary still holds for messages "
+        f"1–{n} and is kept in {saved}: {command} writes it on the grown session, the new "
+        "turns in the kept tail"
+    )
