@@ -29,6 +29,7 @@ from kimi_compact_tui import __version__
 from kimi_compact_tui.commands import (
     compact,
     diff,
+    listing,
     plan,
     preview,
     probe,
@@ -41,6 +42,7 @@ from kimi_compact_tui.errors import UserError
 
 #: Every command and the module that serves it, in the help's order.
 COMMAND_MODULES: dict[str, ModuleType] = {
+    "list": listing,
     "plan": plan,
     "preview": preview,
     "compact": compact,

@@ -11,6 +11,7 @@ The file is a flat mapping (the spec's flattened ``base_config``)::
       prompt_file: null          # a prompt file (relative to the config file)
       settings_overrides: {}
     compaction_model: null       # per-session override; wins over compaction.compaction_model
+    context_window: null         # the model's context window in tokens (else a table, else unknown)
     provider: {kind: offline}    # one settings model per kind: kimi_compact_tui.providers.settings
 
 With no config file at all, compaction is enabled with type ``kimi`` and the
@@ -19,8 +20,10 @@ defaults, so the tool works out of the box.
 :class:`AppConfig` keeps the flat mapping (``raw``, the spec's shape, which the
 spec's helpers :func:`_get_compaction_config`, :func:`compaction_enablement`
 and :func:`effective_compaction_model` read) and gives the engine its typed
-view, :attr:`AppConfig.compaction` (a :class:`CompactionSettings`), and the
-active prompt, :meth:`AppConfig.prompt`. yaml and pydantic load only when a
+view, :attr:`AppConfig.compaction` (a :class:`CompactionSettings`), the
+model's configured context window, :attr:`AppConfig.context_window`, and the
+active prompt, :meth:`AppConfig.prompt`. Nothing outside this module reads
+``raw`` for these, nor calls the spec helper ``_get_compaction_config``. yaml and pydantic load only when a
 config file is read.
 """
 
@@ -43,6 +46,7 @@ if TYPE_CHECKING:
 
 CONFIG_ENV = "KIMI_COMPACT_TUI_CONFIG"
 DEFAULT_MAX_PRESERVED = 2
+MAX_CONTEXT_WINDOW = 100_000_000
 
 
 @cache
@@ -67,6 +71,7 @@ def _file_model() -> type[BaseModel]:
 
         compaction: CompactionBlock | None = None
         compaction_model: StrictStr | None = None
+        context_window: StrictInt | None = None  # the model's, in tokens (checked below)
         provider: dict[Any, Any] | None = None  # field names are checked with the block
 
     return ConfigFile
@@ -151,6 +156,13 @@ class AppConfig:
         return self.raw.get("provider")
 
     @property
+    def context_window(self) -> int | None:
+        """The model's context window in tokens, as configured (None: not set;
+        the job then looks the model up: ``job/window.py``)."""
+        value = self.raw.get("context_window")
+        return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+    @property
     def compaction(self) -> CompactionSettings:
         """The typed compaction settings (read from ``raw`` as it is now)."""
         return CompactionSettings.read(self.raw)
@@ -221,9 +233,15 @@ def parse_config(text: str, path: Path) -> AppConfig:
     except ValidationError as exc:
         err = exc.errors()[0]
         loc = ".".join(str(x) for x in err["loc"] if x != "[key]") or "(top level)"
-        raise ConfigError(f"{path}: {loc}: {_in_words(err)}") from None
+        raise ConfigError(f"{path}: {loc}: {_in_words(err)}{_did_you_mean(err)}") from None
     if parsed.compaction is not None:
         _check_compaction(parsed.compaction, path)
+    window = parsed.context_window
+    if window is not None and not 1 <= window <= MAX_CONTEXT_WINDOW:
+        raise ConfigError(
+            f"{path}: context_window: must be a number of tokens from 1 to "
+            f"{MAX_CONTEXT_WINDOW:,}, got {window}"
+        )
     if parsed.provider is not None:
         # The provider block is checked here too, so its errors name the file.
         try:
@@ -260,6 +278,27 @@ def _in_words(err: Any) -> str:
     if err["type"] in ("extra_forbidden", "missing"):
         return words
     return f"{words}, got {limits.shown(err.get('input'))}"
+
+
+def _did_you_mean(err: Any) -> str:
+    """For an unknown setting, the known one it resembles: " (did you mean X?)"."""
+    import difflib
+    import typing
+
+    if err["type"] != "extra_forbidden" or not err["loc"]:
+        return ""
+    *parents, name = (str(x) for x in err["loc"])
+    model: Any = _file_model()
+    for parent in parents:  # down to the block the setting is in
+        field = model.model_fields.get(parent)
+        if field is None:
+            return ""
+        nested = [a for a in typing.get_args(field.annotation) if hasattr(a, "model_fields")]
+        if not nested:
+            return ""
+        model = nested[0]
+    close = difflib.get_close_matches(name, list(model.model_fields), n=1, cutoff=0.6)
+    return f" (did you mean {close[0]}?)" if close else ""
 
 
 REQUIRED = {"enabled": "true", "type": "kimi"}

@@ -12,13 +12,14 @@ import os
 import shutil
 import tempfile
 import uuid
-from argparse import Namespace
 from datetime import UTC, datetime
 from pathlib import Path
 
 import pytest
 
 from kimi_compact_tui.commands.compact import CompactionRun, write_in_place
+from kimi_compact_tui.commands.compact.options import CompactOptions
+from kimi_compact_tui.commands.options import SessionOptions
 from kimi_compact_tui.compaction import make_plan
 from kimi_compact_tui.compaction.prompts import PromptSource
 from kimi_compact_tui.config import AppConfig
@@ -525,7 +526,8 @@ def stream(status: str = "complete", summary: str = "STREAMED", **kw) -> StreamR
 def in_place(job, prep, result, **kw):
     run = CompactionRun(job.session, job.config, prep, ProviderConfig(), result, None, job)
     run.draft = job.draft(prep, result, kw.pop("summary", None))
-    return write_in_place(Namespace(allow_split=False, **kw.pop("args", {})), run, **kw)
+    opts = CompactOptions(SessionOptions(str(job.session.path)), **kw.pop("args", {}))
+    return write_in_place(opts, run, **kw)
 
 
 def test_job_draft_needs_complete_summary(tmp_path):

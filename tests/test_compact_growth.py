@@ -8,13 +8,14 @@ import asyncio
 import io
 import json
 import re
-from argparse import Namespace
 from pathlib import Path
 
 import pytest
 
 from kimi_compact_tui.commands.compact import write_in_place
+from kimi_compact_tui.commands.compact.options import CompactOptions
 from kimi_compact_tui.commands.compact.run import run_compaction
+from kimi_compact_tui.commands.options import ProviderOptions, SessionOptions
 from kimi_compact_tui.config import AppConfig
 from kimi_compact_tui.job import CompactionJob
 from kimi_compact_tui.providers.base import ProviderConfig, StreamResult
@@ -70,18 +71,8 @@ def test_a_growing_compaction_is_warned_with_both_figures(cli_main, tmp_path, mo
 
 def test_the_in_place_question_carries_the_warning(tmp_path):
     path = small(tmp_path)
-    args = Namespace(
-        session=str(path),
-        up_to=None,
-        config=None,
-        prompt_file=None,
-        instructions="",
-        provider="offline",
-        model=None,
-        base_url=None,
-        in_place=True,
-        allow_split=False,
-        yes=False,
+    args = CompactOptions(
+        SessionOptions(str(path)), ProviderOptions("offline"), in_place=True, yes=False
     )
     run = run_compaction(args)
 

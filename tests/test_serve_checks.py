@@ -92,18 +92,16 @@ def test_an_empty_host_is_one_line():
 def test_a_session_id_is_served_as_the_session_it_names(tmp_path, monkeypatch):
     """Each browser tab runs `tui SESSION` from the server's folder: an id must
     reach it as the session it names, not as a file name in that folder."""
-    import argparse
     import shlex
 
+    from kimi_compact_tui.commands.options import ProviderOptions
     from kimi_compact_tui.commands.serve import app_command
+    from kimi_compact_tui.commands.tui import AppOptions
     from tests.factories.kimi_code import conversation
     from tests.test_kimi_code_by_id import make_home
 
     root, folder = make_home(tmp_path, conversation().bytes())
     monkeypatch.setenv("KIMI_CODE_HOME", str(root))
-    args = argparse.Namespace(
-        session="session_x1", config=None, provider="offline", model=None, base_url=None,
-        prompt_file=None, up_to=None,
-    )  # fmt: skip
+    args = AppOptions(session="session_x1", provider=ProviderOptions("offline"))
     argv = shlex.split(app_command(args))
     assert str(folder) in argv, argv

@@ -12,7 +12,7 @@ import pytest
 
 from kimi_compact_tui import samples
 from kimi_compact_tui.cli import build_parser, normalise_argv
-from kimi_compact_tui.commands.tui import build_app, open_session_first
+from kimi_compact_tui.commands.tui import AppOptions, build_app, open_session_first
 from tests.factories.cli import run_cli
 from tests.factories.plain import write_openai_jsonl
 from tests.tui_support import TMUX, Terminal, wait_until
@@ -65,7 +65,7 @@ def test_a_bad_session_in_a_real_terminal(tmp_path):
 
 def app_for(*argv: str):
     args = build_parser().parse_args(normalise_argv(list(argv), build_parser()))
-    app = build_app(args)
+    app = build_app(AppOptions.from_args(args))
     open_session_first(app, args.session, args.up_to)
     return app
 

@@ -575,10 +575,11 @@ async def test_offline_compact_stores_summary(tmp_path):
 def test_serve_command_line(monkeypatch, capsys):
     from kimi_compact_tui.cli import build_parser
     from kimi_compact_tui.commands import serve
+    from kimi_compact_tui.commands.tui import AppOptions
 
     args = build_parser().parse_args(["serve", "s.json", "--up-to", "3", "--model", "m"])
     assert args.host == "127.0.0.1" and args.port == 8000
-    command = serve.app_command(args)
+    command = serve.app_command(AppOptions.from_args(args))
     assert command.endswith(
         f"-m kimi_compact_tui tui {Path('s.json').absolute()} --model m --up-to 3"
     )
@@ -601,7 +602,7 @@ def test_serve_command_line(monkeypatch, capsys):
     args = build_parser().parse_args(["serve", "--host", "0.0.0.0", "--port", "9000"])
     assert serve.run(args) == 0
     assert served == {
-        "command": serve.app_command(args),
+        "command": serve.app_command(AppOptions.from_args(args)),
         "host": "0.0.0.0",
         "port": 9000,
         "ran": True,

@@ -12,6 +12,7 @@ import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
+from kimi_compact_tui.commands.options import ProviderOptions, SessionOptions
 from kimi_compact_tui.errors import UserError
 from kimi_compact_tui.sanitize import visible
 
@@ -112,24 +113,21 @@ def add_provider_args(p: argparse.ArgumentParser) -> None:
     p.add_argument("--base-url", metavar="URL", default=None, help="provider base URL")
 
 
-def provider_config(config: AppConfig, args: argparse.Namespace) -> ProviderConfig:
-    """The provider config from the config file's ``provider:`` block and flags."""
+def provider_config(config: AppConfig, flags: ProviderOptions | None = None) -> ProviderConfig:
+    """The provider config from the config file's ``provider:`` block and the flags."""
     from kimi_compact_tui.providers import provider_config_from
 
+    flags = flags or ProviderOptions()
     return provider_config_from(
-        config.provider,
-        provider=getattr(args, "provider", None),
-        base_url=getattr(args, "base_url", None),
-        model=getattr(args, "model", None),
+        config.provider, provider=flags.provider, base_url=flags.base_url, model=flags.model
     )
 
 
-def base_model(config: AppConfig, args: argparse.Namespace) -> str | None:
-    return provider_config(config, args).model
-
-
 def load_and_prepare(
-    args: argparse.Namespace, *, for_write: bool = False
+    session: SessionOptions,
+    flags: ProviderOptions | None = None,
+    *,
+    for_write: bool = False,
 ) -> tuple[CompactionJob, Preparation]:
     """Load the config and the session (the job's one load path) and prepare
     the compaction; ``for_write``: the job holds the loaded file's fingerprint
@@ -137,7 +135,8 @@ def load_and_prepare(
     from kimi_compact_tui.config import load_config
     from kimi_compact_tui.job import CompactionJob
 
-    config = load_config(args.config)
+    flags = flags or ProviderOptions()
+    config = load_config(session.config)
     # The loaded session lives until the command exits and holds no cycles: keep
     # its objects out of every later collection (each full pass would walk them
     # all again, e.g. while the tool-call pairs or the JSON output are built).
@@ -147,29 +146,30 @@ def load_and_prepare(
     gc.disable()
     try:
         the_job = CompactionJob.load(
-            args.session,
+            session.session,
             config,
             for_write=for_write,
-            prompt_file=args.prompt_file,
-            base_model=base_model(config, args),
+            prompt_file=session.prompt_file,
+            base_model=provider_config(config, flags).model,
         )
         gc.freeze()
     finally:
         if enabled:
             gc.enable()
-    session = the_job.session
-    warn_skipped(session)
-    if args.up_to is not None and not 1 <= args.up_to <= len(session.messages):
-        n = len(session.messages)
+    loaded = the_job.session
+    warn_skipped(loaded)
+    up_to = session.up_to
+    if up_to is not None and not 1 <= up_to <= len(loaded.messages):
+        n = len(loaded.messages)
         raise UserError(
-            f"{session.ref or session.path}: --up-to {args.up_to} is out of range "
+            f"{loaded.ref or loaded.path}: --up-to {up_to} is out of range "
             f"(the session has {n} message{'' if n == 1 else 's'}, numbered 1 to {n})"
         )
     prep = the_job.prepare(
-        up_to=args.up_to,
-        custom_instruction=getattr(args, "instructions", "") or "",
+        up_to=up_to,
+        custom_instruction=session.instructions,
         # An explicit --model is the request model, over any configured compaction_model.
-        compaction_model=getattr(args, "model", None),
+        compaction_model=flags.model,
     )
     return the_job, prep
 
@@ -253,12 +253,22 @@ def warn_splits(prep: Preparation) -> None:
 #: What the command line adds to a refusal it has a flag for (by refusal kind).
 CLI_OVERRIDES = {"split": " (or pass --allow-split to write it anyway)"}
 
+#: The refusals the command line says in terms of its own flags (by refusal kind).
+CLI_WORDS = {
+    "given_summary": (
+        "--instructions needs a model call; --from-summary alone writes the summary "
+        "as it is (add --revise TEXT to have it revised)"
+    ),
+}
+
 
 def refusal_error(refusal: Refusal) -> UserError:
-    """The job's refusal as the command line says it: its one line, and the
-    flag that overrides it when there is one."""
+    """The job's refusal as the command line says it: its one line (in terms
+    of the flags for the few that are about one), and the flag that
+    overrides it when there is one."""
     error = refusal.error()
-    error.message = refusal.message + CLI_OVERRIDES.get(refusal.kind.value, "")
+    kind = refusal.kind.value
+    error.message = CLI_WORDS.get(kind, refusal.message) + CLI_OVERRIDES.get(kind, "")
     return error
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kimi_compact_tui.commands.common import whole_number
@@ -56,15 +57,31 @@ def diff_json(diff: SessionDiff, *, with_messages: bool = False) -> dict[str, An
     return data
 
 
+@dataclass(frozen=True)
+class DiffOptions:
+    """``diff``'s options, built from argparse once."""
+
+    before: str
+    after: str
+    json: bool = False
+    messages: bool = False
+    context: int | None = None
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> DiffOptions:
+        return cls(args.before, args.after, args.json, args.messages, args.context)
+
+
 def run(args: argparse.Namespace) -> int:
     from kimi_compact_tui.diff import diff_sessions, format_diff
     from kimi_compact_tui.formats import load_session
 
-    before = load_session(args.before)
-    after = load_session(args.after)
+    opts = DiffOptions.from_args(args)
+    before = load_session(opts.before)
+    after = load_session(opts.after)
     diff = diff_sessions(before, after)
-    if args.json:
-        print_json_compact(diff_json(diff, with_messages=args.messages))
+    if opts.json:
+        print_json_compact(diff_json(diff, with_messages=opts.messages))
     else:
-        sys.stdout.write(format_diff(diff, context=args.context))
+        sys.stdout.write(format_diff(diff, context=opts.context))
     return 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kimi_compact_tui.commands.common import (
@@ -13,6 +14,7 @@ from kimi_compact_tui.commands.common import (
     write_split_lines,
 )
 from kimi_compact_tui.commands.jsonout import print_json
+from kimi_compact_tui.commands.options import SessionOptions
 from kimi_compact_tui.compaction.plan import (
     REGION_AFTER,
     REGION_COMPACT,
@@ -61,11 +63,23 @@ def plan_json(prep: Preparation) -> dict[str, Any]:
     return out
 
 
-def run(args: argparse.Namespace) -> int:
+@dataclass(frozen=True)
+class PlanOptions:
+    """``plan``'s options, built from argparse once."""
 
-    job, prep = load_and_prepare(args)
+    session: SessionOptions
+    json: bool = False
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> PlanOptions:
+        return cls(SessionOptions.from_args(args), json=args.json)
+
+
+def run(args: argparse.Namespace) -> int:
+    opts = PlanOptions.from_args(args)
+    job, prep = load_and_prepare(opts.session)
     session = job.session
-    if args.json:
+    if opts.json:
         print_json(plan_json(prep))
         return 0
     plan = prep.plan

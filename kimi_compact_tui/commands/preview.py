@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from kimi_compact_tui.commands.common import (
@@ -15,6 +16,7 @@ from kimi_compact_tui.commands.common import (
     write_split_lines,
 )
 from kimi_compact_tui.commands.jsonout import print_json
+from kimi_compact_tui.commands.options import ProviderOptions, SessionOptions
 from kimi_compact_tui.commands.rounds import (
     Rounds,
     add_revise_args,
@@ -24,7 +26,8 @@ from kimi_compact_tui.commands.rounds import (
 from kimi_compact_tui.wording import number
 
 if TYPE_CHECKING:
-    from kimi_compact_tui.job import Preparation, Readiness
+    from kimi_compact_tui.job import CompactionJob, Preparation, Readiness
+    from kimi_compact_tui.job.window import Window
     from kimi_compact_tui.providers import ProviderConfig
 
 #: The one-line help of the command (listed by the top-level --help).
@@ -62,11 +65,23 @@ def model_line(model: str | None, pcfg: ProviderConfig) -> str:
     )
 
 
+def window_line(window: Window, need: int, room: int) -> str:
+    """The model's context window, and whether the request fits it (an unknown one is said)."""
+    if window.tokens is None:
+        return f"window   unknown ({window.source}): the request is not checked against it\n"
+    fits = "fits" if need + room <= window.tokens else "does NOT fit"
+    return (
+        f"window   {window.tokens:,} tokens ({window.source}): the request (~{need:,}) and "
+        f"{room:,} kept for the summary {fits}\n"
+    )
+
+
 def preview_json(
     prep: Preparation,
     body: dict[str, Any] | None,
     ready: Readiness,
     rounds: Rounds | None = None,
+    window: Window | None = None,
 ) -> dict[str, Any]:
     """``preview --json``: the request body exactly as POSTed (None for a
     no-op), beside what decides whether it is sent: the job's refusals. With
@@ -79,6 +94,8 @@ def preview_json(
         "enabled": prep.enabled,
         "disabled_reason": prep.disabled_reason,
         "refusals": [{"kind": r.kind.value, "message": r.message} for r in ready.refusals],
+        # The model's context window (null: the offline provider, no model).
+        "context_window": window.to_json() if window is not None else None,
     }
     if rounds is not None:
         request = prep.request
@@ -122,48 +139,105 @@ def revision_lines(prep: Preparation, rounds: Rounds, show: Any) -> str:
     return text
 
 
-def run(args: argparse.Namespace) -> int:
-    from kimi_compact_tui.sanitize import visible
+@dataclass(frozen=True)
+class PreviewOptions:
+    """``preview``'s options, built from argparse once."""
 
-    rounds = check_rounds(args, alone=False)  # bad options: before anything is loaded
-    job, prep = load_and_prepare(args)
-    config = job.config
+    session: SessionOptions
+    provider: ProviderOptions
+    json: bool = False
+    from_summary: tuple[str, ...] = ()
+    revise: tuple[str, ...] = ()
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> PreviewOptions:
+        return cls(
+            session=SessionOptions.from_args(args, instructions=True),
+            provider=ProviderOptions.from_args(args),
+            json=args.json,
+            from_summary=tuple(args.from_summary),
+            revise=tuple(args.revise),
+        )
+
+
+def run(args: argparse.Namespace) -> int:
+    """The command, as its steps."""
+    opts = PreviewOptions.from_args(args)
+    # bad options: before anything is loaded
+    rounds = check_rounds(opts.from_summary, opts.revise, alone=False)
+    job, prep = load_and_prepare(opts.session, opts.provider)
+    pcfg = provider_config(job.config, opts.provider)
     if rounds is not None:
         from kimi_compact_tui.job.revise import revise
 
         # The request a model is sent (the offline provider, which has no
         # model, is told the feedback as instructions instead).
-        pcfg = provider_config(config, args)
         prep = revise(prep, rounds.rounds(), None if pcfg.offline else pcfg)
-    ready = job.readiness(prep)  # what compact would refuse before the request
-    tty = sys.stdout.isatty()
-    show = visible if tty else (lambda s: s)  # keep controls out of a terminal
-    w = sys.stdout.write
-    if prep.request is None:
-        if args.json:
-            print_json(preview_json(prep, None, ready, rounds))
-        else:
-            if not prep.enabled:
-                w(not_enabled_line(prep))
-            w(f"NO-OP: {prep.plan.noop}\nNothing would be sent.\n")
-        return 0
-    body = prep.request.body
-    if args.json:
-        print_json(preview_json(prep, body, ready, rounds))
+    ready, window = what_compact_refuses(job, prep, pcfg)
+    if opts.json:
+        print_preview_json(prep, ready, rounds, window)
+    elif prep.request is None:
         if not prep.enabled:
-            print(
-                f"kimi-compact-tui: note: compaction is not enabled: {prep.disabled_reason}; "
-                "this request would not be sent",
-                file=sys.stderr,
-            )
-        return 0
+            sys.stdout.write(not_enabled_line(prep))
+        sys.stdout.write(f"NO-OP: {prep.plan.noop}\nNothing would be sent.\n")
+    else:
+        write_preview(job, prep, pcfg, ready, rounds, window)
+    return 0
+
+
+def what_compact_refuses(
+    job: CompactionJob, prep: Preparation, pcfg: ProviderConfig
+) -> tuple[Readiness, Window | None]:
+    """The job's refusals before the request (with a request too large for the
+    model's known window), and the window (None: the offline provider)."""
+    from kimi_compact_tui.job import Readiness
+
+    ready = job.readiness(prep)
+    window = None if pcfg.offline else job.window(prep, pcfg)
+    if window is not None and prep.request is not None:
+        too_large = job.window_refusal(prep, pcfg)
+        if too_large is not None:
+            ready = Readiness((*ready.refusals, too_large))
+    return ready, window
+
+
+def print_preview_json(
+    prep: Preparation, ready: Readiness, rounds: Rounds | None, window: Window | None
+) -> None:
+    body = prep.request.body if prep.request is not None else None
+    print_json(preview_json(prep, body, ready, rounds, window))
+    if body is not None and not prep.enabled:
+        print(
+            f"kimi-compact-tui: note: compaction is not enabled: {prep.disabled_reason}; "
+            "this request would not be sent",
+            file=sys.stderr,
+        )
+
+
+def write_preview(
+    job: CompactionJob,
+    prep: Preparation,
+    pcfg: ProviderConfig,
+    ready: Readiness,
+    rounds: Rounds | None,
+    window: Window | None,
+) -> None:
+    """The text preview: what decides whether it is sent, then the request."""
+    from kimi_compact_tui.sanitize import visible
+
+    request = prep.request
+    assert request is not None
+    body = request.body
+    show = visible if sys.stdout.isatty() else (lambda s: s)  # keep controls out of a terminal
+    w = sys.stdout.write
     tokens = prep.token_figures()
     if not prep.enabled:
         w(not_enabled_line(prep))
     w(refused_lines(ready))
-    pcfg = provider_config(config, args)
     w(model_line(body.get("model"), pcfg))
     w(f"provider {pcfg.describe()}\n")
+    if window is not None:
+        w(window_line(window, tokens["request_estimated"] or 0, job.output_room()))
     if rounds is not None:
         w(revision_lines(prep, rounds, show))
         if pcfg.offline:
@@ -178,16 +252,16 @@ def run(args: argparse.Namespace) -> int:
         f"{number(tokens['request_estimated'])} tokens\n"
     )
     write_split_lines(prep, w)
-    if prep.request.custom_instruction:
-        w(f"instructions {show(prep.request.custom_instruction)}\n")
+    if request.custom_instruction:
+        w(f"instructions {show(request.custom_instruction)}\n")
     label = "" if prep.enabled else " (not enabled: would not be sent)"
     w(f"\n===== system{label} =====\n")
     w(show(body["messages"][0]["content"]) + "\n")
     w(f"\n===== user (synthetic transcript){label} =====\n")
-    w(show(prep.request.transcript))
-    if not prep.request.transcript.endswith("\n"):
+    w(show(request.transcript))
+    if not request.transcript.endswith("\n"):
         w("\n")
-    for i, round_ in enumerate(prep.request.revisions, 1 + prep.request.dropped_rounds):
+    for i, round_ in enumerate(request.revisions, 1 + request.dropped_rounds):
         for turn, title in zip(round_.turns(), ("summary", "feedback"), strict=True):
             w(f"\n===== {turn['role']} (round {i}: {title}){label} =====\n")
             w(show(turn["content"]))
@@ -196,4 +270,3 @@ def run(args: argparse.Namespace) -> int:
     other = {k: v for k, v in body.items() if k != "messages"}
     w("\n===== other body fields =====\n")
     w(json.dumps(other, ensure_ascii=False, indent=2) + "\n")
-    return 0

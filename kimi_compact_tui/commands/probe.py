@@ -7,6 +7,13 @@ runs.
 from __future__ import annotations
 
 import argparse
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from kimi_compact_tui.commands.options import ProviderOptions, SessionOptions
+
+if TYPE_CHECKING:
+    from kimi_compact_tui.job.probe import ProbePlan
 
 MAX_QUESTIONS = 100  # the engine's limit too (job.probe.questions.MAX_QUESTIONS)
 DEFAULT_QUESTIONS = 10
@@ -50,61 +57,67 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--json", action="store_true", help="print the questions and score as JSON")
 
 
+@dataclass(frozen=True)
+class ProbeOptions:
+    """``probe``'s options, built from argparse once."""
+
+    session: SessionOptions
+    provider: ProviderOptions
+    summary: str
+    questions: int = DEFAULT_QUESTIONS
+    json: bool = False
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> ProbeOptions:
+        return cls(
+            session=SessionOptions.from_args(args),
+            provider=ProviderOptions.from_args(args),
+            summary=args.summary,
+            questions=args.questions,
+            json=args.json,
+        )
+
+
 def run(args: argparse.Namespace) -> int:
     import sys
 
-    from kimi_compact_tui.commands.common import load_and_prepare, provider_config, refuse
+    from kimi_compact_tui.commands.common import load_and_prepare, provider_config, refusal_error
     from kimi_compact_tui.commands.jsonout import print_json
     from kimi_compact_tui.commands.rounds import STDIN, read_summary
-    from kimi_compact_tui.config import _get_compaction_config
     from kimi_compact_tui.errors import ProviderFailure, UserError
-    from kimi_compact_tui.job import RefusalKind
-    from kimi_compact_tui.job.prepare import specifics_of
-    from kimi_compact_tui.job.probe import plan_probe
-    from kimi_compact_tui.job.probe import run as ask_all
+    from kimi_compact_tui.job import Refusal, probe_summary
     from kimi_compact_tui.sanitize import visible
 
-    summary = read_summary(args.summary)
+    opts = ProbeOptions.from_args(args)
+    summary = read_summary(opts.summary)
     if not summary.strip():
-        where = "standard input" if args.summary == STDIN else args.summary
+        where = "standard input" if opts.summary == STDIN else opts.summary
         raise UserError(f"{where}: the summary is empty")
-    job, prep = load_and_prepare(args)
-    pcfg = provider_config(job.config, args)
-    if pcfg.offline:
-        raise UserError(
-            "the offline provider cannot answer questions: probe needs a model "
-            "(--provider KIND with --model, or a provider block in the config)"
-        )
-    wanted = (RefusalKind.NOTHING_TO_COMPACT, RefusalKind.NO_MODEL, RefusalKind.NO_KEY)
-    ready = job.readiness(prep, pcfg)
-    refuse(ready.of(*wanted))
-    session, plan = job.session, prep.plan
-    probe = plan_probe(
-        session,
-        plan,
-        summary,
-        specifics_of(session, plan)(),
-        _get_compaction_config(job.config.raw),
-        model=prep.compaction_model,
-        base_model=job.base_model,
-        limit=args.questions,
-    )
-    out = sys.stdout
-    show = visible if out.isatty() else str
-    if not probe.questions:
-        print(
-            "probe: no questions: the compacted messages hold no request, task, edited "
-            "file, command, error or decision that the kept messages do not already hold",
-            file=sys.stderr,
-        )
-    else:
-        print(f"probe: sending {probe.describe()} to {pcfg.describe()}", file=sys.stderr)
+    job, prep = load_and_prepare(opts.session, opts.provider)
+    pcfg = provider_config(job.config, opts.provider)
+
+    def announce(probe: ProbePlan) -> None:
+        if not probe.questions:
+            print(
+                "probe: no questions: the compacted messages hold no request, task, edited "
+                "file, command, error or decision that the kept messages do not already hold",
+                file=sys.stderr,
+            )
+        else:
+            print(f"probe: sending {probe.describe()} to {pcfg.describe()}", file=sys.stderr)
         sys.stderr.flush()
-    report = ask_all(probe, pcfg)
-    if args.json:
+        planned.append(probe)
+
+    planned: list[ProbePlan] = []
+    report = probe_summary(job, prep, summary, pcfg, limit=opts.questions, on_plan=announce)
+    if isinstance(report, Refusal):  # the job's refusal, as it words it: nothing was sent
+        raise refusal_error(report)
+    probe = planned[0]
+    out = sys.stdout
+    if opts.json:
         data = {
-            "session": str(session.path),
-            "summary": args.summary,
+            "session": str(job.session.ref or job.session.path),
+            "summary": opts.summary,
             "provider": pcfg.kind,
             "model": probe.bodies[0].get("model") if probe.bodies else None,
             "requests": len(probe.bodies),
@@ -113,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
         data.update(report.to_json())
         print_json(data)
     elif probe.questions:
-        out.write(show(report.to_text()))
+        out.write((visible if out.isatty() else str)(report.to_text()))
     failed = report.failed
     if failed:
         first = failed[0]

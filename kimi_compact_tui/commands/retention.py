@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from kimi_compact_tui.commands.common import add_session_args, load_and_prepare
 from kimi_compact_tui.commands.jsonout import print_json
+from kimi_compact_tui.commands.options import SessionOptions
 from kimi_compact_tui.errors import UserError
 
 #: The one-line help of the command (listed by the top-level --help).
@@ -57,6 +60,27 @@ def read_summary(name: str) -> str:
     return read_utf8(Path(name), "summary file", UserError)
 
 
+@dataclass(frozen=True)
+class RetentionOptions:
+    """``retention``'s options, built from argparse once."""
+
+    session: SessionOptions
+    summary: str
+    work_dir: str | None = None
+    min_retention: tuple[str, ...] = ()
+    json: bool = False
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> RetentionOptions:
+        return cls(
+            session=SessionOptions.from_args(args),
+            summary=args.summary,
+            work_dir=args.work_dir,
+            min_retention=tuple(args.min_retention),
+            json=args.json,
+        )
+
+
 def run(args: argparse.Namespace) -> int:
     from kimi_compact_tui.retention import (
         EXIT_RETENTION_SHORTFALL,
@@ -66,14 +90,16 @@ def run(args: argparse.Namespace) -> int:
     )
     from kimi_compact_tui.sanitize import visible
 
-    thresholds = [parse_min_retention(t) for t in args.min_retention]
-    summary = read_summary(args.summary)
-    job, prep = load_and_prepare(args)
+    opts = RetentionOptions.from_args(args)
+    thresholds = [parse_min_retention(t) for t in opts.min_retention]
+    summary = read_summary(opts.summary)
+    job, prep = load_and_prepare(opts.session)
     session = job.session
-    report = retention_report(session, prep.plan, summary, work_dir=args.work_dir)
+    report = retention_report(session, prep.plan, summary, work_dir=opts.work_dir)
     shortfalls = check_min_retention(report, thresholds)
-    if args.json:
-        out = {"session": str(session.ref or session.path), "summary": args.summary}
+    if opts.json:
+        out: dict[str, Any] = {"session": str(session.ref or session.path)}
+        out["summary"] = opts.summary
         out["retention"] = report.to_json()
         out["shortfalls"] = shortfalls
         print_json(out)

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import sys
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -93,11 +94,14 @@ def read_summary(name: str) -> str:
     return read_utf8(Path(name).expanduser(), "summary file", UserError)
 
 
-def check_rounds(args: argparse.Namespace, *, alone: bool) -> Rounds | None:
-    """The options checked (one line, exit 2, before anything is loaded) and
-    the summaries read; None when neither option was given."""
-    names: list[str] = list(getattr(args, "from_summary", None) or [])
-    feedback: list[str] = list(getattr(args, "revise", None) or [])
+def check_rounds(
+    from_summary: Sequence[str], revise: Sequence[str], *, alone: bool
+) -> Rounds | None:
+    """The options (``--from-summary`` and ``--revise``, as given) checked
+    (one line, exit 2, before anything is loaded) and the summaries read;
+    None when neither option was given."""
+    names: list[str] = list(from_summary)
+    feedback: list[str] = list(revise)
     if not names and not feedback:
         return None
     if feedback and not names:
@@ -109,12 +113,12 @@ def check_rounds(args: argparse.Namespace, *, alone: bool) -> Rounds | None:
         )
     if not feedback and len(names) > 1:
         raise UserError(
-            f"--from-summary given {len(names)} times with no --revise: give one summary "
+            f"--from-summary given {times(len(names))} with no --revise: give one summary "
             "to write, or a --revise for each"
         )
     if feedback and len(names) != len(feedback):
         raise UserError(
-            f"--from-summary given {len(names)} times and --revise {len(feedback)}: each "
+            f"--from-summary given {times(len(names))} and --revise {times(len(feedback))}: each "
             "round is a summary and the feedback on it, paired in the order given"
         )
     if names.count(STDIN) > 1:
@@ -133,6 +137,11 @@ def check_rounds(args: argparse.Namespace, *, alone: bool) -> Rounds | None:
             raise UserError(f"{where}: the summary is empty")
         summaries.append(text)
     return Rounds(names, summaries, feedback)
+
+
+def times(n: int) -> str:
+    """How often an option was given, in words: "once", "3 times"."""
+    return "once" if n == 1 else f"{n} times"
 
 
 def dropped_note(dropped: int) -> str:

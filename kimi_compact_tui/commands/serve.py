@@ -20,11 +20,12 @@ import re
 import shlex
 import socket
 import sys
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
-from kimi_compact_tui.commands.tui import add_app_args
+from kimi_compact_tui.commands.tui import AppOptions, add_app_args
 from kimi_compact_tui.errors import UserError
 
 #: The one-line help of the command (listed by the top-level --help).
@@ -108,18 +109,18 @@ def _served_session(session: str) -> str:
     return _absolute(session)
 
 
-def app_command(args: argparse.Namespace) -> str:
+def app_command(opts: AppOptions) -> str:
     """The shell command textual-serve runs for each browser session."""
     argv = [sys.executable, "-m", "kimi_compact_tui", "tui"]
-    if args.session:
-        argv.append(_served_session(args.session))
+    if opts.session:
+        argv.append(_served_session(opts.session))
     for flag, value in (
-        ("--config", args.config and _absolute(args.config)),
-        ("--provider", args.provider),
-        ("--model", args.model),
-        ("--base-url", args.base_url),
-        ("--prompt-file", args.prompt_file and _absolute(args.prompt_file)),
-        ("--up-to", args.up_to),
+        ("--config", opts.config and _absolute(opts.config)),
+        ("--provider", opts.provider.provider),
+        ("--model", opts.provider.model),
+        ("--base-url", opts.provider.base_url),
+        ("--prompt-file", opts.prompt_file and _absolute(opts.prompt_file)),
+        ("--up-to", opts.up_to),
     ):
         if value is not None:
             argv += [flag, str(value)]
@@ -270,28 +271,42 @@ def check_session(session: str | None) -> None:
     load_session(session)
 
 
+@dataclass(frozen=True)
+class ServeOptions:
+    """``serve``'s options, built from argparse once: the app's, and where to serve it."""
+
+    app: AppOptions
+    host: str = DEFAULT_HOST
+    port: int = DEFAULT_PORT
+    public_url: str | None = None
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> ServeOptions:
+        return cls(AppOptions.from_args(args), args.host, args.port, args.public_url)
+
+
 def run(args: argparse.Namespace) -> int:
-    if not 0 < args.port < 65536:
-        raise UserError(f"--port {args.port}: must be between 1 and 65535")
+    opts = ServeOptions.from_args(args)
+    host, port = opts.host, opts.port
+    if not 0 < port < 65536:
+        raise UserError(f"--port {port}: must be between 1 and 65535")
     # Fail early, with the CLI's text, on a bad config or provider.
     from kimi_compact_tui.commands.tui import build_app
 
-    build_app(args)
-    check_session(args.session)
-    check_bind(args.host, args.port)
-    if not is_loopback(args.host):
+    build_app(opts.app)
+    check_session(opts.app.session)
+    check_bind(host, port)
+    if not is_loopback(host):
         print(
-            f"kimi-compact-tui: warning: serving on {args.host}, which is not a loopback "
+            f"kimi-compact-tui: warning: serving on {host}, which is not a loopback "
             "address; textual-serve has no authentication, so anyone who can reach "
-            f"port {args.port} can read and change your sessions",
+            f"port {port} can read and change your sessions",
             file=sys.stderr,
         )
-    server = server_class()(
-        app_command(args), host=args.host, port=args.port, title="kimi-compact-tui"
-    )
-    server.fixed_url = getattr(args, "public_url", None)
+    server = server_class()(app_command(opts.app), host=host, port=port, title="kimi-compact-tui")
+    server.fixed_url = opts.public_url
     try:
         server.serve()
     except OSError as exc:  # taken between the check and the bind
-        raise _bind_error(args.host, args.port, exc) from None
+        raise _bind_error(host, port, exc) from None
     return 0

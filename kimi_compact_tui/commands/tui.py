@@ -5,9 +5,11 @@ from __future__ import annotations
 import argparse
 import gc
 import sys
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from kimi_compact_tui.commands.common import add_provider_args, positive_int, session_kinds
+from kimi_compact_tui.commands.options import ProviderOptions
 from kimi_compact_tui.errors import SessionFormatError
 
 if TYPE_CHECKING:
@@ -51,18 +53,39 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     add_app_args(p)
 
 
-def build_app(args: argparse.Namespace) -> ReviewApp:
-    """The app for ``args`` (config and provider errors raise UserError here)."""
+@dataclass(frozen=True)
+class AppOptions:
+    """The options of ``tui`` and ``serve`` (:func:`add_app_args`), built from argparse once."""
+
+    session: str | None = None
+    config: str | None = None
+    provider: ProviderOptions = field(default_factory=ProviderOptions)
+    prompt_file: str | None = None
+    up_to: int | None = None
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace) -> AppOptions:
+        return cls(
+            session=args.session,
+            config=args.config,
+            provider=ProviderOptions.from_args(args),
+            prompt_file=args.prompt_file,
+            up_to=args.up_to,
+        )
+
+
+def build_app(opts: AppOptions) -> ReviewApp:
+    """The app for ``opts`` (config and provider errors raise UserError here)."""
     from kimi_compact_tui.tui.app import create_app
 
     return create_app(
-        args.session,
-        config_path=args.config,
-        provider=args.provider,
-        model=args.model,
-        base_url=args.base_url,
-        prompt_file=args.prompt_file,
-        up_to=args.up_to,
+        opts.session,
+        config_path=opts.config,
+        provider=opts.provider.provider,
+        model=opts.provider.model,
+        base_url=opts.provider.base_url,
+        prompt_file=opts.prompt_file,
+        up_to=opts.up_to,
     )
 
 
@@ -102,7 +125,8 @@ def open_session_first(app: ReviewApp, session: str | None, up_to: int | None) -
 
 
 def run(args: argparse.Namespace) -> int:
-    app = build_app(args)  # config and provider first, as the other commands
-    open_session_first(app, args.session, args.up_to)
+    opts = AppOptions.from_args(args)
+    app = build_app(opts)  # config and provider first, as the other commands
+    open_session_first(app, opts.session, opts.up_to)
     app.run()
     return int(app.return_code or 0)

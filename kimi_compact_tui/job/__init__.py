@@ -15,6 +15,7 @@ from kimi_compact_tui.job.job import (
     writable_reason,
 )
 from kimi_compact_tui.job.prepare import Preparation, prepare_compaction
+from kimi_compact_tui.job.probing import plan_probe_for, probe_readiness, probe_summary, run_probe
 from kimi_compact_tui.job.refusals import Readiness, Refusal, RefusalKind
 
 __all__ = [
@@ -26,6 +27,10 @@ __all__ = [
     "RefusalKind",
     "build_compacted_session",
     "draft_output_tokens",
+    "plan_probe_for",
+    "probe_readiness",
+    "probe_summary",
     "prepare_compaction",
+    "run_probe",
     "writable_reason",
 ]

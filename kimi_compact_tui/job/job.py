@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kimi_compact_tui.compaction.pairs import ToolSplit, find_splits
+from kimi_compact_tui.compaction.pairs import ToolSplit, find_splits, safe_boundaries
 from kimi_compact_tui.compaction.plan import CompactionPlan
 from kimi_compact_tui.compaction.prompts import PromptSource
 from kimi_compact_tui.compaction.tokens import message_tokens
@@ -41,6 +41,7 @@ from kimi_compact_tui.fsutil import gc_paused
 from kimi_compact_tui.job import refusals
 from kimi_compact_tui.job.prepare import Preparation, prepare_compaction
 from kimi_compact_tui.job.refusals import Readiness, Refusal, RefusalKind
+from kimi_compact_tui.job.window import Window, output_room, window_of
 from kimi_compact_tui.providers import (
     EventCallback,
     ProviderConfig,
@@ -209,6 +210,8 @@ class CompactionJob:
         request: bool = True,
         write: bool = False,
         allow_split: bool = True,
+        output: bool = False,
+        given: bool = False,
     ) -> Readiness:
         """Every refusal, computed once, before any request (typed values the
         front ends render): with ``request``, what cannot be summarized (a
@@ -216,22 +219,110 @@ class CompactionJob:
         with no model, or with no key when it needs one); with ``write``, what
         cannot then be written over the session (its format's refusal, a
         bundled sample, a read-only file or folder, no fingerprint, and unless
-        ``allow_split`` a split tool exchange)."""
+        ``allow_split`` a split tool exchange); with ``output``, a session
+        that cannot be written to a new file (``compact --output`` of rows in a
+        database). ``given``: the summary is given as it is (no model call), so
+        the prompt and the provider are not checked, and custom instructions
+        are refused (nothing would read them)."""
         found: list[Refusal | None] = []
         if request:
-            found.extend(self._request_refusals(prep, provider))
+            found.extend(self._request_refusals(prep, None if given else provider, given=given))
         if write:
             found.extend(self._write_refusals(prep, allow_split=allow_split))
+        if output and not prep.plan.noop:
+            found.append(refusals.not_a_file(self.session))
         return refusals.readiness(found)
 
+    def run_readiness(self, prep: Preparation, provider: ProviderConfig) -> Readiness:
+        """Everything a front end that runs a compaction for a summary it may
+        then write (the TUI's stream screen) checks before the request, in one
+        call: the request's refusals and, for a job loaded for a write, the
+        write's (a split is the write dialog's to refuse, with its override).
+        A first refusal with ``nothing_to_do`` (a no-op, compaction not
+        enabled) is a state to show, not an error. Pass the result to
+        :meth:`summarize`. (A revision adds its own refusal first:
+        ``job.revise.origin_refusal``.)"""
+        return self.readiness(prep, provider, write=self.fingerprint is not None)
+
+    def write_readiness(
+        self, prep: Preparation, *, allow_split: bool = False, on_disk: bool = False
+    ) -> Readiness:
+        """What a front end that asks before it writes (the TUI's write dialog)
+        shows: the write's refusals (the format's, a bundled sample, a
+        read-only file or folder, no fingerprint, and unless ``allow_split`` a
+        split tool exchange, which ``Refusal.can_force`` marks as one the user
+        may override) and, with ``on_disk``, a change on disk since the load
+        (``CHANGED_ON_DISK``: reads the whole session, so off the UI thread).
+        ``Readiness.forced`` is what is left once the user chose to go ahead."""
+        ready = self.readiness(prep, request=False, write=True, allow_split=allow_split)
+        if not on_disk:
+            return ready
+        changed = self.changed_on_disk()
+        return ready if changed is None else Readiness((*ready.refusals, changed))
+
+    def regrown(self, prep: Preparation) -> tuple[CompactionJob, Preparation] | None:
+        """The same compaction on the session as it is now, when it changed
+        since the load only by turns appended after the loaded ones (the agent
+        went on while the summary was made): the summary still holds for the
+        compacted range, and the new turns join the kept tail (the range is
+        made explicit: ``up_to`` is the old boundary). None when it did not
+        change, or changed otherwise (then the summary no longer holds)."""
+        if prep.plan.noop or self.changed_on_disk() is None:
+            return None
+        try:
+            grown = CompactionJob.load(
+                str(self.session.ref or self.session.path),
+                self.config,
+                prompt_file=self.prompt_file,
+                base_model=self.base_model,
+            )
+        except UserError:
+            return None
+        old, new = self.session.messages, grown.session.messages
+        if len(new) <= len(old) or any(a.data != b.data for a, b in zip(old, new, strict=False)):
+            return None
+        again = grown.prepare(
+            up_to=prep.plan.boundary,
+            custom_instruction=prep.custom_instruction,
+            compaction_model=prep.compaction_model,
+            prompt=prep.prompt,
+        )
+        if again.plan.noop or again.plan.compact_indices != prep.plan.compact_indices:
+            return None
+        return grown, again
+
+    def changed_on_disk(self) -> Refusal | None:
+        """The session changed since it was loaded (its fingerprint now against
+        the loaded one), as a refusal; None when it is unchanged or was not
+        loaded for a write. Reads the whole session: a front end that asks
+        before it writes calls it off its UI thread. The store's commit checks
+        it again, inside the write."""
+        from kimi_compact_tui.store import fingerprint
+
+        loaded, ref = self.fingerprint, self.session.ref
+        if loaded is None or ref is None:
+            return None
+        try:
+            now = fingerprint(ref)
+        except UserError as exc:
+            return Refusal(RefusalKind.CHANGED_ON_DISK, str(exc))
+        same = now.size == loaded.size and now.mtime_ns == loaded.mtime_ns
+        if same and (not loaded.sha256 or now.sha256 == loaded.sha256):
+            return None
+        return refusals.changed_on_disk(self.session.ref, loaded.size, now.size)
+
     def _request_refusals(
-        self, prep: Preparation, provider: ProviderConfig | None
+        self, prep: Preparation, provider: ProviderConfig | None, *, given: bool = False
     ) -> list[Refusal]:
         if prep.plan.noop or prep.build_request is None:
             return [refusals.nothing_to_compact(prep.plan.noop)]
         found = []
         if not prep.enabled:
             found.append(refusals.disabled(prep.disabled_reason))
+        if given:
+            if prep.custom_instruction.strip():
+                found.append(refusals.given_with_instructions())
+            return found
         empty = refusals.empty_prompt(prep.prompt)
         if empty is not None:
             found.append(empty)
@@ -245,7 +336,62 @@ class CompactionJob:
             require_key(provider)
         except ConfigError as exc:
             found.append(Refusal(RefusalKind.NO_KEY, str(exc)))
+        if not provider.offline and not found:
+            found.extend(r for r in [self.window_refusal(prep, provider)] if r is not None)
         return found
+
+    def window(self, prep: Preparation, provider: ProviderConfig | None) -> Window:
+        """The context window of the model ``prep``'s request goes to (``job/window.py``)."""
+        model = prep.compaction_model or (provider.model if provider is not None else None)
+        model = model or self.base_model
+        return window_of(self.config, provider, model)
+
+    def output_room(self) -> int:
+        """The room kept for the summary in the window."""
+        overrides = self.config.compaction.settings_overrides
+        return output_room(overrides.get("max_tokens") or overrides.get("max_completion_tokens"))
+
+    def window_refusal(self, prep: Preparation, provider: ProviderConfig) -> Refusal | None:
+        """The request does not fit the model's known context window (None:
+        it fits, or the window is unknown, which the front ends say)."""
+        window = self.window(prep, provider)
+        if window.tokens is None or prep.plan.noop:
+            return None
+        need, room = prep.request_estimated(), self.output_room()
+        if need + room <= window.tokens:
+            return None
+        fits = self.fitting_up_to(prep, window.tokens - room)
+        return refusals.too_large(self.session.ref, need, room, window.source, window.tokens, fits)
+
+    def fitting_up_to(self, prep: Preparation, budget: int) -> int | None:
+        """The largest ``--up-to`` whose request is within ``budget`` tokens
+        and splits no tool exchange, below ``prep``'s boundary; None when none is."""
+        plan = prep.plan
+        low, high = plan.leading + 1, plan.boundary - 1
+        best = None
+
+        def cost(n: int) -> int:
+            smaller = self.prepare(
+                up_to=n,
+                custom_instruction=prep.custom_instruction,
+                compaction_model=prep.compaction_model,
+                prompt=prep.prompt,
+            )
+            return smaller.request_estimated() if smaller.build_request else budget + 1
+
+        while low <= high:  # the request grows with the boundary
+            mid = (low + high) // 2
+            if cost(mid) <= budget:
+                best, low = mid, mid + 1
+            else:
+                high = mid - 1
+        if best is None:
+            return None
+        safe = safe_boundaries(self.session.messages, prep.exchanges)
+        for n in range(best, plan.leading, -1):
+            if safe[n]:
+                return n
+        return None
 
     def _write_refusals(self, prep: Preparation, *, allow_split: bool) -> list[Refusal | None]:
         session = self.session

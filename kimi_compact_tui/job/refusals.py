@@ -17,6 +17,9 @@ The refusals made before any request:
   key it needs (``provider`` checks, :func:`require_model` and :func:`require_key`);
 - ``REVISION_RANGE``: a revision asked for a summary made on another range (the
   boundary moved) or on another version of the session (it changed on disk);
+- ``TOO_LARGE``: the request and the room kept for the summary do not fit
+  the model's known context window (:mod:`kimi_compact_tui.job.window`),
+  naming both figures and the ``--up-to`` that would fit;
 
 and, for a request whose summary is to be written over the session:
 
@@ -28,7 +31,25 @@ and, for a request whose summary is to be written over the session:
 - ``READ_ONLY``: the file, or the folder the format writes beside it, cannot
   be written (checked with the file system's own answer and the mode bits);
 - ``NOT_LOADED_FOR_WRITE``: the job holds no fingerprint of the loaded bytes;
-- ``SPLIT``: the boundary cuts a tool call off from its result (unless allowed).
+- ``SPLIT``: the boundary cuts a tool call off from its result (unless allowed);
+- ``NOT_A_FILE``: the summary is to be written to a new file (``compact
+  --output``) and the session is not a file of its own (rows in a database):
+  a copy of some rows is no session an agent can open;
+- ``CHANGED_ON_DISK``: the session changed since it was loaded
+  (:meth:`CompactionJob.changed_on_disk`, for a front end that asks before it
+  writes; the store's commit refuses it in its own words too).
+
+For a summary given as it is (no model call: ``GIVEN_SUMMARY``) custom
+instructions are refused, since nothing would read them.
+
+For undo and restore (:mod:`kimi_compact_tui.job.offers`):
+``NOTHING_TO_UNDO`` (no write of ours to undo, or its copy is gone) and
+``CHANGED_SINCE_WRITE`` (the session changed since this tool wrote it:
+refused unless forced), besides ``SAMPLE``.
+
+And for a probe (:mod:`kimi_compact_tui.job.probing`): ``NO_SUMMARY`` (no
+summary, or an empty one, to probe) and ``OFFLINE_PROBE`` (the offline
+provider cannot answer questions), besides the request kinds above.
 """
 
 from __future__ import annotations
@@ -61,6 +82,14 @@ class RefusalKind(enum.StrEnum):
     NOT_LOADED_FOR_WRITE = "not_loaded_for_write"
     SPLIT = "split"
     REVISION_RANGE = "revision_range"
+    NOT_A_FILE = "not_a_file"
+    CHANGED_ON_DISK = "changed_on_disk"
+    GIVEN_SUMMARY = "given_summary"
+    NO_SUMMARY = "no_summary"
+    OFFLINE_PROBE = "offline_probe"
+    NOTHING_TO_UNDO = "nothing_to_undo"
+    CHANGED_SINCE_WRITE = "changed_since_write"
+    TOO_LARGE = "too_large"
 
 
 #: The kinds that stop a request whatever is done with its summary.
@@ -72,6 +101,10 @@ REQUEST_KINDS = frozenset(
         RefusalKind.NO_MODEL,
         RefusalKind.NO_KEY,
         RefusalKind.REVISION_RANGE,
+        RefusalKind.GIVEN_SUMMARY,
+        RefusalKind.NO_SUMMARY,
+        RefusalKind.OFFLINE_PROBE,
+        RefusalKind.TOO_LARGE,
     }
 )
 
@@ -83,6 +116,10 @@ _ERRORS: dict[RefusalKind, type[UserError]] = {
     RefusalKind.SAMPLE: ApplyError,
     RefusalKind.READ_ONLY: ApplyError,
     RefusalKind.NOT_LOADED_FOR_WRITE: ApplyError,
+    RefusalKind.NOT_A_FILE: ApplyError,
+    RefusalKind.CHANGED_ON_DISK: ApplyError,
+    RefusalKind.NOTHING_TO_UNDO: ApplyError,
+    RefusalKind.CHANGED_SINCE_WRITE: ApplyError,
 }
 
 
@@ -100,6 +137,19 @@ class Refusal:
     def before_request(self) -> bool:
         """True when no request may be made at all (not only no write)."""
         return self.kind in REQUEST_KINDS
+
+    @property
+    def nothing_to_do(self) -> bool:
+        """The step has nothing to do (a no-op plan, compaction not enabled):
+        said calmly, as a state, not as an error."""
+        return self.kind in (RefusalKind.NOTHING_TO_COMPACT, RefusalKind.DISABLED)
+
+    @property
+    def can_force(self) -> bool:
+        """The user may choose to go ahead anyway (a front end offers its
+        override: ``--allow-split`` / the split button for a split history,
+        ``--force`` / the force key for an undo over later changes)."""
+        return self.kind in (RefusalKind.SPLIT, RefusalKind.CHANGED_SINCE_WRITE)
 
     def error(self) -> UserError:
         """The exception a front end that raises gives for it (exit 2)."""
@@ -129,6 +179,16 @@ class Readiness:
     def of(self, *kinds: RefusalKind) -> Readiness:
         """Only the refusals of ``kinds``."""
         return Readiness(tuple(r for r in self.refusals if r.kind in kinds))
+
+    def without(self, *kinds: RefusalKind) -> Readiness:
+        """The refusals other than those of ``kinds``."""
+        return Readiness(tuple(r for r in self.refusals if r.kind not in kinds))
+
+    @property
+    def forced(self) -> Readiness:
+        """What is left once the user chose to go ahead (the refusals that
+        cannot be forced)."""
+        return Readiness(tuple(r for r in self.refusals if not r.can_force))
 
     def raise_first(self) -> None:
         """Raise the first refusal's error (nothing when ready)."""
@@ -298,3 +358,77 @@ def revision_range_refusal(
             "the range it was made on: compact this range instead"
         )
     return Refusal(RefusalKind.REVISION_RANGE, f"{path}: not revised: {why}")
+
+
+def not_a_file(session: Session) -> Refusal | None:
+    """A summary to be written to a new file (``compact --output``) of a
+    session that is not a file of its own (rows in a database): refused
+    before any request."""
+    if session.format.storage.byte_based:
+        return None
+    return Refusal(
+        RefusalKind.NOT_A_FILE,
+        f"{session.ref}: --output is refused: the session is not a file of its own but "
+        f"rows of the {session.format.label}, and a copy of them is no session an agent "
+        "can open; write it in place instead (--in-place); nothing was sent",
+    )
+
+
+def changed_on_disk(ref: object, loaded_size: int, now_size: int) -> Refusal:
+    """The session changed since it was loaded: a write would be refused."""
+    if now_size != loaded_size:
+        why = f"its size went from {loaded_size:,} to {now_size:,} bytes"
+    else:
+        why = "another program wrote to it"
+    return Refusal(
+        RefusalKind.CHANGED_ON_DISK, f"{ref}: changed on disk since it was loaded ({why})"
+    )
+
+
+def given_with_instructions() -> Refusal:
+    """A summary given as it is is written without a model call: custom
+    instructions would be read by nothing."""
+    return Refusal(
+        RefusalKind.GIVEN_SUMMARY,
+        "custom instructions need a model call; a summary given is written as it is",
+    )
+
+
+def no_summary(summary: str | None) -> Refusal | None:
+    """Nothing to probe: no summary yet, or an empty one."""
+    if summary is None:
+        return Refusal(RefusalKind.NO_SUMMARY, "no summary to probe yet: compact first")
+    if not summary.strip():
+        return Refusal(RefusalKind.NO_SUMMARY, "the summary is empty: nothing to probe")
+    return None
+
+
+#: The offline provider's refusal of a probe (one line, for every front end).
+OFFLINE_PROBE_LINE = (
+    "the offline provider cannot answer questions: probing needs a model "
+    "(--provider KIND with --model, or a provider block in the config)"
+)
+
+
+def offline_probe() -> Refusal:
+    return Refusal(RefusalKind.OFFLINE_PROBE, OFFLINE_PROBE_LINE)
+
+
+def too_large(
+    ref: object, need: int, room: int, window: str, tokens: int, fits: int | None
+) -> Refusal:
+    """The request does not fit the model's context window: both figures,
+    and the boundary that would (compacting in two steps)."""
+    if fits is not None:
+        how = (
+            f"compact in two steps: --up-to {fits} fits (messages 1–{fits}), then compact "
+            "the result again"
+        )
+    else:
+        how = "no boundary fits: the first messages alone are larger than the window"
+    return Refusal(
+        RefusalKind.TOO_LARGE,
+        f"{ref}: the request does not fit the model's context window: ~{need:,} tokens "
+        f"and {room:,} kept for the summary, against {tokens:,} ({window}); {how}; "
+        "nothing was sent",
+    )

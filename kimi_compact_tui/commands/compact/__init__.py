@@ -11,7 +11,8 @@ The command is this package, one module for each thing it does:
 - :mod:`.run`: the run itself (load, plan, check, stream, draft; ``--anchor``);
 - :mod:`.output`: what it prints while it runs, and its JSON result;
 - :mod:`.write`: where and how it writes (``--output``, ``--in-place``);
-- this module: the options, the order of the steps, the verdict and the exit code.
+- :mod:`.options`: ``CompactOptions``, the options built from argparse once;
+- this module: the flags, the order of the steps, the verdict and the exit code.
 
 ``--from-summary`` and ``--revise`` (shared with ``preview`` and ``probe``) are
 :mod:`kimi_compact_tui.commands.rounds`. Light at import: the engine loads
@@ -22,9 +23,12 @@ from __future__ import annotations
 
 import argparse
 import sys
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from kimi_compact_tui.commands.common import add_provider_args, add_session_args
+from kimi_compact_tui.commands.compact.options import CompactOptions
 from kimi_compact_tui.commands.compact.output import (
     Printer,
     json_result,
@@ -33,10 +37,15 @@ from kimi_compact_tui.commands.compact.output import (
     warn_growth,
 )
 from kimi_compact_tui.commands.compact.run import CompactionRun, anchored_run, run_compaction
-from kimi_compact_tui.commands.compact.write import output_target, write_in_place, write_output
+from kimi_compact_tui.commands.compact.write import (
+    keep_for_the_grown_session,
+    output_target,
+    write_in_place,
+    write_output,
+)
 from kimi_compact_tui.commands.jsonout import print_json
-from kimi_compact_tui.commands.rounds import add_revise_args, check_rounds
-from kimi_compact_tui.errors import ProviderFailure, RetentionShortfall, UserError
+from kimi_compact_tui.commands.rounds import Rounds, add_revise_args, check_rounds
+from kimi_compact_tui.errors import ApplyError, ProviderFailure, RetentionShortfall, UserError
 from kimi_compact_tui.sanitize import visible
 from kimi_compact_tui.wording import count, noop_line, number
 
@@ -117,80 +126,116 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from kimi_compact_tui.formats.loader import dump_session
-    from kimi_compact_tui.retention import (
-        check_min_retention,
-        parse_min_retention,
-        retention_report,
-    )
-
-    output = output_target(args)  # an existing file or the session itself: before anything
-    if args.in_place and args.output:
-        raise UserError("--in-place and --output cannot be used together")
-    if args.in_place and args.allow_truncated:
-        raise UserError("--in-place writes only a complete summary; drop --allow-truncated")
-    if args.in_place and not args.yes and not sys.stdin.isatty():
-        raise UserError(
-            f"{args.session}: --in-place asks for confirmation on a terminal and there is "
-            "none; pass --yes to write without asking"
-        )
-    thresholds = [parse_min_retention(t) for t in args.min_retention]  # bad input: before any run
-    rounds = check_rounds(args, alone=True)
-    if rounds is not None and rounds.given_only and args.instructions:
-        raise UserError(
-            "--instructions needs a model call; --from-summary alone writes the summary "
-            "as it is (add --revise TEXT to have it revised)"
-        )
-    printer = None if args.json else Printer()
+    """The command, as its steps."""
+    opts = CompactOptions.from_args(args)
+    checked = check_options(opts)  # every bad option: one line, before anything is loaded
+    printer = None if opts.json else Printer()
     run_ = run_compaction(
-        args,
-        on_event=printer,
-        allow_truncated=args.allow_truncated,
-        on_start=starter(args, rounds),
-        rounds=rounds,
+        opts, on_event=printer, on_start=starter(opts, checked.rounds), rounds=checked.rounds
     )
-    if args.anchor:
-        run_ = anchored_run(run_, args.anchor_budget, args.allow_truncated)
-    result = run_.result
+    if opts.anchor:
+        run_ = anchored_run(run_, opts.anchor_budget, opts.allow_truncated)
     if printer is not None:
         printer.finish()
-    written: Path | None = None
-    report = None
     if run_.draft is not None:
         warn_growth(run_.draft)
-    if run_.draft is not None and (args.json or args.min_retention):
-        report = retention_report(run_.session, run_.plan, run_.draft.summary)
-        shortfalls = check_min_retention(report, thresholds)
-        if shortfalls:
-            if args.json:
-                print_json(dict(json_result(run_, None), retention=report.to_json()))
-            raise RetentionShortfall(
-                f"{run_.session.ref or run_.session.path}: not written: the summary keeps too little "
-                f"({'; '.join(shortfalls)})"
-            )
-    if run_.draft is not None and args.in_place and result is not None:
-        if result.status == "complete":
-            applied = write_in_place(args, run_)
-            if applied is not None:  # write_in_place has said what it wrote
-                written = applied.path
-    elif run_.compacted is not None and output is not None:
-        assert run_.session.path is not None
-        write_output(
-            dump_session(run_.compacted), output, Path(run_.session.path), force=args.force
+    report = check_retention(opts, run_, checked.thresholds)  # exit 4 before any write
+    written = write(opts, run_, checked.output)
+    if opts.json:
+        return print_json_result(run_, written, report)
+    return verdict(opts, run_, written, checked.rounds)
+
+
+@dataclass(frozen=True)
+class Checked:
+    """What the options give once checked: the ``--output`` file, the
+    ``--min-retention`` thresholds and the rounds of ``--from-summary``/``--revise``."""
+
+    output: Path | None
+    thresholds: list[Any]
+    rounds: Rounds | None
+
+
+def check_options(opts: CompactOptions) -> Checked:
+    """The options checked together, before anything is loaded or requested."""
+    from kimi_compact_tui.retention import parse_min_retention
+
+    output = output_target(opts)  # an existing file or the session itself: before anything
+    if opts.in_place and opts.output:
+        raise UserError("--in-place and --output cannot be used together")
+    if opts.in_place and opts.allow_truncated:
+        raise UserError("--in-place writes only a complete summary; drop --allow-truncated")
+    if opts.in_place and not opts.yes and not sys.stdin.isatty():
+        raise UserError(
+            f"{opts.session.session}: --in-place asks for confirmation on a terminal and "
+            "there is none; pass --yes to write without asking"
         )
-        written = output
+    thresholds = [parse_min_retention(t) for t in opts.min_retention]
+    rounds = check_rounds(opts.from_summary, opts.revise, alone=True)
+    return Checked(output, thresholds, rounds)
 
-    if args.json:
-        data = json_result(run_, written)
-        data["retention"] = report.to_json() if report is not None else None
-        print_json(data)
-        if result is not None and result.error and result.status != "complete":
-            print(f"kimi-compact-tui: {result.status}: {result.error}", file=sys.stderr)
-        return _exit_code(run_)
 
+def check_retention(opts: CompactOptions, run_: CompactionRun, thresholds: list[Any]) -> Any:
+    """The retention report (for ``--json`` or ``--min-retention``; else None);
+    a summary that keeps too little of a category is refused (exit 4)."""
+    from kimi_compact_tui.retention import check_min_retention, retention_report
+
+    if run_.draft is None or not (opts.json or opts.min_retention):
+        return None
+    report = retention_report(run_.session, run_.plan, run_.draft.summary)
+    shortfalls = check_min_retention(report, thresholds)
+    if shortfalls:
+        if opts.json:
+            print_json(dict(json_result(run_, None), retention=report.to_json()))
+        raise RetentionShortfall(
+            f"{run_.session.ref or run_.session.path}: not written: the summary keeps too "
+            f"little ({'; '.join(shortfalls)})"
+        )
+    return report
+
+
+def write(opts: CompactOptions, run_: CompactionRun, output: Path | None) -> Path | None:
+    """Write the draft in place, or the compacted session to ``--output``;
+    the path written, or None."""
+    from kimi_compact_tui.formats.loader import dump_session
+
+    result = run_.result
+    if run_.draft is not None and opts.in_place and result is not None:
+        if result.status != "complete":
+            return None
+        try:
+            applied = write_in_place(opts, run_)  # says what it wrote
+        except ApplyError as exc:  # the agent went on meanwhile: keep what still holds
+            kept = keep_for_the_grown_session(opts, run_)
+            raise exc if kept is None else ApplyError(kept) from None
+        return applied.path if applied is not None else None
+    if run_.compacted is not None and output is not None:
+        assert run_.session.path is not None
+        data = dump_session(run_.compacted)
+        write_output(data, output, Path(run_.session.path), force=opts.force)
+        return output
+    return None
+
+
+def print_json_result(run_: CompactionRun, written: Path | None, report: Any) -> int:
+    """``--json``: the result as one object; the exit code."""
+    result = run_.result
+    data = json_result(run_, written)
+    data["retention"] = report.to_json() if report is not None else None
+    print_json(data)
+    if result is not None and result.error and result.status != "complete":
+        print(f"kimi-compact-tui: {result.status}: {result.error}", file=sys.stderr)
+    return _exit_code(run_)
+
+
+def verdict(
+    opts: CompactOptions, run_: CompactionRun, written: Path | None, rounds: Rounds | None
+) -> int:
+    """What happened, in one line on stderr; the exit code (raises for a failure)."""
     err = sys.stderr
+    result = run_.result
     if result is None:
-        print(f"{noop_line(run_.plan.noop or '')}; {nothing_written(args)}", file=err)
+        print(f"{noop_line(run_.plan.noop or '')}; {nothing_written(opts)}", file=err)
         return EXIT_OK
     # An offline run said "no model wrote this summary" when it started: once is enough.
     where = "offline extraction" if result.offline else f"{result.provider} {result.model or ''}"
@@ -198,23 +243,7 @@ def run(args: argparse.Namespace) -> int:
         where = "summary given, no model call"
     where = where.strip()
     if result.status == "complete":
-        if written is not None:
-            n_before = len(run_.session.messages)
-            n_after = len(run_.compacted.messages) if run_.compacted else 0
-            print(
-                f"complete ({where}): wrote {written} ({count(n_before, 'message')} → {number(n_after)})",
-                file=err,
-            )
-        elif args.in_place:
-            print(f"complete ({where}); not written (declined)", file=err)
-        else:
-            if args.anchor and run_.draft is not None and not args.json:
-                # The final summary, before any write: the model's text streamed
-                # already, so only what --anchor added to it follows.
-                final, streamed = run_.draft.summary, result.summary
-                rest = final[len(streamed) :] if final.startswith(streamed) else "\n" + final
-                sys.stdout.write(visible(rest) if sys.stdout.isatty() else rest)
-            print(f"complete ({where}); no --output given, nothing written", file=err)
+        complete(opts, run_, written, where)
         return EXIT_OK
     if result.status == "truncated":
         if written is not None:
@@ -228,6 +257,31 @@ def run(args: argparse.Namespace) -> int:
         print("cancelled; nothing written", file=err)
         return EXIT_CANCELLED
     raise ProviderFailure(f"{result.error or 'the provider failed'}; nothing written")
+
+
+def complete(opts: CompactOptions, run_: CompactionRun, written: Path | None, where: str) -> None:
+    """The line for a complete summary: where it was written, or why not."""
+    err = sys.stderr
+    result = run_.result
+    assert result is not None
+    if written is not None:
+        n_before = len(run_.session.messages)
+        n_after = len(run_.compacted.messages) if run_.compacted else 0
+        print(
+            f"complete ({where}): wrote {written} ({count(n_before, 'message')} → "
+            f"{number(n_after)})",
+            file=err,
+        )
+    elif opts.in_place:
+        print(f"complete ({where}); not written (declined)", file=err)
+    else:
+        if opts.anchor and run_.draft is not None:
+            # The final summary, before any write: the model's text streamed
+            # already, so only what --anchor added to it follows.
+            final, streamed = run_.draft.summary, result.summary
+            rest = final[len(streamed) :] if final.startswith(streamed) else "\n" + final
+            sys.stdout.write(visible(rest) if sys.stdout.isatty() else rest)
+        print(f"complete ({where}); no --output given, nothing written", file=err)
 
 
 def _exit_code(run_: CompactionRun) -> int:

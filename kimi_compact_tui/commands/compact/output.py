@@ -4,7 +4,6 @@ draft that grows the session, the JSON result, and what a no-op left alone."""
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from collections.abc import Callable
@@ -18,7 +17,9 @@ from kimi_compact_tui.sanitize import visible
 from kimi_compact_tui.wording import span
 
 if TYPE_CHECKING:
+    from kimi_compact_tui.commands.compact.options import CompactOptions
     from kimi_compact_tui.job import Draft, Preparation
+    from kimi_compact_tui.job.window import Window
     from kimi_compact_tui.providers import ProviderConfig, StreamEvent
 
 DIM = "\x1b[2m"
@@ -80,24 +81,26 @@ class Printer:
             self._out("\n")
 
 
-def announce(prep: Preparation, pcfg: ProviderConfig) -> None:
+def announce(prep: Preparation, pcfg: ProviderConfig, window: Window | None = None) -> None:
+    """What is compacted, with what; an unknown context window is said (not guessed)."""
     from kimi_compact_tui.providers import OFFLINE_NOTICE
 
     indices = list(prep.plan.compact_indices)
     which = span(indices[0] + 1, indices[-1] + 1) if indices else "no messages"
-    print(f"compacting {which} with {pcfg.describe()}", file=sys.stderr)
+    unknown = "" if window is None or window.known else f"; {window.describe()}"
+    print(f"compacting {which} with {pcfg.describe()}{unknown}", file=sys.stderr)
     if pcfg.offline:
         print(f"note: {OFFLINE_NOTICE}", file=sys.stderr)
     sys.stderr.flush()
 
 
-def nothing_written(args: argparse.Namespace) -> str:
+def nothing_written(opts: CompactOptions) -> str:
     """What a no-op left alone: the --output file, or the session."""
-    if args.output:
-        out = Path(args.output).expanduser()
+    if opts.output:
+        out = Path(opts.output).expanduser()
         return f"nothing written ({out} {'left unchanged' if out.exists() else 'not created'})"
-    if args.in_place:
-        return f"nothing written ({args.session} unchanged)"
+    if opts.in_place:
+        return f"nothing written ({opts.session.session} unchanged)"
     return "nothing written"
 
 
@@ -154,20 +157,16 @@ def revision_json(run: CompactionRun) -> dict[str, Any] | None:
 
 
 def starter(
-    args: argparse.Namespace, rounds: Rounds | None = None
-) -> Callable[[Preparation, ProviderConfig], None]:
+    opts: CompactOptions, rounds: Rounds | None = None
+) -> Callable[[Preparation, ProviderConfig, Window | None], None]:
     """Once the job's refusals passed and before the request: the warning for
     a tool call split from its result by a summary not written in place (in
     place, the job refused it unless ``--allow-split``); then the announcement."""
 
-    def start(prep: Preparation, pcfg: ProviderConfig) -> None:
-        if not args.in_place:
+    def start(prep: Preparation, pcfg: ProviderConfig, window: Window | None) -> None:
+        if not opts.in_place:
             warn_splits(prep)
-        if args.output and not prep.session.format.storage.byte_based:
-            from kimi_compact_tui.formats.loader import dump_session
-
-            dump_session(prep.session)  # refused in one line: not a file of its own
-        if args.json:
+        if opts.json:
             return
         if rounds is not None and rounds.given_only:
             print(f"writing {rounds.label}", file=sys.stderr)
@@ -178,7 +177,7 @@ def starter(
             print(f"revising: {rounds.label}", file=sys.stderr)
             if dropped:
                 print(f"kimi-compact-tui: note: {dropped_note(dropped)}", file=sys.stderr)
-        announce(prep, pcfg)
+        announce(prep, pcfg, window)
 
     return start
 

@@ -10,7 +10,6 @@ writes it.
 
 from __future__ import annotations
 
-import argparse
 import dataclasses
 import sys
 from collections.abc import Callable, Iterator
@@ -25,11 +24,13 @@ from kimi_compact_tui.errors import UserError
 if TYPE_CHECKING:
     import asyncio
 
+    from kimi_compact_tui.commands.compact.options import CompactOptions
     from kimi_compact_tui.commands.rounds import Rounds
     from kimi_compact_tui.compaction.plan import CompactionPlan
     from kimi_compact_tui.config import AppConfig
     from kimi_compact_tui.formats.base import Session
     from kimi_compact_tui.job import CompactionJob, Draft, Preparation, Readiness
+    from kimi_compact_tui.job.window import Window
     from kimi_compact_tui.providers import EventCallback, ProviderConfig, StreamResult
 
 
@@ -61,84 +62,105 @@ class CompactionRun:
     def status(self) -> str:
         return "noop" if self.result is None else self.result.status
 
-    def __iter__(self) -> Iterator[Any]:  # session, plan, result = run_compaction(args)
+    def __iter__(self) -> Iterator[Any]:  # session, plan, result = run_compaction(opts)
         return iter((self.session, self.plan, self.result))
 
 
 def run_compaction(
-    args: argparse.Namespace,
+    opts: CompactOptions,
     *,
     on_event: EventCallback | None = None,
     cancel: asyncio.Event | None = None,
-    allow_truncated: bool | None = None,
-    on_start: Callable[[Preparation, ProviderConfig], None] | None = None,
+    on_start: Callable[[Preparation, ProviderConfig, Window | None], None] | None = None,
     rounds: Rounds | None = None,
 ) -> CompactionRun:
     """Load, plan, stream the summary and build (not write) the compacted session.
 
-    ``args`` needs ``session``, ``up_to``, ``config``, ``prompt_file`` and may
-    have ``instructions``, ``provider``, ``model``, ``base_url`` and
-    ``allow_truncated``. Raises :class:`UserError` for bad input; provider
-    trouble is reported in the returned result, never raised.
+    Raises :class:`UserError` for bad input and the job's first refusal
+    (every one computed once, before any request: the request's, with a
+    request too large for the model's known context window, in place the
+    write's, with ``--output`` a session that is not a file of its own);
+    ``on_start`` gets the model's window (None: no model is asked);
+    provider trouble is reported in the returned result, never raised.
 
     ``rounds`` (``--from-summary``, ``--revise``): with feedback, the request
     is the revision of the last summary; without, that summary is the result
     (no request), through the same refusals and draft.
     """
-    import asyncio
-
-    from kimi_compact_tui.job import Readiness, RefusalKind
-    from kimi_compact_tui.job.revise import given_summary, revise
-    from kimi_compact_tui.providers import StreamEvent
-
-    in_place = bool(getattr(args, "in_place", False))
-    job, prep = load_and_prepare(args, for_write=in_place)
-    if in_place and job.session.path is not None and samples.is_sample(job.session.path):
-        job, prep = load_and_prepare(on_a_copy(args, job.session.path), for_write=True)
+    job, prep = load_for(opts)
     session, config = job.session, job.config
-    pcfg = provider_config(config, args)
+    pcfg = provider_config(config, opts.provider)
     if prep.plan.noop or prep.build_request is None:
         return CompactionRun(session, config, prep, pcfg, None, None, job, rounds=rounds)
-    # Every refusal before any request, once: the request's, and in place the
-    # write's (the format's, a read-only file, a split unless --allow-split).
-    allow_split = not in_place or bool(getattr(args, "allow_split", False))
-    if rounds is not None and rounds.given_only:  # no model: no provider or prompt to check
-        ready = job.readiness(prep, None, write=in_place, allow_split=allow_split)
-        ready = Readiness(
-            tuple(r for r in ready.refusals if r.kind is not RefusalKind.EMPTY_PROMPT)
-        )
-        refuse(ready)
-        if on_start is not None:
-            on_start(prep, pcfg)
-        result = given_summary(rounds.summaries[0])
-        if on_event is not None:
-            on_event(StreamEvent("text", result.summary))
-        given = job.draft(prep, result)
-        return CompactionRun(session, config, prep, pcfg, result, given, job, ready, rounds)
-    if rounds is not None:
+    given = rounds is not None and rounds.given_only
+    if rounds is not None and not given:
+        from kimi_compact_tui.job.revise import revise
+
         prep = revise(prep, rounds.rounds(), pcfg)
-    ready = job.readiness(prep, pcfg, write=in_place, allow_split=allow_split)
+    ready = job.readiness(
+        prep,
+        pcfg,
+        write=opts.in_place,
+        allow_split=not opts.in_place or opts.allow_split,
+        output=opts.output is not None,
+        given=given,
+    )
     refuse(ready)
     if on_start is not None:  # the split warning (not in place) and the announcement
-        on_start(prep, pcfg)
-    stream = job.summarize(prep, pcfg, on_event, cancel, ready=ready)
-    try:
-        result = asyncio.run(stream)
-    except BaseException:  # Ctrl+C before the stream started: no "never awaited" warning
-        stream.close()
-        raise
-    if allow_truncated is None:
-        allow_truncated = bool(getattr(args, "allow_truncated", False))
+        on_start(prep, pcfg, None if given or pcfg.offline else job.window(prep, pcfg))
+    if rounds is not None and given:
+        result = given_result(rounds, on_event)
+    else:
+        result = stream(job, prep, pcfg, on_event, cancel, ready)
     draft = None
-    if result.writable(allow_truncated=allow_truncated):
-        draft = job.draft(prep, result, allow_truncated=allow_truncated)
+    if result.writable(allow_truncated=opts.allow_truncated):
+        draft = job.draft(prep, result, allow_truncated=opts.allow_truncated)
     return CompactionRun(session, config, prep, pcfg, result, draft, job, ready, rounds)
 
 
-def on_a_copy(args: argparse.Namespace, sample: Path) -> argparse.Namespace:
+def load_for(opts: CompactOptions) -> tuple[CompactionJob, Preparation]:
+    """The job and its preparation; ``--in-place`` on a bundled sample loads a copy."""
+    job, prep = load_and_prepare(opts.session, opts.provider, for_write=opts.in_place)
+    path = job.session.path
+    if opts.in_place and path is not None and samples.is_sample(path):
+        return load_and_prepare(on_a_copy(opts, path).session, opts.provider, for_write=True)
+    return job, prep
+
+
+def given_result(rounds: Rounds, on_event: EventCallback | None) -> StreamResult:
+    """``--from-summary`` alone: the summary as it is, as a finished run (no model)."""
+    from kimi_compact_tui.job.revise import given_summary
+    from kimi_compact_tui.providers import StreamEvent
+
+    result = given_summary(rounds.summaries[0])
+    if on_event is not None:
+        on_event(StreamEvent("text", result.summary))
+    return result
+
+
+def stream(
+    job: CompactionJob,
+    prep: Preparation,
+    pcfg: ProviderConfig,
+    on_event: EventCallback | None,
+    cancel: asyncio.Event | None,
+    ready: Readiness,
+) -> StreamResult:
+    """The summary streamed through the job (after the readiness computed before)."""
+    import asyncio
+
+    summarize = job.summarize(prep, pcfg, on_event, cancel, ready=ready)
+    try:
+        return asyncio.run(summarize)
+    except BaseException:  # Ctrl+C before the stream started: no "never awaited" warning
+        summarize.close()
+        raise
+
+
+def on_a_copy(opts: CompactOptions, sample: Path) -> CompactOptions:
     """``--in-place`` on a bundled sample: the sample is never written (the
     job refuses it), so the run works on a fresh copy, as the TUI does, and
-    says so on stderr. ``args`` for the copy."""
+    says so on stderr. The options for the copy."""
     try:
         copy = samples.copy_sample(sample)
     except OSError as exc:
@@ -148,7 +170,7 @@ def on_a_copy(args: argparse.Namespace, sample: Path) -> argparse.Namespace:
         f"compacting a copy of it, {copy}",
         file=sys.stderr,
     )
-    return argparse.Namespace(**{**vars(args), "session": str(copy)})
+    return opts.on_session(str(copy))
 
 
 def anchored_run(run_: CompactionRun, budget: int, allow_truncated: bool) -> CompactionRun:

@@ -18,7 +18,6 @@ question on the terminal, then the job's commit).
 
 from __future__ import annotations
 
-import argparse
 import os
 import sys
 from pathlib import Path
@@ -30,6 +29,7 @@ from kimi_compact_tui.sanitize import visible
 from kimi_compact_tui.wording import count, number
 
 if TYPE_CHECKING:
+    from kimi_compact_tui.commands.compact.options import CompactOptions
     from kimi_compact_tui.commands.compact.run import CompactionRun
     from kimi_compact_tui.store import ApplyResult
 
@@ -68,17 +68,17 @@ def refuse_the_session(out: Path, session: Path | None) -> None:
         )
 
 
-def output_target(args: argparse.Namespace) -> Path | None:
+def output_target(opts: CompactOptions) -> Path | None:
     """Check ``--output`` before anything is loaded or requested: the folder
     exists, it is not the session, and it is not an existing file (unless
     ``--force``). Returns the path, or None when there is no ``--output``."""
-    force = bool(getattr(args, "force", False))
-    if not args.output:
+    force = opts.force
+    if not opts.output:
         if force:
             raise UserError("--force goes with --output FILE (it allows replacing that file)")
         return None
-    out = Path(args.output).expanduser()
-    refuse_the_session(out, _session_file(args.session))
+    out = Path(opts.output).expanduser()
+    refuse_the_session(out, _session_file(opts.session.session))
     if out.is_dir():
         raise UserError(f"{out}: --output is a folder; give a file name")
     parent = out.parent
@@ -118,7 +118,7 @@ def write_output(data: bytes, out: Path, session: Path, *, force: bool) -> None:
 
 
 def write_in_place(
-    args: argparse.Namespace,
+    opts: CompactOptions,
     run_: CompactionRun,
     *,
     stdin: Any = None,
@@ -133,12 +133,12 @@ def write_in_place(
     out = out if out is not None else sys.stderr
     draft, job = run_.draft, run_.job
     assert draft is not None and job is not None
-    allow_split = bool(getattr(args, "allow_split", False))
+    allow_split = opts.allow_split
     ready = run_.ready
     if ready is None:  # a run made without the command's own start
         ready = job.readiness(draft.preparation, request=False, write=True, allow_split=allow_split)
     refuse(ready)
-    if not getattr(args, "yes", False):
+    if not opts.yes:
         isatty = getattr(stdin, "isatty", None)
         if not (callable(isatty) and isatty()):
             raise UserError(
@@ -164,3 +164,44 @@ def write_in_place(
     result = job.commit(draft, run_.provider, allow_split=allow_split, ready=ready)
     out.write(result.describe() + "\n")
     return result
+
+
+#: Where a summary refused by a session that grew meanwhile is kept (under the state folder).
+SUMMARIES = "summaries"
+
+
+def keep_for_the_grown_session(opts: CompactOptions, run_: CompactionRun) -> str | None:
+    """A write refused because the agent appended turns while the summary was
+    made: when the summary still holds (only turns after the compacted range
+    were added), keep it in a file and return the one line that says how to
+    write it on the grown session (``--from-summary`` with the same range);
+    else None."""
+    import shlex
+
+    from kimi_compact_tui.fsutil import atomic_write_bytes
+    from kimi_compact_tui.samples import state_dir
+    from kimi_compact_tui.store.write import now_utc
+
+    draft = run_.draft
+    if draft is None or run_.job.regrown(run_.preparation) is None:
+        return None
+    ref = run_.session.ref or run_.session.path
+    stamp = now_utc(None).strftime("%Y%m%dT%H%M%SZ")
+    name = Path(str(run_.session.path)).name
+    saved = state_dir() / SUMMARIES / f"{name}.summary-{stamp}.md"
+    try:
+        saved.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        atomic_write_bytes(saved, draft.summary.encode("utf-8"), mode=0o600)
+    except OSError:
+        return None
+    n = run_.plan.boundary
+    command = shlex.join(
+        ["kimi-compact-tui", "compact", str(ref), "--from-summary", str(saved)]
+        + ["--up-to", str(n), "--in-place"]
+    )
+    return (
+        f"{ref}: changed on disk since it was loaded: the agent added turns after the "
+        f"compacted range, so nothing was written; the summary still holds for messages "
+        f"1–{n} and is kept in {saved}: {command} writes it on the grown session, the new "
+        "turns in the kept tail"
+    )

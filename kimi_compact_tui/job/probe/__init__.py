@@ -4,12 +4,14 @@ Questions come from the specifics of the compacted range (:mod:`.questions`);
 each is sent alone, with what the agent would have after the compaction: the
 leading system messages, the summary message as the session's format writes
 it, and the kept tail; never the compacted messages. Secret-looking strings
-are masked in all of it (:mod:`.mask`). The answers are graded without a
-model judge (:mod:`.grade`).
+are masked in all of it (``secrets.mask_secrets``). The answers are graded
+without a model judge (:mod:`.grade`).
 
 Plain data in and out: :func:`plan_probe` (a session, a plan, a summary →
 the questions and the request bodies, with their estimated size, before
-anything is sent), :func:`ask` (the bodies → a :class:`ProbeReport`).
+anything is sent), :func:`ask` (the bodies → a :class:`ProbeReport`). A front
+end does not call these directly: it goes through the job,
+:mod:`kimi_compact_tui.job.probing` (the refusals, then these).
 """
 
 from __future__ import annotations

@@ -47,8 +47,6 @@ def probe_refusal(state: Any) -> str | None:
 
 def probe_inputs(state: Any) -> ProbeInputs:
     """What the probe's workers need, taken from ``state`` on the UI thread."""
-    from kimi_compact_tui.config import _get_compaction_config
-
     prep, job = state.preparation, state.job
     pinned = state.pinned
     n = len(pinned.items) if pinned is not None else 0
@@ -57,7 +55,7 @@ def probe_inputs(state: Any) -> ProbeInputs:
         session=job.session,
         plan=prep.plan,
         summary=state.summary_to_write,
-        compaction_cfg=_get_compaction_config(job.config.raw),
+        compaction_cfg=job.config.compaction.as_spec(),
         model=prep.compaction_model,
         base_model=state.base_model,
         provider=state.provider,
