@@ -29,6 +29,7 @@ from kimi_compact_tui import __version__
 from kimi_compact_tui.commands import (
     compact,
     diff,
+    hook,
     plan,
     preview,
     probe,
@@ -50,6 +51,7 @@ COMMAND_MODULES: dict[str, ModuleType] = {
     "tui": tui,
     "retention": retention,
     "probe": probe,
+    "hook": hook,
 }
 COMMANDS = tuple(COMMAND_MODULES)
 PROG = "kimi-compact-tui"
