@@ -12,7 +12,7 @@ Facts, checked with the agents themselves (docs/hooks.md says how):
   ``~/.codex``; a project's in ``.codex/hooks.json``), the same shape. It
   runs only once trusted (:mod:`.codex_trust`). Exit 2 does not block;
   ``{"continue": false, "stopReason": ...}`` on stdout does.
-- Gemini CLI (0.61.0): ``PreCompress`` in ``settings.json`` (``~/.gemini``
+- Gemini CLI (0.61.0): ``PreCompress`` in ``settings.json`` (``$GEMINI_CLI_HOME/.gemini``, else ``~/.gemini``
   or a project's ``.gemini``), the same shape; advisory only.
 - kimi-cli (1.51): ``[[hooks]]`` tables with ``event = "PreCompact"`` in its
   ``config.toml`` (``$KIMI_SHARE_DIR``, else ``~/.kimi``); its result is
@@ -52,6 +52,7 @@ class AgentHook:
     user_file: str  # the file in it
     project_file: str | None  # a project's file, under the project folder
     trust: bool = False  # the hook runs only once trusted (Codex)
+    env_sub: str = ""  # the folder under ``$env_dir`` (Gemini CLI: ``.gemini``)
 
     @property
     def blocking(self) -> bool:
@@ -61,7 +62,7 @@ class AgentHook:
         env = os.environ if env is None else env
         given = env.get(self.env_dir) if self.env_dir else None
         if given:
-            return Path(given).expanduser()
+            return Path(given).expanduser() / self.env_sub
         return (home or Path(env.get("HOME") or Path.home())) / self.user_dir
 
     def config_file(
@@ -117,10 +118,11 @@ AGENTS: dict[str, AgentHook] = {
             "PreCompress",
             None,
             JSON_HOOKS,
-            None,
+            "GEMINI_CLI_HOME",
             ".gemini",
             "settings.json",
             ".gemini/settings.json",
+            env_sub=".gemini",
         ),
         AgentHook(
             "kimi-cli",
