@@ -29,6 +29,7 @@ from kimi_compact_tui import __version__
 from kimi_compact_tui.commands import (
     compact,
     diff,
+    history,
     hook,
     plan,
     preview,
@@ -52,6 +53,7 @@ COMMAND_MODULES: dict[str, ModuleType] = {
     "retention": retention,
     "probe": probe,
     "hook": hook,
+    "history": history,
 }
 COMMANDS = tuple(COMMAND_MODULES)
 PROG = "kimi-compact-tui"

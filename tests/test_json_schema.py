@@ -26,7 +26,7 @@ SPEC_INDICES = {
     "compact_indices",
     "preserved_indices",
 }
-COMMANDS = ("plan", "preview", "compact", "retention", "diff", "restore")
+COMMANDS = ("plan", "preview", "compact", "retention", "diff", "restore", "history")
 
 
 def keys(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
@@ -71,6 +71,9 @@ def outputs(cli_main, tmp_path: Path) -> dict[str, dict[str, Any]]:
     result = cli_main("restore", session, "--list", "--json")
     assert result.code == 0, result.stderr
     got["restore"] = json.loads(result.stdout)
+    result = cli_main("history", session, "--json")  # the ledger: that write of ours
+    assert result.code == 0, result.stderr
+    got["history"] = json.loads(result.stdout)
     return got
 
 

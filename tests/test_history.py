@@ -1,0 +1,115 @@
+"""The ledger (issue 33 item 3): `history SESSION` lists the session's compactions, the
+agent's own (read from the sessions the real agents wrote and compacted themselves, in
+../shared/reference/agents/) and ours (told apart by this tool's audit log), and what
+each summary lost, with the retention report's items."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+from pathlib import Path
+
+import pytest
+
+from kimi_compact_tui.hooks.pending import GateState
+from kimi_compact_tui.hooks.run import run_hook
+from tests import core_helpers
+
+REFERENCE = Path(os.environ.get("KIMI_COMPACT_TUI_REFERENCE") or core_helpers.REFERENCE)
+AGENTS = REFERENCE / "agents"
+
+
+def need(name: str) -> Path:
+    path = AGENTS / name
+    if not path.exists():
+        pytest.skip(f"reference data absent: {path}")
+    return path
+
+
+def copy(tmp_path: Path, name: str) -> Path:
+    target = tmp_path / name
+    shutil.copy(need(name), target)
+    target.chmod(0o644)  # the reference files are read-only
+    return target
+
+
+def history(cli_main, session) -> dict:
+    res = cli_main("history", session, "--json")
+    assert res.code == 0, res.stderr
+    return json.loads(res.stdout)
+
+
+def test_claude_codes_own_compaction_and_what_its_summary_lost(cli_main, tmp_path):
+    path = copy(tmp_path, "claude-session-after-compact.jsonl")
+    boundary = [json.loads(x) for x in path.read_bytes().split(b"\n")
+                if b'"compact_boundary"' in x][0]  # fmt: skip
+    data = history(cli_main, path)
+    (entry,) = data["compactions"]
+    assert entry["by"] == "Claude Code" and entry["trigger"] == "manual"
+    assert entry["tokens_before"] == boundary["compactMetadata"]["preTokens"]
+    assert entry["tokens_after"] == boundary["compactMetadata"]["postTokens"]
+    assert entry["messages_kept"] == len(boundary["compactMetadata"]["preservedMessages"]["uuids"])
+    assert entry["messages_replaced"] > 0 and entry["latest_agent_compaction"] is True
+    lost = {m["item"] for m in entry["retention"]["missing"]}
+    # its summary (the fake's one line) names none of the user's later turns
+    assert {"second turn", "third turn"} <= lost
+    text = cli_main("history", path).stdout
+    assert "Claude Code (manual)" in text and "lost: [user_requests] third turn" in text
+
+
+def test_codex_own_compaction_and_the_messages_it_carried_over(cli_main, tmp_path):
+    path = copy(tmp_path, "codex-session-after-compact.jsonl")
+    records = [json.loads(x) for x in path.read_bytes().split(b"\n") if x.strip()]
+    (compacted,) = [r for r in records if r["type"] == "compacted"]
+    data = history(cli_main, path)
+    (entry,) = data["compactions"]
+    assert entry["by"] == "Codex" and entry["time"] == compacted["timestamp"][:19] + "Z"
+    assert entry["summary_chars"] == len(compacted["payload"]["message"])
+    assert entry["messages_kept"] >= 1  # user messages carried over verbatim
+    assert entry["retention"]["total"] >= entry["retention"]["kept"]
+
+
+def test_opencodes_own_compaction(cli_main, tmp_path):
+    db = tmp_path / "opencode.db"
+    src = sqlite3.connect(need("opencode-after-compact.db"))
+    out = sqlite3.connect(db)
+    src.backup(out)
+    out.close()
+    (sid,) = src.execute("select id from session").fetchone()
+    src.close()
+    data = history(cli_main, f"{db}#{sid}")
+    (entry,) = data["compactions"]
+    assert entry["by"] == "opencode" and entry["trigger"] == "manual"  # "auto": false
+    assert entry["messages_replaced"] > 0 and entry["retention"] is not None
+
+
+def test_ours_is_told_from_the_agents_own_by_the_audit_log(cli_main, tmp_path):
+    path = copy(tmp_path, "claude-session-after-compact.jsonl")
+    res = cli_main("compact", path, "--in-place", "--yes", "--provider", "offline", "--up-to", "4")
+    assert res.code == 0, res.stderr
+    data = history(cli_main, path)
+    first, second = data["compactions"]
+    assert first["by"] == "Claude Code" and first["latest_agent_compaction"] is True
+    assert second["by"] == "kimi-compact-tui" and second["trigger"] == "review"
+    assert second["latest_agent_compaction"] is False and second["in_file"] is True
+    # undone: ours is no longer in the file, and the ledger says so
+    assert cli_main("restore", path, "--yes").code == 0
+    first, second = history(cli_main, path)["compactions"]
+    assert second["in_file"] is False and "undone" in second["notes"][-1]
+
+
+def test_the_gate_events_of_the_session_are_listed(cli_main, tmp_path):
+    path = copy(tmp_path, "claude-session-after-compact.jsonl")
+    stdin = json.dumps({"session_id": "s", "transcript_path": str(path), "trigger": "auto"})
+    assert run_hook("claude-code", stdin.encode(), state=GateState()).held
+    data = history(cli_main, path)
+    assert [e["event"] for e in data["gate"]] == ["held"]
+    assert "held" in cli_main("history", path).stdout
+
+
+def test_a_session_with_no_compaction(cli_main, tmp_path):
+    path = copy(tmp_path, "claude-session-before-compact.jsonl")
+    assert history(cli_main, path)["compactions"] == []
+    assert "no compaction recorded" in cli_main("history", path).stdout
