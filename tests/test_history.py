@@ -113,3 +113,38 @@ def test_a_session_with_no_compaction(cli_main, tmp_path):
     path = copy(tmp_path, "claude-session-before-compact.jsonl")
     assert history(cli_main, path)["compactions"] == []
     assert "no compaction recorded" in cli_main("history", path).stdout
+
+
+# --- repair (issue 33 item 4) ------------------------------------------------------------------
+
+
+def test_repair_adds_the_block_in_place_and_restore_gives_the_bytes_back(cli_main, tmp_path):
+    path = copy(tmp_path, "claude-session-after-compact.jsonl")
+    before = path.read_bytes()
+    res = cli_main("compact", path, "--repair", "--yes")
+    assert res.code == 0, res.stderr
+    assert "<!-- retention:" in res.stdout and "third turn" in res.stdout
+    old, new = before.split(b"\n"), path.read_bytes().split(b"\n")
+    changed = [i for i, (a, b) in enumerate(zip(old, new, strict=True)) if a != b]
+    assert len(changed) == 1
+    record = json.loads(new[changed[0]])
+    assert record["isCompactSummary"] is True and "third turn" in json.dumps(record)
+    (entry,) = history(cli_main, path)["compactions"]
+    assert "repaired by kimi-compact-tui" in entry["notes"][-1]
+    again = cli_main("compact", path, "--repair", "--yes")  # nothing lost any more
+    assert again.code == 0 and "nothing to repair" in again.stdout
+    assert cli_main("restore", path, "--yes").code == 0
+    assert path.read_bytes() == before
+
+
+def test_repair_is_refused_in_one_line_where_it_cannot_be_done(cli_main, tmp_path):
+    own = copy(tmp_path, "claude-session-before-compact.jsonl")  # never compacted
+    res = cli_main("compact", own, "--repair", "--yes")
+    assert res.code == 2 and "has not compacted this session itself" in res.stderr
+    codex = copy(tmp_path, "codex-session-after-compact.jsonl")
+    res = cli_main("compact", codex, "--repair", "--yes")
+    assert res.code == 2 and "not offered for Codex rollout sessions" in res.stderr
+    res = cli_main("compact", own, "--repair", "--yes", "--up-to", "2")
+    assert res.code == 2 and "drop --up-to" in res.stderr
+    for r in (res,):
+        assert len(r.error_lines) == 1

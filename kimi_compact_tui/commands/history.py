@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from kimi_compact_tui.formats.base import Session
     from kimi_compact_tui.formats.ledger import Compaction
+    from kimi_compact_tui.retention import RetentionReport
 
 #: The one-line help of the command (listed by the top-level --help).
 HELP = "list the session's compactions, the agent's own and ours, and what each summary lost"
@@ -56,8 +57,12 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def ledger(session: Session) -> list[dict[str, Any]]:
-    """Every compaction of ``session``, oldest first, as plain data."""
+def classified(
+    session: Session,
+) -> tuple[list[tuple[Compaction, dict[str, Any] | None]], list[dict[str, Any]], bool]:
+    """The compactions the file records, each with the audit record of ours that
+    wrote it (None: the agent's own); this tool's audit records; and whether the
+    format has a ledger reader."""
     import hashlib
 
     from kimi_compact_tui.formats.ledger import compactions
@@ -65,20 +70,31 @@ def ledger(session: Session) -> list[dict[str, Any]]:
 
     ref = session.ref
     audit = read_audit(ref, session.format) if ref is not None else []
-    applied = [r for r in audit if r.get("action") == "apply"]
+    applied = [r for r in audit if r.get("action") == "apply" and r.get("kind") != "repair"]
     found = compactions(session)
-    used: set[int] = set()
+    return [(e, _ours(e, applied, hashlib)) for e in found or []], audit, found is not None
+
+
+def ledger(session: Session) -> list[dict[str, Any]]:
+    """Every compaction of ``session``, oldest first, as plain data."""
+    pairs, audit, readable = classified(session)
+    applied = [r for r in audit if r.get("action") == "apply" and r.get("kind") != "repair"]
+    repairs = [r for r in audit if r.get("action") == "apply" and r.get("kind") == "repair"]
+    used = {id(mine) for _, mine in pairs if mine is not None}
     out: list[dict[str, Any]] = []
-    for entry in found or []:
-        mine = _ours(entry, applied, hashlib)
-        if mine is not None:
-            used.add(id(mine))
-        out.append(_entry_json(session, entry, mine))
+    for entry, mine in pairs:
+        item = _entry_json(session, entry, mine)
+        for record in repairs:
+            if (record.get("repair") or {}).get("offset") == entry.offset:
+                added = (record.get("repair") or {}).get("items")
+                item["notes"].append(f"repaired by kimi-compact-tui at {record.get('time')} "
+                                     f"({added} lost item(s) added to its summary)")  # fmt: skip
+        out.append(item)
     for record in applied:
         if id(record) in used:
             continue
         item = _audit_json(record)
-        if found is not None:
+        if readable:
             item["notes"].append("not in the file now (undone or restored)")
         out.append(item)
     out.sort(key=lambda e: e["time"] or "")
@@ -131,18 +147,28 @@ def _entry_json(session: Session, entry: Compaction, mine: dict[str, Any] | None
     return item
 
 
-def _retention(session: Session, entry: Compaction) -> dict[str, Any]:
+def retention_of(session: Session, entry: Compaction) -> RetentionReport | None:
+    """The retention report of ``entry``'s summary against the messages it replaced
+    (None when they are gone or there is no summary)."""
     from kimi_compact_tui.compaction.plan import make_plan
     from kimi_compact_tui.formats.base import Session as SessionType
     from kimi_compact_tui.retention import retention_report
 
-    before = list(entry.before or [])
+    if entry.before is None or entry.summary is None or not entry.before:
+        return None
+    before = list(entry.before)
     messages = before + list(entry.kept_messages)
     judged = SessionType(session.path, session.format, messages, meta=session.meta)
-    plan = make_plan(messages, up_to=len(before)) if before else None
-    if plan is None or plan.noop:
+    plan = make_plan(messages, up_to=len(before))
+    if plan.noop:
+        return None
+    return retention_report(judged, plan, entry.summary)
+
+
+def _retention(session: Session, entry: Compaction) -> dict[str, Any]:
+    report = retention_of(session, entry)
+    if report is None:
         return {"kept": 0, "total": 0, "critical": [], "missing": [], "line": None}
-    report = retention_report(judged, plan, entry.summary or "")
     data = report.to_json()
     data["missing"] = [
         {"category": i.category, "item": i.text, "critical": i in report.critical_missing()}

@@ -63,3 +63,20 @@ def compactions(session: Any) -> list[Compaction] | None:
 
 def text_of(messages: Sequence[Message]) -> str:
     return "\n".join(t for m in messages for t in m.text_parts())
+
+
+#: Each format's repair: ``formats/<agent>/repair.py`` (``repaired(session, compaction,
+#: summary) -> bytes``: the whole file with that compaction's summary message replaced
+#: in the agent's own shape, every other byte unchanged).
+REPAIRERS: dict[str, str] = {
+    "claude-code": "kimi_compact_tui.formats.claude_code.repair",
+}
+
+
+def repairer_of(name: str) -> Any:
+    module = REPAIRERS.get(name)
+    if module is None:
+        return None
+    import importlib
+
+    return importlib.import_module(module).repaired

@@ -102,6 +102,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default=DEFAULT_ANCHOR_BUDGET,
         help=f"the anchor block's size (default {DEFAULT_ANCHOR_BUDGET} tokens)",
     )
+    p.add_argument(
+        "--repair",
+        action="store_true",
+        help="add what the agent's latest own summary lost (the anchor block) into that "
+        "summary, in place, after showing it (docs/hooks.md)",
+    )
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     p.add_argument(
         "--allow-split",
@@ -117,6 +123,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.repair:  # the agent's own summary, repaired in place (commands/repair.py)
+        from kimi_compact_tui.commands.repair import run_repair
+
+        return run_repair(args)
     from kimi_compact_tui.formats.loader import dump_session
     from kimi_compact_tui.retention import (
         check_min_retention,
