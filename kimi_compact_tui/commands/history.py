@@ -207,7 +207,8 @@ def _time(text: str | None) -> str | None:
 
 
 def gate_events(session: Session) -> list[dict[str, Any]]:
-    """What the gate recorded of this session (by its transcript's path)."""
+    """What the gate recorded of this session: by its transcript's path, or, for an
+    agent whose hook gives none, by the session id naming one of its folders."""
     import os
 
     from kimi_compact_tui.hooks.pending import GateState
@@ -218,8 +219,11 @@ def gate_events(session: Session) -> list[dict[str, Any]]:
     out = []
     for event in GateState().events():
         where = event.get("transcript")
-        if isinstance(where, str) and os.path.realpath(where) == target:
-            out.append(event)
+        if isinstance(where, str):
+            if os.path.realpath(where) == target:
+                out.append(event)
+        elif isinstance(event.get("session"), str) and event["session"] in target.split(os.sep):
+            out.append(event)  # an agent that gives no transcript (kimi-cli): its id's folder
     return out
 
 
