@@ -277,6 +277,12 @@ def install(
         key = codex_trust.trust_key(str(path.absolute()), agent.event, index, 0)
         value = codex_trust.trusted_hash(agent.event, matcher, group["hooks"][0])
         config = agent.user_folder(env) / CODEX_CONFIG
+        if scope == "project":
+            result.notes.append(
+                f"{agent.label} loads a project's hooks only when it trusts the project "
+                f'([projects."{(cwd or Path.cwd()).absolute()}"] trust_level = "trusted" '
+                f"in {config})"
+            )
         if trust:
             result.changes.append(_trust(config, key, value, state, agent))
             result.notes.append(f"trusted in {config}: [hooks.state.{json.dumps(key)}]")
