@@ -358,3 +358,21 @@ def test_hook_install_on_the_command_line_says_what_it_did(cli_main, tmp_path, m
     res = cli_main("hook", "install", "gemini-cli")
     assert "advisory only" in res.stdout and "compacted blind" in res.stdout
     assert os.path.exists(Path(os.environ["HOME"]) / ".gemini" / "settings.json")
+
+
+def test_a_reinstall_after_the_user_edited_the_file_never_puts_old_bytes_back(tmp_path, state):
+    """Install, the user adds a hook, install again with other options, uninstall: the
+    user's new hook stays (the bytes from before the first install are no way back)."""
+    env = env_for(tmp_path)
+    settings = tmp_path / "claude" / "settings.json"
+    settings.parent.mkdir()
+    settings.write_bytes(USER_JSON)
+    install(CLAUDE, env=env, state=state)
+    data = json.loads(settings.read_bytes())
+    data["hooks"]["Stop"] = [{"hooks": [{"type": "command", "command": "added-later"}]}]
+    settings.write_text(json.dumps(data, indent=4) + "\n")
+    install(CLAUDE, manual=True, env=env, state=state)
+    uninstall(CLAUDE, env=env, state=state)
+    after = json.loads(settings.read_bytes())
+    assert after["hooks"]["Stop"] == data["hooks"]["Stop"]
+    assert "hook run" not in settings.read_text()

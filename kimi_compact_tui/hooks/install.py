@@ -141,15 +141,18 @@ def _write(path: Path, old: bytes | None, new: bytes, state: GateState, agent: A
         raise UserError(f"{path}: cannot write ({exc.strerror or exc})") from None
     manifest = _manifest(state)
     known = manifest.get(str(path))
+    ours_before = bool(known and known.get("ours"))
+    # The bytes from before our first install stay the way back only while the file
+    # held nothing but our own changes since (else uninstall takes ours out instead).
+    untouched = ours_before and old is not None and known.get("sha256") == _sha(old)
     record = {
         "agent": agent.name,
         "sha256": _sha(new),
-        # the first backup of an install that is still ours is the one before it
-        "backup": (known or {}).get("backup") if known and known.get("ours") else None,
-        "created": bool(known and known.get("ours") and known.get("created")),
+        "backup": known.get("backup") if untouched else None,
+        "created": bool(untouched and known.get("created")),
         "ours": True,
     }
-    if not (known and known.get("ours")):
+    if not ours_before:
         record["backup"] = str(backup) if backup else None
         record["created"] = old is None
     manifest[str(path)] = record
