@@ -140,8 +140,8 @@ def _write(path: Path, old: bytes | None, new: bytes, state: GateState, agent: A
     except OSError as exc:
         raise UserError(f"{path}: cannot write ({exc.strerror or exc})") from None
     manifest = _manifest(state)
-    known = manifest.get(str(path))
-    ours_before = bool(known and known.get("ours"))
+    known: dict[str, Any] = manifest.get(str(path)) or {}
+    ours_before = bool(known.get("ours"))
     # The bytes from before our first install stay the way back only while the file
     # held nothing but our own changes since (else uninstall takes ours out instead).
     untouched = ours_before and old is not None and known.get("sha256") == _sha(old)
