@@ -376,3 +376,28 @@ def test_a_reinstall_after_the_user_edited_the_file_never_puts_old_bytes_back(tm
     after = json.loads(settings.read_bytes())
     assert after["hooks"]["Stop"] == data["hooks"]["Stop"]
     assert "hook run" not in settings.read_text()
+
+
+@pytest.mark.parametrize(
+    "argv",
+    [["hook", "run", "no-such-agent"], ["hook", "run", "claude-code", "--new-option", "x"],
+     ["hook", "run", "claude-code", "--let-through-after", "many"]],
+)  # fmt: skip
+def test_no_word_on_the_hook_line_is_a_usage_error(cli_main, monkeypatch, argv):
+    """Exit 2 blocks Claude Code's compaction: a hook line the tool does not know (an
+    older tool, a typo) lets the compaction through instead, and the log says why."""
+    import io
+
+    monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(b"{}")))
+    res = cli_main(*argv)
+    assert res.code == 0 and res.stderr == ""
+    assert "the compaction went through" in GateState().log.read_text()
+
+
+def test_the_let_through_count_is_read_from_the_hook_line(cli_main, monkeypatch):
+    import io
+
+    for _ in range(2):
+        monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(payload("s9"))))
+        res = cli_main("hook", "run", "claude-code", "--let-through-after", "1")
+    assert res.code == 0 and GateState().events()[-1]["event"] == "let-through"

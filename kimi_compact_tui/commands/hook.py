@@ -88,17 +88,31 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     allow.add_argument("--agent", choices=AGENT_NAMES, default=None,
                        help="the agent, for a session that is not pending")  # fmt: skip
 
+    # The hook: what follows AGENT is read here, not by argparse, so that no word on
+    # it ever ends in a usage error (exit 2 would block Claude Code's compaction).
     run_p = actions.add_parser("run", help="the hook the agent runs (its JSON on stdin)")
-    run_p.add_argument("agent", metavar="AGENT", choices=AGENT_NAMES)
-    run_p.add_argument("--let-through-after", type=_count, metavar="N",
-                       default=DEFAULT_LET_THROUGH_AFTER)  # fmt: skip
+    run_p.add_argument("agent", metavar="AGENT")
+    run_p.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
+
+
+def _run_options(rest: list[str]) -> int:
+    """``--let-through-after N`` from the words after AGENT (anything else is ignored)."""
+    for i, word in enumerate(rest):
+        value = None
+        if word == "--let-through-after" and i + 1 < len(rest):
+            value = rest[i + 1]
+        elif word.startswith("--let-through-after="):
+            value = word.split("=", 1)[1]
+        if value is not None and value.isdigit():
+            return int(value)
+    return DEFAULT_LET_THROUGH_AFTER
 
 
 def run(args: argparse.Namespace) -> int:
     if args.hook_action == "run":  # the hook: nothing else is loaded
         from kimi_compact_tui.hooks.run import main
 
-        return main(args.agent, args.let_through_after)
+        return main(args.agent, _run_options(args.rest))
     actions = {"install": _install, "uninstall": _uninstall, "status": _status, "allow": _allow}
     return actions[args.hook_action](args)
 

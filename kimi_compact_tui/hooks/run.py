@@ -48,11 +48,12 @@ def stop_line(agent: AgentHook, pending: Pending) -> str:
     """The one line the user sees: what happened, the command that opens the
     review, and to resume the agent after."""
     where = pending.transcript or pending.session
+    which = f"{pending.trigger} compaction" if pending.trigger else "compaction"
     return (
-        f"{PROG} held this {pending.trigger or ''} compaction for review: "
+        f"{PROG} held this {which} for review: "
         f"run `{PROG} {_quoted(where)}` to review and write it, then resume {agent.label} "
         f"(or `{PROG} hook allow {pending.session}` lets its next compaction through)"
-    ).replace("this  compaction", "this compaction")
+    )
 
 
 def _quoted(text: str) -> str:
@@ -74,7 +75,10 @@ def run_hook(
     except Exception:  # noqa: BLE001 - no state folder: nothing to hold it with
         return LET_THROUGH
     try:
-        return _decide(AGENTS[agent_name], stdin, let_through_after, state)
+        agent = AGENTS.get(agent_name)
+        if agent is None:
+            raise ValueError(f"unknown agent {agent_name!r}")
+        return _decide(agent, stdin, let_through_after, state)
     except Exception as exc:  # noqa: BLE001 - the hook never wedges the agent
         try:
             state.log_error(
