@@ -148,3 +148,27 @@ def test_repair_is_refused_in_one_line_where_it_cannot_be_done(cli_main, tmp_pat
     assert res.code == 2 and "drop --up-to" in res.stderr
     for r in (res,):
         assert len(r.error_lines) == 1
+
+
+def test_kimi_clis_rotation_is_its_compaction(cli_main, tmp_path):
+    golden = REFERENCE / "kimi-cli" / "golden"
+    if not golden.is_dir():
+        pytest.skip(f"reference data absent: {golden}")
+    folder = tmp_path / "sessions" / "md5" / "uuid-1"
+    folder.mkdir(parents=True)
+    shutil.copy(golden / "context_before_compaction.jsonl", folder / "context_1.jsonl")
+    shutil.copy(golden / "context_after_compaction.jsonl", folder / "context.jsonl")
+    for p in folder.iterdir():
+        p.chmod(0o644)
+    (entry,) = history(cli_main, folder / "context.jsonl")["compactions"]
+    assert entry["by"] == "kimi-cli" and entry["trigger"] is None
+    before = [json.loads(x) for x in (folder / "context_1.jsonl").read_text().split("\n") if x]
+    usage = [r["token_count"] for r in before if r.get("role") == "_usage"]
+    assert (entry["tokens_before"], entry["tokens_after"]) == (usage[-1], 337)  # per the README
+    assert entry["messages_replaced"] > 0 and entry["retention"]["missing"]
+    # ours rotates too: told apart by the audit log's backup
+    res = cli_main("compact", folder / "context.jsonl", "--in-place", "--yes", "--provider",
+                   "offline", "--up-to", "3")  # fmt: skip
+    assert res.code == 0, res.stderr
+    first, second = history(cli_main, folder / "context.jsonl")["compactions"]
+    assert (first["by"], second["by"]) == ("kimi-cli", "kimi-compact-tui")

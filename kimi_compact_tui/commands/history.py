@@ -109,6 +109,10 @@ def ledger(session: Session) -> list[dict[str, Any]]:
 def _ours(entry: Compaction, applied: list[dict[str, Any]], hashlib: Any) -> dict[str, Any] | None:
     """The audit record of ours that wrote ``entry``, or None (the agent's own)."""
     for record in applied:
+        if entry.source is not None:  # a rotation: ours when our write made it
+            if record.get("backup") == entry.source:
+                return record
+            continue
         before = record.get("before") or {}
         after = record.get("after") or {}
         size, end = before.get("size"), after.get("size")

@@ -29,6 +29,7 @@ class Compaction:
     tokens_before: int | None = None  # the context before it, as the agent counted it
     tokens_after: int | None = None  # after it, as the agent counted it
     offset: int | None = None  # where its records start in the file (append formats)
+    source: str | None = None  # the file that keeps what it replaced, when another (a rotation)
     # The messages the agent resumed before it (still on disk), or None when gone:
     before: list[Message] | None = None
     # Those of ``before`` it carried over verbatim (Codex's user messages, a tail):
@@ -46,6 +47,7 @@ READERS: dict[str, str] = {
     "claude-code": "kimi_compact_tui.formats.claude_code.ledger",
     "codex": "kimi_compact_tui.formats.codex.ledger",
     "opencode": "kimi_compact_tui.formats.opencode.ledger",
+    "kimi": "kimi_compact_tui.formats.kimi_cli.ledger",
 }
 
 

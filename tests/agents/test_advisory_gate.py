@@ -100,4 +100,8 @@ def test_kimi_cli_compaction_is_recorded_as_made_blind(
     # history of that session lists it (kimi-cli gives no transcript: its id names the folder)
     code, out, err = run_ours(["history", str(kimi.context_file(sid)), "--json"], kimi.root, env)
     assert code == 0, err
-    assert [e["event"] for e in json.loads(out)["gate"]] == ["compacted-blind"]
+    data = json.loads(out)
+    assert [e["event"] for e in data["gate"]] == ["compacted-blind"]
+    # and the ledger lists kimi-cli's own compaction (its rotation) and what it replaced
+    (entry,) = data["compactions"]
+    assert entry["by"] == "kimi-cli" and entry["messages_replaced"] > 0
