@@ -347,6 +347,10 @@ def test_hook_status_and_allow_on_the_command_line(cli_main, tmp_path):
 def test_hook_install_of_an_agent_without_a_hook_is_refused(cli_main):
     res = cli_main("hook", "install", "opencode")
     assert res.code == 2 and len(res.error_lines) == 1
+    assert "opencode has no compaction hook a command can use" in res.stderr
+    res = cli_main("hook", "uninstall", "cladue-code")
+    assert res.code == 2 and "unknown agent 'cladue-code'" in res.stderr
+    assert "claude-code" in res.stderr
 
 
 def test_hook_install_on_the_command_line_says_what_it_did(cli_main, tmp_path, monkeypatch):

@@ -50,7 +50,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     inst = actions.add_parser(
         "install", help="add our hook to the agent's configuration (merged, with a backup)"
     )
-    inst.add_argument("agent", metavar="AGENT", choices=AGENT_NAMES, help=", ".join(AGENT_NAMES))
+    inst.add_argument("agent", metavar="AGENT", help=", ".join(AGENT_NAMES))
     inst.add_argument("--scope", choices=("user", "project"), default="user",
                       help="the user's configuration (default) or this project's")  # fmt: skip
     inst.add_argument(
@@ -74,7 +74,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
 
     uninst = actions.add_parser("uninstall", help="take exactly our hook out again")
-    uninst.add_argument("agent", metavar="AGENT", choices=AGENT_NAMES, help=", ".join(AGENT_NAMES))
+    uninst.add_argument("agent", metavar="AGENT", help=", ".join(AGENT_NAMES))
     uninst.add_argument("--scope", choices=("user", "project"), default="user")
 
     st = actions.add_parser("status", help="where our hook is installed, and the pending reviews")
@@ -118,9 +118,14 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _agent(name: str) -> AgentHook:
+    """The agent named ``name``; one line when it has no hook we can use."""
+    from kimi_compact_tui.errors import UserError
     from kimi_compact_tui.hooks.agents import agent_named
 
-    return agent_named(name)
+    try:
+        return agent_named(name)
+    except ValueError as exc:
+        raise UserError(str(exc)) from None
 
 
 def _install(args: argparse.Namespace) -> int:
