@@ -141,9 +141,15 @@ def test_repair_is_refused_in_one_line_where_it_cannot_be_done(cli_main, tmp_pat
     own = copy(tmp_path, "claude-session-before-compact.jsonl")  # never compacted
     res = cli_main("compact", own, "--repair", "--yes")
     assert res.code == 2 and "has not compacted this session itself" in res.stderr
-    codex = copy(tmp_path, "codex-session-after-compact.jsonl")
-    res = cli_main("compact", codex, "--repair", "--yes")
-    assert res.code == 2 and "not offered for Codex rollout sessions" in res.stderr
+    db = tmp_path / "opencode.db"
+    src = sqlite3.connect(need("opencode-after-compact.db"))
+    out = sqlite3.connect(db)
+    src.backup(out)
+    out.close()
+    (sid,) = src.execute("select id from session").fetchone()
+    src.close()
+    res = cli_main("compact", f"{db}#{sid}", "--repair", "--yes")
+    assert res.code == 2 and "not offered for opencode database sessions" in res.stderr
     res = cli_main("compact", own, "--repair", "--yes", "--up-to", "2")
     assert res.code == 2 and "drop --up-to" in res.stderr
     for r in (res,):

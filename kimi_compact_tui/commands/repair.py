@@ -94,12 +94,17 @@ def _write(session: Any, loaded: Any, data: bytes, latest: Any, items: int) -> d
     strategy = fmt.storage
     if not strategy.byte_based or ref is None:
         raise ApplyError(f"{ref}: repair writes a file; this session is not one")
+    refusal = fmt.write_refusal(session)  # e.g. the agent has the session open now
+    if refusal:
+        raise ApplyError(f"{ref}: not repaired: {refusal}")
     current = strategy.current(fmt, ref)
     if loaded is None or current.fingerprint != loaded:
         raise ApplyError(strategy.conflict(fmt, ref, loaded, current))
     when = now_utc()
     backup = strategy.keep(fmt, ref, current, when)
     atomic_write_bytes(ref.path, data, mode=current.mode)
+    for line in fmt.after_restore(ref.path, current.data, data):  # what the agent derives
+        print(f"warning: {line}", file=sys.stderr)
     after = hashlib.sha256(data).hexdigest()
     record = {
         "time": when.strftime("%Y-%m-%dT%H:%M:%SZ"),

@@ -72,6 +72,7 @@ def text_of(messages: Sequence[Message]) -> str:
 #: in the agent's own shape, every other byte unchanged).
 REPAIRERS: dict[str, str] = {
     "claude-code": "kimi_compact_tui.formats.claude_code.repair",
+    "codex": "kimi_compact_tui.formats.codex.repair",
 }
 
 
