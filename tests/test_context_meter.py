@@ -200,3 +200,18 @@ def test_a_format_without_a_meter_says_none(cli_main, tmp_path):
     )
     data = json.loads(cli_main("plan", path, "--json").stdout)
     assert data["context"] is None
+
+
+def test_codex_after_a_compaction_with_no_count_since_is_estimated(tmp_path):
+    from kimi_compact_tui.formats.codex.usage import last_count
+
+    def count(total: int, window: int = 1000) -> bytes:
+        info = {"model_context_window": window, "last_token_usage": {"total_tokens": total}}
+        return json.dumps(
+            {"type": "event_msg", "payload": {"type": "token_count", "info": info}}
+        ).encode()
+
+    compacted = json.dumps({"type": "compacted", "payload": {}}).encode()
+    assert last_count(b"\n".join([count(5), count(7), compacted, b""])) == (None, 1000)
+    assert last_count(b"\n".join([count(5), compacted, count(9, 2000)])) == (9, 2000)
+    assert last_count(b"") == (None, None)

@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -32,21 +32,33 @@ from kimi_compact_tui.formats.context import (
 AUTO_SHARE = 0.9
 
 
+def _lines_from_end(data: bytes, marks: tuple[bytes, ...]) -> Iterator[Any]:
+    """The JSON records of ``data``'s lines holding one of ``marks``, last first,
+    without splitting the whole file (a long rollout's end is what matters)."""
+    end = len(data)
+    while end > 0:
+        start = data.rfind(b"\n", 0, end - 1) + 1 if end > 1 else 0
+        line = data[start:end]
+        end = start
+        if any(m in line for m in marks):
+            try:
+                yield json.loads(line)
+            except ValueError:
+                continue
+
+
 def last_count(data: bytes) -> tuple[int | None, int | None]:
     """(the last ``total_tokens`` since the last compaction, the last window seen)."""
     used: int | None = None
     window: int | None = None
-    for line in data.split(b"\n"):
-        if b'"token_count"' not in line and b'"compacted"' not in line:
-            continue
-        try:
-            record: Any = json.loads(line)
-        except ValueError:
-            continue
+    decided = False
+    for record in _lines_from_end(data, (b'"token_count"', b'"compacted"')):
         if not isinstance(record, dict):
             continue
         if record.get("type") == "compacted":
-            used = None
+            decided = True  # no count since the last compaction: ours to estimate
+            if window is not None:
+                break
             continue
         payload = record.get("payload")
         if not isinstance(payload, dict) or payload.get("type") != "token_count":
@@ -54,10 +66,12 @@ def last_count(data: bytes) -> tuple[int | None, int | None]:
         info = payload.get("info")
         if not isinstance(info, dict):
             continue
-        window = whole(info.get("model_context_window")) or window
+        window = window or whole(info.get("model_context_window"))
         last = info.get("last_token_usage")
-        if isinstance(last, dict) and whole(last.get("total_tokens")) is not None:
-            used = whole(last.get("total_tokens"))
+        if not decided and isinstance(last, dict) and whole(last.get("total_tokens")) is not None:
+            used, decided = whole(last.get("total_tokens")), True
+        if decided and window is not None:
+            break
     return used, window
 
 
