@@ -178,3 +178,18 @@ def test_kimi_clis_rotation_is_its_compaction(cli_main, tmp_path):
     assert res.code == 0, res.stderr
     first, second = history(cli_main, folder / "context.jsonl")["compactions"]
     assert (first["by"], second["by"]) == ("kimi-cli", "kimi-compact-tui")
+
+
+def test_gemini_clis_own_compression_and_ours(cli_main, tmp_path):
+    path = copy(tmp_path, "gemini-session-after-compress.jsonl")
+    (entry,) = history(cli_main, path)["compactions"]
+    assert entry["by"] == "Gemini CLI" and entry["trigger"] is None
+    assert entry["messages_replaced"] > 0
+    assert "second turn" in {m["item"] for m in entry["retention"]["missing"]}
+    res = cli_main("compact", path, "--in-place", "--yes", "--provider", "offline", "--up-to", "3")
+    assert res.code == 0, res.stderr
+    first, second = history(cli_main, path)["compactions"]
+    assert (first["by"], second["by"]) == ("Gemini CLI", "kimi-compact-tui")
+    # a file whose only rewrites are resumes has none
+    before = copy(tmp_path, "gemini-session-before-compress.jsonl")
+    assert history(cli_main, before)["compactions"] == []

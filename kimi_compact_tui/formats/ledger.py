@@ -48,6 +48,7 @@ READERS: dict[str, str] = {
     "codex": "kimi_compact_tui.formats.codex.ledger",
     "opencode": "kimi_compact_tui.formats.opencode.ledger",
     "kimi": "kimi_compact_tui.formats.kimi_cli.ledger",
+    "gemini-cli": "kimi_compact_tui.formats.gemini_cli.ledger",
 }
 
 

@@ -76,6 +76,13 @@ def test_gemini_cli_automatic_compression_is_recorded_as_made_blind(tmp_path_fac
         sid,
     )
     assert event["trigger"] == "auto" and event["transcript"].endswith(".jsonl")
+    # the ledger lists Gemini CLI's compression (not its resumes) and the gate's event
+    code, out, err = run_ours(["history", event["transcript"], "--json"], gemini.root, env)
+    assert code == 0, err
+    data = json.loads(out)
+    (entry,) = data["compactions"]
+    assert entry["by"] == "Gemini CLI" and entry["messages_replaced"] > 0
+    assert [e["event"] for e in data["gate"]] == ["compacted-blind"]
 
 
 def test_kimi_cli_compaction_is_recorded_as_made_blind(
