@@ -94,6 +94,13 @@ def whole_commands(paths_by_n: dict[int, dict[str, Path]], args: argparse.Namesp
     start_table, start_targets = startup_bench.rows(starts)
     print("Start-up: whole commands, CPU (user + system) of the child, medians")
     print_table(startup_bench.HEADERS, start_table)
+    from benchmarks import hook_bench
+
+    hook = hook_bench.bench_hook(max(5, args.repeats))
+    hook_table, hook_targets = hook_bench.rows(hook)
+    print("The gate's hook (hook run AGENT): whole command, CPU of the child, medians")
+    print_table(hook_bench.HEADERS, hook_table)
+    start_targets = [*start_targets, *hook_targets]
 
     big_n = max(paths_by_n)
     repeats = max(1, min(args.repeats, 3))

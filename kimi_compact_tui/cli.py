@@ -29,6 +29,8 @@ from kimi_compact_tui import __version__
 from kimi_compact_tui.commands import (
     compact,
     diff,
+    history,
+    hook,
     listing,
     plan,
     preview,
@@ -52,6 +54,8 @@ COMMAND_MODULES: dict[str, ModuleType] = {
     "tui": tui,
     "retention": retention,
     "probe": probe,
+    "hook": hook,
+    "history": history,
 }
 COMMANDS = tuple(COMMAND_MODULES)
 PROG = "kimi-compact-tui"

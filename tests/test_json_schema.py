@@ -26,7 +26,7 @@ SPEC_INDICES = {
     "compact_indices",
     "preserved_indices",
 }
-COMMANDS = ("plan", "preview", "compact", "retention", "diff", "restore", "list")
+COMMANDS = ("plan", "preview", "compact", "retention", "diff", "restore", "list", "history")
 
 
 def keys(value: Any, path: str = "") -> Iterator[tuple[str, Any]]:
@@ -74,6 +74,9 @@ def outputs(cli_main, tmp_path: Path) -> dict[str, dict[str, Any]]:
     result = cli_main("list", "--json")
     assert result.code == 0, result.stderr
     got["list"] = json.loads(result.stdout)
+    result = cli_main("history", session, "--json")  # the ledger: that write of ours
+    assert result.code == 0, result.stderr
+    got["history"] = json.loads(result.stdout)
     return got
 
 

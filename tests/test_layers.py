@@ -36,19 +36,20 @@ BASE = {
 ALLOWED: dict[str, set[str]] = {
     "base": set(),
     "compaction": {"base"},
+    "hooks": {"base"},  # the gate: the hook runs before every compaction of an agent
     "specifics": {"base", "compaction"},
     "retention": {"base", "compaction", "specifics"},
     "providers": {"base", "compaction", "retention", "specifics"},  # offline: the specifics
     "config": {"base", "compaction", "retention", "providers"},  # it checks the provider block
     "formats": {"base", "compaction", "specifics"},  # their tool roles
     "diff": {"base", "compaction", "formats"},
-    "store": {"base", "compaction", "formats"},
+    "store": {"base", "compaction", "formats", "hooks"},  # a write clears a pending review
     "job": {"base", "compaction", "providers", "config", "formats", "store", "retention",
             "specifics"},
     "tui": {"base", "compaction", "providers", "config", "formats", "retention", "diff",
             "store", "job", "specifics"},
     "commands": {"base", "compaction", "providers", "config", "formats", "retention", "diff",
-                 "store", "job", "tui", "specifics"},
+                 "store", "job", "tui", "specifics", "hooks"},
     "cli": {"base", "commands", "formats"},  # a bare word may be a session id
 }  # fmt: skip
 

@@ -59,6 +59,8 @@ def plan_json(prep: Preparation) -> dict[str, Any]:
     out["prompt"] = prep.prompt.to_json()
     out["compaction_model"] = prep.compaction_model
     out["tokens"] = prep.token_figures()
+    usage = session.format.context_usage(session)  # the context meter (docs/hooks.md)
+    out["context"] = usage.to_json() if usage is not None else None
     out.update(split_json(prep))
     return out
 
@@ -93,6 +95,9 @@ def run(args: argparse.Namespace) -> int:
         f"tokens   recorded {number(recorded) if recorded is not None else '-'} · estimated "
         f"{number(tokens['estimated_before'])} → {number(tokens['estimated_after'])} after\n"
     )
+    usage = session.format.context_usage(session)
+    if usage is not None:
+        w(f"context  {usage.describe()}\n")
     w(f"prompt   {prep.prompt.describe()}\n")
     if not prep.enabled:
         w(f"DISABLED {prep.disabled_reason}\n")

@@ -35,6 +35,7 @@ from kimi_compact_tui.model import Message
 from kimi_compact_tui.specifics.declare import PLAIN, SUMMARY, ToolRoles, Vocabulary
 
 if TYPE_CHECKING:
+    from kimi_compact_tui.formats.context import ContextUsage
     from kimi_compact_tui.formats.lines import Lines
 
 S = TypeVar("S")
@@ -370,6 +371,17 @@ class SessionFormat(ABC):
     def vocabulary(self) -> Vocabulary:
         """What the extractor is told of this format: its tools and bookkeeping."""
         return Vocabulary(self.tools, self.bookkeeping, self.tool_failed)
+
+    def context_usage(
+        self, session: Session, env: Mapping[str, str] | None = None
+    ) -> ContextUsage | None:
+        """The context meter: ``session``'s fill against the point where its agent
+        compacts on its own, read by this format's ``usage.py``
+        (:mod:`formats.context`); None when the format has none."""
+        from kimi_compact_tui.formats.context import reader_of
+
+        reader = reader_of(self.name)
+        return None if reader is None else reader(session, env)
 
     def tail_bookkeeping(self, message: Message) -> bool:
         """The preserved-tail scan's predicate: bookkeeping it does not count (an

@@ -33,6 +33,7 @@ from kimi_compact_tui.errors import ApplyError
 from kimi_compact_tui.formats.base import Session
 from kimi_compact_tui.formats.durable import step
 from kimi_compact_tui.formats.storage import Fingerprint, SessionRef
+from kimi_compact_tui.hooks.pending import clear_written
 from kimi_compact_tui.store import audit
 from kimi_compact_tui.wording import count, number
 
@@ -177,6 +178,7 @@ def apply_compaction(
         mode = 0o600
     log, audit_error = audit.append_audit(ref, fmt, record, mode)
     step("audited")
+    clear_written(path)  # a review the gate held for this session is done (never raises)
     return ApplyResult(
         path=path,
         backup_path=backup,

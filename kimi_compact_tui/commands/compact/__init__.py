@@ -111,6 +111,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default=DEFAULT_ANCHOR_BUDGET,
         help=f"the anchor block's size (default {DEFAULT_ANCHOR_BUDGET} tokens)",
     )
+    p.add_argument(
+        "--repair",
+        action="store_true",
+        help="add what the agent's latest own summary lost (the anchor block) into that "
+        "summary, in place, after showing it (docs/hooks.md)",
+    )
     p.add_argument("--json", action="store_true", help="print the result as one JSON object")
     p.add_argument(
         "--allow-split",
@@ -128,6 +134,10 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def run(args: argparse.Namespace) -> int:
     """The command, as its steps."""
     opts = CompactOptions.from_args(args)
+    if opts.repair:  # the agent's own summary, repaired in place (commands/repair.py)
+        from kimi_compact_tui.commands.repair import run_repair
+
+        return run_repair(opts)
     checked = check_options(opts)  # every bad option: one line, before anything is loaded
     printer = None if opts.json else Printer()
     run_ = run_compaction(

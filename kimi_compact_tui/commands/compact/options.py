@@ -26,6 +26,7 @@ class CompactOptions:
     allow_truncated: bool = False
     from_summary: tuple[str, ...] = ()
     revise: tuple[str, ...] = ()
+    repair: bool = False
 
     @classmethod
     def from_args(cls, args: argparse.Namespace) -> CompactOptions:
@@ -44,6 +45,7 @@ class CompactOptions:
             allow_truncated=args.allow_truncated,
             from_summary=tuple(args.from_summary),
             revise=tuple(args.revise),
+            repair=args.repair,
         )
 
     def on_session(self, session: str) -> CompactOptions:

@@ -1,0 +1,106 @@
+"""Codex's context meter.
+
+- The fill: the last ``token_count`` event's ``last_token_usage.total_tokens``
+  since the last compaction (our estimate when none);
+- the window: that event's ``info.model_context_window`` (Codex records it in
+  the rollout), else ``model_context_window`` in ``config.toml``;
+- the threshold: ``model_auto_compact_token_limit`` in ``config.toml`` when set,
+  else 90% of the window. ``config.toml`` is the one in the Codex home the
+  rollout lives in (``<home>/sessions/YYYY/MM/DD/rollout-….jsonl``), else
+  ``$CODEX_HOME``, else ``~/.codex``.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator, Mapping
+from pathlib import Path
+from typing import Any
+
+from kimi_compact_tui.compaction.tokens import session_tokens
+from kimi_compact_tui.formats.base import Session
+from kimi_compact_tui.formats.codex.state import CodexState
+from kimi_compact_tui.formats.context import (
+    ESTIMATED,
+    RECORDED,
+    ContextUsage,
+    env_folder,
+    read_toml,
+    whole,
+)
+
+AUTO_SHARE = 0.9
+
+
+def _lines_from_end(data: bytes, marks: tuple[bytes, ...]) -> Iterator[Any]:
+    """The JSON records of ``data``'s lines holding one of ``marks``, last first,
+    without splitting the whole file (a long rollout's end is what matters)."""
+    end = len(data)
+    while end > 0:
+        start = data.rfind(b"\n", 0, end - 1) + 1 if end > 1 else 0
+        line = data[start:end]
+        end = start
+        if any(m in line for m in marks):
+            try:
+                yield json.loads(line)
+            except ValueError:
+                continue
+
+
+def last_count(data: bytes) -> tuple[int | None, int | None]:
+    """(the last ``total_tokens`` since the last compaction, the last window seen)."""
+    used: int | None = None
+    window: int | None = None
+    decided = False
+    for record in _lines_from_end(data, (b'"token_count"', b'"compacted"')):
+        if not isinstance(record, dict):
+            continue
+        if record.get("type") == "compacted":
+            decided = True  # no count since the last compaction: ours to estimate
+            if window is not None:
+                break
+            continue
+        payload = record.get("payload")
+        if not isinstance(payload, dict) or payload.get("type") != "token_count":
+            continue
+        info = payload.get("info")
+        if not isinstance(info, dict):
+            continue
+        window = window or whole(info.get("model_context_window"))
+        last = info.get("last_token_usage")
+        if not decided and isinstance(last, dict) and whole(last.get("total_tokens")) is not None:
+            used, decided = whole(last.get("total_tokens")), True
+        if decided and window is not None:
+            break
+    return used, window
+
+
+def codex_home(path: Path | None, env: Mapping[str, str] | None) -> Path:
+    if path is not None and len(path.parents) > 4 and path.parents[3].name == "sessions":
+        return path.parents[4]
+    return env_folder(env, "CODEX_HOME", ".codex")
+
+
+def context_usage(session: Session, env: Mapping[str, str] | None = None) -> ContextUsage:
+    state = session.format_state
+    used, window = last_count(state.data) if isinstance(state, CodexState) else (None, None)
+    source = RECORDED
+    if used is None:
+        used, source = session_tokens(session.messages), ESTIMATED
+    config_path = codex_home(session.path, env) / "config.toml"
+    config = read_toml(config_path)
+    window_source = "the rollout's model_context_window"
+    if window is None and whole(config.get("model_context_window")):
+        window, window_source = whole(config.get("model_context_window")), f"{config_path}"
+    elif window is None:
+        window_source = "not recorded"
+    limit = whole(config.get("model_auto_compact_token_limit"))
+    if limit is not None:
+        return ContextUsage(
+            used, window, limit, source, window_source,
+            f"model_auto_compact_token_limit in {config_path}",
+        )  # fmt: skip
+    compacts_at = int(window * AUTO_SHARE) if window else None
+    return ContextUsage(
+        used, window, compacts_at, source, window_source, "Codex's rule: 90% of the window"
+    )

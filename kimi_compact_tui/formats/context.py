@@ -1,0 +1,139 @@
+"""The context meter: how full a session's context is, against the point at
+which its agent compacts on its own (``73% · compacts at 84%``).
+
+Each agent's reader is a module of its own (``formats/<agent>/usage.py``),
+reached through the format's one hook, ``SessionFormat.context_usage``. A
+reader takes the figures from the agent's own records and configuration where
+they are, and says where each came from; what it cannot know it says is
+unknown, never guessed.
+"""
+
+from __future__ import annotations
+
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+RECORDED = "recorded"
+ESTIMATED = "estimated"
+
+
+@dataclass(frozen=True)
+class ContextUsage:
+    """A session's context fill and its agent's compaction threshold."""
+
+    used_tokens: int
+    window: int | None  # the model's context window (None: unknown)
+    compacts_at: (
+        int | None
+    )  # the context size at which the agent compacts (None: unknown, or never)
+    tokens_source: str  # RECORDED (the agent's own last count) or ESTIMATED (ours)
+    window_source: str  # where the window came from, for people
+    threshold_source: str  # where the threshold came from, for people
+
+    @property
+    def percent(self) -> int | None:
+        return None if not self.window else round(100 * self.used_tokens / self.window)
+
+    @property
+    def compacts_at_percent(self) -> int | None:
+        if not self.window or self.compacts_at is None:
+            return None
+        return round(100 * self.compacts_at / self.window)
+
+    def line(self) -> str:
+        """``73% · compacts at 84%`` (with the token figures when the window is unknown)."""
+        if self.percent is None:
+            used = f"{self.used_tokens:,} tokens"
+            if self.compacts_at is not None:
+                return f"{used} · compacts at {self.compacts_at:,}"
+            return f"{used} · window unknown"
+        at = self.compacts_at_percent
+        return f"{self.percent}% · " + (
+            f"compacts at {at}%" if at is not None else "no auto-compaction"
+        )
+
+    def describe(self) -> str:
+        """The line, the figures and where they came from (``plan`` prints it)."""
+        window = f"{self.window:,}" if self.window else "unknown"
+        at = f"{self.compacts_at:,}" if self.compacts_at is not None else "-"
+        return (
+            f"{self.line()} ({self.used_tokens:,} {self.tokens_source} of {window}; "
+            f"compacts at {at}: {self.threshold_source}; window: {self.window_source})"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "used_tokens": self.used_tokens,
+            "window": self.window,
+            "compacts_at": self.compacts_at,
+            "percent": self.percent,
+            "compacts_at_percent": self.compacts_at_percent,
+            "source": {
+                "tokens": self.tokens_source,
+                "window": self.window_source,
+                "threshold": self.threshold_source,
+            },
+        }
+
+
+def read_toml(path: Path) -> dict[str, Any]:
+    """An agent's TOML configuration, or {} when absent or unreadable (the meter
+    then says it used the agent's defaults)."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+        return {}
+    return data
+
+
+def read_json(path: Path) -> dict[str, Any]:
+    import json
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, ValueError):
+        return {}
+    return data if isinstance(data, dict) else {}
+
+
+def env_folder(env: Mapping[str, str] | None, name: str, default: str) -> Path:
+    """``$name``, else ``~/default``."""
+    env = os.environ if env is None else env
+    given = env.get(name)
+    if given:
+        return Path(given).expanduser()
+    return Path(env.get("HOME") or Path.home()) / default
+
+
+def whole(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
+
+
+#: Each format's meter: the module (``formats/<agent>/usage.py``) whose
+#: ``context_usage(session, env)`` reads it, loaded when first asked for.
+READERS: dict[str, str] = {
+    "claude-code": "kimi_compact_tui.formats.claude_code.usage",
+    "codex": "kimi_compact_tui.formats.codex.usage",
+    "gemini-cli": "kimi_compact_tui.formats.gemini_cli.usage",
+    "kimi": "kimi_compact_tui.formats.kimi_cli.usage",
+    "opencode": "kimi_compact_tui.formats.opencode.usage",
+}
+
+
+def reader_of(name: str) -> Any:
+    """The meter function of the format named ``name``, or None."""
+    module = READERS.get(name)
+    if module is None:
+        return None
+    import importlib
+
+    return importlib.import_module(module).context_usage
+
+
+def table(value: Any) -> dict[str, Any]:
+    """``value`` when it is a JSON object or TOML table, else an empty one."""
+    return value if isinstance(value, dict) else {}

@@ -1,0 +1,75 @@
+"""Gemini CLI's context meter.
+
+- The fill: the last reply's prompt size (``tokens.input`` of the last
+  ``gemini`` message since the last compression; our estimate when none);
+- the window: Gemini CLI's token limit for the reply's model (1,048,576; the
+  Gemma 4 models 256,000);
+- the threshold: ``model.compressionThreshold`` of the window, from Gemini
+  CLI's user ``settings.json`` (``$GEMINI_CLI_HOME/.gemini``, else
+  ``~/.gemini``), default 0.5.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from kimi_compact_tui.compaction.tokens import session_tokens
+from kimi_compact_tui.formats.base import Session
+from kimi_compact_tui.formats.context import (
+    ESTIMATED,
+    RECORDED,
+    ContextUsage,
+    env_folder,
+    read_json,
+    table,
+    whole,
+)
+from kimi_compact_tui.formats.gemini_cli.state import GeminiState
+
+WINDOW = 1_048_576
+GEMMA_4_WINDOW = 256_000
+THRESHOLD = 0.5
+
+
+def last_prompt(records: tuple[dict[str, Any], ...]) -> tuple[int | None, str | None]:
+    """(the last reply's prompt tokens, its model); None after a compression with no
+    reply since (the kept messages keep their older times)."""
+    found: int | None = None
+    model: str | None = None
+    latest = ""
+    for msg in records:
+        stamp = msg.get("timestamp")
+        if isinstance(stamp, str) and stamp < latest:
+            found = None
+            continue
+        latest = max(latest, stamp) if isinstance(stamp, str) else latest
+        tokens = msg.get("tokens") if msg.get("type") == "gemini" else None
+        value = whole(tokens.get("input")) if isinstance(tokens, dict) else None
+        if value:
+            found = value
+            model = msg.get("model") if isinstance(msg.get("model"), str) else model
+    return found, model
+
+
+def context_usage(session: Session, env: Mapping[str, str] | None = None) -> ContextUsage:
+    state = session.format_state
+    used, model = last_prompt(state.records) if isinstance(state, GeminiState) else (None, None)
+    source = RECORDED
+    if used is None:
+        used, source = session_tokens(session.messages), ESTIMATED
+    if model and model.startswith("gemma-4"):
+        window = GEMMA_4_WINDOW
+    else:
+        window = WINDOW
+    window_source = f"Gemini CLI's token limit for {model or 'its models'}"
+    root = env_folder(env, "GEMINI_CLI_HOME", "")
+    settings_path = root / ".gemini" / "settings.json"
+    settings = read_json(settings_path)
+    model_settings = table(settings.get("model"))
+    share = model_settings.get("compressionThreshold")
+    if isinstance(share, int | float) and not isinstance(share, bool) and 0 < share <= 1:
+        where = f"model.compressionThreshold {share:g} in {settings_path}"
+    else:
+        share, where = THRESHOLD, "Gemini CLI's default compressionThreshold 0.5"
+    return ContextUsage(used, window, int(window * share), source, window_source, where)
