@@ -13,9 +13,10 @@ pairs).
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from functools import cached_property
 
-from kimi_compact_tui.specifics import Item, kinds
+from kimi_compact_tui.specifics import OPEN_STATUSES, Item, kinds
 from kimi_compact_tui.specifics.patterns import (
     GENERIC_ERRORS,
     collapse,
@@ -296,3 +297,215 @@ def find(item: Item, hay: Haystack, unique_basenames: frozenset[str] = frozenset
         base = item.key.rsplit("/", 1)[-1]
         return match_path(item, hay, base in unique_basenames)
     return MATCHERS[item.category](item, hay)
+
+
+# ----------------------------------------------------------------------------- statuses stated
+
+#: What a summary can state about an item's status.
+DONE, CANCELLED, OPEN_STATE = "completed", "cancelled", "open"
+PASSED, FAILED = "passed", "failed"
+WRITTEN, REJECTED = "written", "rejected"
+#: The statuses of a write the agent's record says did not happen.
+REJECTED_STATUSES = frozenset({"rejected", "failed", "not written", "denied", "error"})
+
+# Each (state, pattern), tried in this order; what a pattern matched is blanked
+# before the next one looks, so "not completed" / 未完成 is open, never done.
+_STATE_PATTERNS: tuple[tuple[str, str], ...] = (
+    (
+        OPEN_STATE,
+        r"\bnot\s+(?:yet\s+)?(?:been\s+)?(?:done|complete[d]?|finished|started|run)\b"
+        r"|\b(?:incomplete|unfinished)\b|未完成|尚未完成|没有?完成|未做完|没做完|未开始",
+    ),
+    (
+        FAILED,
+        r"\b(?:did\s*n[o']?t|does\s*n[o']?t|not|never)\s+pass(?:ed)?\b|未通过|没有?通过|不通过",
+    ),
+    (
+        PASSED,
+        r"\b(?:no|without|zero|0)\s+(?:errors?|failures?|failed|failing)\b"
+        r"|没有错误|无错误|没有?报错|没有失败",
+    ),
+    (
+        REJECTED,
+        r"\b(?:not|never|wasn't|weren't|isn't|was\s+not)\s+(?:been\s+)?"
+        r"(?:written|saved|created|applied|edited|changed|modified)\b"
+        r"|\b(?:rejected|denied|refused|declined)\b|\bwrite\s+failed\b"
+        r"|未写入|没有?写入|写入失败|未保存|被拒绝|拒绝|未修改|未创建",
+    ),
+    (
+        OPEN_STATE,
+        r"\b(?:pending|in[ _-]progress|to[ -]?do|open|remaining|outstanding|next|still|"
+        r"yet\s+to|ongoing|wip|not\s+started)\b|\[ \]|待办|待完成|待处理|进行中|正在|下一步|剩余|尚未|还没",
+    ),
+    (
+        DONE,
+        r"\b(?:done|complete[d]?|finished|accomplished)\b|\[x\]|✅|✔|☑|已完成|完成|做完|完毕|搞定|已结束",
+    ),
+    (
+        CANCELLED,
+        r"\b(?:cancell?ed|dropped|abandoned|skipped|descoped)\b|已取消|取消|放弃|作废|跳过",
+    ),
+    (
+        FAILED,
+        r"\b(?:fail(?:ed|s|ing|ure|ures)?|errors?|errored|broken|broke|crash(?:ed|es)?)\b"
+        r"|\bexit(?:ed)?(?:\s+(?:with\s+)?(?:code|status))?[\s:=]*[1-9]\d*\b"
+        r"|失败|报错|出错|错误|崩溃",
+    ),
+    (
+        PASSED,
+        r"\b(?:pass(?:ed|es|ing)?|succeed(?:ed|s)?|success(?:ful(?:ly)?)?|green)\b"
+        r"|\bexit(?:ed)?(?:\s+(?:with\s+)?(?:code|status))?[\s:=]*0\b|✅|✔|通过|成功",
+    ),
+    (
+        WRITTEN,
+        r"\b(?:written|wrote|writes|created|edited|updated|modified|changed|saved|added|"
+        r"patched|rewritten|rewrote)\b|\bedited\s+files\b|已写入|写入|已修改|修改|已创建|创建|"
+        r"已更新|更新|已编辑|编辑|新增",
+    ),
+)
+_STATE_RES = tuple((state, re.compile(p, re.I)) for state, p in _STATE_PATTERNS)
+#: Per kind of check: (the states that agree with the session, those that contradict it).
+_TASK = (frozenset({OPEN_STATE}), (DONE, CANCELLED))
+_RUN = (frozenset({FAILED}), (PASSED,))
+_WRITE = (frozenset({REJECTED}), (WRITTEN,))
+# Clause ends inside a line: a sentence mark followed by a space, CJK marks, " - ".
+_CLAUSE_END_RE = re.compile(r"[.;!?](?=\s|$)|[。；！？]|\s[-–—]\s")
+_HEADING_RE = re.compile(
+    r"^\s*(?:#{1,6}\s+.+|<[A-Za-z][\w-]*>|\*\*[^*]+\*\*:?|[^\s:：][^:：]{0,60}[:：])\s*$"
+)
+_CLOSING_TAG_RE = re.compile(r"^\s*</[A-Za-z][\w-]*>\s*$")
+
+
+@dataclass(frozen=True)
+class Statement:
+    """What a summary says of an item's status: ``stated`` (``completed``,
+    ``cancelled``, ``passed``, ``written``) and ``statement``, the summary's own
+    words (the line, after the heading it sits under when that is what says it)."""
+
+    stated: str
+    statement: str
+
+
+def states(text: str) -> dict[str, str]:
+    """The states ``text`` states (state → the words that state it)."""
+    found: dict[str, str] = {}
+    text = text.replace("_", " ")  # <completed_tasks>, in_progress
+    for state, pattern in _STATE_RES:
+        if not pattern.search(text):
+            continue
+
+        def blank(m: re.Match[str], state: str = state) -> str:
+            found.setdefault(state, m.group(0))
+            return " " * len(m.group(0))
+
+        text = pattern.sub(blank, text)
+    return found
+
+
+def _check(item: Item) -> tuple[frozenset[str], tuple[str, ...]] | None:
+    """What to check an item's stated status against, or None (nothing to check)."""
+    if item.category == kinds.OPEN_TASKS and item.status in OPEN_STATUSES:
+        return _TASK
+    if item.category == kinds.COMMANDS and failed_status(item.status):
+        return _RUN
+    if item.category in (kinds.EDITED_FILES, kinds.FILE_PATHS) and (
+        (item.status or "").lower() in REJECTED_STATUSES
+    ):
+        return _WRITE
+    return None
+
+
+def failed_status(status: str | None) -> bool:
+    """A command status that says it failed (a non-zero exit, ``failed``, ``N failed``)."""
+    if not status:
+        return False
+    low = status.lower()
+    if low.startswith("exit "):
+        return low != "exit 0"
+    return "fail" in low or "error" in low
+
+
+def _mentions(item: Item, line: str) -> int:
+    """Where ``line`` mentions ``item`` (a character offset), or -1. Looser than
+    keeping it: a task's content words in any order in one clause count, since
+    a wrong status said of it is what is looked for."""
+    low = line.lower()
+    if item.category == kinds.COMMANDS:
+        if not match_command(item, Haystack(line)):
+            return -1
+        return max(0, low.find(item.key.split()[0]))
+    if item.category in (kinds.EDITED_FILES, kinds.FILE_PATHS):
+        base = item.key.rsplit("/", 1)[-1]
+        if not _bounded(low, item.key, ".-", "-") and not _bounded(low, base, ".-/", "-"):
+            return -1
+        return max(0, low.find(base))
+    flat = _flat(item.text)
+    at = low.find(flat)
+    if at >= 0:
+        return at
+    tokens = content_tokens(item.text)
+    if len(tokens) < 2:
+        return -1
+    for start, end in _clauses(line):
+        if tokens <= content_tokens(line[start:end]):
+            return start
+    return -1
+
+
+def _clauses(line: str) -> list[tuple[int, int]]:
+    out, start = [], 0
+    for m in _CLAUSE_END_RE.finditer(line):
+        out.append((start, m.end()))
+        start = m.end()
+    out.append((start, len(line)))
+    return [(s, e) for s, e in out if line[s:e].strip()]
+
+
+def _without(text: str, item: Item) -> str:
+    """``text`` without the item's own words (a task called "Fix failing test"
+    states nothing about itself)."""
+    for piece in {item.text, item.key}:
+        if piece:
+            text = re.sub(re.escape(piece), " ", text, flags=re.I)
+    return text
+
+
+def misstatement(item: Item, hay: Haystack) -> Statement | None:
+    """The wrong status ``hay`` states of ``item``, or None. Each line that
+    mentions the item is read at three levels, the first that states a status
+    deciding: the clause around the mention, the whole line, then the heading
+    the line sits under (``## Completed``, ``<completed_tasks>``, ``Done:``).
+    Misstated only when some mention states a contradicting status and none
+    states the session's (precision first: a contradictory summary that also
+    says it right is not called wrong)."""
+    check = _check(item)
+    if check is None or not hay:
+        return None
+    agree, contradict = check
+    wrong: Statement | None = None
+    heading = ""
+    for line in hay.text.split("\n"):
+        if _CLOSING_TAG_RE.match(line):
+            heading = ""
+            continue
+        at = _mentions(item, line)
+        if at < 0:
+            if _HEADING_RE.match(line) and len(line.strip()) <= 80:
+                heading = line.strip()
+            continue
+        end = at + len(item.text)
+        clause = " ".join(line[s:e] for s, e in _clauses(line) if s <= at < e or (at <= s < end))
+        for level, statement in (
+            (clause, line.strip()),
+            (line, line.strip()),
+            (heading, f"{heading}\n{line.strip()}"),
+        ):
+            found = states(_without(level, item)) if level else {}
+            if not any(s in found for s in (*agree, *contradict)):
+                continue
+            if any(s in found for s in agree):
+                return None  # this mention says it rightly
+            stated = next(s for s in contradict if s in found)
+            wrong = wrong or Statement(stated, statement)
+            break
+    return wrong
