@@ -3,19 +3,21 @@
 For most categories precision comes first: the matcher errs towards "kept",
 so an item reported missing is really absent; it tolerates case, quoting, path
 forms and surrounding punctuation. The critical categories (user requests,
-instructions, open tasks) are matched tightly: the text verbatim (case and
-spacing aside), or a prefix of it cut with ``…`` (or ``...``; 24 characters,
-or three fifths of a shorter one), or every one of its content words (three at least), or, for a
-long one (eight content words or more), four in five of them (CJK: character
-pairs).
+instructions, open tasks) are kept only by one contiguous passage that carries
+them: verbatim, with small edits, or a faithful paraphrase
+(:mod:`kimi_compact_tui.retention.passage`); never by words scattered over
+the text. :func:`misstatement` reads what status a text states of an item.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
+from kimi_compact_tui.retention.passage import Passages, Request
+from kimi_compact_tui.retention.passage import kept as passage_kept
 from kimi_compact_tui.specifics import OPEN_STATUSES, Item, kinds
 from kimi_compact_tui.specifics.patterns import (
     GENERIC_ERRORS,
@@ -25,11 +27,6 @@ from kimi_compact_tui.specifics.patterns import (
 )
 
 SENTENCE_OVERLAP = 0.5  # share of content tokens that keeps an error's message
-PARAPHRASE_OVERLAP = 0.8  # share of content tokens that keeps a long request
-PARAPHRASE_TOKENS = 8  # a request this long (content words) may be paraphrased
-MIN_WORDS = 3  # a paraphrase counts only with every content word of at least three
-MIN_PREFIX = 24  # characters of a request kept before its "…"
-CUT_MARKS = ("…", "...")
 WORD_RE = re.compile(r"[\w$]+")
 LATIN_RE = re.compile(r"[a-z\u00c0-\u04ff][a-z0-9\u00c0-\u04ff_'-]{2,}|\d+(?:\.\d+)*")  # not CJK
 CJK_RUN_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")
@@ -77,10 +74,17 @@ def content_tokens(text: str) -> set[str]:
 
 
 class Haystack:
-    """A text to look items up in, with its lookup forms built on first use."""
+    """A text to look items up in, with its lookup forms built on first use.
+    ``parts``: the passages a request must lie within (the kept tail's
+    messages, one by one); by default the whole text is one."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, parts: Sequence[str] | None = None) -> None:
         self.text = text
+        self.parts = [text] if parts is None else list(parts)
+
+    @cached_property
+    def passages(self) -> Passages:
+        return Passages(self.parts)
 
     @cached_property
     def lower(self) -> str:
@@ -94,9 +98,10 @@ class Haystack:
     def flat_lower(self) -> str:  # requests: one space, lower case
         return collapse(self.text).lower()
 
-    # Where the last critical item was found: a summary lists requests in order,
-    # so the next one is looked for from there first (linear, not quadratic).
-    cursor: int = 0
+    @cached_property
+    def lines(self) -> list[tuple[str, str]]:
+        """Each line, and its lower-case form."""
+        return [(line, line.lower()) for line in self.text.split("\n")]
 
     @cached_property
     def words(self) -> frozenset[str]:
@@ -236,45 +241,11 @@ def _flat(text: str) -> str:
     return collapse(text).lower()
 
 
-def _cut_prefix(needle: str, flat: str) -> bool:
-    """``flat`` holds a prefix of ``needle`` followed by a cut mark: at least
-    :data:`MIN_PREFIX` characters, or three fifths of a shorter one (12 at least)."""
-    need = min(MIN_PREFIX, max(12, (3 * len(needle)) // 5))
-    head = needle[:need]
-    start = flat.find(head)
-    while start >= 0:
-        n = len(head)
-        while n < len(needle) and start + n < len(flat) and flat[start + n] == needle[n]:
-            n += 1
-        rest = flat[start + n :].lstrip()
-        if rest.startswith(CUT_MARKS):
-            return True
-        start = flat.find(head, start + 1)
-    return False
-
-
 def match_verbatim(item: Item, hay: Haystack) -> bool:
-    """The critical categories: verbatim, a prefix cut with ``…``, or (a long
-    one) nearly all of its content words."""
-    needle = _flat(
-        item.text.rstrip("…").rstrip(".").rstrip() if item.text.endswith("…") else item.text
-    )
-    if not needle:
-        return False
-    flat = hay.flat_lower
-    at = flat.find(needle, hay.cursor)
-    if at < 0 and hay.cursor:
-        at = flat.find(needle)
-    if at >= 0:
-        hay.cursor = at
-        return True
-    if _cut_prefix(needle, flat):
-        return True
-    tokens = content_tokens(needle)
-    if len(tokens) < MIN_WORDS:
-        return False
-    share = overlap(tokens, hay)
-    return share >= 1.0 or (len(tokens) >= PARAPHRASE_TOKENS and share >= PARAPHRASE_OVERLAP)
+    """The critical categories: one contiguous passage that carries the item,
+    verbatim, with small edits or as a faithful paraphrase
+    (:mod:`kimi_compact_tui.retention.passage`)."""
+    return passage_kept(Request.cached(item.text), hay.passages)
 
 
 MATCHERS = {
@@ -452,6 +423,16 @@ def _mentions(item: Item, line: str) -> int:
     return -1
 
 
+def _probe(item: Item) -> str:
+    """A piece of text every line that mentions ``item`` holds (lower case)."""
+    if item.category == kinds.COMMANDS:
+        return max(item.key.split(), key=len, default="")
+    if item.category in (kinds.EDITED_FILES, kinds.FILE_PATHS):
+        return item.key.rsplit("/", 1)[-1]
+    words = sorted(content_tokens(item.text), key=len, reverse=True)
+    return words[0] if words and not CJK_RUN_RE.search(words[0]) else ""
+
+
 def _clauses(line: str) -> list[tuple[int, int]]:
     out, start = [], 0
     for m in _CLAUSE_END_RE.finditer(line):
@@ -484,11 +465,12 @@ def misstatement(item: Item, hay: Haystack) -> Statement | None:
     agree, contradict = check
     wrong: Statement | None = None
     heading = ""
-    for line in hay.text.split("\n"):
+    probe = _probe(item)
+    for line, low in hay.lines:
         if _CLOSING_TAG_RE.match(line):
             heading = ""
             continue
-        at = _mentions(item, line)
+        at = _mentions(item, line) if probe in low else -1
         if at < 0:
             if _HEADING_RE.match(line) and len(line.strip()) <= 80:
                 heading = line.strip()

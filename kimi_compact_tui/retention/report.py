@@ -351,7 +351,8 @@ def retention_report(
     specifics = extract(messages, compact, vocabulary, root)
     kept_indices = [*plan.leading_system_indices, *plan.preserved_indices]
     summary = Haystack(plain_text(summary_text or ""))
-    tail = Haystack("\n".join(message_haystack(messages[i]) for i in kept_indices))
+    kept_texts = [message_haystack(messages[i]) for i in kept_indices]
+    tail = Haystack("\n".join(kept_texts), kept_texts)  # a request: within one message
     unique = _unique_basenames(specifics.of(kinds.FILE_PATHS))
     categories: dict[str, CategoryReport] = {}
     for name in CATEGORIES:
