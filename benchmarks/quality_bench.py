@@ -263,6 +263,8 @@ def score(path: Path, summaries: dict[str, str] | None = None) -> dict[str, Any]
         report = retention_report(session, prep.plan, text)
         out[name] = {
             "categories": {c: list(report.figures()[c]) for c in CATEGORIES},
+            "misstated": {c: len(report.categories[c].misstated) for c in CATEGORIES},
+            "score": round(report.score(), 1),
             "critical": report.critical_line(),
             "missing": {
                 c: [i.text[:80] for i in cat.missing]
@@ -280,16 +282,18 @@ def bench_quality() -> dict[str, Any]:
 
 
 def table(results: dict[str, Any]) -> str:
-    head = ["session", "summary", *CATEGORIES]
+    head = ["session", "summary", *CATEGORIES, "score"]
     rows = [head]
     for name, result in results.items():
         for kind in ("offline", "model", "model+anchor"):
             if kind not in result:
                 continue
-            cats = result[kind]["categories"]
-            rows.append(
-                [name, kind, *(f"{k}/{t}" if t else "-" for k, t in (cats[c] for c in CATEGORIES))]
-            )
+            cats, wrong = result[kind]["categories"], result[kind]["misstated"]
+            cells = []
+            for c in CATEGORIES:
+                k, t = cats[c]
+                cells.append((f"{k}/{t}" + (f" !{wrong[c]}" if wrong[c] else "")) if t else "-")
+            rows.append([name, kind, *cells, f"{result[kind]['score']:.0f}"])
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows)
 
@@ -300,6 +304,7 @@ def main(argv: list[str]) -> int:
         print(json.dumps(results, indent=2, ensure_ascii=False))
     else:
         print(table(results))
+        print("(k/t: kept of total; !n: n misstated; score: (kept - misstated) / total, %)")
         for name, result in results.items():
             a = result["anchor"]
             print(

@@ -47,7 +47,7 @@ WINDOW_SCALE = 1.6  # a paraphrase's window: at most this times the request's le
 MIN_WINDOW = 60  # characters
 TYPO_RATIO = 80.0  # rapidfuzz ratio of two words that differ by a typo
 STEM_PREFIX = 5  # letters two words share to count as one ("verify", "verification")
-SHORT_TERMS = 2  # a request with this many content terms or fewer needs all of them
+SHORT_TERMS = 4  # a request with this many content terms or fewer needs all of them
 REWORDED_SCALE = 1.3  # one sentence holding every term, reordered: at most this long
 
 _CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
@@ -55,7 +55,7 @@ _WORD = "a-z0-9\u00c0-\u024f\u0370-\u03ff\u0400-\u04ff"
 TERM_RE = re.compile(rf"[{_WORD}](?:[{_WORD}_'’./-]*[{_WORD}])?|[{_CJK}]")
 CLAUSE_RE = re.compile(r"[.;:!?](?=\s|$)|[,，、。；：！？\n]|\s[-–—]\s|\b(?:and|but|then)\b")
 NORM_DROP_RE = re.compile(rf"[^{_WORD}{_CJK}'./_!?;。！？；-]+")
-SENTENCE_END_RE = re.compile(r"[.!?;](?=\s|$)|[。！？；\n]")
+SENTENCE_END_RE = re.compile(r"[.!?](?=\s|$)|[。！？\n]")  # ";" joins clauses
 NEGATIONS = frozenset(
     "not no never don't dont doesn't didn't isn't aren't wasn't weren't won't can't cannot "
     "without nor mustn't shouldn't neither avoid stop forbidden prohibited disallowed "
@@ -68,7 +68,8 @@ STOPWORDS = frozenset(
     "it's what which when where who how why also just only please let's lets make sure "
     "need want like get got been being does did doing them they their these those some "
     "such very more most much many each other a an to of in on at by is be it as or so if "
-    "i me my we us do hi hello hey thanks thank ok okay pls yes".split()
+    "i me my we us do hi hello hey thanks thank ok okay pls yes sorry bother again lot lots "
+    "bit really maybe thing here now so well about use using used".split()
 )
 CJK_STOP = frozenset(
     "的了是在我你他她它们吗呢吧啊呀着过地得和与及或也都就又还这那个请把给让帮一下来去上中"
@@ -100,7 +101,13 @@ def stem(word: str) -> str:
                 if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "aeiouls":
                     word = word[:-1]
                 break
+        if len(word) > 4 and word.endswith("e"):
+            word = word[:-1]  # "raise", "raised", "raises": "rais"
     return word
+
+
+HIRAGANA_RE = re.compile("[\u3041-\u309f]")
+JA_NEGATION_RE = re.compile("ない|ません|なかった|ぬ(?![\u3041-\u309f])")
 
 
 def _is_cjk(term: str) -> bool:
@@ -131,8 +138,10 @@ def _word_key(word: str) -> tuple[str, bool] | None:
     elif _is_cjk(bare):
         if bare in CJK_NEGATIONS:
             out = (bare, True)
+        elif bare in CJK_STOP or HIRAGANA_RE.match(bare):
+            out = None  # a function character; hiragana is Japanese grammar
         else:
-            out = None if bare in CJK_STOP else (bare, False)
+            out = (bare, False)
     elif bare in NEGATIONS or bare.endswith("n't"):
         out = (bare, True)
     elif bare not in STOPWORDS and (len(bare) > 1 or bare.isdigit()):
@@ -151,6 +160,9 @@ def terms(norm: str) -> list[Term]:
         got = _word_key(m.group(0))
         if got is not None:
             out.append(Term(got[0], m.start(), got[1]))
+    if HIRAGANA_RE.search(norm):  # Japanese negation is inflection: 触らない, しません
+        out.extend(Term(m.group(0), m.start(), True) for m in JA_NEGATION_RE.finditer(norm))
+        out.sort(key=lambda t: t.start)
     return out
 
 
@@ -177,6 +189,7 @@ class Request:
     clauses: list[list[str]] = field(default_factory=list)
     negated: bool = False
     numbers: list[str] = field(default_factory=list)
+    ends: int = 0  # sentence ends inside the request (not the last one)
 
     @classmethod
     def of(cls, text: str) -> Request:
@@ -190,7 +203,8 @@ class Request:
             if keys:
                 clauses.append(keys)
         numbers = [k for c in clauses for k in c if any(ch.isdigit() for ch in k)]
-        return cls(text, norm, clauses, negated, numbers)
+        ends = len(SENTENCE_END_RE.findall(norm.rstrip(".!?;。！？； \n")))
+        return cls(text, norm, clauses, negated, numbers, ends)
 
     @staticmethod
     @lru_cache(maxsize=4096)
@@ -234,6 +248,9 @@ class Passages:
             self.sequence.extend(Term(t.key, t.start + at, t.negation) for t in found)
             self.part_index.extend([n] * len(found))
             at += len(part) + 1
+        ends = [m.start() for m in SENTENCE_END_RE.finditer(self.joined)]
+        #: the sentence of each term (sentence ends before it)
+        self.sentence = [bisect_right(ends, t.start) for t in self.sequence]
         self.where: dict[str, list[int]] = {}  # term -> its indices in ``sequence``
         self.negations: list[int] = []  # the indices of negations in ``sequence``
         self.code_of: dict[str, str] = {}
@@ -419,6 +436,8 @@ def _hits_keep(
     have = 0.0
     left = 0
     part_index = hay.part_index
+    sentence = hay.sentence
+    ends = request.ends  # sentence ends a window may hold: as many as the request has
     for right, (i, n) in enumerate(hits):
         if not counts.get(n):
             have += weights[n]
@@ -426,6 +445,7 @@ def _hits_keep(
         while left < right and (
             seq[i].start - seq[hits[left][0]].start > span
             or part_index[hits[left][0]] != part_index[i]
+            or sentence[i] - sentence[hits[left][0]] > ends
         ):
             ln = hits[left][1]
             counts[ln] -= 1
@@ -438,6 +458,7 @@ def _hits_keep(
         if nxt is not None and (
             part_index[nxt[0]] == part_index[i]
             and seq[nxt[0]].start - seq[hits[left][0]].start <= span
+            and sentence[nxt[0]] - sentence[hits[left][0]] <= ends
         ):
             continue  # the window grows on: judge it at its largest
         if _window_keeps(request, hay, hits[left : right + 1], weights, need, aligned):
@@ -489,7 +510,7 @@ def _window_keeps(
     in_order = sum(weights[n] for ns in by_clause.values() for n in set(_lis(ns)))
     last_clause = set(request.clauses[-1])
     point = sum(weight(k) for k in last_clause)
-    point_ok = len(last_clause) < SHORT_TERMS or (
+    point_ok = len(last_clause) < 2 or (
         sum(weight(k) for k in last_clause & got) >= POINT_COVERAGE * point
     )
     if in_order >= need and point_ok:
