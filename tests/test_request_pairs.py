@@ -29,3 +29,23 @@ def test_precision_and_recall_stay_above_the_target(result, name):
     r = result[name]
     assert r["precision"] >= TARGET, r["errors"]
     assert r["recall"] >= TARGET, r["errors"]
+
+
+def test_the_aligned_search_gives_the_same_verdicts(monkeypatch):
+    """A request whose terms occur often in the text is located by rapidfuzz's
+    alignment of term strings first (the fast path on long summaries); on the
+    labelled pairs it must agree with checking every window."""
+    from kimi_compact_tui.retention import passage
+
+    every = [p for name in SETS for p in pairs(name)]
+    direct = [
+        passage.kept(passage.Request.of(p["request"]), passage.Passages([p["passage"]]))
+        for p in every
+    ]
+    monkeypatch.setattr(passage, "FEW_HITS", -1)  # always align first
+    aligned = [
+        passage.kept(passage.Request.of(p["request"]), passage.Passages([p["passage"]]))
+        for p in every
+    ]
+    assert aligned == direct
+    assert direct == [bool(p["kept"]) for p in every]

@@ -12,6 +12,7 @@ the text. :func:`misstatement` reads what status a text states of an item.
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -98,6 +99,26 @@ class Haystack:
     def flat_lower(self) -> str:  # requests: one space, lower case
         return collapse(self.text).lower()
 
+    def word_starts(self, word: str) -> list[int]:
+        """Where ``word`` stands as a whole word in :attr:`flat` (ascending)."""
+        cache = self.__dict__.setdefault("_word_starts", {})
+        got: list[int] | None = cache.get(word)
+        if got is None:
+            got = []
+            flat = self.flat
+            at = flat.find(word)
+            while at >= 0:
+                stop = at + len(word)
+                before = flat[at - 1] if at else " "
+                after = flat[stop] if stop < len(flat) else " "
+                if not (before.isalnum() or before == "_") and not (
+                    after.isalnum() or after == "_"
+                ):
+                    got.append(at)
+                at = flat.find(word, at + 1)
+            cache[word] = got
+        return got
+
     @cached_property
     def lines(self) -> list[tuple[str, str]]:
         """Each line, and its lower-case form."""
@@ -150,19 +171,6 @@ def match_path(item: Item, hay: Haystack, unique_basename: bool) -> bool:
 COMMAND_WINDOW = 3  # the words of a command must lie within 3x its length (at least 80)
 
 
-def _word_at(hay: str, word: str, start: int, end: int) -> int:
-    """The end of the first whole-word ``word`` in ``hay[start:end]``, or -1."""
-    at = hay.find(word, start, end)
-    while at >= 0:
-        stop = at + len(word)
-        before = hay[at - 1] if at else " "
-        after = hay[stop] if stop < len(hay) else " "
-        if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
-            return stop
-        at = hay.find(word, at + 1, end)
-    return -1
-
-
 def match_command(item: Item, hay: Haystack) -> bool:
     """Verbatim (quotes and spacing aside), or every word but the flags, in
     order and close together ("ran pytest on tests/test_parse.py")."""
@@ -173,16 +181,18 @@ def match_command(item: Item, hay: Haystack) -> bool:
     if not words or any(w not in flat for w in words):
         return False
     window = max(80, COMMAND_WINDOW * len(item.key))
-    start = _word_at(flat, words[0], 0, len(flat))
-    while start >= 0:
-        pos, end = start, start + window
+    first = len(words[0])
+    for at in hay.word_starts(words[0]):
+        pos = at + first
+        end = pos + window
         for word in words[1:]:
-            pos = _word_at(flat, word, pos, end)
-            if pos < 0:
+            starts = hay.word_starts(word)
+            n = bisect_left(starts, pos)
+            if n == len(starts) or starts[n] + len(word) > end:
                 break
+            pos = starts[n] + len(word)
         else:
             return True
-        start = _word_at(flat, words[0], start, len(flat))
     return False
 
 

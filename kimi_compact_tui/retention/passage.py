@@ -37,6 +37,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
 from os.path import commonprefix
+from typing import NamedTuple
 
 from rapidfuzz import fuzz, process
 
@@ -55,6 +56,7 @@ _WORD = "a-z0-9\u00c0-\u024f\u0370-\u03ff\u0400-\u04ff"
 TERM_RE = re.compile(rf"[{_WORD}](?:[{_WORD}_'’./-]*[{_WORD}])?|[{_CJK}]")
 CLAUSE_RE = re.compile(r"[.;:!?](?=\s|$)|[,，、。；：！？\n]|\s[-–—]\s|\b(?:and|but|then)\b")
 NORM_DROP_RE = re.compile(rf"[^{_WORD}{_CJK}'./_!?;。！？；-]+")
+DIGIT_RE = re.compile(r"\d")
 SENTENCE_END_RE = re.compile(r"[.!?](?=\s|$)|[。！？\n]")  # ";" joins clauses
 NEGATIONS = frozenset(
     "not no never don't dont doesn't didn't isn't aren't wasn't weren't won't can't cannot "
@@ -114,8 +116,7 @@ def _is_cjk(term: str) -> bool:
     return len(term) == 1 and not term.isascii() and bool(re.match(f"[{_CJK}]", term))
 
 
-@dataclass(frozen=True)
-class Term:
+class Term(NamedTuple):
     key: str  # the stem (a CJK character as is)
     start: int  # offset in the normalised text
     negation: bool = False
@@ -166,9 +167,12 @@ def terms(norm: str) -> list[Term]:
     return out
 
 
+EXACT_RE = re.compile(r"[\d./_]")
+
+
 def exact_only(key: str) -> bool:
     """Numbers, paths and names with digits, dots or slashes: verbatim only."""
-    return any(c.isdigit() or c in "./_" for c in key)
+    return EXACT_RE.search(key) is not None
 
 
 @lru_cache(maxsize=65536)
@@ -194,15 +198,17 @@ class Request:
     @classmethod
     def of(cls, text: str) -> Request:
         norm = normalise(text.rstrip("…").rstrip() if text.endswith("…") else text)
-        clauses: list[list[str]] = []
+        low = unicodedata.normalize("NFKC", text).lower().replace("’", "'")
+        cuts = [m.start() for m in CLAUSE_RE.finditer(low)]
+        by_clause: dict[int, list[str]] = {}
         negated = False
-        for piece in CLAUSE_RE.split(unicodedata.normalize("NFKC", text).lower()):
-            found = terms(normalise(piece))
-            negated = negated or any(t.negation for t in found)
-            keys = [t.key for t in found if not t.negation]
-            if keys:
-                clauses.append(keys)
-        numbers = [k for c in clauses for k in c if any(ch.isdigit() for ch in k)]
+        for t in terms(low):
+            if t.negation:
+                negated = True
+            else:
+                by_clause.setdefault(bisect_right(cuts, t.start), []).append(t.key)
+        clauses = [by_clause[n] for n in sorted(by_clause)]
+        numbers = [k for c in clauses for k in c if DIGIT_RE.search(k)]
         ends = len(SENTENCE_END_RE.findall(norm.rstrip(".!?;。！？； \n")))
         return cls(text, norm, clauses, negated, numbers, ends)
 
@@ -334,7 +340,7 @@ class Passages:
 PART_BREAK = "\x00"
 ABSENT = "\x01"
 SEARCHES = 2  # aligned term windows tried per request
-FEW_HITS = 300  # with no more occurrences of its terms than this, every window is checked
+FEW_HITS = 64  # with no more occurrences of its terms than this, every window is checked
 #: The least rapidfuzz score of a request's term string against a window of the
 #: text's worth checking: 70% of the terms in order score 70; clauses swapped, less.
 ALIGN_CUTOFF = 45.0
