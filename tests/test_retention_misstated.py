@@ -207,3 +207,22 @@ def test_totals_reward_truth_over_exhaustiveness(tmp_path):
     assert wrong.kept < right.kept and wrong.total == right.total
     assert wrong.score() < silent.score() < right.score()
     assert wrong.to_json()["score"] == round(wrong.score(), 1)
+
+
+def test_the_cli_table_and_json_show_misstated_items(tmp_path):
+    from tests.factories import run_cli
+
+    session, _ = session_with_plan(tmp_path)
+    summary = tmp_path / "summary.md"
+    summary.write_text(SUMMARY_WRONG, encoding="utf-8")
+    args = ("retention", str(session.path), "--summary", str(summary), "--up-to", "5")
+    text = run_cli(*args)
+    assert text.returncode == 0, text.stderr
+    assert "open_tasks" in text.stdout and "(1 misstated)  ! critical" in text.stdout
+    assert "CRITICAL: the summary misstates 1 open task" in text.stdout
+    assert "! [open_tasks] Run focused verification: stated completed; the session says in_progress" in text.stdout
+    assert "[commands] ruff check src: stated passed; the session says exit 1" in text.stdout
+    data = json.loads(run_cli(*args, "--json").stdout)["retention"]
+    (entry,) = data["categories"]["open_tasks"]["misstated_items"]
+    assert (entry["stated"], entry["status"]) == ("completed", "in_progress")
+    assert data["misstated"] == 2 and data["score"] < 100 * data["kept"] / data["total"]
