@@ -220,7 +220,10 @@ def test_the_cli_table_and_json_show_misstated_items(tmp_path):
     assert text.returncode == 0, text.stderr
     assert "open_tasks" in text.stdout and "(1 misstated)  ! critical" in text.stdout
     assert "CRITICAL: the summary misstates 1 open task" in text.stdout
-    assert "! [open_tasks] Run focused verification: stated completed; the session says in_progress" in text.stdout
+    assert (
+        "! [open_tasks] Run focused verification: stated completed; the session says in_progress"
+        in text.stdout
+    )
     assert "[commands] ruff check src: stated passed; the session says exit 1" in text.stdout
     data = json.loads(run_cli(*args, "--json").stdout)["retention"]
     (entry,) = data["categories"]["open_tasks"]["misstated_items"]
