@@ -8,10 +8,12 @@ Each expected item is looked for in the answer, by its kind:
   a longer name (``lib/cache.py`` and ``old-cache.py`` are other files);
 - a command: the answer holds the command (quotes, case and spacing aside), or
   every word of it in the same order (extra flags between them allowed);
-- free text (a request, a task, an error, a decision): the stated rule is the
-  share of the expected text's content words (lower case, a light stem, stop
-  words left out; CJK: character pairs) that the answer has: at least
-  :data:`TEXT_CORRECT` is a match, at least :data:`TEXT_PARTIAL` half of one;
+- free text (a request, a task, an error, a decision): the weighted share of
+  the expected text's content terms the answer has (the retention rule's
+  terms, :mod:`kimi_compact_tui.retention.passage`: words lightly stemmed, a
+  typo or a shared stem counting as the word, names and numbers weighing 3,
+  a CJK character ½): at least :data:`TEXT_CORRECT` is a match, at least
+  :data:`TEXT_PARTIAL` half of one;
 - numbers: every number of the expected text (with its unit: ``30 s``,
   ``120 ms``, ``v1.4.2``) must be in the answer with the same value and unit;
   an answer that gives another value in the same unit ("60 s" for "30 s") does
@@ -30,7 +32,8 @@ import re
 from dataclasses import dataclass
 
 from kimi_compact_tui.job.probe.questions import COMMAND, PATH, Question
-from kimi_compact_tui.retention.matching import CANCELLED, DONE, OPEN_STATE, content_tokens, states
+from kimi_compact_tui.retention.matching import CANCELLED, DONE, OPEN_STATE, states
+from kimi_compact_tui.retention.passage import Passages, Request
 from kimi_compact_tui.specifics import OPEN_STATUSES
 from kimi_compact_tui.specifics.patterns import command_key, numbers_in
 
@@ -86,10 +89,15 @@ def command_found(expected: str, answer: str) -> bool:
 
 
 def text_share(expected: str, answer: str) -> float:
-    want = content_tokens(expected)
-    if not want:
+    """The weighted share of ``expected``'s content terms the answer has (the
+    retention rule's terms: words lightly stemmed, names and numbers weighing
+    3, a CJK character ½)."""
+    want = Request.cached(expected)
+    if not want.keys:
         return 1.0 if command_key(expected) in command_key(answer) else 0.0
-    return len(want & content_tokens(answer)) / len(want)
+    have = Passages([answer])
+    got = sum(w for k, w in zip(want.keys, want.weights, strict=True) if have.same(k))
+    return got / sum(want.weights)
 
 
 def numbers_agree(expected: str, answer: str) -> float:
