@@ -4,7 +4,8 @@ passage, kept?) pairs in English, Chinese and Japanese.
 
 Two sets under ``benchmarks/labelled/``: ``request_pairs.json`` (the set the
 rule was developed on) and ``request_pairs_heldout.json`` (written before the
-rule's last changes were tried on it). Each pair has a ``shape``: verbatim,
+rule's last changes were tried on it). Every pair is also scored with its
+passage inside a long summary of another task (``filler_summary.md``). Each pair has a ``shape``: verbatim,
 typo, case-punctuation, cut-keeps-point, paraphrase, stub, prefix-drops-point,
 scattered, negation, number, unrelated, same-topic-other-request... ("zh-" and
 "ja-" for Chinese and Japanese). "kept" is the positive class: precision is
@@ -36,10 +37,23 @@ def pairs(name: str) -> list[dict[str, Any]]:
     return data
 
 
+#: A summary of another task (written for this benchmark), in English and
+#: Chinese: each passage is also scored inside it, so that a verdict is shown
+#: to be about the passage, not about a short text.
+FILLER = LABELLED / "filler_summary.md"
+
+
 def verdict(request: str, passage: str) -> bool:
     """The retention verdict: does ``passage`` (as a summary) keep ``request``?"""
     item = Item(kinds.USER_REQUESTS, "0", request, [0], weight=10)
     return find(item, Haystack(passage))
+
+
+def in_summary(passage: str) -> str:
+    """``passage`` in the middle of :data:`FILLER`."""
+    lines = FILLER.read_text(encoding="utf-8").split("\n")
+    mid = len(lines) // 2
+    return "\n".join([*lines[:mid], passage, *lines[mid:]])
 
 
 def language(pair: dict[str, Any]) -> str:
@@ -47,11 +61,12 @@ def language(pair: dict[str, Any]) -> str:
     return shape.split("-", 1)[0] if shape.startswith(("zh-", "ja-")) else "en"
 
 
-def score(rows: list[dict[str, Any]]) -> dict[str, Any]:
+def score(rows: list[dict[str, Any]], embed: bool = False) -> dict[str, Any]:
     tp = fp = fn = tn = 0
     errors = []
     for pair in rows:
-        got = verdict(pair["request"], pair["passage"])
+        passage = in_summary(pair["passage"]) if embed else pair["passage"]
+        got = verdict(pair["request"], passage)
         want = bool(pair["kept"])
         if got and want:
             tp += 1
@@ -86,6 +101,7 @@ def bench_matching() -> dict[str, Any]:
     out["all"] = score(every)
     for lang in ("en", "zh", "ja"):
         out[f"all/{lang}"] = score([p for p in every if language(p) == lang])
+    out["all, inside a long summary"] = score(every, embed=True)
     return out
 
 
