@@ -389,24 +389,35 @@ def kept(request: Request, hay: Passages) -> bool:
     weights = request.weights
     total = sum(weights)
     need = total - 1e-9 if len(keys) <= SHORT_TERMS else COVERAGE * total
-    # the text's terms that stand for each request term
-    stand: list[list[str]] = [hay.same(k) for k in keys]
-    if sum(w for w, found in zip(weights, stand, strict=True) if found) < need:
-        return False
+    # the text's terms that stand for each request term, how often they occur,
+    # and the request as a string of the text's term characters
+    same, where, code_of = hay.same, hay.where, hay.code_of
     term_of: dict[str, int] = {}
-    for n, found in enumerate(stand):
+    present = 0.0
+    occurrences = 0
+    chars: list[str] = []
+    for n, key in enumerate(keys):
+        found = same(key)
+        if not found:
+            chars.append(ABSENT)
+            continue
+        present += weights[n]
+        chars.append(code_of[found[0]])
         for other in found:
             term_of.setdefault(other, n)
+            occurrences += len(where[other])
+    if present < need:
+        return False
+    span = max(MIN_WINDOW, int(WINDOW_SCALE * len(request.norm)))
+    aligned: list[tuple[int, int]] = []
+    if occurrences <= FEW_HITS:
+        every = sorted((i, n) for other, n in term_of.items() for i in where[other])
+        return _hits_keep(request, hay, every, weights, need, span, aligned)
     # Where the request's terms lie most densely and in order: rapidfuzz aligns
     # the request's term string against the text's (C), and the best regions are
     # then checked term by term.
-    span = max(MIN_WINDOW, int(WINDOW_SCALE * len(request.norm)))
-    aligned: list[tuple[int, int]] = []
+    wanted = "".join(chars)
     codes = hay.codes
-    if sum(len(hay.where[o]) for found in stand for o in found) <= FEW_HITS:
-        every = sorted((i, n) for n, found in enumerate(stand) for o in found for i in hay.where[o])
-        return _hits_keep(request, hay, every, weights, need, span, aligned)
-    wanted = "".join(hay.code_of[found[0]] if found else ABSENT for found in stand)
     for _ in range(SEARCHES):
         best = fuzz.partial_ratio_alignment(wanted, codes, score_cutoff=ALIGN_CUTOFF)
         if best is None:
