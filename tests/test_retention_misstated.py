@@ -52,6 +52,8 @@ def test_an_open_task_stated_done_or_cancelled_is_misstated(summary, stated):
         "Done: fix the parser; pending: run focused verification.",
         "Run focused verification 未完成",
         "尚未完成：Run focused verification",
+        "All tasks are done except running the focused verification.",
+        "除了 Run focused verification 以外都已完成。",
         "Run focused verification",  # no status stated: nothing wrong said
         "The parser fix is done.",  # not about the task
     ],

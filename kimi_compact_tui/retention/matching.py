@@ -295,7 +295,8 @@ _STATE_PATTERNS: tuple[tuple[str, str], ...] = (
     (
         OPEN_STATE,
         r"\bnot\s+(?:yet\s+)?(?:been\s+)?(?:done|complete[d]?|finished|started|run)\b"
-        r"|\b(?:incomplete|unfinished)\b|未完成|尚未完成|没有?完成|未做完|没做完|未开始",
+        r"|\b(?:incomplete|unfinished|except|apart\s+from|other\s+than|but\s+not)\b"
+        r"|未完成|尚未完成|没有?完成|未做完|没做完|未开始|除了",
     ),
     (
         FAILED,
