@@ -231,3 +231,26 @@ def test_the_cli_table_and_json_show_misstated_items(tmp_path):
     (entry,) = data["categories"]["open_tasks"]["misstated_items"]
     assert (entry["stated"], entry["status"]) == ("completed", "in_progress")
     assert data["misstated"] == 2 and data["score"] < 100 * data["kept"] / data["total"]
+
+
+@pytest.mark.parametrize("name", ["claude-code", "codex", "kimi-cli", "openai"])
+def test_an_overconfident_summary_is_misstated_on_every_agent(tmp_path, name):
+    """quality_bench's overconfident summary, written as each agent writes its
+    session: the open plan items called done and the failing lint run called
+    clean are misstated (critical for the tasks), and the score counts them."""
+    from benchmarks.quality_bench import OVERCONFIDENT_SUMMARY, SESSIONS
+    from kimi_compact_tui.config import AppConfig
+    from kimi_compact_tui.job import prepare_compaction
+
+    session = load_session(SESSIONS[name](tmp_path / name))
+    prep = prepare_compaction(session, AppConfig(raw={"compaction": {"enabled": True}}))
+    report = retention_report(session, prep.plan, OVERCONFIDENT_SUMMARY)
+    wrong = {(m.item.category, m.item.text, m.stated) for m in report.misstated_items()}
+    assert wrong == {
+        ("open_tasks", "Add the month-boundary regression test", "completed"),
+        ("open_tasks", "Run the linters", "completed"),
+        ("commands", "ruff check src", "passed"),
+    }
+    line = report.critical_line()
+    assert line is not None and "misstates 2 open tasks" in line
+    assert report.score() < 100 * report.kept / report.total
