@@ -126,3 +126,17 @@ def test_kept_in_the_tail_means_within_one_message_of_it(tmp_path: Path):
 )
 def test_the_request_in_one_passage_is_kept(summary):
     assert kept("create document in /specs folder", summary)
+
+
+def test_a_pasted_log_as_a_request_is_matched_in_bounded_time():
+    """A request of thousands of distinct terms (a pasted log) is scanned window
+    by window, not aligned as one string (which took seconds). This checks the
+    verdicts; the time is the benchmark's (benchmarks/retention_bench.py)."""
+    import random
+
+    rng = random.Random(3)
+    words = [f"w{i}x" for i in range(3000)]
+    log = " ".join(rng.choice(words) for _ in range(20000))
+    other = " ".join(rng.choice(words) for _ in range(10000))
+    assert not kept(log, other)
+    assert kept(log, "Pasted by the user: " + log[:-40])

@@ -175,6 +175,8 @@ def match_command(item: Item, hay: Haystack) -> bool:
     """Verbatim (quotes and spacing aside), or every word but the flags, in
     order and close together ("ran pytest on tests/test_parse.py")."""
     flat = hay.flat
+    if not item.key.strip():
+        return False
     if item.key in flat:
         return True
     words = [w for w in item.key.split() if not w.startswith("-")]
@@ -413,9 +415,10 @@ def _mentions(item: Item, line: str) -> int:
     a wrong status said of it is what is looked for."""
     low = line.lower()
     if item.category == kinds.COMMANDS:
-        if not match_command(item, Haystack(line)):
+        words = item.key.split()
+        if not words or not match_command(item, Haystack(line)):
             return -1
-        return max(0, low.find(item.key.split()[0]))
+        return max(0, low.find(words[0]))
     if item.category in (kinds.EDITED_FILES, kinds.FILE_PATHS):
         base = item.key.rsplit("/", 1)[-1]
         if not _bounded(low, item.key, ".-", "-") and not _bounded(low, base, ".-/", "-"):

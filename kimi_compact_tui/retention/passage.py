@@ -42,6 +42,10 @@ from typing import NamedTuple
 from rapidfuzz import fuzz, process
 
 ALIGNED = 90.0  # rapidfuzz partial_ratio that keeps a request verbatim with small edits
+#: A longer request (a pasted log) is kept verbatim or by its terms (rule 3):
+#: aligning it character by character would cost seconds.
+ALIGN_MAX_CHARS = 4000
+ALIGN_MAX_TERMS = 256  # a request with more distinct terms is scanned window by window
 COVERAGE = 0.7  # share of content terms (in order per clause) a paraphrase keeps
 POINT_COVERAGE = 0.5  # share of the last clause's terms a paraphrase keeps
 WINDOW_SCALE = 1.6  # a paraphrase's window: at most this times the request's length
@@ -410,7 +414,7 @@ def kept(request: Request, hay: Passages) -> bool:
         return False
     span = max(MIN_WINDOW, int(WINDOW_SCALE * len(request.norm)))
     aligned: list[tuple[int, int]] = []
-    if occurrences <= FEW_HITS:
+    if occurrences <= FEW_HITS or len(keys) > ALIGN_MAX_TERMS:
         every = sorted((i, n) for other, n in term_of.items() for i in where[other])
         return _hits_keep(request, hay, every, weights, need, span, aligned)
     # Where the request's terms lie most densely and in order: rapidfuzz aligns
@@ -499,7 +503,9 @@ def _window_keeps(
     lo, hi = hay.part_span(start)
     # 2. aligned with small edits
     r_lo, r_hi = max(lo, start - len(request.norm)), min(hi, end + len(request.norm))
-    if not any(a <= start and end <= b for a, b in aligned):
+    if len(request.norm) <= ALIGN_MAX_CHARS and not any(
+        a <= start and end <= b for a, b in aligned
+    ):
         aligned.append((r_lo, r_hi))
         region = hay.joined[r_lo:r_hi]
         found = fuzz.partial_ratio_alignment(request.norm, region, score_cutoff=ALIGNED)
