@@ -11,7 +11,9 @@ rule, and a short thanks. For each session it scores, by retention category:
 - a lossy model-style summary shipped here (:data:`MODEL_SUMMARY`): it tells the
   story in its own words, as models do, and loses the exact references;
 - that summary after ``--anchor`` (the block of what it lost), and the block's
-  size against its budget.
+  size against its budget;
+- an exhaustive but overconfident summary (:data:`OVERCONFIDENT_SUMMARY`): it
+  calls the open plan items done and the failing lint run clean (misstated).
 
 Run it::
 
@@ -87,6 +89,24 @@ Fixing how refunds are attributed in the monthly revenue report.
 <important_context>
 - Finance relies on the CSV layout.
 </important_context>
+"""
+
+
+# The same story told by an overconfident model: every request, the rule and
+# the file word for word, but it calls the open plan items done and the failing
+# lint run clean. Retention calls those items misstated (CRITICAL for the open
+# tasks), and the score counts them against it.
+OVERCONFIDENT_SUMMARY = f"""<current_focus>
+The user asked: {TASK}
+Rule from the user: {RULE}
+</current_focus>
+<completed_tasks>
+- [completed] Rework the refund aggregation
+- [completed] Add the month-boundary regression test
+- [completed] Run the linters
+- Wrote src/report.py; the whole suite passes now (8 passed).
+- ruff check src: passed.
+</completed_tasks>
 """
 
 
@@ -249,7 +269,14 @@ def score(path: Path, summaries: dict[str, str] | None = None) -> dict[str, Any]
     session = load_session(path)
     prep = prepare_compaction(session, CONFIG)
     assert prep.request is not None, prep.plan.noop
-    texts = dict(summaries or {"offline": offline_summary(prep.request), "model": MODEL_SUMMARY})
+    texts = dict(
+        summaries
+        or {
+            "offline": offline_summary(prep.request),
+            "model": MODEL_SUMMARY,
+            "overconfident": OVERCONFIDENT_SUMMARY,
+        }
+    )
     out: dict[str, Any] = {"compacted": len(prep.plan.compact_indices)}
     if summaries is None:  # the model summary with --anchor's block, and the block's size
         anchored = anchor(retention_report(session, prep.plan, MODEL_SUMMARY), MODEL_SUMMARY)
@@ -263,6 +290,8 @@ def score(path: Path, summaries: dict[str, str] | None = None) -> dict[str, Any]
         report = retention_report(session, prep.plan, text)
         out[name] = {
             "categories": {c: list(report.figures()[c]) for c in CATEGORIES},
+            "misstated": {c: len(report.categories[c].misstated) for c in CATEGORIES},
+            "score": round(report.score(), 1),
             "critical": report.critical_line(),
             "missing": {
                 c: [i.text[:80] for i in cat.missing]
@@ -280,16 +309,18 @@ def bench_quality() -> dict[str, Any]:
 
 
 def table(results: dict[str, Any]) -> str:
-    head = ["session", "summary", *CATEGORIES]
+    head = ["session", "summary", *CATEGORIES, "score"]
     rows = [head]
     for name, result in results.items():
-        for kind in ("offline", "model", "model+anchor"):
+        for kind in ("offline", "model", "model+anchor", "overconfident"):
             if kind not in result:
                 continue
-            cats = result[kind]["categories"]
-            rows.append(
-                [name, kind, *(f"{k}/{t}" if t else "-" for k, t in (cats[c] for c in CATEGORIES))]
-            )
+            cats, wrong = result[kind]["categories"], result[kind]["misstated"]
+            cells = []
+            for c in CATEGORIES:
+                k, t = cats[c]
+                cells.append((f"{k}/{t}" + (f" !{wrong[c]}" if wrong[c] else "")) if t else "-")
+            rows.append([name, kind, *cells, f"{result[kind]['score']:.0f}"])
     widths = [max(len(r[i]) for r in rows) for i in range(len(head))]
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows)
 
@@ -300,6 +331,7 @@ def main(argv: list[str]) -> int:
         print(json.dumps(results, indent=2, ensure_ascii=False))
     else:
         print(table(results))
+        print("(k/t: kept of total; !n: n misstated; score: (kept - misstated) / total, %)")
         for name, result in results.items():
             a = result["anchor"]
             print(

@@ -9,6 +9,7 @@ from pathlib import Path
 
 import pytest
 
+from kimi_compact_tui.commands.jsonout import JSON_SCHEMA
 from kimi_compact_tui.formats import registry
 from tests.cli_fixtures import cli_main  # noqa: F401  (fixture)
 from tests.factories.writers import write_claude_code, write_kimi_cli
@@ -50,7 +51,7 @@ def test_list_json_has_every_field_and_the_full_reference(home, cli_main):  # no
     done = cli_main("list", "--json")
     assert done.code == 0, done.stderr
     data = json.loads(done.stdout)
-    assert data["schema"] == 1 and len(data["sessions"]) == 2
+    assert data["schema"] == JSON_SCHEMA and len(data["sessions"]) == 2
     for row in data["sessions"]:
         assert set(row) >= {"ref", "short_id", "agent", "updated", "messages", "title"}
         assert Path(row["ref"]).exists() and row["messages"] > 0

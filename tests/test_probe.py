@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from kimi_compact_tui.commands.jsonout import JSON_SCHEMA
 from kimi_compact_tui.config import AppConfig
 from kimi_compact_tui.job import CompactionJob
 from kimi_compact_tui.job.prepare import specifics_of
@@ -221,7 +222,7 @@ def test_grading_end_to_end_per_question_and_category(
     result = cli_main("probe", session, "--summary", summary, "--config", config, "--json")
     assert result.code == 0, result.stderr
     data = json.loads(result.stdout)
-    assert data["schema"] == 1
+    assert data["schema"] == JSON_SCHEMA
     assert data["requests"] == len(probe.questions) and data["estimated_tokens"] > 0
     assert [q["answer"] for q in data["questions"]] == answers
     verdicts = {q["category"]: q["verdict"] for q in data["questions"]}

@@ -49,7 +49,8 @@ LABELS = {
                     "Can you make it only retry on 429 and 5xx?",
                     [3],
                 ),
-                ("Looks right. What about Retry-After?", [7]),
+                # "Looks right. What about Retry-After?" (message 7) is kept: the
+                # summary says it in one passage, in other words
             ],
             "file_paths": [("src/http/retry.ts", [4])],
             "numbers": [("30 s", [8])],
@@ -78,7 +79,7 @@ LABELS = {
                     "端口必须用 8081，因为 8080 被网关占用了。",
                     [2],
                 ),
-                ("可以改。但是一定要先备份原来的配置文件。另外部署完以后告诉我 p99 延迟。", [12]),
+                # message 12's request is kept: current_focus says it again, reworded
             ],
             "instructions": [("注意：不要动生产数据库。", [2])],
             "commands": [
@@ -108,7 +109,7 @@ FIGURES = {
         urls=(0, 0),
     ),
     "cjk-deploy": dict(
-        user_requests=(0, 2), instructions=(2, 3), open_tasks=(0, 0), edited_files=(0, 0),
+        user_requests=(1, 2), instructions=(2, 3), open_tasks=(0, 0), edited_files=(0, 0),
         commands=(2, 4), errors=(2, 2), file_paths=(1, 1), identifiers=(0, 0), numbers=(3, 5),
         urls=(1, 2),
     ),

@@ -38,7 +38,8 @@ def test_json_report_through_the_cli():
     ]
     assert data["categories"]["urls"] == {
         "kept": 0, "total": 0, "percent": None, "critical": False, "kept_in_summary": 0,
-        "kept_in_tail": 0, "missing": [], "kept_items": [],
+        "kept_in_tail": 0, "misstated": 0, "missing": [], "misstated_items": [],
+        "kept_items": [],
     }  # fmt: skip
     assert data["compacted_messages"] == [1, 22]
 

@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from kimi_compact_tui.commands.jsonout import JSON_SCHEMA
 from kimi_compact_tui.compaction.request import (
     RevisionRound,
     build_request,
@@ -145,7 +146,7 @@ def test_preview_shows_the_same_request_labelled_as_a_revision(
     shown = cli_main("preview", session, "--config", config, "--json", *argv)
     assert shown.code == 0, shown.stderr
     data = json.loads(shown.stdout)
-    assert data["schema"] == 1 and data["kind"] == "revision"
+    assert data["schema"] == JSON_SCHEMA and data["kind"] == "revision"
     assert data["revision"]["rounds_sent"] == 2 and data["revision"]["dropped"] == 0
     loopback.script([openai_sse(["R"])])
     assert cli_main("compact", session, "--config", config, *argv).code == 0

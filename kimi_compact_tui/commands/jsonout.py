@@ -14,7 +14,7 @@ from typing import Any
 #: whenever a field changes meaning, is renamed or goes. Message numbers in it
 #: are the 1-based numbers the screen shows; only the spec's own fields, named
 #: ``…_index`` or ``…_indices`` (``compact_indices``...), are 0-based.
-JSON_SCHEMA = 1
+JSON_SCHEMA = 2
 
 
 def with_schema(data: dict[str, Any]) -> dict[str, Any]:

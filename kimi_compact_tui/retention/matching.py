@@ -3,19 +3,23 @@
 For most categories precision comes first: the matcher errs towards "kept",
 so an item reported missing is really absent; it tolerates case, quoting, path
 forms and surrounding punctuation. The critical categories (user requests,
-instructions, open tasks) are matched tightly: the text verbatim (case and
-spacing aside), or a prefix of it cut with ``…`` (or ``...``; 24 characters,
-or three fifths of a shorter one), or every one of its content words (three at least), or, for a
-long one (eight content words or more), four in five of them (CJK: character
-pairs).
+instructions, open tasks) are kept only by one contiguous passage that carries
+them: verbatim, with small edits, or a faithful paraphrase
+(:mod:`kimi_compact_tui.retention.passage`); never by words scattered over
+the text. :func:`misstatement` reads what status a text states of an item.
 """
 
 from __future__ import annotations
 
 import re
+from bisect import bisect_left
+from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import cached_property
 
-from kimi_compact_tui.specifics import Item, kinds
+from kimi_compact_tui.retention.passage import Passages, Request
+from kimi_compact_tui.retention.passage import kept as passage_kept
+from kimi_compact_tui.specifics import OPEN_STATUSES, Item, kinds
 from kimi_compact_tui.specifics.patterns import (
     GENERIC_ERRORS,
     collapse,
@@ -24,11 +28,6 @@ from kimi_compact_tui.specifics.patterns import (
 )
 
 SENTENCE_OVERLAP = 0.5  # share of content tokens that keeps an error's message
-PARAPHRASE_OVERLAP = 0.8  # share of content tokens that keeps a long request
-PARAPHRASE_TOKENS = 8  # a request this long (content words) may be paraphrased
-MIN_WORDS = 3  # a paraphrase counts only with every content word of at least three
-MIN_PREFIX = 24  # characters of a request kept before its "…"
-CUT_MARKS = ("…", "...")
 WORD_RE = re.compile(r"[\w$]+")
 LATIN_RE = re.compile(r"[a-z\u00c0-\u04ff][a-z0-9\u00c0-\u04ff_'-]{2,}|\d+(?:\.\d+)*")  # not CJK
 CJK_RUN_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")
@@ -76,10 +75,17 @@ def content_tokens(text: str) -> set[str]:
 
 
 class Haystack:
-    """A text to look items up in, with its lookup forms built on first use."""
+    """A text to look items up in, with its lookup forms built on first use.
+    ``parts``: the passages a request must lie within (the kept tail's
+    messages, one by one); by default the whole text is one."""
 
-    def __init__(self, text: str) -> None:
+    def __init__(self, text: str, parts: Sequence[str] | None = None) -> None:
         self.text = text
+        self.parts = [text] if parts is None else list(parts)
+
+    @cached_property
+    def passages(self) -> Passages:
+        return Passages(self.parts)
 
     @cached_property
     def lower(self) -> str:
@@ -93,9 +99,30 @@ class Haystack:
     def flat_lower(self) -> str:  # requests: one space, lower case
         return collapse(self.text).lower()
 
-    # Where the last critical item was found: a summary lists requests in order,
-    # so the next one is looked for from there first (linear, not quadratic).
-    cursor: int = 0
+    def word_starts(self, word: str) -> list[int]:
+        """Where ``word`` stands as a whole word in :attr:`flat` (ascending)."""
+        cache = self.__dict__.setdefault("_word_starts", {})
+        got: list[int] | None = cache.get(word)
+        if got is None:
+            got = []
+            flat = self.flat
+            at = flat.find(word)
+            while at >= 0:
+                stop = at + len(word)
+                before = flat[at - 1] if at else " "
+                after = flat[stop] if stop < len(flat) else " "
+                if not (before.isalnum() or before == "_") and not (
+                    after.isalnum() or after == "_"
+                ):
+                    got.append(at)
+                at = flat.find(word, at + 1)
+            cache[word] = got
+        return got
+
+    @cached_property
+    def lines(self) -> list[tuple[str, str]]:
+        """Each line, and its lower-case form."""
+        return [(line, line.lower()) for line in self.text.split("\n")]
 
     @cached_property
     def words(self) -> frozenset[str]:
@@ -144,39 +171,30 @@ def match_path(item: Item, hay: Haystack, unique_basename: bool) -> bool:
 COMMAND_WINDOW = 3  # the words of a command must lie within 3x its length (at least 80)
 
 
-def _word_at(hay: str, word: str, start: int, end: int) -> int:
-    """The end of the first whole-word ``word`` in ``hay[start:end]``, or -1."""
-    at = hay.find(word, start, end)
-    while at >= 0:
-        stop = at + len(word)
-        before = hay[at - 1] if at else " "
-        after = hay[stop] if stop < len(hay) else " "
-        if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
-            return stop
-        at = hay.find(word, at + 1, end)
-    return -1
-
-
 def match_command(item: Item, hay: Haystack) -> bool:
     """Verbatim (quotes and spacing aside), or every word but the flags, in
     order and close together ("ran pytest on tests/test_parse.py")."""
     flat = hay.flat
+    if not item.key.strip():
+        return False
     if item.key in flat:
         return True
     words = [w for w in item.key.split() if not w.startswith("-")]
     if not words or any(w not in flat for w in words):
         return False
     window = max(80, COMMAND_WINDOW * len(item.key))
-    start = _word_at(flat, words[0], 0, len(flat))
-    while start >= 0:
-        pos, end = start, start + window
+    first = len(words[0])
+    for at in hay.word_starts(words[0]):
+        pos = at + first
+        end = pos + window
         for word in words[1:]:
-            pos = _word_at(flat, word, pos, end)
-            if pos < 0:
+            starts = hay.word_starts(word)
+            n = bisect_left(starts, pos)
+            if n == len(starts) or starts[n] + len(word) > end:
                 break
+            pos = starts[n] + len(word)
         else:
             return True
-        start = _word_at(flat, words[0], start, len(flat))
     return False
 
 
@@ -235,45 +253,11 @@ def _flat(text: str) -> str:
     return collapse(text).lower()
 
 
-def _cut_prefix(needle: str, flat: str) -> bool:
-    """``flat`` holds a prefix of ``needle`` followed by a cut mark: at least
-    :data:`MIN_PREFIX` characters, or three fifths of a shorter one (12 at least)."""
-    need = min(MIN_PREFIX, max(12, (3 * len(needle)) // 5))
-    head = needle[:need]
-    start = flat.find(head)
-    while start >= 0:
-        n = len(head)
-        while n < len(needle) and start + n < len(flat) and flat[start + n] == needle[n]:
-            n += 1
-        rest = flat[start + n :].lstrip()
-        if rest.startswith(CUT_MARKS):
-            return True
-        start = flat.find(head, start + 1)
-    return False
-
-
 def match_verbatim(item: Item, hay: Haystack) -> bool:
-    """The critical categories: verbatim, a prefix cut with ``…``, or (a long
-    one) nearly all of its content words."""
-    needle = _flat(
-        item.text.rstrip("…").rstrip(".").rstrip() if item.text.endswith("…") else item.text
-    )
-    if not needle:
-        return False
-    flat = hay.flat_lower
-    at = flat.find(needle, hay.cursor)
-    if at < 0 and hay.cursor:
-        at = flat.find(needle)
-    if at >= 0:
-        hay.cursor = at
-        return True
-    if _cut_prefix(needle, flat):
-        return True
-    tokens = content_tokens(needle)
-    if len(tokens) < MIN_WORDS:
-        return False
-    share = overlap(tokens, hay)
-    return share >= 1.0 or (len(tokens) >= PARAPHRASE_TOKENS and share >= PARAPHRASE_OVERLAP)
+    """The critical categories: one contiguous passage that carries the item,
+    verbatim, with small edits or as a faithful paraphrase
+    (:mod:`kimi_compact_tui.retention.passage`)."""
+    return passage_kept(Request.cached(item.text), hay.passages)
 
 
 MATCHERS = {
@@ -296,3 +280,228 @@ def find(item: Item, hay: Haystack, unique_basenames: frozenset[str] = frozenset
         base = item.key.rsplit("/", 1)[-1]
         return match_path(item, hay, base in unique_basenames)
     return MATCHERS[item.category](item, hay)
+
+
+# ----------------------------------------------------------------------------- statuses stated
+
+#: What a summary can state about an item's status.
+DONE, CANCELLED, OPEN_STATE = "completed", "cancelled", "open"
+PASSED, FAILED = "passed", "failed"
+WRITTEN, REJECTED = "written", "rejected"
+#: The statuses of a write the agent's record says did not happen.
+REJECTED_STATUSES = frozenset({"rejected", "failed", "not written", "denied", "error"})
+
+# Each (state, pattern), tried in this order; what a pattern matched is blanked
+# before the next one looks, so "not completed" / 未完成 is open, never done.
+_STATE_PATTERNS: tuple[tuple[str, str], ...] = (
+    (
+        OPEN_STATE,
+        r"\bnot\s+(?:yet\s+)?(?:been\s+)?(?:done|complete[d]?|finished|started|run)\b"
+        r"|\b(?:incomplete|unfinished|except|apart\s+from|other\s+than|but\s+not)\b"
+        r"|未完成|尚未完成|没有?完成|未做完|没做完|未开始|除了",
+    ),
+    (
+        FAILED,
+        r"\b(?:did\s*n[o']?t|does\s*n[o']?t|not|never)\s+pass(?:ed)?\b|未通过|没有?通过|不通过",
+    ),
+    (
+        PASSED,
+        r"\b(?:no|without|zero|0)\s+(?:errors?|failures?|failed|failing)\b"
+        r"|没有错误|无错误|没有?报错|没有失败",
+    ),
+    (
+        REJECTED,
+        r"\b(?:not|never|wasn't|weren't|isn't|was\s+not)\s+(?:been\s+)?"
+        r"(?:written|saved|created|applied|edited|changed|modified)\b"
+        r"|\b(?:rejected|denied|refused|declined)\b|\bwrite\s+failed\b"
+        r"|未写入|没有?写入|写入失败|未保存|被拒绝|拒绝|未修改|未创建",
+    ),
+    (
+        OPEN_STATE,
+        r"\b(?:pending|in[ _-]progress|to[ -]?do|open|remaining|outstanding|next|still|"
+        r"yet\s+to|ongoing|wip|not\s+started)\b|\[ \]|待办|待完成|待处理|进行中|正在|下一步|剩余|尚未|还没",
+    ),
+    (
+        DONE,
+        r"\b(?:done|complete[d]?|finished|accomplished)\b|\[x\]|✅|✔|☑|已完成|完成|做完|完毕|搞定|已结束",
+    ),
+    (
+        CANCELLED,
+        r"\b(?:cancell?ed|dropped|abandoned|skipped|descoped)\b|已取消|取消|放弃|作废|跳过",
+    ),
+    (
+        FAILED,
+        r"\b(?:fail(?:ed|s|ing|ure|ures)?|errors?|errored|broken|broke|crash(?:ed|es)?)\b"
+        r"|\bexit(?:ed)?(?:\s+(?:with\s+)?(?:code|status))?[\s:=]*[1-9]\d*\b"
+        r"|失败|报错|出错|错误|崩溃",
+    ),
+    (
+        PASSED,
+        r"\b(?:pass(?:ed|es|ing)?|succeed(?:ed|s)?|success(?:ful(?:ly)?)?|green)\b"
+        r"|\bexit(?:ed)?(?:\s+(?:with\s+)?(?:code|status))?[\s:=]*0\b|✅|✔|通过|成功",
+    ),
+    (
+        WRITTEN,
+        r"\b(?:written|wrote|writes|created|edited|updated|modified|changed|saved|added|"
+        r"patched|rewritten|rewrote)\b|\bedited\s+files\b|已写入|写入|已修改|修改|已创建|创建|"
+        r"已更新|更新|已编辑|编辑|新增",
+    ),
+)
+_STATE_RES = tuple((state, re.compile(p, re.I)) for state, p in _STATE_PATTERNS)
+#: Per kind of check: (the states that agree with the session, those that contradict it).
+_TASK = (frozenset({OPEN_STATE}), (DONE, CANCELLED))
+_RUN = (frozenset({FAILED}), (PASSED,))
+_WRITE = (frozenset({REJECTED}), (WRITTEN,))
+# Clause ends inside a line: a sentence mark followed by a space, CJK marks, " - ".
+_CLAUSE_END_RE = re.compile(r"[.;!?](?=\s|$)|[。；！？]|\s[-–—]\s")
+_HEADING_RE = re.compile(
+    r"^\s*(?:#{1,6}\s+.+|<[A-Za-z][\w-]*>|\*\*[^*]+\*\*:?|[^\s:：][^:：]{0,60}[:：])\s*$"
+)
+_CLOSING_TAG_RE = re.compile(r"^\s*</[A-Za-z][\w-]*>\s*$")
+
+
+@dataclass(frozen=True)
+class Statement:
+    """What a summary says of an item's status: ``stated`` (``completed``,
+    ``cancelled``, ``passed``, ``written``) and ``statement``, the summary's own
+    words (the line, after the heading it sits under when that is what says it)."""
+
+    stated: str
+    statement: str
+
+
+def states(text: str) -> dict[str, str]:
+    """The states ``text`` states (state → the words that state it)."""
+    found: dict[str, str] = {}
+    text = text.replace("_", " ")  # <completed_tasks>, in_progress
+    for state, pattern in _STATE_RES:
+        if not pattern.search(text):
+            continue
+
+        def blank(m: re.Match[str], state: str = state) -> str:
+            found.setdefault(state, m.group(0))
+            return " " * len(m.group(0))
+
+        text = pattern.sub(blank, text)
+    return found
+
+
+def _check(item: Item) -> tuple[frozenset[str], tuple[str, ...]] | None:
+    """What to check an item's stated status against, or None (nothing to check)."""
+    if item.category == kinds.OPEN_TASKS and item.status in OPEN_STATUSES:
+        return _TASK
+    if item.category == kinds.COMMANDS and failed_status(item.status):
+        return _RUN
+    if item.category in (kinds.EDITED_FILES, kinds.FILE_PATHS) and (
+        (item.status or "").lower() in REJECTED_STATUSES
+    ):
+        return _WRITE
+    return None
+
+
+def failed_status(status: str | None) -> bool:
+    """A command status that says it failed (a non-zero exit, ``failed``, ``N failed``)."""
+    if not status:
+        return False
+    low = status.lower()
+    if low.startswith("exit "):
+        return low != "exit 0"
+    return "fail" in low or "error" in low
+
+
+def _mentions(item: Item, line: str) -> int:
+    """Where ``line`` mentions ``item`` (a character offset), or -1. Looser than
+    keeping it: a task's content words in any order in one clause count, since
+    a wrong status said of it is what is looked for."""
+    low = line.lower()
+    if item.category == kinds.COMMANDS:
+        words = item.key.split()
+        if not words or not match_command(item, Haystack(line)):
+            return -1
+        return max(0, low.find(words[0]))
+    if item.category in (kinds.EDITED_FILES, kinds.FILE_PATHS):
+        base = item.key.rsplit("/", 1)[-1]
+        if not _bounded(low, item.key, ".-", "-") and not _bounded(low, base, ".-/", "-"):
+            return -1
+        return max(0, low.find(base))
+    flat = _flat(item.text)
+    at = low.find(flat)
+    if at >= 0:
+        return at
+    tokens = content_tokens(item.text)
+    if len(tokens) < 2:
+        return -1
+    for start, end in _clauses(line):
+        if tokens <= content_tokens(line[start:end]):
+            return start
+    return -1
+
+
+def _probe(item: Item) -> str:
+    """A piece of text every line that mentions ``item`` holds (lower case)."""
+    if item.category == kinds.COMMANDS:
+        return max(item.key.split(), key=len, default="")
+    if item.category in (kinds.EDITED_FILES, kinds.FILE_PATHS):
+        return item.key.rsplit("/", 1)[-1]
+    words = sorted(content_tokens(item.text), key=len, reverse=True)
+    return words[0] if words and not CJK_RUN_RE.search(words[0]) else ""
+
+
+def _clauses(line: str) -> list[tuple[int, int]]:
+    out, start = [], 0
+    for m in _CLAUSE_END_RE.finditer(line):
+        out.append((start, m.end()))
+        start = m.end()
+    out.append((start, len(line)))
+    return [(s, e) for s, e in out if line[s:e].strip()]
+
+
+def _without(text: str, item: Item) -> str:
+    """``text`` without the item's own words (a task called "Fix failing test"
+    states nothing about itself)."""
+    for piece in {item.text, item.key}:
+        if piece:
+            text = re.sub(re.escape(piece), " ", text, flags=re.I)
+    return text
+
+
+def misstatement(item: Item, hay: Haystack) -> Statement | None:
+    """The wrong status ``hay`` states of ``item``, or None. Each line that
+    mentions the item is read at three levels, the first that states a status
+    deciding: the clause around the mention, the whole line, then the heading
+    the line sits under (``## Completed``, ``<completed_tasks>``, ``Done:``).
+    Misstated only when some mention states a contradicting status and none
+    states the session's (precision first: a contradictory summary that also
+    says it right is not called wrong)."""
+    check = _check(item)
+    if check is None or not hay:
+        return None
+    agree, contradict = check
+    wrong: Statement | None = None
+    heading = ""
+    probe = _probe(item)
+    for line, low in hay.lines:
+        if _CLOSING_TAG_RE.match(line):
+            heading = ""
+            continue
+        at = _mentions(item, line) if probe in low else -1
+        if at < 0:
+            if _HEADING_RE.match(line) and len(line.strip()) <= 80:
+                heading = line.strip()
+            continue
+        end = at + len(item.text)
+        clause = " ".join(line[s:e] for s, e in _clauses(line) if s <= at < e or (at <= s < end))
+        for level, statement in (
+            (clause, line.strip()),
+            (line, line.strip()),
+            (heading, f"{heading}\n{line.strip()}"),
+        ):
+            found = states(_without(level, item)) if level else {}
+            if not any(s in found for s in (*agree, *contradict)):
+                continue
+            if any(s in found for s in agree):
+                return None  # this mention says it rightly
+            stated = next(s for s in contradict if s in found)
+            wrong = wrong or Statement(stated, statement)
+            break
+    return wrong

@@ -19,7 +19,7 @@ from typing import Any, Protocol
 from kimi_compact_tui.compaction.plan import CompactionPlan
 from kimi_compact_tui.errors import RetentionShortfall, UserError
 from kimi_compact_tui.model import Message
-from kimi_compact_tui.retention.matching import Haystack, find
+from kimi_compact_tui.retention.matching import Haystack, find, misstatement
 from kimi_compact_tui.sanitize import plain_text
 from kimi_compact_tui.specifics import (
     Item,
@@ -99,15 +99,38 @@ CATEGORY_LABELS = {
 }
 
 
+@dataclass(frozen=True)
+class Misstated:
+    """An item the summary states wrongly: ``stated`` is what the summary says
+    (``completed``, ``cancelled``, ``passed``, ``written``), ``statement`` its
+    words, and ``status`` what the session says (the item's status)."""
+
+    item: Item
+    stated: str
+    statement: str
+
+    @property
+    def status(self) -> str:
+        return self.item.status or ""
+
+    def describe(self) -> str:
+        """``stated completed; the session says pending``."""
+        return f"stated {self.stated}; the session says {self.status}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {**_item_json(self.item), "stated": self.stated, "statement": self.statement}
+
+
 @dataclass
 class CategoryReport:
     name: str
     kept: list[tuple[Item, str]] = field(default_factory=list)  # (item, KEPT_IN_*)
     missing: list[Item] = field(default_factory=list)
+    misstated: list[Misstated] = field(default_factory=list)  # neither kept nor missing
 
     @property
     def total(self) -> int:
-        return len(self.kept) + len(self.missing)
+        return len(self.kept) + len(self.misstated) + len(self.missing)
 
     @property
     def kept_count(self) -> int:
@@ -129,15 +152,28 @@ class CategoryReport:
             return []
         return [i for i in self.missing if i.weight >= CRITICAL_WEIGHT]
 
+    @property
+    def critical_misstated(self) -> list[Item]:
+        """What this category states wrongly that makes the summary critical."""
+        if self.name not in CRITICAL:
+            return []
+        return [m.item for m in self.misstated if m.item.weight >= CRITICAL_WEIGHT]
+
+    @property
+    def critical(self) -> bool:
+        return bool(self.critical_missing or self.critical_misstated)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "kept": self.kept_count,
             "total": self.total,
             "percent": None if self.percent is None else round(self.percent, 1),
-            "critical": bool(self.critical_missing),
+            "critical": self.critical,
             "kept_in_summary": sum(1 for _, w in self.kept if w == KEPT_IN_SUMMARY),
             "kept_in_tail": sum(1 for _, w in self.kept if w == KEPT_IN_TAIL),
+            "misstated": len(self.misstated),
             "missing": [_item_json(i) for i in self.missing],
+            "misstated_items": [m.to_json() for m in self.misstated],
             "kept_items": [{**_item_json(i), "where": where} for i, where in self.kept],
         }
 
@@ -172,21 +208,49 @@ class RetentionReport:
     def total(self) -> int:
         return sum(c.total for c in self.categories.values())
 
+    @property
+    def misstated(self) -> int:
+        return sum(len(c.misstated) for c in self.categories.values())
+
     def missing_items(self) -> list[Item]:
         return [i for c in self.categories.values() for i in c.missing]
+
+    def misstated_items(self) -> list[Misstated]:
+        """The items the summary states wrongly (what it says, what the session says)."""
+        return [m for c in self.categories.values() for m in c.misstated]
 
     def critical_missing(self) -> list[Item]:
         """The user requests, instructions and open tasks the summary loses."""
         return [i for c in self.categories.values() for i in c.critical_missing]
 
+    def critical_misstated(self) -> list[Item]:
+        """The user requests, instructions and open tasks the summary states wrongly."""
+        return [i for c in self.categories.values() for i in c.critical_misstated]
+
+    def score(self) -> float:
+        """The share of items the summary keeps, with a misstated item counted
+        against it: ``(kept - misstated) / total`` in percent, 0 at least (a
+        summary that says an open task is done does worse than one that leaves
+        it out). 100 when there is nothing to keep."""
+        if not self.total:
+            return 100.0
+        return max(0.0, 100.0 * (self.kept - self.misstated) / self.total)
+
     def critical_line(self) -> str | None:
-        """One line saying what critical items the summary loses, or None."""
-        lost = [(name, len(c.critical_missing)) for name, c in self.categories.items()]
-        lost = [(n, k) for n, k in lost if k]
-        if not lost:
+        """One line saying what critical items the summary loses or misstates, or None."""
+
+        def counted(pairs: list[tuple[str, int]]) -> str:
+            return ", ".join(
+                f"{k} {CATEGORY_LABELS[n] if k != 1 else _one(n)}" for n, k in pairs if k
+            )
+
+        cats = self.categories.items()
+        lost = counted([(name, len(c.critical_missing)) for name, c in cats])
+        wrong = counted([(name, len(c.critical_misstated)) for name, c in cats])
+        if not lost and not wrong:
             return None
-        what = ", ".join(f"{k} {CATEGORY_LABELS[n] if k != 1 else _one(n)}" for n, k in lost)
-        return f"CRITICAL: the summary loses {what}"
+        parts = ([f"loses {lost}"] if lost else []) + ([f"misstates {wrong}"] if wrong else [])
+        return "CRITICAL: the summary " + "; ".join(parts)
 
     def figures(self) -> dict[str, tuple[int, int]]:
         return {name: (c.kept_count, c.total) for name, c in self.categories.items()}
@@ -195,10 +259,23 @@ class RetentionReport:
         return {
             "categories": {name: c.to_json() for name, c in self.categories.items()},
             "kept": self.kept,
+            "misstated": self.misstated,
             "total": self.total,
+            "score": round(self.score(), 1),
             "critical": [
                 {"category": i.category, "item": i.text, "messages": numbers(i)}
                 for i in self.critical_missing()
+            ]
+            + [
+                {
+                    "category": m.item.category,
+                    "item": m.item.text,
+                    "messages": numbers(m.item),
+                    "misstated": m.stated,
+                }
+                for c in self.categories.values()
+                for m in c.misstated
+                if m.item in c.critical_misstated
             ],
             "compacted_messages": list(self.compacted) if self.compacted else [],
             "work_root": self.work_root,
@@ -213,13 +290,26 @@ class RetentionReport:
         for name, c in self.categories.items():
             in_tail = sum(1 for _, w in c.kept if w == KEPT_IN_TAIL)
             note = f" ({in_tail} in the kept tail)" if in_tail else ""
-            if c.critical_missing:
+            if c.misstated:
+                note += f" ({len(c.misstated)} misstated)"
+            if c.critical:
                 note += "  ! critical"
             pct = "-" if c.percent is None else f"{c.percent:.0f}%"
             lines.append(f"  {name:<15} {c.kept_count:>4}/{c.total:<4} {pct:>5}{note}")
         critical = self.critical_line()
         if critical:
             lines.append(critical)
+        wrong = [(n, m, c) for n, c in self.categories.items() for m in c.misstated]
+        if wrong:
+            lines.append("misstated:")
+            for name, m, c in wrong:
+                mark = "! " if m.item in c.critical_misstated else ""
+                where = ", ".join(str(n) for n in numbers(m.item))
+                lines.append(
+                    f"  {mark}[{name}] {display(m.item)}: {m.describe()}  "
+                    f"(message{_s(m.item.messages)} {where})"
+                )
+                lines.append(f"      the summary: {shown(m.statement, 200)}")
         missing = [(n, i, c) for n, c in self.categories.items() for i in c.missing]
         if missing:
             lines.append("missing:")
@@ -261,7 +351,8 @@ def retention_report(
     specifics = extract(messages, compact, vocabulary, root)
     kept_indices = [*plan.leading_system_indices, *plan.preserved_indices]
     summary = Haystack(plain_text(summary_text or ""))
-    tail = Haystack("\n".join(message_haystack(messages[i]) for i in kept_indices))
+    kept_texts = [message_haystack(messages[i]) for i in kept_indices]
+    tail = Haystack("\n".join(kept_texts), kept_texts)  # a request: within one message
     unique = _unique_basenames(specifics.of(kinds.FILE_PATHS))
     categories: dict[str, CategoryReport] = {}
     for name in CATEGORIES:
@@ -269,7 +360,10 @@ def retention_report(
         for item in specifics.of(name):
             if name == kinds.OPEN_TASKS:
                 item = replace(item, category=kinds.OPEN_TASKS)
-            if find(item, summary, unique):
+            wrong = misstatement(item, summary)
+            if wrong is not None:
+                report.misstated.append(Misstated(item, wrong.stated, wrong.statement))
+            elif find(item, summary, unique):
                 report.kept.append((item, KEPT_IN_SUMMARY))
             elif find(item, tail, unique):
                 report.kept.append((item, KEPT_IN_TAIL))
@@ -277,6 +371,7 @@ def retention_report(
                 report.missing.append(item)
         report.missing.sort(key=lambda i: i.first)  # stable: the extractor's order
         report.kept.sort(key=lambda p: p[0].first)
+        report.misstated.sort(key=lambda m: m.item.first)
         categories[name] = report
     span = (compact[0] + 1, compact[-1] + 1) if compact else None
     return RetentionReport(categories, span, specifics.root)

@@ -95,10 +95,17 @@ def agent_context(session: Session, plan: CompactionPlan, summary: str) -> list[
 
 
 def kept_texts(session: Session, plan: CompactionPlan) -> list[str]:
-    """The texts the probe sends besides the summary (no question about what
-    they hold: it would not measure the summary)."""
+    """The texts the probe sends besides the summary, exactly as sent (tool
+    calls and their arguments written out), each followed by the same message
+    as a terminal shows it (arguments decoded): no question about what they
+    hold, it would not measure the summary."""
     indices = [*plan.leading_system_indices, *plan.preserved_indices]
-    return [message_haystack(session.messages[i]) for i in indices]
+    out = []
+    for i in indices:
+        message = session.messages[i]
+        out.append(str(as_request_message(message)["content"]))
+        out.append(message_haystack(message))
+    return out
 
 
 @dataclass

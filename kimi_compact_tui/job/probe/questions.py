@@ -1,12 +1,19 @@
 """The probe's questions: made from the specifics of the compacted range.
 
-Each question asks for one item the extractor found in the messages the
+Each question asks for **one** item the extractor found in the messages the
 summary replaces (:mod:`kimi_compact_tui.specifics`), in six categories: the
 user's requests, the plan's open tasks, the files edited, the commands run,
-the errors met and the decisions taken. Only items that the kept messages
-(the leading system messages and the kept tail) do not hold already are
-asked about: what the agent still knows from those does not measure the
-summary. A question gives its context (the user's request it was asked
+the errors met and the decisions taken. A file, a command, an error or a
+decision is asked for by its place: the first one under the user's request it
+came under, or the next one after the one before it. Only items absent from
+exactly what is sent besides the summary (the leading system messages and the
+kept tail, tool calls and their arguments included) are asked about: what the
+agent still knows from those does not measure the summary. A request or an
+open task is absent when no one message of those keeps it by the retention
+rule (:mod:`kimi_compact_tui.retention.passage`). Requests in any script are
+asked about: a request is worth a question when it has three words' worth of
+content terms (a CJK character counts half a word), never by a whitespace word
+count. A question gives its context (the user's request it was asked
 under, at most :data:`CONTEXT_CHARS` characters) and never its own answer:
 the answer is cut out of the context, and a question that would still quote
 it is not asked.
@@ -22,6 +29,8 @@ import re
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
+from kimi_compact_tui.retention.matching import Haystack, find
+from kimi_compact_tui.retention.passage import Request
 from kimi_compact_tui.specifics import (
     COMMANDS,
     DECISIONS,
@@ -54,7 +63,7 @@ KIND_OF = {
 ELIDED = "[…]"
 #: An error that is only an exit status ("exit code 1"): nothing to ask about.
 BARE_STATUS_RE = re.compile(r"^\s*(?:exit(?:ed)?\s+(?:code|status)|returned)\s+-?\d+\s*$", re.I)
-MIN_REQUEST_WORDS = 4  # a shorter request ("ok, go on") is not worth a question
+MIN_REQUEST_WEIGHT = 3.0  # content terms (a CJK character ½): "ok, go on" is not worth one
 
 
 @dataclass(frozen=True)
@@ -70,6 +79,7 @@ class Question:
     expected: tuple[str, ...]
     kind: str
     messages: tuple[int, ...]
+    status: str | None = None  # an open task's: an answer stating another is wrong
 
     @property
     def expected_text(self) -> str:
@@ -105,17 +115,21 @@ def _clip(text: str, width: int = CONTEXT_CHARS) -> str:
     return text if len(text) <= width else text[: width - 1].rstrip() + "…"
 
 
-#: Per category: the question, given " while working on the request …" (or "").
+#: Per category: the question about one item, given its place ("first" or
+#: "next, after …") and " while working on the request …" (or "").
 GROUP_QUESTIONS = {
-    EDITED_FILES: ("Which file did the agent edit{under}? Answer with its path.",
-                   "Which files did the agent edit{under}? Answer with their paths."),
-    COMMANDS: ("Which command did the agent run{under}? Answer with the command line.",
-               "Which commands did the agent run{under}? Answer with the command lines."),
-    ERRORS: ("Which error did the agent hit{under}? Quote its message.",
-             "Which errors did the agent hit{under}? Quote their messages."),
-    DECISIONS: ("What did the agent decide{under}, and why?",
-                "What did the agent decide{under}, and why? Give each decision."),
-}  # fmt: skip
+    EDITED_FILES: "Which file did the agent edit {place}{under}? Answer with its path.",
+    COMMANDS: "Which command did the agent run {place}{under}? Answer with the command line.",
+    ERRORS: "Which error did the agent hit {place}{under}? Quote its message.",
+    DECISIONS: "What did the agent decide {place}{under}, and why?",
+}
+#: How the item before is named in a "next, after …" question.
+AFTER = {
+    EDITED_FILES: "editing {}",
+    COMMANDS: "running `{}`",
+    ERRORS: 'the error "{}"',
+    DECISIONS: 'deciding "{}"',
+}
 GROUPED = tuple(GROUP_QUESTIONS)
 
 
@@ -133,12 +147,19 @@ class _Draft:
 class _Maker:
     def __init__(self, specifics: Specifics, kept: Sequence[str]) -> None:
         self.specifics = specifics
-        self.kept = [normal(k) for k in kept if k]
+        texts = [k for k in kept if k]
+        self.kept = [normal(k) for k in texts]
+        self.kept_hay = Haystack("\n".join(texts), texts)  # a request: within one message
         self.requests = sorted(specifics.of(USER_REQUESTS), key=lambda i: i.first)
 
-    def in_kept(self, answer: str) -> bool:
-        a = normal(answer)
-        return bool(a) and any(a in k for k in self.kept)
+    def in_kept(self, item: Item) -> bool:
+        """Does what is sent besides the summary hold ``item``?"""
+        a = normal(item.text)
+        if a and any(a in k for k in self.kept):
+            return True
+        if item.category in (USER_REQUESTS, OPEN_TASKS) and self.kept_hay:
+            return find(item, self.kept_hay)
+        return False
 
     def request_before(self, item: Item) -> Item | None:
         before = [r for r in self.requests if r.first <= item.first and r is not item]
@@ -149,7 +170,7 @@ class _Maker:
         items = [
             i
             for i in self.specifics.of(category)
-            if not self.in_kept(i.text) and not BARE_STATUS_RE.match(i.text)
+            if not self.in_kept(i) and not BARE_STATUS_RE.match(i.text)
         ]
         if category in GROUPED:
             made = self.grouped(category, items)
@@ -161,25 +182,36 @@ class _Maker:
         return sorted(made, key=lambda d: d.weight)
 
     def grouped(self, category: str, items: list[Item]) -> list[_Draft]:
+        """One question per item: the first of its category under its request,
+        or the next one after the item before it (every item of the category
+        counts for the order, asked about or not)."""
+        asked = {id(i) for i in items}
         groups: dict[int | None, list[Item]] = {}
-        for item in items:
+        for item in sorted(self.specifics.of(category), key=lambda i: i.first):
             request = self.request_before(item)
             groups.setdefault(request.first if request is not None else None, []).append(item)
         out = []
         for at, group in groups.items():
-            answers = [i.text for i in group]
             request = next((r for r in self.requests if r.first == at), None)
-            under = ""
-            if request is not None:
-                under = f' while working on the request "{_clip(_elide(request.text, answers))}"'
-            one, many = GROUP_QUESTIONS[category]
-            out.append(
-                _Draft(category, (one if len(group) == 1 else many).format(under=under), group)
-            )
+            for n, item in enumerate(group):
+                if id(item) not in asked:
+                    continue
+                under = ""
+                if request is not None:
+                    context = _clip(_elide(request.text, [item.text]))
+                    under = f' while working on the request "{context}"'
+                if n == 0:
+                    place = "first"
+                else:
+                    before = _clip(_elide(group[n - 1].text, [item.text]), 80)
+                    place = f"next, after {AFTER[category].format(before)},"
+                    under = under.lstrip(",")
+                text = GROUP_QUESTIONS[category].format(place=place, under=under)
+                out.append(_Draft(category, text.replace(",?", "?").replace(", ?", "?"), [item]))
         return out
 
     def request_question(self, item: Item) -> _Draft | None:
-        if len(item.text.split()) < MIN_REQUEST_WORDS:
+        if sum(Request.cached(item.text).weights) < MIN_REQUEST_WEIGHT:
             return None
         earlier = [r for r in self.requests if r.first < item.first]
         if not earlier:
@@ -224,6 +256,7 @@ def make_questions(
                     tuple(i.text for i in draft.items),
                     KIND_OF[category],
                     tuple(messages),
+                    draft.items[0].status if category == OPEN_TASKS else None,
                 )
             )
     return out

@@ -1,0 +1,1 @@
+"""Hand-labelled sets the verdicts are measured on (written for this project)."""

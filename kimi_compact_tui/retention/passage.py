@@ -1,0 +1,563 @@
+"""Is a request (an instruction, an open task) kept in a text: one contiguous
+passage that carries it, not its words scattered about.
+
+A request is **kept** by a text when one of these holds, each inside one
+passage (one message of the kept tail, never across two):
+
+1. **verbatim**: its normalised form (lower case, NFKC, punctuation and spacing
+   aside) is in the text's normalised form;
+2. **aligned with small edits**: rapidfuzz's ``partial_ratio_alignment`` of the
+   request against the text scores at least :data:`ALIGNED` (typos, case,
+   punctuation, a word changed), and the aligned passage keeps the request's
+   numbers and its negation;
+3. **a faithful paraphrase**: a window of the text no longer than
+   :data:`WINDOW_SCALE` times the request (:data:`MIN_WINDOW` characters at
+   least) holds at least :data:`COVERAGE` of the request's content terms *in
+   the request's order within each of its clauses* (clauses may swap), at least
+   :data:`POINT_COVERAGE` of its last clause's terms (a cut must keep the
+   point), every number of the request, and a negation wherever the request
+   has one (and none right before a term the request does not negate).
+
+Content terms: Latin words, lower-cased, lightly stemmed, without stop words
+or politeness ("please", "thanks"); a word that differs by a typo (rapidfuzz
+``ratio`` ≥ :data:`TYPO_RATIO`, five letters or more) or shares a five-letter
+stem ("verify"/"verification") counts as the same. Numbers, paths and names
+with digits, dots or slashes count only verbatim. Chinese, Japanese and Korean
+are read character by character (no whitespace tokenisation), function
+characters (的, 了, 是...) left out and negation characters (不, 没, 别...)
+kept apart for the negation rule.
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from bisect import bisect_left, bisect_right
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from functools import cached_property, lru_cache
+from os.path import commonprefix
+from typing import NamedTuple
+
+from rapidfuzz import fuzz, process
+
+ALIGNED = 90.0  # rapidfuzz partial_ratio that keeps a request verbatim with small edits
+#: A longer request (a pasted log) is kept verbatim or by its terms (rule 3):
+#: aligning it character by character would cost seconds.
+ALIGN_MAX_CHARS = 4000
+ALIGN_MAX_TERMS = 256  # a request with more distinct terms is scanned window by window
+COVERAGE = 0.7  # share of content terms (in order per clause) a paraphrase keeps
+POINT_COVERAGE = 0.5  # share of the last clause's terms a paraphrase keeps
+WINDOW_SCALE = 1.6  # a paraphrase's window: at most this times the request's length
+MIN_WINDOW = 60  # characters
+TYPO_RATIO = 80.0  # rapidfuzz ratio of two words that differ by a typo
+STEM_PREFIX = 5  # letters two words share to count as one ("verify", "verification")
+SHORT_TERMS = 4  # a request with this many content terms or fewer needs all of them
+REWORDED_SCALE = 1.3  # one sentence holding every term, reordered: at most this long
+
+_CJK = "\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af\uf900-\ufaff"
+_WORD = "a-z0-9\u00c0-\u024f\u0370-\u03ff\u0400-\u04ff"
+TERM_RE = re.compile(rf"[{_WORD}](?:[{_WORD}_'’./-]*[{_WORD}])?|[{_CJK}]")
+CLAUSE_RE = re.compile(r"[.;:!?](?=\s|$)|[,，、。；：！？\n]|\s[-–—]\s|\b(?:and|but|then)\b")
+NORM_DROP_RE = re.compile(rf"[^{_WORD}{_CJK}'./_!?;。！？；-]+")
+DIGIT_RE = re.compile(r"\d")
+SENTENCE_END_RE = re.compile(r"[.!?](?=\s|$)|[。！？\n]")  # ";" joins clauses
+NEGATIONS = frozenset(
+    "not no never don't dont doesn't didn't isn't aren't wasn't weren't won't can't cannot "
+    "without nor mustn't shouldn't neither avoid stop forbidden prohibited disallowed "
+    "refuse".split()
+)
+CJK_NEGATIONS = frozenset("不没别勿未无非莫")
+STOPWORDS = frozenset(
+    "the and for are but you your with this that there then than from have has had was "
+    "were will would can could should must always instead into onto out all any our its "
+    "it's what which when where who how why also just only please let's lets make sure "
+    "need want like get got been being does did doing them they their these those some "
+    "such very more most much many each other a an to of in on at by is be it as or so if "
+    "i me my we us do hi hello hey thanks thank ok okay pls yes sorry bother again lot lots "
+    "bit really maybe thing here now so well about use using used".split()
+)
+CJK_STOP = frozenset(
+    "的了是在我你他她它们吗呢吧啊呀着过地得和与及或也都就又还这那个请把给让帮一下来去上中"
+)
+SUFFIXES = ("ing", "ed", "es", "s", "ly")
+ES_STEMS = ("s", "x", "z", "ch", "sh")
+
+
+def normalise(text: str) -> str:
+    """Lower case, NFKC, punctuation as spaces but sentence ends kept, single
+    spaces, one line per line with text."""
+    text = unicodedata.normalize("NFKC", text).lower().replace("’", "'")
+    lines = (" ".join(NORM_DROP_RE.sub(" ", line).split()) for line in text.split("\n"))
+    return "\n".join(line for line in lines if line)
+
+
+@lru_cache(maxsize=65536)
+def stem(word: str) -> str:
+    if word.endswith("'s"):
+        word = word[:-2]
+    if len(word) > 4 and word.isalpha():
+        for suffix in SUFFIXES:
+            if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+                if suffix == "s" and word.endswith("ss"):
+                    continue
+                if suffix == "es" and not word[:-2].endswith(ES_STEMS):
+                    continue  # "changes" -> "change" (by "s"), "passes" -> "pass"
+                word = word[: -len(suffix)]
+                if len(word) > 3 and word[-1] == word[-2] and word[-1] not in "aeiouls":
+                    word = word[:-1]
+                break
+        if len(word) > 4 and word.endswith("e"):
+            word = word[:-1]  # "raise", "raised", "raises": "rais"
+    return word
+
+
+HIRAGANA_RE = re.compile("[\u3041-\u309f]")
+JA_NEGATION_RE = re.compile("ない|ません|なかった|ぬ(?![\u3041-\u309f])")
+
+
+def _is_cjk(term: str) -> bool:
+    return len(term) == 1 and not term.isascii() and bool(re.match(f"[{_CJK}]", term))
+
+
+class Term(NamedTuple):
+    key: str  # the stem (a CJK character as is)
+    start: int  # offset in the normalised text
+    negation: bool = False
+
+
+_WORD_KEYS: dict[str, tuple[str, bool] | None] = {}
+
+
+def _word_key(word: str) -> tuple[str, bool] | None:
+    """A word's term (its key, and whether it is a negation), or None (a stop word)."""
+    got = _WORD_KEYS.get(word, False)
+    if got is not False:
+        return got  # type: ignore[return-value]
+    out: tuple[str, bool] | None
+    bare = word.strip("'.-/")
+    if bare.endswith("'s"):
+        bare = bare[:-2]
+    if not bare:
+        out = None
+    elif _is_cjk(bare):
+        if bare in CJK_NEGATIONS:
+            out = (bare, True)
+        elif bare in CJK_STOP or HIRAGANA_RE.match(bare):
+            out = None  # a function character; hiragana is Japanese grammar
+        else:
+            out = (bare, False)
+    elif bare in NEGATIONS or bare.endswith("n't"):
+        out = (bare, True)
+    elif bare not in STOPWORDS and (len(bare) > 1 or bare.isdigit()):
+        out = (stem(bare), False)
+    else:
+        out = None
+    if len(_WORD_KEYS) < 200_000:
+        _WORD_KEYS[word] = out
+    return out
+
+
+def terms(norm: str) -> list[Term]:
+    """The content terms (and negations) of a normalised text, in order."""
+    out = []
+    for m in TERM_RE.finditer(norm):
+        got = _word_key(m.group(0))
+        if got is not None:
+            out.append(Term(got[0], m.start(), got[1]))
+    if HIRAGANA_RE.search(norm):  # Japanese negation is inflection: 触らない, しません
+        out.extend(Term(m.group(0), m.start(), True) for m in JA_NEGATION_RE.finditer(norm))
+        out.sort(key=lambda t: t.start)
+    return out
+
+
+EXACT_RE = re.compile(r"[\d./_]")
+
+
+def exact_only(key: str) -> bool:
+    """Numbers, paths and names with digits, dots or slashes: verbatim only."""
+    return EXACT_RE.search(key) is not None
+
+
+@lru_cache(maxsize=65536)
+def weight(key: str) -> float:
+    """What a term weighs in coverage: a name, number or path 3, a word 1, a
+    CJK character 0.5 (two characters make about one word)."""
+    if exact_only(key):
+        return 3.0
+    return 0.5 if _is_cjk(key) else 1.0
+
+
+@dataclass
+class Request:
+    """A request's normalised text, its content terms by clause, and its negations."""
+
+    text: str
+    norm: str = ""
+    clauses: list[list[str]] = field(default_factory=list)
+    negated: bool = False
+    numbers: list[str] = field(default_factory=list)
+    ends: int = 0  # sentence ends inside the request (not the last one)
+
+    @classmethod
+    def of(cls, text: str) -> Request:
+        norm = normalise(text.rstrip("…").rstrip() if text.endswith("…") else text)
+        low = unicodedata.normalize("NFKC", text).lower().replace("’", "'")
+        cuts = [m.start() for m in CLAUSE_RE.finditer(low)]
+        by_clause: dict[int, list[str]] = {}
+        negated = False
+        for t in terms(low):
+            if t.negation:
+                negated = True
+            else:
+                by_clause.setdefault(bisect_right(cuts, t.start), []).append(t.key)
+        clauses = [by_clause[n] for n in sorted(by_clause)]
+        numbers = [k for c in clauses for k in c if DIGIT_RE.search(k)]
+        ends = len(SENTENCE_END_RE.findall(norm.rstrip(".!?;。！？； \n")))
+        return cls(text, norm, clauses, negated, numbers, ends)
+
+    @staticmethod
+    @lru_cache(maxsize=4096)
+    def cached(text: str) -> Request:
+        return Request.of(text)
+
+    @cached_property
+    def keys(self) -> list[str]:
+        """The distinct content terms, in order of first use."""
+        return list(dict.fromkeys(k for c in self.clauses for k in c))
+
+    @cached_property
+    def weights(self) -> list[float]:
+        return [weight(k) for k in self.keys]
+
+    @cached_property
+    def clause_of(self) -> dict[str, int]:
+        out: dict[str, int] = {}
+        for n, clause in enumerate(self.clauses):
+            for k in clause:
+                out.setdefault(k, n)
+        return out
+
+
+class Passages:
+    """A text to look requests up in: its normalised parts (one per message of
+    the kept tail; the summary is one part) and their terms, indexed. Each
+    distinct content term is also one character of :attr:`codes`, so that
+    rapidfuzz aligns a request's terms against the text's in C."""
+
+    def __init__(self, parts: Sequence[str]) -> None:
+        self.parts = [normalise(p) for p in parts if p and p.strip()]
+        self.joined = "\n".join(self.parts)
+        self.bounds: list[int] = []  # the start of each part in ``joined``
+        at = 0
+        self.sequence: list[Term] = []
+        self.part_index: list[int] = []  # the part of each term
+        for n, part in enumerate(self.parts):
+            self.bounds.append(at)
+            found = terms(part)
+            self.sequence.extend(Term(t.key, t.start + at, t.negation) for t in found)
+            self.part_index.extend([n] * len(found))
+            at += len(part) + 1
+        ends = [m.start() for m in SENTENCE_END_RE.finditer(self.joined)]
+        #: the sentence of each term (sentence ends before it)
+        self.sentence = [bisect_right(ends, t.start) for t in self.sequence]
+        self.where: dict[str, list[int]] = {}  # term -> its indices in ``sequence``
+        self.negations: list[int] = []  # the indices of negations in ``sequence``
+        self.code_of: dict[str, str] = {}
+        codes: list[str] = []
+        self.content: list[int] = []  # codes position -> index in ``sequence``
+        last_part = 0
+        for n, t in enumerate(self.sequence):
+            if t.negation:
+                self.negations.append(n)
+                continue
+            self.where.setdefault(t.key, []).append(n)
+            if self.part_index[n] != last_part:
+                codes.append(PART_BREAK)
+                self.content.append(n)
+                last_part = self.part_index[n]
+            code = self.code_of.get(t.key)
+            if code is None:
+                code = self.code_of[t.key] = _code(len(self.code_of))
+            codes.append(code)
+            self.content.append(n)
+        self.codes = "".join(codes)
+        self._same: dict[str, list[str]] = {}
+
+    @cached_property
+    def vocabulary(self) -> list[str]:
+        return [k for k in self.where if k.isalpha() and len(k) >= STEM_PREFIX]
+
+    @cached_property
+    def by_prefix(self) -> dict[str, list[str]]:
+        out: dict[str, list[str]] = {}
+        for k in self.vocabulary:
+            out.setdefault(k[:STEM_PREFIX], []).append(k)
+        return out
+
+    def part_span(self, pos: int) -> tuple[int, int]:
+        n = bisect_right(self.bounds, pos) - 1
+        start = self.bounds[n]
+        return start, start + len(self.parts[n])
+
+    def same(self, key: str) -> list[str]:
+        """The text's terms that count as ``key``: itself, a word sharing its
+        five-letter stem, or (when the text lacks the word) one a typo away."""
+        got = self._same.get(key)
+        if got is not None:
+            return got
+        out = [key] if key in self.where else []
+        if key.isalpha() and len(key) >= STEM_PREFIX:
+            for other in self.by_prefix.get(key[:STEM_PREFIX], ()):
+                common = len(commonprefix([key, other]))
+                if other != key and common >= 0.6 * min(len(key), len(other)):
+                    out.append(other)
+            if not out:
+                near = process.extract(
+                    key, self.vocabulary, scorer=fuzz.ratio, score_cutoff=TYPO_RATIO, limit=3
+                )
+                out.extend(k for k, _, _ in near)
+        self._same[key] = out
+        return out
+
+    def negated_near(self, index: int) -> bool:
+        """A negation among the two terms right before ``sequence[index]``, close by."""
+        at = bisect_left(self.negations, index)
+        for j in self.negations[max(0, at - 2) : at]:
+            if index - j <= 2 and self.sequence[index].start - self.sequence[j].start < 16:
+                return True
+        return False
+
+    def negation_between(self, start: int, end: int) -> bool:
+        """A negation whose offset lies in ``[start, end)``."""
+        seq = self.sequence
+        lo, hi = 0, len(self.negations)
+        while lo < hi:
+            mid = (lo + hi) // 2
+            if seq[self.negations[mid]].start < start:
+                lo = mid + 1
+            else:
+                hi = mid
+        return lo < len(self.negations) and seq[self.negations[lo]].start < end
+
+
+PART_BREAK = "\x00"
+ABSENT = "\x01"
+SEARCHES = 2  # aligned term windows tried per request
+FEW_HITS = 64  # with no more occurrences of its terms than this, every window is checked
+#: The least rapidfuzz score of a request's term string against a window of the
+#: text's worth checking: 70% of the terms in order score 70; clauses swapped, less.
+ALIGN_CUTOFF = 45.0
+
+
+def _code(n: int) -> str:
+    """The ``n``-th term's character (private-use planes; never text)."""
+    return chr(0xF0000 + n) if n < 0xFFFE else chr(0x100000 + n - 0xFFFE)
+
+
+def _lis(values: list[int]) -> list[int]:
+    """One longest strictly increasing subsequence of ``values``."""
+    tails: list[int] = []  # positions in values of the smallest tail of each length
+    tail_values: list[int] = []
+    back: list[int] = [-1] * len(values)
+    for n, v in enumerate(values):
+        i = bisect_left(tail_values, v)
+        if i:
+            back[n] = tails[i - 1]
+        if i == len(tails):
+            tails.append(n)
+            tail_values.append(v)
+        else:
+            tails[i] = n
+            tail_values[i] = v
+    out: list[int] = []
+    at = tails[-1] if tails else -1
+    while at >= 0:
+        out.append(values[at])
+        at = back[at]
+    return out[::-1]
+
+
+def kept(request: Request, hay: Passages) -> bool:
+    """True when ``hay`` keeps ``request`` (see the module)."""
+    if not request.norm or not hay.parts:
+        return False
+    at = hay.joined.find(request.norm)
+    while at >= 0:
+        if request.negated or not _negated_before(hay.joined, at):
+            return True
+        at = hay.joined.find(request.norm, at + 1)
+    keys = request.keys
+    if not keys:
+        return False
+    weights = request.weights
+    total = sum(weights)
+    need = total - 1e-9 if len(keys) <= SHORT_TERMS else COVERAGE * total
+    # the text's terms that stand for each request term, how often they occur,
+    # and the request as a string of the text's term characters
+    same, where, code_of = hay.same, hay.where, hay.code_of
+    term_of: dict[str, int] = {}
+    present = 0.0
+    occurrences = 0
+    chars: list[str] = []
+    for n, key in enumerate(keys):
+        found = same(key)
+        if not found:
+            chars.append(ABSENT)
+            continue
+        present += weights[n]
+        chars.append(code_of[found[0]])
+        for other in found:
+            term_of.setdefault(other, n)
+            occurrences += len(where[other])
+    if present < need:
+        return False
+    span = max(MIN_WINDOW, int(WINDOW_SCALE * len(request.norm)))
+    aligned: list[tuple[int, int]] = []
+    if occurrences <= FEW_HITS or len(keys) > ALIGN_MAX_TERMS:
+        every = sorted((i, n) for other, n in term_of.items() for i in where[other])
+        return _hits_keep(request, hay, every, weights, need, span, aligned)
+    # Where the request's terms lie most densely and in order: rapidfuzz aligns
+    # the request's term string against the text's (C), and the best regions are
+    # then checked term by term.
+    wanted = "".join(chars)
+    codes = hay.codes
+    for _ in range(SEARCHES):
+        best = fuzz.partial_ratio_alignment(wanted, codes, score_cutoff=ALIGN_CUTOFF)
+        if best is None:
+            return False
+        lo = max(0, best.dest_start - len(keys))
+        hi = min(len(codes), best.dest_end + len(keys))
+        seq = hay.sequence
+        hits = [(i, n) for i in hay.content[lo:hi] if (n := term_of.get(seq[i].key, -1)) >= 0]
+        if _hits_keep(request, hay, hits, weights, need, span, aligned):
+            return True
+        codes = (
+            codes[: best.dest_start]
+            + ABSENT * (best.dest_end - best.dest_start)
+            + codes[best.dest_end :]
+        )
+    return False
+
+
+def _hits_keep(
+    request: Request,
+    hay: Passages,
+    hits: list[tuple[int, int]],
+    weights: list[float],
+    need: float,
+    span: int,
+    aligned: list[tuple[int, int]],
+) -> bool:
+    """Does a window of at most ``span`` characters of ``hits`` ((index in the
+    text's terms, index of the request's term), in text order) keep the
+    request (rules 2 and 3)?"""
+    seq = hay.sequence
+    counts: dict[int, int] = {}
+    have = 0.0
+    left = 0
+    part_index = hay.part_index
+    sentence = hay.sentence
+    ends = request.ends  # sentence ends a window may hold: as many as the request has
+    for right, (i, n) in enumerate(hits):
+        if not counts.get(n):
+            have += weights[n]
+        counts[n] = counts.get(n, 0) + 1
+        while left < right and (
+            seq[i].start - seq[hits[left][0]].start > span
+            or part_index[hits[left][0]] != part_index[i]
+            or sentence[i] - sentence[hits[left][0]] > ends
+        ):
+            ln = hits[left][1]
+            counts[ln] -= 1
+            if not counts[ln]:
+                have -= weights[ln]
+            left += 1
+        if have < need:
+            continue
+        nxt = hits[right + 1] if right + 1 < len(hits) else None
+        if nxt is not None and (
+            part_index[nxt[0]] == part_index[i]
+            and seq[nxt[0]].start - seq[hits[left][0]].start <= span
+            and sentence[nxt[0]] - sentence[hits[left][0]] <= ends
+        ):
+            continue  # the window grows on: judge it at its largest
+        if _window_keeps(request, hay, hits[left : right + 1], weights, need, aligned):
+            return True
+    return False
+
+
+def _window_keeps(
+    request: Request,
+    hay: Passages,
+    window: list[tuple[int, int]],
+    weights: list[float],
+    need: float,
+    aligned: list[tuple[int, int]],
+) -> bool:
+    seq = hay.sequence
+    keys = request.keys
+    first, last = window[0][0], window[-1][0]
+    start = seq[first].start
+    end = seq[last].start + len(seq[last].key)
+    lo, hi = hay.part_span(start)
+    # 2. aligned with small edits
+    r_lo, r_hi = max(lo, start - len(request.norm)), min(hi, end + len(request.norm))
+    if len(request.norm) <= ALIGN_MAX_CHARS and not any(
+        a <= start and end <= b for a, b in aligned
+    ):
+        aligned.append((r_lo, r_hi))
+        region = hay.joined[r_lo:r_hi]
+        found = fuzz.partial_ratio_alignment(request.norm, region, score_cutoff=ALIGNED)
+        if found is not None:
+            exact = region[found.dest_start : found.dest_end]
+            if (
+                _numbers_kept(request, exact)
+                and _negation_kept(request, exact)
+                and (request.negated or not _negated_before(region, found.dest_start))
+            ):
+                return True
+    got = {keys[n] for _, n in window}
+    if not all(number in got for number in request.numbers):
+        return False
+    if request.negated:
+        if not hay.negation_between(max(lo, start - 24), min(hi, end + 24)):
+            return False
+    elif any(hay.negated_near(i) for i, _ in window):
+        return False  # "do not run X" is not "run X"
+    # 3. a faithful paraphrase: per clause of the request, its terms in order
+    clause_of = request.clause_of
+    by_clause: dict[int, list[int]] = {}
+    for _, n in window:
+        by_clause.setdefault(clause_of[keys[n]], []).append(n)
+    in_order = sum(weights[n] for ns in by_clause.values() for n in set(_lis(ns)))
+    last_clause = set(request.clauses[-1])
+    point = sum(weight(k) for k in last_clause)
+    point_ok = len(last_clause) < 2 or (
+        sum(weight(k) for k in last_clause & got) >= POINT_COVERAGE * point
+    )
+    if in_order >= need and point_ok:
+        return True
+    # 3b. one sentence reworded: every term, no longer than the request, no sentence end
+    if len(got) == len(keys) and end - start <= REWORDED_SCALE * len(request.norm) + 10:
+        return not SENTENCE_END_RE.search(hay.joined, start, end)
+    return False
+
+
+def _negated_before(text: str, at: int) -> bool:
+    """A negation among the two terms right before ``at`` ("do not" + the request)."""
+    before = terms(text[max(0, at - 20) : at])[-2:]
+    return any(t.negation for t in before)
+
+
+def _numbers_kept(request: Request, text: str) -> bool:
+    if not request.numbers:
+        return True
+    have = {t.key for t in terms(text)}
+    return all(n in have for n in request.numbers)
+
+
+def _negation_kept(request: Request, text: str) -> bool:
+    """A negated request needs a negation in the passage; one without needs none."""
+    has = any(t.negation for t in terms(text))
+    return has if request.negated else not has
