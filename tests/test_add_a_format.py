@@ -69,7 +69,7 @@ class ChatFormat(SessionFormat):
                 messages.append(Message.make(role, json.loads(text)))
             except ValueError:
                 raise SessionFormatError(f"{path}:{number}: invalid JSON text") from None
-        return Session(path, self, messages, warnings, SessionMeta(recorded_tokens=7))
+        return Session(SessionRef(path), self, messages, warnings, SessionMeta(recorded_tokens=7))
 
     def dump(self, session: Session) -> bytes:
         lines = [
@@ -254,7 +254,7 @@ class ChatDbFormat(SessionFormat):
             data = self.storage.export(tx, self, ref)
         if known is None:
             raise SessionFormatError(f"{ref}: no such session in the database")
-        session = Session(ref.path, self, rows_to_messages(data, ref), key=ref.key)
+        session = Session(ref, self, rows_to_messages(data, ref))
         return session, fingerprint_of(data)
 
     def parse(self, data: bytes, path: Path) -> Session:  # never called: not byte-based

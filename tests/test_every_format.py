@@ -70,11 +70,10 @@ class Written:
 def written(request: pytest.FixtureRequest, tmp_path: Path) -> Written:
     fmt = registry.get(request.param)
     opened = FORMAT_WRITERS[fmt.name](tmp_path)
-    named = SessionRef.parse(opened)  # DB#KEY for a session kept in a database
-    assert named.path.exists() and tmp_path in named.path.parents
-    ref = named if named.key is not None else SessionRef(registry.resolve_session_path(opened))
+    ref = registry.resolve(opened)  # DB#KEY for a session kept in a database
+    assert ref.path.exists() and tmp_path in ref.path.parents
     original = fmt.storage.current(fmt, ref).data
-    assert (named.key is None) == fmt.storage.byte_based
+    assert (ref.key is None) == fmt.storage.byte_based
     return Written(fmt, opened, ref.path, original, ref)
 
 

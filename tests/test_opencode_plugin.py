@@ -20,6 +20,7 @@ from kimi_compact_tui.config import AppConfig
 from kimi_compact_tui.errors import ApplyError
 from kimi_compact_tui.formats import load, registry
 from kimi_compact_tui.formats.opencode.plugin import FORMAT
+from kimi_compact_tui.formats.storage import SessionRef
 from kimi_compact_tui.job import CompactionJob
 from kimi_compact_tui.providers import ProviderConfig
 from kimi_compact_tui.tui.state import ReviewState
@@ -115,8 +116,8 @@ def test_a_session_id_is_found_where_opencode_keeps_its_database(
     # without $OPENCODE_DB: $XDG_DATA_HOME/opencode/opencode.db, as opencode looks
     monkeypatch.delenv("OPENCODE_DB")
     monkeypatch.setenv("XDG_DATA_HOME", str(db.parent.parent))
-    assert load(sid).session.key == sid
-    assert registry.find_by_id(sid[:12]) == Path(f"{db}#{sid}")  # the start of an id
+    assert load(sid).session.ref.key == sid
+    assert registry.find_by_id(sid[:12]) == SessionRef(db, sid)  # the start of an id
     monkeypatch.setenv("XDG_DATA_HOME", str(db.parent))  # nothing there
     listed = cli_main("plan", sid)
     assert listed.code == 2 and "no such file" in listed.stderr
@@ -143,9 +144,9 @@ def test_the_picker_lists_top_level_sessions_under_the_agent_name(named, monkeyp
     conn.close()
     monkeypatch.setenv("OPENCODE_DB", str(db))
     found = [info for info in registry.discover_all() if info.format == "opencode"]
-    assert {info.key for info in found} == {sid, other_session(db, sid)}
-    assert child not in {info.key for info in found}
-    mine = next(info for info in found if info.key == sid)
+    assert {info.ref.key for info in found} == {sid, other_session(db, sid)}
+    assert child not in {info.ref.key for info in found}
+    mine = next(info for info in found if info.ref.key == sid)
     assert mine.title == "Fix the parser" and mine.message_count == 7 and mine.updated
     assert str(mine.ref) == f"{db}#{sid}" and mine.path == db
     assert "1 opencode" not in registry.discovery_note(found) and "2 opencode sessions" in (
@@ -373,12 +374,12 @@ async def test_the_picker_opens_the_session_chosen_not_the_database(named, monke
         await settle(pilot)
         assert isinstance(app.screen, PickerScreen)
         entries = app.screen.entries
-        assert [e.key for e in entries[:2]] == [other_session(db, sid), sid]  # newest first
+        assert [e.ref.key for e in entries[:2]] == [other_session(db, sid), sid]  # newest first
         assert session_label(entries[1]).plain.startswith("opencode")
         await pilot.press("down", "enter")  # the second row: our session
         await wait_until(pilot, lambda: app.state.session is not None, "the session opened")
         session = app.state.session
-        assert session is not None and session.key == sid and len(session.messages) == 8
+        assert session is not None and session.ref.key == sid and len(session.messages) == 8
 
 
 def test_every_command_names_the_session_with_its_key(named, tmp_path, cli_main):  # noqa: F811

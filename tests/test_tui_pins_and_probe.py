@@ -377,13 +377,12 @@ def test_the_pinned_block_is_written_inside_every_formats_summary_and_undone(nam
     import asyncio
 
     from kimi_compact_tui.formats import registry
-    from kimi_compact_tui.formats.storage import SessionRef
     from kimi_compact_tui.retention import retention_report
     from kimi_compact_tui.tui.pins import pin
 
     opened = FORMAT_WRITERS[name](tmp_path)
     fmt = load_session(opened).format
-    ref = SessionRef.parse(str(registry.resolve_session_path(opened)))
+    ref = registry.resolve(opened)
     original = fmt.storage.current(fmt, ref).data  # a file's bytes, a database session's rows
     state = ReviewState(
         config=AppConfig(raw={"compaction": {"enabled": True, "type": "kimi"}}),

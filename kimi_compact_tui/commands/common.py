@@ -162,7 +162,7 @@ def load_and_prepare(
     if args.up_to is not None and not 1 <= args.up_to <= len(session.messages):
         n = len(session.messages)
         raise UserError(
-            f"{session.ref or session.path}: --up-to {args.up_to} is out of range "
+            f"{session.ref}: --up-to {args.up_to} is out of range "
             f"(the session has {n} message{'' if n == 1 else 's'}, numbered 1 to {n})"
         )
     prep = the_job.prepare(

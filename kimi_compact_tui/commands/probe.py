@@ -103,7 +103,7 @@ def run(args: argparse.Namespace) -> int:
     report = ask_all(probe, pcfg)
     if args.json:
         data = {
-            "session": str(session.path),
+            "session": str(session.ref),
             "summary": args.summary,
             "provider": pcfg.kind,
             "model": probe.bodies[0].get("model") if probe.bodies else None,

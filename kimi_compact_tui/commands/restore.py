@@ -15,9 +15,13 @@ import argparse
 import os
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kimi_compact_tui.commands.jsonout import print_json
 from kimi_compact_tui.errors import ApplyError, UserError
+
+if TYPE_CHECKING:
+    from kimi_compact_tui.formats.storage import SessionRef
 
 #: The one-line help of the command (listed by the top-level --help).
 HELP = "undo the last compaction written by this tool, or restore a picked version"
@@ -53,22 +57,23 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--json", action="store_true", help="with --list: print JSON")
 
 
-def session_arg(text: str) -> str:
-    """SESSION as the store takes it: a path that exists, the folder of a
-    session id a format knows, or a session file that is gone but whose restore
-    points remain beside it (they are what brings it back). Anything else is
-    one line: there is no such session."""
-    from kimi_compact_tui.formats.registry import find_by_id
-    from kimi_compact_tui.formats.storage import SessionRef
+def session_arg(text: str) -> SessionRef | str:
+    """SESSION as the store takes it: the session it names (resolved once), a
+    path that exists (the store says why it is no session), or a session file
+    that is gone but whose restore points remain beside it (they are what
+    brings it back). Anything else is one line: there is no such session."""
+    from kimi_compact_tui.errors import SessionFormatError
+    from kimi_compact_tui.formats.registry import SessionNameError, resolve
     from kimi_compact_tui.store import restore_points
 
+    try:
+        return resolve(text)
+    except SessionNameError:
+        raise
+    except SessionFormatError:
+        pass
     p = Path(text).expanduser()
-    if os.path.lexists(p) or SessionRef.parse(text).key is not None:  # DB#KEY
-        return text
-    found = find_by_id(text)
-    if found is not None:
-        return str(found)
-    if restore_points(p):  # (a missing folder is an ApplyError naming it)
+    if os.path.lexists(p) or restore_points(p):  # (a missing folder: an ApplyError naming it)
         return text
     raise UserError(f"{p}: no such session file or folder (nor a session id any format knows)")
 
@@ -87,7 +92,7 @@ def run(args: argparse.Namespace) -> int:
             pass
         if args.json:
             data = [dict(p.to_json(), default=p.path == default) for p in points]
-            print_json({"session": str(target.path), "points": data})
+            print_json({"session": str(target.ref), "points": data})
             return 0
         if not points:
             sys.stdout.write(f"{args.session}: no restore points\n")

@@ -73,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
     report = retention_report(session, prep.plan, summary, work_dir=args.work_dir)
     shortfalls = check_min_retention(report, thresholds)
     if args.json:
-        out = {"session": str(session.ref or session.path), "summary": args.summary}
+        out = {"session": str(session.ref), "summary": args.summary}
         out["retention"] = report.to_json()
         out["shortfalls"] = shortfalls
         print_json(out)

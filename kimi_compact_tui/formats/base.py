@@ -20,6 +20,7 @@ in ``tests/factories/writers.py`` (``docs/ARCHITECTURE.md`` walks through it).
 
 from __future__ import annotations
 
+import os
 from abc import ABC, abstractmethod
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -52,11 +53,21 @@ class SessionMeta:
     recorded_tokens: int | None = None
 
 
+#: The reference of a session made in memory (``from_messages``), held by no file.
+UNSAVED = SessionRef(Path(os.devnull))
+
+
+def ref_of(path: Path | None) -> SessionRef:
+    """The reference of a session held by the file ``path`` (None: made in memory)."""
+    return UNSAVED if path is None else SessionRef(path)
+
+
 @dataclass
 class Session:
-    """A loaded session: ``messages`` is the compactable history."""
+    """A loaded session: ``ref`` is where it lives (its one identity, made once
+    by :func:`formats.registry.resolve`), ``messages`` the compactable history."""
 
-    path: Path | None
+    ref: SessionRef
     format: SessionFormat
     messages: list[Message]
     # Lines the format skipped on load (as the agent does), each naming file:line.
@@ -64,14 +75,17 @@ class Session:
     meta: SessionMeta = field(default_factory=SessionMeta)
     # The plugin's own typed state: owned, built and read by ``format`` alone.
     format_state: object = None
-    # Which session inside ``path`` (a database holding many); None: the file is the session.
-    key: str | None = None
 
     @property
-    def ref(self) -> SessionRef | None:
-        """Where the session lives (``path`` plus ``key``); None for a session
+    def path(self) -> Path | None:
+        """The file that holds the session (``ref.path``); None for a session
         made in memory."""
-        return None if self.path is None else SessionRef(self.path, self.key)
+        return None if self.ref is UNSAVED else self.ref.path
+
+    @property
+    def saved(self) -> bool:
+        """Whether a file holds the session (False: made in memory)."""
+        return self.ref is not UNSAVED
 
     def __len__(self) -> int:
         return len(self.messages)
@@ -90,7 +104,7 @@ class Session:
 class SessionInfo:
     """One session found on this machine, for the picker."""
 
-    path: Path  # what the loader takes (a file or a folder)
+    ref: SessionRef  # what the loader takes (a file or a folder, or DB#KEY)
     format: str  # the plugin's name ("?" when no format reads it)
     title: str | None = None  # first user message, or the agent's title
     work_dir: str | None = None
@@ -101,11 +115,13 @@ class SessionInfo:
     message_count: int | None = None
     session_id: str | None = None
     error: str | None = None  # set when the session cannot be read
-    key: str | None = None  # which session inside ``path`` (None: the file is the session)
+    # Marks of the agent's own, for the picker (e.g. "archived", "a sub-agent's").
+    marks: tuple[str, ...] = ()
 
     @property
-    def ref(self) -> SessionRef:
-        return SessionRef(self.path, self.key)
+    def path(self) -> Path:
+        """The file (or session folder) that holds the session."""
+        return self.ref.path
 
 
 @dataclass
@@ -285,8 +301,17 @@ class SessionFormat(ABC):
         """The session file this format finds in ``folder``, or None."""
         return None
 
-    def find_session(self, session_id: str, env: Mapping[str, str], home: Path) -> Path | None:
-        """The session (file or folder) this format knows by ``session_id``, or None."""
+    def find_session(
+        self, session_id: str, env: Mapping[str, str], home: Path
+    ) -> SessionRef | None:
+        """The session (a file, a session folder, or ``DB#KEY``) this format knows
+        by ``session_id``, or None."""
+        return None
+
+    def only_session(self, path: Path) -> SessionRef | None:
+        """For a file that holds many sessions (a database) named alone: the one
+        session it holds, else a ``SessionFormatError`` listing them. None for a
+        format whose file is the session (the default)."""
         return None
 
     def discovery_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
@@ -299,7 +324,7 @@ class SessionFormat(ABC):
 
     def describe(self, path: Path) -> SessionInfo:
         """A cheap picker row for a session given by path."""
-        return SessionInfo(path, self.name)
+        return SessionInfo(SessionRef(path), self.name)
 
     def short_name(self, path: Path) -> str:
         """A short name people recognise the session file by (titles, the
@@ -343,7 +368,7 @@ class SessionFormat(ABC):
         dumps to the bytes it was read from. Every byte format implements it;
         by default (a session that is not a file of its own) refused in one line."""
         raise SessionFormatError(
-            f"{session.ref or 'the session'}: a {self.label} is not a file of its own, so it "
+            f"{session.ref}: a {self.label} is not a file of its own, so it "
             "cannot be written to another file; write it in place instead"
         )
 
@@ -390,7 +415,7 @@ class SessionFormat(ABC):
         summary message, the kept messages), with this format's state for the
         write (its usage record, its records to append, ...)."""
         messages = splice(session, plan, self.summary_message(summary))
-        return Session(session.path, self, messages, meta=session.meta, key=session.key)
+        return Session(session.ref, self, messages, meta=session.meta)
 
     def write_refusal(self, session: Session) -> str | None:
         """Why a compaction cannot be written to this loaded session at all

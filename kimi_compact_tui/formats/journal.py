@@ -35,6 +35,7 @@ from typing import Any, ClassVar, Protocol, cast
 from kimi_compact_tui.compaction.plan import CompactionPlan
 from kimi_compact_tui.errors import ApplyError, SessionFormatError
 from kimi_compact_tui.formats.base import Session, SessionFormat, SessionInfo, SessionMeta, WriteOp
+from kimi_compact_tui.formats.storage import SessionRef
 from kimi_compact_tui.formats.strategies import AppendTruncate
 from kimi_compact_tui.model import Message
 from kimi_compact_tui.specifics.declare import Vocabulary
@@ -139,7 +140,7 @@ class JournalFormat(SessionFormat):
         """The session read from ``path``: ``state`` (the plugin's) holds the
         ``warnings`` and the agent's ``recorded_tokens``."""
         meta = SessionMeta(recorded_tokens=state.recorded_tokens)
-        return Session(path, self, list(messages), list(state.warnings), meta, state)
+        return Session(SessionRef(path), self, list(messages), list(state.warnings), meta, state)
 
     def journal(self, session: Session) -> JournalState | None:
         """The session's journal state, or None when it is not one of ours."""

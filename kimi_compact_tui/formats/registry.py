@@ -26,7 +26,7 @@ from kimi_compact_tui.formats.kimi_cli.plugin import FORMAT as KIMI_CLI
 from kimi_compact_tui.formats.kimi_code.plugin import FORMAT as KIMI_CODE
 from kimi_compact_tui.formats.openai import JSON_FORMAT, JSONL_FORMAT
 from kimi_compact_tui.formats.opencode.plugin import FORMAT as OPENCODE
-from kimi_compact_tui.formats.storage import SessionRef
+from kimi_compact_tui.formats.storage import SessionRef, split_key
 from kimi_compact_tui.sanitize import one_line
 
 # One line per format, specific formats first (the order detection asks in).
@@ -61,9 +61,8 @@ def specific() -> list[SessionFormat]:
 
 
 #: What may be the start of a session id: letters, digits, ``-`` and ``_``, at
-#: least this many (shorter ones are typos far more often than ids), with a
-#: digit in it or hex digits only (a word such as a mistyped command is not
-#: looked up among every session on the machine).
+#: least this many (shorter ones are typos far more often than ids). Any such
+#: start names the one session whose id starts so, letters or digits alike.
 MIN_PREFIX = 4
 #: The picker shows ids this long, longer where two sessions share the start.
 SHORT_ID = 8
@@ -77,9 +76,7 @@ class SessionNameError(SessionFormatError):
 
 
 def _id_like(text: str) -> bool:
-    if len(text) < MIN_PREFIX or not all(c.isalnum() or c in "-_" for c in text):
-        return False
-    return any(c.isdigit() for c in text) or all(c in "0123456789abcdefABCDEF-" for c in text)
+    return len(text) >= MIN_PREFIX and all(c.isalnum() or c in "-_" for c in text)
 
 
 def _agent(name: str) -> str:
@@ -96,17 +93,24 @@ def _same(a: Path, b: Path) -> bool:
         return a == b
 
 
-def _distinct(found: list[tuple[str, Path, str]]) -> list[tuple[str, Path, str]]:
-    """``(id, path, format name)`` with the same session (one path) once."""
-    out: list[tuple[str, Path, str]] = []
+def _same_ref(a: SessionRef, b: SessionRef) -> bool:
+    return a.key == b.key and _same(a.path, b.path)
+
+
+Found = tuple[str, SessionRef, str]  # (id, where, format name)
+
+
+def _distinct(found: list[Found]) -> list[Found]:
+    """``(id, ref, format name)`` with the same session (one reference) once."""
+    out: list[Found] = []
     for entry in found:
-        if not any(_same(entry[1], seen[1]) for seen in out):
+        if not any(_same_ref(entry[1], seen[1]) for seen in out):
             out.append(entry)
     return out
 
 
-def _ambiguous(text: str, found: list[tuple[str, Path, str]]) -> SessionNameError:
-    shown = [f"{sid} ({_agent(name)}, {path})" for sid, path, name in found[:LISTED]]
+def _ambiguous(text: str, found: list[Found]) -> SessionNameError:
+    shown = [f"{sid} ({_agent(name)}, {ref})" for sid, ref, name in found[:LISTED]]
     more = f", and {len(found) - LISTED:,} more" if len(found) > LISTED else ""
     return SessionNameError(
         f"{text}: {len(found):,} sessions have an id starting so: "
@@ -116,7 +120,7 @@ def _ambiguous(text: str, found: list[tuple[str, Path, str]]) -> SessionNameErro
 
 def find_by_id(
     text: str, env: Mapping[str, str] | None = None, home: Path | None = None
-) -> Path | None:
+) -> SessionRef | None:
     """The session named by ``text`` when it is not a path: ``sample:NAME``
     (a bundled sample), a session id a format knows, or the start of one that
     only one session's id has (the picker's short ids are such starts). None
@@ -128,16 +132,16 @@ def find_by_id(
     except LookupError as exc:
         raise SessionNameError(str(exc.args[0])) from None
     if sample is not None:
-        return sample
+        return SessionRef(sample)
     if not text or "/" in text or "\\" in text or text.startswith("."):
         return None
     env = os.environ if env is None else env
     home = Path.home() if home is None else home
-    exact: list[tuple[str, Path, str]] = []
+    exact: list[Found] = []
     for fmt in FORMATS:
         found = fmt.find_session(text, env, home)
         if found is not None:
-            exact.append((text, Path(found), fmt.name))
+            exact.append((text, found, fmt.name))
     exact = _distinct(exact)
     if len(exact) == 1:
         return exact[0][1]
@@ -148,7 +152,7 @@ def find_by_id(
     # The start of an id: the sessions the picker lists are the ones it may name.
     wanted = text.lower()
     starts = [
-        (info.session_id, _named(info), info.format)
+        (info.session_id, info.ref, info.format)
         for info in discover_all(env, home)
         if info.session_id and info.session_id.lower().startswith(wanted)
     ]
@@ -158,12 +162,6 @@ def find_by_id(
     if len(starts) > 1:
         raise _ambiguous(text, starts)
     return None
-
-
-def _named(info: SessionInfo) -> Path:
-    """The path that names ``info``'s session: its file, or ``DB#KEY`` for a
-    session kept in a database."""
-    return info.path if info.key is None else Path(str(info.ref))
 
 
 def short_ids(sessions: list[SessionInfo]) -> dict[str, str]:
@@ -199,25 +197,61 @@ def _stat(p: Path) -> os.stat_result:
         raise SessionFormatError(f"{p}: cannot open ({exc.strerror})") from None
 
 
-def resolve_session_path(path: str | Path) -> Path:
-    """The session file for ``path``: a file, a session folder any format
-    recognises, ``sample:NAME``, a session id or the unique start of one. A
-    folder that holds several sessions is one line naming them."""
-    p = Path(path).expanduser()
-    if not p.exists():
-        p = find_by_id(str(path)) or p
-        if SessionRef.parse(p).key is not None:
-            return p  # DB#KEY: a session kept in a database (the loader reads it)
+def resolve(text: str | Path | SessionRef) -> SessionRef:
+    """The one session ``text`` names, as its one identity: a path (a file, a
+    session folder any format recognises, a database holding one session),
+    ``DB#KEY``, ``sample:NAME``, a session id or the unique start of one (at
+    least :data:`MIN_PREFIX` letters or digits). The reference is absolute.
+    Anything else is a :class:`SessionFormatError` of one line: no such
+    session, a folder or a database of several (naming them), an id several
+    sessions start with."""
+    if isinstance(text, SessionRef):
+        return text if text.key is not None else _session_at(text.path)
+    raw = str(text)
+    keyed = split_key(raw)
+    if keyed is not None:
+        return SessionRef(*keyed)
+    p = Path(raw).expanduser()
+    if not os.path.lexists(p):
+        found = find_by_id(raw)
+        if found is not None:
+            return found if found.key is not None else _session_at(found.path)
+    return _session_at(p)
+
+
+def _session_at(p: Path) -> SessionRef:
+    """The session held at the path ``p`` (a file or a session folder)."""
     st = _stat(p)
     if stat.S_ISDIR(st.st_mode):
         for fmt in FORMATS:
             found = fmt.resolve_folder(p)
             if found is not None:
-                return found
+                return SessionRef(found)
         raise SessionFormatError(folder_message(p))
     if not stat.S_ISREG(st.st_mode):
         raise SessionFormatError(f"{p}: not a regular file")
-    return p
+    return _only_session(SessionRef(p))
+
+
+#: What a format that keeps many sessions in one file reads to recognise it.
+KEYED_HEAD = 512
+
+
+def _only_session(ref: SessionRef) -> SessionRef:
+    """A file that holds many sessions (a database) named alone: its one session
+    (a format's :meth:`SessionFormat.only_session`), or the file itself."""
+    keyed = [fmt for fmt in specific() if not fmt.storage.byte_based]
+    if not keyed:
+        return ref
+    try:
+        with open(ref.path, "rb") as fh:
+            head = fh.read(KEYED_HEAD)
+    except OSError:
+        return ref  # the loader says why, in its own words
+    for fmt in keyed:
+        if fmt.recognise(ref.path, head):
+            return fmt.only_session(ref.path) or ref
+    return ref
 
 
 #: Entries of a folder looked at when it is not a session (the rest are not).
@@ -345,12 +379,12 @@ def describe_path(path: Path) -> SessionInfo:
     """A picker row for a session given by path (a file or a folder): the
     format that reads it describes it cheaply; one line of error otherwise."""
     try:
-        target = resolve_session_path(path)
+        target = resolve(path).path
         with open(target, "rb") as fh:
             head = fh.read(HEAD_BYTES)
         fmt = detect(target, head)
     except (SessionFormatError, OSError) as exc:
-        return SessionInfo(path, "?", title=path.name, error=str(exc))
+        return SessionInfo(SessionRef(path), "?", title=path.name, error=str(exc))
     info = fmt.describe(path)
     info.title = info.title or path.name
     return info

@@ -217,7 +217,6 @@ class FileStrategy(BackedUp):
 
     def write(self, old: Session, new: Session, loaded: Fingerprint, now: datetime) -> Written:
         fmt, ref = old.format, old.ref
-        assert ref is not None
         path = ref.path
         try:
             current = self.current(fmt, ref)
@@ -456,7 +455,6 @@ class Transactional(BackedUp):
 
     def write(self, old: Session, new: Session, loaded: Fingerprint, now: datetime) -> Written:
         fmt, ref = old.format, old.ref
-        assert ref is not None
         backup: Path | None = None
         try:
             with self.transaction(ref) as tx:

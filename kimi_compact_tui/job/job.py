@@ -37,6 +37,7 @@ from kimi_compact_tui.config import AppConfig
 from kimi_compact_tui.errors import ConfigError, UserError
 from kimi_compact_tui.formats.base import Session
 from kimi_compact_tui.formats.loader import Fingerprint, load
+from kimi_compact_tui.formats.storage import SessionRef
 from kimi_compact_tui.fsutil import gc_paused
 from kimi_compact_tui.job import refusals
 from kimi_compact_tui.job.prepare import Preparation, prepare_compaction
@@ -159,7 +160,12 @@ class CompactionJob:
 
     @classmethod
     def load(
-        cls, path: str | Path, config: AppConfig, *, for_write: bool = True, **kw: Any
+        cls,
+        path: str | Path | SessionRef,
+        config: AppConfig,
+        *,
+        for_write: bool = True,
+        **kw: Any,
     ) -> CompactionJob:
         """The one load path for every front end: resolve ``path`` (a file, a
         session folder or a session id), parse it and fingerprint the very bytes

@@ -42,6 +42,24 @@ def ref_of(where: Where) -> SessionRef:
     return where if isinstance(where, SessionRef) else SessionRef(Path(where))
 
 
+def recorded_path(value: str, record: dict[str, Any], ref: SessionRef) -> Path:
+    """A path an audit record of ``ref`` holds, absolute. Records are written
+    with absolute paths; a log written before that holds them as they were
+    typed, relative to the folder the command ran in: that folder is found from
+    the record's ``source`` (the session as typed), else the path is read in
+    the session's own folder."""
+    p = Path(value)
+    if p.is_absolute():
+        return p
+    source = Path(str(record.get("source") or ""))
+    parts = source.parts
+    whole = ref.path.parts
+    if parts and ".." not in parts and whole[-len(parts) :] == parts:
+        base = Path(*whole[: len(whole) - len(parts)])
+        return Path(os.path.abspath(base / p))
+    return ref.path.parent / p.name
+
+
 def audit_path(where: Where, fmt: SessionFormat | None = None) -> Path:
     """The audit log of the session ``where`` (a file, or a reference): in
     ``fmt``'s restore folder (without a format: beside the file, the default

@@ -49,7 +49,7 @@ from kimi_compact_tui.wording import count, number
 
 @dataclass
 class RestoreResult:
-    path: SessionRef | Path
+    path: SessionRef  # the session restored (a file's path, or DB#KEY, as text)
     restored_from: Path
     replaced_backup: Path | None  # where the replaced version is kept (None: nothing kept)
     changed: bool
@@ -90,15 +90,19 @@ class RestoreResult:
 class UndoPlan:
     """What an undo would do; ``describe`` is what the confirm dialog says."""
 
-    target: Path  # the file holding the session
+    ref: SessionRef  # the session (its file, and its key in a database)
     record: dict[str, Any]
     source: Path  # the restore point that becomes live (for an append: the same bytes)
     truncate_to: int | None  # an append undone in place: the length to cut back to
     changed_since: str | None  # why the live file is not what we wrote, if it is not
-    ref: SessionRef | None = None  # the session (its file, and its key in a database)
+
+    @property
+    def target(self) -> Path:
+        """The file holding the session."""
+        return self.ref.path
 
     def describe(self) -> str:
-        name = (self.ref or SessionRef(self.target)).name
+        name = self.ref.name
         if self.truncate_to is not None:
             return (
                 f"{self.target} is cut back to {self.truncate_to} bytes, as it was before the "
@@ -152,8 +156,8 @@ def undo_plan(where: Where) -> UndoPlan:
     if current is not None and current.fingerprint.sha256 != after.get("sha256"):
         changed = f"{target} {strategy.changed_since(where.format, last, current)}"
     truncate_to = None if changed else strategy.undo_in_place(last)
-    source = Path(str(last.get("backup")))
-    return UndoPlan(target.path, last, source, truncate_to, changed, target)
+    source = Path(str(last.get("backup")))  # made absolute by records_of
+    return UndoPlan(target, last, source, truncate_to, changed)
 
 
 def restore(
@@ -189,8 +193,7 @@ def restore(
         raise ApplyError(f"{source}: not restored: it is not a valid session ({exc})") from None
     current = _current(where)
     if current is not None and current.data == data:
-        shown = target.path if target.key is None else target  # a database session: DB#KEY
-        return RestoreResult(shown, source, None, False, messages_after, messages_after)
+        return RestoreResult(target, source, None, False, messages_after, messages_after)
     messages_before = None
     if current is not None:
         with contextlib.suppress(SessionFormatError):
@@ -254,7 +257,7 @@ def restore(
     log, audit_error = audit.append_audit(target, fmt, record, mode)
     warnings = fmt.after_restore(target.path, current.data if current else None, data)
     return RestoreResult(
-        target.path if target.key is None else target,
+        target,
         source,
         kept,
         True,

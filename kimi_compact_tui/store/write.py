@@ -57,7 +57,7 @@ def now_utc(now: datetime | None = None) -> datetime:
 
 @dataclass
 class ApplyResult:
-    path: Path  # the file holding the session written
+    ref: SessionRef  # the session written (its file and key)
     backup_path: Path  # the rotation or backup holding the previous version
     format: str
     policy: str  # the strategy's name (for people and the audit log)
@@ -72,11 +72,15 @@ class ApplyResult:
     audit_error: str | None = None
     written: list[Path] = field(default_factory=list)
     verb: str = "wrote"  # how the strategy tells its write ("appended to")
-    ref: SessionRef | None = None  # the session written (its file and key)
+
+    @property
+    def path(self) -> Path:
+        """The file holding the session written."""
+        return self.ref.path
 
     def describe(self) -> str:
         line = (
-            f"{self.verb.capitalize()} {self.ref or self.path} "
+            f"{self.verb.capitalize()} {self.ref} "
             f"({count(self.messages_before, 'message')} → {number(self.messages_after)}: "
             f"{number(self.compacted)} compacted into the summary, {number(self.kept)} kept); "
             f"the previous version is {self.backup_path}"
@@ -87,7 +91,7 @@ class ApplyResult:
 
 
 def _check(source: Session, compacted: Session, summary: str, plan: CompactionPlan) -> SessionRef:
-    if source.ref is None:
+    if not source.saved:
         raise ApplyError("the session has no file to write to")
     path = source.ref
     if compacted.format is not source.format:
@@ -106,8 +110,8 @@ def _check(source: Session, compacted: Session, summary: str, plan: CompactionPl
         raise ApplyError(
             f"{path}: nothing written: the compacted session does not hold the reviewed summary"
         )
-    if compacted.key != source.key:
-        raise ApplyError(f"{path}: the compacted session is of another session ({compacted.key})")
+    if compacted.ref != source.ref:
+        raise ApplyError(f"{path}: the compacted session is of another session ({compacted.ref})")
     return path
 
 
@@ -178,7 +182,7 @@ def apply_compaction(
     log, audit_error = audit.append_audit(ref, fmt, record, mode)
     step("audited")
     return ApplyResult(
-        path=path,
+        ref=ref,
         backup_path=backup,
         format=fmt.name,
         policy=strategy.name,
@@ -193,5 +197,4 @@ def apply_compaction(
         audit_error=audit_error,
         written=[backup, path] + ([] if audit_error else [log]),
         verb=strategy.verb,
-        ref=ref if ref.key is not None else None,
     )

@@ -165,7 +165,7 @@ def run(args: argparse.Namespace) -> int:
             if args.json:
                 print_json(dict(json_result(run_, None), retention=report.to_json()))
             raise RetentionShortfall(
-                f"{run_.session.ref or run_.session.path}: not written: the summary keeps too little "
+                f"{run_.session.ref}: not written: the summary keeps too little "
                 f"({'; '.join(shortfalls)})"
             )
     if run_.draft is not None and args.in_place and result is not None:

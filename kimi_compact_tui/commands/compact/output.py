@@ -121,7 +121,7 @@ def json_result(run: CompactionRun, written: Path | None) -> dict[str, Any]:
     else:
         data = run.result.to_json()
         data["noop"] = None
-    data["session"] = str(run.session.ref or run.session.path)
+    data["session"] = str(run.session.ref)
     data["output"] = str(written) if written else None
     data["written"] = written is not None
     data["messages_before"] = len(run.session.messages)

@@ -18,6 +18,7 @@ from kimi_compact_tui.errors import UserError
 from kimi_compact_tui.formats.base import Session, SessionInfo, state_of
 from kimi_compact_tui.formats.codex.state import CodexState
 from kimi_compact_tui.formats.journal import FileFinder
+from kimi_compact_tui.formats.storage import SessionRef
 from kimi_compact_tui.model import Message
 
 ROLLOUT_NAME = re.compile(
@@ -85,7 +86,9 @@ def first_prompt(messages: list[Message]) -> str | None:
 def describe(path: Path, name: str, load: Callable[[bytes, Path], Session]) -> SessionInfo:
     """A picker row: first prompt, work folder, time and message count."""
     match = ROLLOUT_NAME.match(path.name)
-    info = SessionInfo(path=path, format=name, session_id=match.group(1) if match else None)
+    info = SessionInfo(
+        ref=SessionRef(path), format=name, session_id=match.group(1) if match else None
+    )
     try:
         st = path.stat()
         info.updated = st.st_mtime

@@ -27,6 +27,7 @@ from kimi_compact_tui.formats.codex.projection import codex_is_running
 from kimi_compact_tui.formats.codex.rollout import RECORD_TYPES, TAIL_NEWLINE, first_record
 from kimi_compact_tui.formats.codex.state import CodexState, load
 from kimi_compact_tui.formats.journal import Compaction, JournalFormat
+from kimi_compact_tui.formats.storage import SessionRef
 from kimi_compact_tui.model import Message
 
 NAME = "codex"
@@ -42,7 +43,7 @@ _LONG_FIRST = re.compile(
 
 def parse_rollout(data: bytes, path: Path) -> Session:
     read = load(data, path)
-    return Session(path, FORMAT, read.messages, read.warnings, read.meta, read.state)
+    return Session(SessionRef(path), FORMAT, read.messages, read.warnings, read.meta, read.state)
 
 
 def write_refusal(session: Session) -> str | None:
@@ -92,8 +93,11 @@ class CodexFormat(JournalFormat, state=CodexState, finder=discovery.FINDER, role
     def describe(self, path: Path) -> SessionInfo:
         return discovery.describe(path, self.name, self.parse)
 
-    def find_session(self, session_id: str, env: Mapping[str, str], home: Path) -> Path | None:
-        return discovery.find_session(session_id, env, home)
+    def find_session(
+        self, session_id: str, env: Mapping[str, str], home: Path
+    ) -> SessionRef | None:
+        found = discovery.find_session(session_id, env, home)
+        return None if found is None else SessionRef(found)
 
     def parse(self, data: bytes, path: Path) -> Session:
         return parse_rollout(data, path)
@@ -126,7 +130,7 @@ class CodexFormat(JournalFormat, state=CodexState, finder=discovery.FINDER, role
         )
         # Codex's token count is of the history before: none is known after.
         meta = SessionMeta(system_prompt=session.meta.system_prompt)
-        return Session(session.path, self, mapped.messages, meta=meta, format_state=new_state)
+        return Session(session.ref, self, mapped.messages, meta=meta, format_state=new_state)
 
 
 FORMAT = CodexFormat()

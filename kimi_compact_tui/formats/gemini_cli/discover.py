@@ -18,6 +18,7 @@ from typing import Any
 
 from kimi_compact_tui.errors import UserError
 from kimi_compact_tui.formats.base import SessionInfo
+from kimi_compact_tui.formats.storage import SessionRef
 
 COUNT_LIMIT = 64 * 1024 * 1024  # larger files are not read for the picker
 SESSION_PREFIX = "session-"
@@ -95,7 +96,7 @@ def _read(path: Path, read: Callable[[bytes, Path], Any]) -> tuple[Any, Any] | s
 
 
 def _info(path: Path, format_name: str, got: tuple[Any, Any] | str) -> SessionInfo:
-    info = SessionInfo(path=path, format=format_name, work_dir=work_dir_of(path))
+    info = SessionInfo(ref=SessionRef(path), format=format_name, work_dir=work_dir_of(path))
     if isinstance(got, str):
         info.error = got
     else:

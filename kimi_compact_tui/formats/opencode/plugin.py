@@ -107,7 +107,9 @@ class OpencodeFormat(SessionFormat):
             return False
         return all(table in found for table in _TABLES)
 
-    def find_session(self, session_id: str, env: Mapping[str, str], home: Path) -> Path | None:
+    def find_session(
+        self, session_id: str, env: Mapping[str, str], home: Path
+    ) -> SessionRef | None:
         """``DB#ses_…`` in opencode's own database, for a ``ses_…`` id it holds."""
         if not discover.is_session_id(session_id):
             return None
@@ -115,7 +117,7 @@ class OpencodeFormat(SessionFormat):
             db = discover.find_session(session_id, env, home)
         except SessionFormatError:
             return None
-        return None if db is None else Path(f"{db}{KEY_MARK}{session_id}")
+        return None if db is None else SessionRef(db, session_id)
 
     def discovery_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
         return [discover.database_path(env, home)]
@@ -127,10 +129,10 @@ class OpencodeFormat(SessionFormat):
         try:
             found = discover.list_sessions(db)
         except SessionFormatError as exc:
-            return [SessionInfo(db, self.name, title=db.name, error=str(exc))]
+            return [SessionInfo(SessionRef(db), self.name, title=db.name, error=str(exc))]
         return [
             SessionInfo(
-                db,
+                SessionRef(db, s.session_id),
                 self.name,
                 title=s.title,
                 work_dir=s.directory,
@@ -138,13 +140,19 @@ class OpencodeFormat(SessionFormat):
                 last_record=s.updated,
                 message_count=s.message_count,
                 session_id=s.session_id,
-                key=s.session_id,
             )
             for s in found
         ]
 
     def describe(self, path: Path) -> SessionInfo:
-        return SessionInfo(path, self.name, title=f"{path.name} (an opencode database)")
+        return SessionInfo(SessionRef(path), self.name, title=f"{path.name} (an opencode database)")
+
+    def only_session(self, path: Path) -> SessionRef | None:
+        """A database named alone: the one session it holds, else the list."""
+        found = discover.list_sessions(path)
+        if len(found) == 1:
+            return SessionRef(path, found[0].session_id)
+        raise SessionFormatError(self.listing(path))
 
     def listing(self, db: Path) -> str:
         """Why a database alone is not one session: the sessions it holds."""
@@ -179,9 +187,8 @@ class OpencodeFormat(SessionFormat):
     def loaded(self, rows: SessionRows, busy: bool = False) -> tuple[Session, Fingerprint]:
         history = resume_history(rows)
         state = OpencodeState(rows, history, busy)
-        session = Session(
-            rows.db, self, list(history.messages), format_state=state, key=rows.session.id
-        )
+        ref = SessionRef(rows.db, rows.session.id)
+        session = Session(ref, self, list(history.messages), format_state=state)
         return session, fingerprint_of(export_bytes(rows))
 
     # --- the compaction ---------------------------------------------------------------
@@ -242,9 +249,7 @@ class OpencodeFormat(SessionFormat):
             hint = f"; the nearest boundary that can be written is --up-to {safe}" if safe else ""
             refusal = f"{refusal}{hint}"
         new_state = OpencodeCompacted(state, rows, refusal)
-        return Session(
-            session.path, self, made, meta=session.meta, format_state=new_state, key=session.key
-        )
+        return Session(session.ref, self, made, meta=session.meta, format_state=new_state)
 
 
 def _with(rows: SessionRows, new: CompactionRows) -> SessionRows:

@@ -182,7 +182,6 @@ class OpencodeRows(SqliteTransactional):
         self, tx: sqlite3.Connection, fmt: SessionFormat, session: Session, compacted: Session
     ) -> None:
         ref = session.ref
-        assert ref is not None
         state = compacted.format_state
         if not isinstance(state, OpencodeCompacted) or state.rows is None:
             why = state.refusal if isinstance(state, OpencodeCompacted) else None

@@ -72,10 +72,11 @@ def flag_unreadable(infos: Sequence[SessionInfo]) -> None:
     text (NUL bytes: a binary file; empty), in the loader's words. Reads only
     the first :data:`PROBE_BYTES` of such rows; runs in the scan's thread."""
     for info in infos:
-        if info.error or info.message_count not in (0, None) or info.key is not None:
+        if info.error or info.message_count not in (0, None) or info.ref.key is not None:
             continue  # (a session kept in a database is rows, not text)
+        path = info.path
         try:
-            path = registry.resolve_session_path(info.path)
+            path = registry.resolve(info.ref).path
             with open(path, "rb") as fh:
                 head = fh.read(PROBE_BYTES)
             check_bytes(head, path)
