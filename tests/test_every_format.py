@@ -63,7 +63,7 @@ class Written:
 
     def content(self) -> bytes:
         """The session's content now, as its write strategy reads it."""
-        return self.fmt.storage.current(self.fmt, self.ref).data
+        return self.fmt.storage.current(self.ref).data
 
 
 @pytest.fixture(params=registry.names())
@@ -72,7 +72,7 @@ def written(request: pytest.FixtureRequest, tmp_path: Path) -> Written:
     opened = FORMAT_WRITERS[fmt.name](tmp_path)
     ref = registry.resolve(opened)  # DB#KEY for a session kept in a database
     assert ref.path.exists() and tmp_path in ref.path.parents
-    original = fmt.storage.current(fmt, ref).data
+    original = fmt.storage.current(ref).data
     assert (ref.key is None) == fmt.storage.byte_based
     return Written(fmt, opened, ref.path, original, ref)
 

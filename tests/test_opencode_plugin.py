@@ -19,6 +19,7 @@ from kimi_compact_tui import store
 from kimi_compact_tui.config import AppConfig
 from kimi_compact_tui.errors import ApplyError
 from kimi_compact_tui.formats import load, registry
+from kimi_compact_tui.formats.opencode import discover
 from kimi_compact_tui.formats.opencode.plugin import FORMAT
 from kimi_compact_tui.formats.storage import SessionRef
 from kimi_compact_tui.job import CompactionJob
@@ -132,7 +133,7 @@ def test_a_database_alone_lists_its_sessions_in_one_line(named, cli_main):  # no
     assert sid in line and other_session(db, sid) in line and f"{db}#" in line
 
 
-def test_the_picker_lists_top_level_sessions_under_the_agent_name(named, monkeypatch):
+def test_the_picker_lists_every_session_a_sub_agents_marked(named, monkeypatch):
     db, sid = named
     child = "ses_" + o.make_id("x", 5)[2:]  # a sub-agent's child session
     conn = sqlite3.connect(db, isolation_level=None)
@@ -144,12 +145,13 @@ def test_the_picker_lists_top_level_sessions_under_the_agent_name(named, monkeyp
     conn.close()
     monkeypatch.setenv("OPENCODE_DB", str(db))
     found = [info for info in registry.discover_all() if info.format == "opencode"]
-    assert {info.ref.key for info in found} == {sid, other_session(db, sid)}
-    assert child not in {info.ref.key for info in found}
+    assert {info.ref.key for info in found} == {sid, other_session(db, sid), child}
+    marks = {info.ref.key: info.marks for info in found}
+    assert marks[child] == (discover.CHILD,) and marks[sid] == marks[other_session(db, sid)] == ()
     mine = next(info for info in found if info.ref.key == sid)
     assert mine.title == "Fix the parser" and mine.message_count == 7 and mine.updated
     assert str(mine.ref) == f"{db}#{sid}" and mine.path == db
-    assert "1 opencode" not in registry.discovery_note(found) and "2 opencode sessions" in (
+    assert "1 opencode" not in registry.discovery_note(found) and "3 opencode sessions" in (
         registry.discovery_note(found)
     )
 

@@ -21,7 +21,8 @@ from pathlib import Path
 
 from kimi_compact_tui.errors import SessionFormatError
 from kimi_compact_tui.formats import registry
-from kimi_compact_tui.formats.base import Session, SessionFormat
+from kimi_compact_tui.formats.base import FileFormat, Session, SessionFormat
+from kimi_compact_tui.formats.database import DatabaseFormat
 from kimi_compact_tui.formats.lines import Lines
 from kimi_compact_tui.formats.storage import Fingerprint, SessionRef, check_bytes
 from kimi_compact_tui.formats.strategies import parse_file_bytes
@@ -64,7 +65,7 @@ def _read_stored(ref: SessionRef, fmt: SessionFormat | None, hashed: bool) -> Lo
         except OSError as exc:
             raise SessionFormatError(f"{ref.path}: cannot read ({exc.strerror or exc})") from None
         fmt = registry.detect(ref.path, head)
-    if fmt.storage.byte_based:
+    if not isinstance(fmt, DatabaseFormat):
         raise SessionFormatError(f"{ref}: a {fmt.label} holds one session; name the file alone")
     session, fingerprint = fmt.read_session(ref, hashed)
     return Loaded(session, fingerprint)
@@ -94,7 +95,7 @@ def load(named: Named, fmt: SessionFormat | None = None, *, hashed: bool = True)
             if not head.strip() and len(head) < registry.HEAD_BYTES:
                 raise SessionFormatError(f"{p}: file is empty")
             plugin = fmt if fmt is not None else registry.detect(p, head)
-            if not plugin.storage.byte_based:
+            if not isinstance(plugin, FileFormat):
                 return _read_stored(ref, plugin, hashed)
             if not plugin.streams_lines:
                 data = head + fh.read()
@@ -119,8 +120,10 @@ def load_session(path: Named, fmt: SessionFormat | None = None) -> Session:
 
 def parse_bytes(data: bytes, path: Path, fmt: SessionFormat | None = None) -> Session:
     """Parse the bytes of a session file with its format (detected unless
-    ``fmt`` is given)."""
+    ``fmt`` is given; a format that is not a file of bytes is refused)."""
     plugin = fmt if fmt is not None else registry.detect(path, data[: registry.HEAD_BYTES])
+    if not isinstance(plugin, FileFormat):
+        raise SessionFormatError(f"{path}: a {plugin.label} is not read from bytes")
     return parse_file_bytes(plugin, data, path)
 
 

@@ -12,8 +12,8 @@ from typing import Any
 from kimi_compact_tui.compaction.plan import CompactionPlan
 from kimi_compact_tui.errors import SessionFormatError
 from kimi_compact_tui.formats.base import (
+    FileFormat,
     Session,
-    SessionFormat,
     SessionInfo,
     SessionMeta,
     WriteOp,
@@ -21,12 +21,7 @@ from kimi_compact_tui.formats.base import (
     splice,
     state_of,
 )
-from kimi_compact_tui.formats.claude_code import roles as claude_roles
-from kimi_compact_tui.formats.codex import roles as codex_roles
 from kimi_compact_tui.formats.fastjson import MISS, decode_fast
-from kimi_compact_tui.formats.gemini_cli import roles as gemini_roles
-from kimi_compact_tui.formats.kimi_cli import roles as kimi_roles
-from kimi_compact_tui.formats.kimi_code import roles as kimi_code_roles
 from kimi_compact_tui.formats.lines import Lines, decode_line, raw_bytes
 from kimi_compact_tui.formats.storage import SessionRef
 from kimi_compact_tui.formats.strategies import BackupReplace
@@ -159,19 +154,15 @@ def only_notes(message: Message) -> str | None:
 DESCRIBE_LIMIT = 8 << 20
 
 
-class _OpenAIFormat(SessionFormat):
+class _OpenAIFormat(FileFormat):
     """Shared by the two OpenAI layouts: no discovery, the plain summary
     message, no usage record, a timestamped backup before the replace."""
 
     storage = BackupReplace()
     fallback = True  # recognised only when no specific format (or foreign file) matches
-    # Any agent may have written the messages: every agent's tool names.
-    roles = Vocabulary(
-        kimi_roles.TOOLS.merged(
-            kimi_code_roles.TOOLS, claude_roles.TOOLS, codex_roles.TOOLS, gemini_roles.TOOLS
-        ),
-        only_notes,
-    )
+    # Any agent may have written the messages: the registry gives every agent's
+    # tool names (``Lexicon.know_agents``, called for each fallback format).
+    roles = Vocabulary(bookkeeping=only_notes)
     tail_skips_bookkeeping = False  # kimi-cli's scan, as before
 
     def write_op(self, session: Session, compacted: Session) -> WriteOp:

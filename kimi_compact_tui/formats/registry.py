@@ -41,6 +41,10 @@ FORMATS: list[SessionFormat] = [
     JSON_FORMAT,
 ]
 
+for _fallback in FORMATS:
+    if _fallback.fallback:
+        _fallback.know_agents([fmt for fmt in FORMATS if not fmt.fallback])
+
 HEAD_BYTES = 65536
 
 

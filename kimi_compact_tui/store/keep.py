@@ -10,4 +10,4 @@ def keep_description(where: SessionRef | None, fmt: SessionFormat) -> str:
     """One line saying what copy of the current session a write keeps."""
     if where is None:
         return "the session has no file: nothing can be written"
-    return fmt.storage.keep_description(fmt, where)
+    return fmt.storage.keep_description(where)

@@ -141,7 +141,7 @@ def restore_points(where: Where) -> list[RestorePoint]:
         if isinstance(backup, str):
             what = "before the compaction written" if rec["action"] == "apply" else "replaced"
             origins[backup] = f"made by kimi-compact-tui: the version {what} at {rec.get('time')}"
-    found = fmt.storage.restore_points(fmt, where.ref)
+    found = fmt.storage.restore_points(where.ref)
     agent = fmt.agent or "the agent"
     points = []
     for kind, p in found:

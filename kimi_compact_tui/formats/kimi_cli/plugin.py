@@ -22,8 +22,8 @@ from kimi_compact_tui.compaction.summary import COMPACTED_NOTICE, system
 from kimi_compact_tui.compaction.tokens import kimi_estimate
 from kimi_compact_tui.errors import SessionFormatError
 from kimi_compact_tui.formats.base import (
+    FileFormat,
     Session,
-    SessionFormat,
     SessionInfo,
     SessionMeta,
     WriteOp,
@@ -266,7 +266,7 @@ def serialize(session: Session) -> bytes:
 _ROTATED = re.compile(r"^context(_\d+)?\.jsonl$")
 
 
-class KimiCliFormat(SessionFormat):
+class KimiCliFormat(FileFormat):
     """kimi-cli ``context.jsonl`` (a file, or the session folder holding it).
     Written back the way kimi-cli's ``/compact`` writes: the file is rotated
     to the next ``context_N.jsonl`` and a new one holds ``_system_prompt``,

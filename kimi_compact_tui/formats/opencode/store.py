@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from kimi_compact_tui.errors import ApplyError, SessionFormatError
-from kimi_compact_tui.formats.base import Session, SessionFormat
+from kimi_compact_tui.formats.base import Session
 from kimi_compact_tui.formats.opencode.db import (
     MessageRow,
     PartRow,
@@ -140,15 +140,13 @@ class OpencodeRows(SqliteTransactional):
             raise ApplyError(f"{ref}: an opencode database holds many sessions; name one: DB#ses_…")
         return ref.key
 
-    def export(self, tx: sqlite3.Connection, fmt: SessionFormat, ref: SessionRef) -> bytes:
+    def export(self, tx: sqlite3.Connection, ref: SessionRef) -> bytes:
         try:
             return export_bytes(load_session(tx, ref.path, self._key(ref)))
         except SessionFormatError as exc:
             raise ApplyError(str(exc)) from None
 
-    def replace_rows(
-        self, tx: sqlite3.Connection, fmt: SessionFormat, ref: SessionRef, data: bytes
-    ) -> None:
+    def replace_rows(self, tx: sqlite3.Connection, ref: SessionRef, data: bytes) -> None:
         key = self._key(ref)
         try:
             rows = rows_from_export(data, ref)
@@ -178,9 +176,7 @@ class OpencodeRows(SqliteTransactional):
             ],
         )
 
-    def write_rows(
-        self, tx: sqlite3.Connection, fmt: SessionFormat, session: Session, compacted: Session
-    ) -> None:
+    def write_rows(self, tx: sqlite3.Connection, session: Session, compacted: Session) -> None:
         ref = session.ref
         state = compacted.format_state
         if not isinstance(state, OpencodeCompacted) or state.rows is None:
@@ -197,5 +193,5 @@ class OpencodeRows(SqliteTransactional):
         for sql, params in state.rows.statements():
             tx.execute(sql, params)
 
-    def count_messages(self, fmt: SessionFormat, ref: SessionRef, data: bytes) -> int:
+    def count_messages(self, ref: SessionRef, data: bytes) -> int:
         return len(resume_history(rows_from_export(data, ref)).messages)

@@ -111,6 +111,7 @@ def session_label(
         details.append(f"sample:{visible(info.path.name)} (opens a copy)")
     elif info.session_id and title:
         details.append(visible(short_id or info.session_id[:8]))
+    details.extend(visible(mark) for mark in info.marks)  # the agent's: "archived", ...
     out.append("\n  " + " · ".join(details), style="dim")
     if info.error:
         out.append(f"\n  {ERROR_MARK} cannot open: {one_line(info.error, 160)}", style="red")
