@@ -200,12 +200,15 @@ CREATE TABLE messages (
 class ChatRows(SqliteTransactional):
     """The strategy's schema part: a session's rows, exported one JSON line each."""
 
-    def export(self, tx: sqlite3.Connection, ref: SessionRef) -> bytes:
-        rows = tx.execute(
+    def read_rows(self, tx: sqlite3.Connection, ref: SessionRef) -> list[list]:
+        found = tx.execute(
             "SELECT seq, role, content FROM messages WHERE session_id = ? ORDER BY seq",
             (ref.key,),
         ).fetchall()
-        return b"".join(json.dumps(list(row)).encode() + b"\n" for row in rows)
+        return [list(row) for row in found]
+
+    def export_rows(self, rows: list[list]) -> bytes:
+        return b"".join(json.dumps(row).encode() + b"\n" for row in rows)
 
     def replace_rows(self, tx: sqlite3.Connection, ref: SessionRef, data: bytes) -> None:
         tx.execute("DELETE FROM messages WHERE session_id = ?", (ref.key,))
@@ -215,10 +218,12 @@ class ChatRows(SqliteTransactional):
             [(ref.key, *row) for row in rows],
         )
 
-    def write_rows(self, tx: sqlite3.Connection, session: Session, compacted: Session) -> None:
-        rows = [[n, m.role, m.text()] for n, m in enumerate(compacted.messages)]
-        data = b"".join(json.dumps(row).encode() + b"\n" for row in rows)
+    def write_rows(
+        self, tx: sqlite3.Connection, rows: list[list], session: Session, compacted: Session
+    ) -> bytes:
+        data = self.export_rows([[n, m.role, m.text()] for n, m in enumerate(compacted.messages)])
         self.replace_rows(tx, session.ref, data)
+        return data
 
     def count_messages(self, ref: SessionRef, data: bytes) -> int:
         return len(rows_to_messages(data, ref))

@@ -406,11 +406,12 @@ class Transactional(BackedUp):
     """A session kept as rows in a database that holds many sessions.
 
     The content of a session (what is fingerprinted, backed up and put back)
-    is its own rows, exported to bytes by :meth:`export`. A write is one
-    transaction (:meth:`transaction`, which takes the write lock at once):
-    inside it the rows are exported again and must be exactly as loaded, then
-    exported to a backup file, then the format's rows are written
-    (:meth:`write_rows`). Undo and restore replace that session's rows with a
+    is its own rows (:meth:`read_rows`), exported to bytes by
+    :meth:`export_rows`. A write is one transaction (:meth:`transaction`, which
+    takes the write lock at once) that reads the session's rows once: exported,
+    they must be exactly as loaded, then they are kept as a backup file, then
+    the format's rows are written (:meth:`write_rows`, given the rows read,
+    returns the content after). Undo and restore replace that session's rows with a
     backup's (:meth:`replace_rows`), inside a transaction that re-checks them,
     so other sessions' rows, and rows written meanwhile, are never touched.
     Subclasses supply the database (``formats/sqlite.py``) and the schema."""
@@ -427,16 +428,26 @@ class Transactional(BackedUp):
         write lock at once); committed on a normal exit, rolled back otherwise."""
 
     @abstractmethod
+    def read_rows(self, tx: Any, ref: SessionRef) -> Any:
+        """The session's own rows, read in ``tx``."""
+
+    @abstractmethod
+    def export_rows(self, rows: Any) -> bytes:
+        """Rows :meth:`read_rows` read, as bytes: the same bytes for the same rows."""
+
     def export(self, tx: Any, ref: SessionRef) -> bytes:
-        """The session's own rows as bytes, the same bytes for the same rows."""
+        """The session's own rows, read in ``tx``, as bytes."""
+        return self.export_rows(self.read_rows(tx, ref))
 
     @abstractmethod
     def replace_rows(self, tx: Any, ref: SessionRef, data: bytes) -> None:
         """Make the session's rows exactly the exported ``data``."""
 
     @abstractmethod
-    def write_rows(self, tx: Any, session: Session, compacted: Session) -> None:
-        """Write the compaction's rows for ``compacted`` over ``session``."""
+    def write_rows(self, tx: Any, rows: Any, session: Session, compacted: Session) -> bytes:
+        """Write the compaction's rows for ``compacted`` over ``session``, whose
+        rows (as :meth:`read_rows` read them in this transaction) are ``rows``;
+        returns the session's content after the write, exported (not read again)."""
 
     def _failed(self, ref: SessionRef, exc: Exception, doing: str) -> ApplyError:
         return ApplyError(f"{ref}: cannot {doing} ({exc}); nothing was changed")
@@ -454,15 +465,15 @@ class Transactional(BackedUp):
         backup: Path | None = None
         try:
             with self.transaction(ref) as tx:
-                data = self.export(tx, ref)
+                rows = self.read_rows(tx, ref)  # the one read of the session's rows
+                data = self.export_rows(rows)
                 before = fingerprint_of(data)
                 if before != loaded:
                     raise ApplyError(conflict_message(ref, loaded, before))
                 step("checked")
                 backup = self.keep(ref, Current(data, before, 0o600), now)
                 step("backup-done")
-                self.write_rows(tx, old, new)
-                after = fingerprint_of(self.export(tx, ref))
+                after = fingerprint_of(self.write_rows(tx, rows, old, new))
             step("replaced")
         except BaseException as exc:
             if backup is not None:

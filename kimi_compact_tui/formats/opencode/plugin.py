@@ -24,7 +24,6 @@ summary again after them.
 
 from __future__ import annotations
 
-import json
 import sqlite3
 from collections.abc import Mapping
 from pathlib import Path
@@ -36,9 +35,9 @@ from kimi_compact_tui.formats.base import Session
 from kimi_compact_tui.formats.database import DatabaseFormat, Listed
 from kimi_compact_tui.formats.opencode import discover
 from kimi_compact_tui.formats.opencode import roles as opencode_roles
-from kimi_compact_tui.formats.opencode.db import MessageRow, PartRow, SessionRows, load_session
+from kimi_compact_tui.formats.opencode.db import SessionRows, load_session
 from kimi_compact_tui.formats.opencode.history import FRAMING_PART, History, resume_history
-from kimi_compact_tui.formats.opencode.rows import CompactionRows, build_compaction
+from kimi_compact_tui.formats.opencode.rows import build_compaction
 from kimi_compact_tui.formats.opencode.schema import check_schema
 from kimi_compact_tui.formats.opencode.store import (
     OpencodeCompacted,
@@ -47,6 +46,7 @@ from kimi_compact_tui.formats.opencode.store import (
     busy_refusal,
     compacting,
     export_bytes,
+    with_rows,
 )
 from kimi_compact_tui.formats.storage import SessionRef
 from kimi_compact_tui.model import Message
@@ -148,7 +148,7 @@ class OpencodeFormat(DatabaseFormat):
         if refusal is None:
             tail = state.history.boundary_row(boundary) if boundary < len(session) else None
             rows = build_compaction(state.rows, summary, tail)
-            after = resume_history(_with(state.rows, rows)).messages
+            after = resume_history(with_rows(state.rows, rows)).messages
             if list(after) != made:  # what opencode would send is not the plan's session
                 refusal = "opencode would not resume this compaction as planned"
                 rows = None
@@ -160,29 +160,6 @@ class OpencodeFormat(DatabaseFormat):
             refusal = f"{refusal}{hint}"
         new_state = OpencodeCompacted(state, rows, refusal)
         return Session(session.ref, self, made, meta=session.meta, format_state=new_state)
-
-
-def _with(rows: SessionRows, new: CompactionRows) -> SessionRows:
-    """``rows`` with the compaction's rows appended (what opencode would load)."""
-    messages = list(rows.messages)
-    for m in new.messages:
-        parts = tuple(
-            PartRow(
-                str(p["id"]), str(p["message_id"]), str(p["session_id"]),
-                int(p["time_created"]), int(p["time_updated"]), json.loads(p["data"]),
-                str(p["data"]),
-            )  # fmt: skip
-            for p in new.parts
-            if p["message_id"] == m["id"]
-        )
-        messages.append(
-            MessageRow(
-                str(m["id"]), str(m["session_id"]), int(m["time_created"]),
-                int(m["time_updated"]), json.loads(m["data"]), str(m["data"]), parts,
-            )  # fmt: skip
-        )
-    messages.sort(key=lambda m: (m.time_created, m.id))
-    return SessionRows(rows.db, rows.session, tuple(messages))
 
 
 def _row_order(history: History) -> dict[str, int]:

@@ -109,6 +109,29 @@ def rows_from_export(data: bytes, ref: SessionRef) -> SessionRows:
     return SessionRows(ref.path, session, tuple(messages))
 
 
+def with_rows(rows: SessionRows, new: CompactionRows) -> SessionRows:
+    """``rows`` with the compaction's rows appended (what opencode would load)."""
+    messages = list(rows.messages)
+    for m in new.messages:
+        parts = tuple(
+            PartRow(
+                str(p["id"]), str(p["message_id"]), str(p["session_id"]),
+                int(p["time_created"]), int(p["time_updated"]), json.loads(p["data"]),
+                str(p["data"]),
+            )  # fmt: skip
+            for p in new.parts
+            if p["message_id"] == m["id"]
+        )
+        messages.append(
+            MessageRow(
+                str(m["id"]), str(m["session_id"]), int(m["time_created"]),
+                int(m["time_updated"]), json.loads(m["data"]), str(m["data"]), parts,
+            )  # fmt: skip
+        )
+    messages.sort(key=lambda m: (m.time_created, m.id))
+    return SessionRows(rows.db, rows.session, tuple(messages))
+
+
 def compacting(conn: sqlite3.Connection, session_id: str) -> bool:
     row = conn.execute("SELECT time_compacting FROM session WHERE id = ?", (session_id,)).fetchone()
     return row is not None and row[0] is not None
@@ -140,11 +163,14 @@ class OpencodeRows(SqliteTransactional):
             raise ApplyError(f"{ref}: an opencode database holds many sessions; name one: DB#ses_…")
         return ref.key
 
-    def export(self, tx: sqlite3.Connection, ref: SessionRef) -> bytes:
+    def read_rows(self, tx: sqlite3.Connection, ref: SessionRef) -> SessionRows:
         try:
-            return export_bytes(load_session(tx, ref.path, self._key(ref)))
+            return load_session(tx, ref.path, self._key(ref))
         except SessionFormatError as exc:
             raise ApplyError(str(exc)) from None
+
+    def export_rows(self, rows: SessionRows) -> bytes:
+        return export_bytes(rows)
 
     def replace_rows(self, tx: sqlite3.Connection, ref: SessionRef, data: bytes) -> None:
         key = self._key(ref)
@@ -176,7 +202,9 @@ class OpencodeRows(SqliteTransactional):
             ],
         )
 
-    def write_rows(self, tx: sqlite3.Connection, session: Session, compacted: Session) -> None:
+    def write_rows(
+        self, tx: sqlite3.Connection, rows: SessionRows, session: Session, compacted: Session
+    ) -> bytes:
         ref = session.ref
         state = compacted.format_state
         if not isinstance(state, OpencodeCompacted) or state.rows is None:
@@ -184,7 +212,6 @@ class OpencodeRows(SqliteTransactional):
             raise ApplyError(f"{ref}: not written: {why or 'not a compacted opencode session'}")
         try:
             check_schema(tx, Path(ref.path))
-            rows = load_session(tx, ref.path, self._key(ref))
         except SessionFormatError as exc:
             raise ApplyError(f"{exc}; nothing was written") from None
         busy = busy_refusal(rows, compacting(tx, self._key(ref)))
@@ -192,6 +219,7 @@ class OpencodeRows(SqliteTransactional):
             raise ApplyError(f"{ref}: not written: {busy}")
         for sql, params in state.rows.statements():
             tx.execute(sql, params)
+        return export_bytes(with_rows(rows, state.rows))
 
     def count_messages(self, ref: SessionRef, data: bytes) -> int:
         return len(resume_history(rows_from_export(data, ref)).messages)
