@@ -90,12 +90,23 @@ class ChatFormat(FileFormat):
         return path.parent / "chat-restore-points"
 
 
+#: Step 2: one instance (in the format's package) ...
+CHAT_FORMAT = ChatFormat()
+
+
+def registered(monkeypatch: pytest.MonkeyPatch, line: registry.Entry) -> None:
+    """... and one line in the registry's FORMATS (before the fallback formats):
+    the registry's own entries with ``line`` first, loaded as the registry loads."""
+    assert isinstance(registry.FORMATS, registry.Registered)
+    entries = [line, *registry.FORMATS.entries]
+    monkeypatch.setattr(registry, "FORMATS", registry.Registered(entries))
+
+
 @pytest.fixture
 def chat_format(monkeypatch: pytest.MonkeyPatch) -> ChatFormat:
-    """Step 2: one instance, one line in FORMATS (before the fallback formats)."""
-    fmt = ChatFormat()
-    monkeypatch.setattr(registry, "FORMATS", [fmt, *registry.FORMATS])
-    return fmt
+    registered(monkeypatch, registry.Entry("tests.test_add_a_format:CHAT_FORMAT", ChatFormat.label))
+    assert registry.get("test-chat") is CHAT_FORMAT and "test .chat transcript" in registry.labels()
+    return CHAT_FORMAT
 
 
 def write_chat(path: Path, bad_line: bool = False) -> Path:
@@ -270,11 +281,15 @@ class ChatDbFormat(DatabaseFormat):
         return Session(ref, self, rows_to_messages(data, ref)), data
 
 
+CHATDB_FORMAT = ChatDbFormat()
+
+
 @pytest.fixture
 def chatdb_format(monkeypatch: pytest.MonkeyPatch) -> ChatDbFormat:
-    fmt = ChatDbFormat()
-    monkeypatch.setattr(registry, "FORMATS", [fmt, *registry.FORMATS])
-    return fmt
+    registered(
+        monkeypatch, registry.Entry("tests.test_add_a_format:CHATDB_FORMAT", ChatDbFormat.label)
+    )
+    return CHATDB_FORMAT
 
 
 CHAT = [

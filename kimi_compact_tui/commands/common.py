@@ -27,7 +27,7 @@ def session_kinds() -> str:
     """What SESSION may be, from the registry (for the help text)."""
     from kimi_compact_tui.formats import registry
 
-    return ", ".join(f.label for f in registry.FORMATS)
+    return ", ".join(registry.labels())
 
 
 def whole_number(what: str, ok: Callable[[int], bool], refused: str) -> Callable[[str], int]:

@@ -22,8 +22,8 @@ format up again by name.
 
 Adding a format: one module with a subclass of :class:`FileFormat` or
 ``DatabaseFormat`` declaring its :class:`WriteStrategy`
-(``formats/strategies.py``), two lines in ``formats/registry.py`` (the import
-and the entry in ``FORMATS``) and a writer in ``tests/factories/writers.py``
+(``formats/strategies.py``), one line in ``formats/registry.py`` (its
+``Entry`` in ``FORMATS``) and a writer in ``tests/factories/writers.py``
 (``docs/ARCHITECTURE.md`` walks through it).
 """
 

@@ -18,15 +18,18 @@ import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 from kimi_compact_tui.errors import SessionFormatError
 from kimi_compact_tui.formats import registry
 from kimi_compact_tui.formats.base import FileFormat, Session, SessionFormat
-from kimi_compact_tui.formats.database import DatabaseFormat
 from kimi_compact_tui.formats.lines import Lines
 from kimi_compact_tui.formats.storage import Fingerprint, SessionRef, check_bytes
 from kimi_compact_tui.formats.strategies import parse_file_bytes
 from kimi_compact_tui.fsutil import atomic_write_bytes, gc_paused, read_bytes
+
+if TYPE_CHECKING:
+    from kimi_compact_tui.formats.database import DatabaseFormat
 
 __all__ = [
     "Fingerprint",
@@ -65,9 +68,10 @@ def _read_stored(ref: SessionRef, fmt: SessionFormat | None, hashed: bool) -> Lo
         except OSError as exc:
             raise SessionFormatError(f"{ref.path}: cannot read ({exc.strerror or exc})") from None
         fmt = registry.detect(ref.path, head)
-    if not isinstance(fmt, DatabaseFormat):
+    if isinstance(fmt, FileFormat):
         raise SessionFormatError(f"{ref}: a {fmt.label} holds one session; name the file alone")
-    session, fingerprint = fmt.read_session(ref, hashed)
+    # Every format is a FileFormat or a DatabaseFormat (whose module loads with it).
+    session, fingerprint = cast("DatabaseFormat", fmt).read_session(ref, hashed)
     return Loaded(session, fingerprint)
 
 

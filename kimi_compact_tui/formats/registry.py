@@ -9,41 +9,93 @@ by the first format that finds its session file in it.
 from __future__ import annotations
 
 import bisect
+import importlib
 import os
 import stat
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import overload
 
 from kimi_compact_tui import samples
 from kimi_compact_tui.errors import SessionFormatError
 from kimi_compact_tui.formats import foreign
 from kimi_compact_tui.formats.base import SessionFormat, SessionInfo
-from kimi_compact_tui.formats.claude_code.plugin import FORMAT as CLAUDE_CODE
-from kimi_compact_tui.formats.codex.plugin import FORMAT as CODEX
-from kimi_compact_tui.formats.gemini_cli import FORMAT as GEMINI_CLI
-from kimi_compact_tui.formats.kimi_cli.plugin import FORMAT as KIMI_CLI
-from kimi_compact_tui.formats.kimi_code.plugin import FORMAT as KIMI_CODE
-from kimi_compact_tui.formats.openai import JSON_FORMAT, JSONL_FORMAT
-from kimi_compact_tui.formats.opencode.plugin import FORMAT as OPENCODE
-from kimi_compact_tui.formats.storage import SessionRef, split_key
+from kimi_compact_tui.formats.storage import SQLITE_MAGIC, SessionRef, split_key
 from kimi_compact_tui.sanitize import one_line
 
-# One line per format, specific formats first (the order detection asks in).
-FORMATS: list[SessionFormat] = [
-    KIMI_CODE,
-    CLAUDE_CODE,
-    CODEX,
-    KIMI_CLI,
-    GEMINI_CLI,
-    OPENCODE,
-    JSONL_FORMAT,
-    JSON_FORMAT,
-]
 
-for _fallback in FORMATS:
-    if _fallback.fallback:
-        _fallback.know_agents([fmt for fmt in FORMATS if not fmt.fallback])
+@dataclass(frozen=True)
+class Entry:
+    """One registered format: where its instance is (``module:NAME``) and its
+    label (the help text lists it without loading the format)."""
+
+    where: str
+    label: str
+
+    def load(self) -> SessionFormat:
+        module, _, name = self.where.partition(":")
+        fmt = getattr(importlib.import_module(module), name)
+        assert isinstance(fmt, SessionFormat), self.where
+        return fmt
+
+
+class Registered(Sequence[SessionFormat]):
+    """The registered formats, in order, each loaded when it is first asked for:
+    detecting a session asks them in turn and stops at the first that
+    recognises it, so a command loads only the formats it reaches (a format's
+    writer and helpers load with it, or when it writes)."""
+
+    def __init__(self, entries: Sequence[Entry]) -> None:
+        self.entries = tuple(entries)
+        self._loaded: list[SessionFormat | None] = [None] * len(self.entries)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    @overload
+    def __getitem__(self, index: int) -> SessionFormat: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[SessionFormat]: ...
+
+    def __getitem__(self, index: int | slice) -> SessionFormat | list[SessionFormat]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(len(self))[index]]
+        fmt = self._loaded[index]
+        if fmt is None:
+            fmt = self._loaded[index] = self.entries[index].load()
+            if fmt.fallback:  # it reads any agent's messages: every agent's tool roles
+                fmt.know_agents([f for f in self if not f.fallback])
+        return fmt
+
+    def __iter__(self) -> Iterator[SessionFormat]:
+        for i in range(len(self)):
+            yield self[i]
+
+
+# One line per format, specific formats first (the order detection asks in).
+FORMATS: Sequence[SessionFormat] = Registered(
+    [
+        Entry("kimi_compact_tui.formats.kimi_code.plugin:FORMAT", "kimi-code wire.jsonl"),
+        Entry("kimi_compact_tui.formats.claude_code.plugin:FORMAT", "Claude Code transcript"),
+        Entry("kimi_compact_tui.formats.codex.plugin:FORMAT", "Codex rollout"),
+        Entry("kimi_compact_tui.formats.kimi_cli.plugin:FORMAT", "kimi-cli context.jsonl"),
+        Entry("kimi_compact_tui.formats.gemini_cli.plugin:FORMAT", "Gemini CLI session"),
+        Entry("kimi_compact_tui.formats.opencode.plugin:FORMAT", "opencode database"),
+        Entry("kimi_compact_tui.formats.openai:JSONL_FORMAT", "OpenAI messages .jsonl"),
+        Entry("kimi_compact_tui.formats.openai:JSON_FORMAT", "OpenAI messages .json"),
+    ]
+)
+
+
+def labels() -> list[str]:
+    """The label of every registered format, for people (loads none)."""
+    if isinstance(FORMATS, Registered):
+        return [entry.label for entry in FORMATS.entries]
+    return [fmt.label for fmt in FORMATS]
+
 
 HEAD_BYTES = 65536
 
@@ -237,23 +289,18 @@ def _session_at(p: Path) -> SessionRef:
     return _only_session(SessionRef(p))
 
 
-#: What a format that keeps many sessions in one file reads to recognise it.
-KEYED_HEAD = 512
-
-
 def _only_session(ref: SessionRef) -> SessionRef:
-    """A file that holds many sessions (a database) named alone: its one session
-    (a format's :meth:`SessionFormat.only_session`), or the file itself."""
-    keyed = [fmt for fmt in specific() if not fmt.storage.byte_based]
-    if not keyed:
-        return ref
+    """A file that holds many sessions (a SQLite database) named alone: its one
+    session (the format's :meth:`SessionFormat.only_session`), or the file itself."""
     try:
         with open(ref.path, "rb") as fh:
-            head = fh.read(KEYED_HEAD)
+            head = fh.read(HEAD_BYTES)
     except OSError:
         return ref  # the loader says why, in its own words
-    for fmt in keyed:
-        if fmt.recognise(ref.path, head):
+    if not head.startswith(SQLITE_MAGIC):
+        return ref  # a file of one session
+    for fmt in FORMATS:
+        if not fmt.fallback and fmt.recognise(ref.path, head):
             return fmt.only_session(ref.path) or ref
     return ref
 
@@ -327,7 +374,7 @@ def folder_message(folder: Path) -> str:
     if itself is not None:  # a session's folder the picker lists, that cannot be opened
         return f"{folder}: {itself.error or 'no session file in the session folder'}"
     if not found:
-        kinds = ", ".join(f.label for f in specific())
+        kinds = ", ".join(f.label for f in specific())  # (loads every format: a rare message)
         return f"{folder}: folder holds no session ({kinds})"
     shown, names = [], []
     for info in found[:LISTED]:
@@ -351,9 +398,10 @@ def folder_message(folder: Path) -> str:
 
 
 def detect(path: Path, head: bytes) -> SessionFormat:
-    """The format of the file at ``path`` whose first bytes are ``head``."""
-    for fmt in specific():
-        if fmt.recognise(path, head):
+    """The format of the file at ``path`` whose first bytes are ``head``: the
+    specific formats are asked in turn (each loaded only when reached)."""
+    for fmt in FORMATS:
+        if not fmt.fallback and fmt.recognise(path, head):
             return fmt
     refused = foreign.refusal(path, head)
     if refused is not None:
@@ -361,9 +409,7 @@ def detect(path: Path, head: bytes) -> SessionFormat:
     for fmt in FORMATS:
         if fmt.fallback and fmt.recognise(path, head):
             return fmt
-    raise SessionFormatError(
-        f"{path}: unknown session format (expected {', '.join(f.label for f in FORMATS)})"
-    )
+    raise SessionFormatError(f"{path}: unknown session format (expected {', '.join(labels())})")
 
 
 def discover_all(

@@ -20,11 +20,10 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import ClassVar
 
-from kimi_compact_tui.formats.storage import SessionRef
+from kimi_compact_tui.formats.storage import SQLITE_MAGIC, SessionRef
 from kimi_compact_tui.formats.strategies import Transactional
 
-#: The first bytes of every SQLite database file.
-SQLITE_MAGIC = b"SQLite format 3\x00"
+__all__ = ["SQLITE_MAGIC", "SqliteTransactional", "connect", "read_snapshot", "tables", "uri"]
 
 
 def uri(path: Path, mode: str = "ro") -> str:

@@ -27,6 +27,9 @@ from kimi_compact_tui.errors import SessionFormatError
 #: Separates a database file from a session key when a session is named in text
 #: (``DB#KEY``).
 KEY_MARK = "#"
+#: The first bytes of a SQLite database file: the one kind of file here that
+#: holds many sessions (a database format names them by key).
+SQLITE_MAGIC = b"SQLite format 3\x00"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 

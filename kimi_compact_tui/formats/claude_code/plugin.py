@@ -36,7 +36,7 @@ from kimi_compact_tui.formats.base import (
     splice,
     state_of,
 )
-from kimi_compact_tui.formats.claude_code import append, discover, roles
+from kimi_compact_tui.formats.claude_code import discover, roles
 from kimi_compact_tui.formats.claude_code.records import looks_like_record
 from kimi_compact_tui.formats.claude_code.state import ClaudeState, read_session, write_refusal
 from kimi_compact_tui.formats.journal import Compaction, JournalFormat
@@ -120,6 +120,8 @@ class ClaudeCodeFormat(JournalFormat, state=ClaudeState, finder=discover.FINDER,
         session, plan, summary = c.session, c.plan, c.summary
         state = state_of(session, ClaudeState)
         pre = session.meta.recorded_tokens or session_tokens(session.messages)
+        from kimi_compact_tui.formats.claude_code import append  # the writer: when writing
+
         records = append.compaction_records(
             state,
             leading=plan.leading,

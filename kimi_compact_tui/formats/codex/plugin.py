@@ -20,10 +20,9 @@ from kimi_compact_tui.formats.base import (
     state_of,
 )
 from kimi_compact_tui.formats.codex import discover as discovery
-from kimi_compact_tui.formats.codex import projection, records, roles
+from kimi_compact_tui.formats.codex import roles
 from kimi_compact_tui.formats.codex.history import HistoryItem
 from kimi_compact_tui.formats.codex.messages import map_history
-from kimi_compact_tui.formats.codex.projection import codex_is_running
 from kimi_compact_tui.formats.codex.rollout import RECORD_TYPES, TAIL_NEWLINE, first_record
 from kimi_compact_tui.formats.codex.state import CodexState, load
 from kimi_compact_tui.formats.journal import Compaction, JournalFormat
@@ -57,6 +56,8 @@ def write_refusal(session: Session) -> str | None:
             f"the session ends mid-turn ({state.open_turn}); let Codex finish the turn "
             "(or run one more turn), then compact"
         )
+    from kimi_compact_tui.formats.codex.projection import codex_is_running  # Codex's lock
+
     if session.path is not None and codex_is_running(Path(session.path)):
         return (
             "Codex is running on this session (it holds the session's writer lock) and "
@@ -78,6 +79,8 @@ class CodexFormat(JournalFormat, state=CodexState, finder=discovery.FINDER, role
     def after_restore(self, path: Path, replaced: bytes | None, restored: bytes) -> list[str]:
         """Codex's UI projection of the session is forgotten when it had read
         past the bytes the restore kept: Codex rebuilds it from the rollout."""
+        from kimi_compact_tui.formats.codex import projection  # Codex's UI history: on restore
+
         return projection.after_restore(path, replaced, restored)
 
     def recognise(self, path: Path, head: bytes) -> bool:
@@ -103,10 +106,14 @@ class CodexFormat(JournalFormat, state=CodexState, finder=discovery.FINDER, role
         return parse_rollout(data, path)
 
     def summary_message(self, summary: str) -> Message:
+        from kimi_compact_tui.formats.codex import records  # the writer: when writing
+
         item = records.summary_item(build_compact_summary_text(summary))
         return map_history((HistoryItem(item, 0),)).messages[0]
 
     def compaction(self, c: Compaction) -> Session:
+        from kimi_compact_tui.formats.codex import records  # the writer: when writing
+
         session, plan = c.session, c.plan
         state = state_of(session, CodexState)
         text = build_compact_summary_text(c.summary)

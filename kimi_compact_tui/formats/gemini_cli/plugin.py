@@ -29,7 +29,7 @@ from kimi_compact_tui.formats.base import (
     SessionInfo,
     state_of,
 )
-from kimi_compact_tui.formats.gemini_cli import append, discover, roles
+from kimi_compact_tui.formats.gemini_cli import discover, roles
 from kimi_compact_tui.formats.gemini_cli.state import GeminiState, read_session, write_refusal
 from kimi_compact_tui.formats.journal import Compaction, JournalFormat
 from kimi_compact_tui.formats.storage import SessionRef
@@ -103,6 +103,8 @@ class GeminiCliFormat(JournalFormat, state=GeminiState, finder=discover, roles=r
     # acknowledgement after it).
 
     def compaction(self, c: Compaction) -> Session:
+        from kimi_compact_tui.formats.gemini_cli import append  # the writer: when writing
+
         session, plan, summary = c.session, c.plan, c.summary
         state = state_of(session, GeminiState)
         # A boundary inside a record (a reply and its tool results) cannot be

@@ -22,7 +22,7 @@ from kimi_compact_tui.formats.base import (
 )
 from kimi_compact_tui.formats.journal import Compaction, JournalFormat
 from kimi_compact_tui.formats.kimi_code import discover as discovery
-from kimi_compact_tui.formats.kimi_code import handoff, records, roles, wire
+from kimi_compact_tui.formats.kimi_code import roles, wire
 from kimi_compact_tui.formats.kimi_code.convert import to_message
 from kimi_compact_tui.formats.kimi_code.fold import fold
 from kimi_compact_tui.formats.storage import SessionRef
@@ -168,9 +168,13 @@ class KimiCodeFormat(JournalFormat, state=KimiCodeState, finder=discovery, roles
         return parse_journal(data, path)
 
     def summary_message(self, summary: str) -> Message:
+        from kimi_compact_tui.formats.kimi_code import handoff  # the writer: when writing
+
         return to_message(handoff.summary_message(build_compact_summary_text(summary)))
 
     def compaction(self, c: Compaction) -> Session:
+        from kimi_compact_tui.formats.kimi_code import handoff, records  # the writer
+
         session, plan, summary, output_tokens = c.session, c.plan, c.summary, c.output_tokens
         state = state_of(session, KimiCodeState)
         context = state.context
