@@ -7,6 +7,7 @@ session's ``format_state`` is a :class:`~.state.CodexState`.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import replace
@@ -35,9 +36,14 @@ CLOSE_NOTE = (
     "would not see this compaction (close it first)"
 )
 # A first line too long for the head: its start says whether it is a Codex record.
-_LONG_FIRST = re.compile(
-    rb'^\{"timestamp":"[^"]{10,40}",(?:"ordinal":\d+,)?"type":"session_meta","payload":\{'
-)
+_LONG_FIRST = rb'^\{"timestamp":"[^"]{10,40}",(?:"ordinal":\d+,)?"type":"session_meta","payload":\{'
+
+
+@functools.cache
+def _long_first() -> re.Pattern[bytes]:
+    """:data:`_LONG_FIRST`, compiled when a head is one long line (rare; the
+    compile costs more than the rest of Codex's sniffing at start-up)."""
+    return re.compile(_LONG_FIRST)
 
 
 def parse_rollout(data: bytes, path: Path) -> Session:
@@ -86,7 +92,7 @@ class CodexFormat(JournalFormat, state=CodexState, finder=discovery.FINDER, role
     def recognise(self, path: Path, head: bytes) -> bool:
         record = first_record(head)
         if record is None:
-            return b"\n" not in head and _LONG_FIRST.match(head) is not None
+            return b"\n" not in head and _long_first().match(head) is not None
         return (
             record.get("type") in RECORD_TYPES
             and type(record.get("payload")) is dict
