@@ -218,3 +218,41 @@ def test_a_session_is_named_by_its_absolute_path_once_resolved(
     result = cli_main("plan", "chat.jsonl" if spelling == "relative" else session, "--json")
     assert result.code == 0, result.stderr
     assert json.loads(result.stdout)["session"] == str(session)
+
+
+# ------------------------------------------------------------------ opencode's session list
+
+
+def _time_updated(db: Path) -> dict[str, int]:
+    con = sqlite3.connect(db)
+    try:
+        return dict(con.execute("SELECT id, time_updated FROM session").fetchall())
+    finally:
+        con.close()
+
+
+def test_a_write_and_its_undo_bump_the_opencode_sessions_time_updated(cli_main, tmp_path):
+    """opencode lists sessions by ``session.time_updated``: a compaction written (and
+    undone) is a change of that session, and of no other (issue 32, item 7; failed:
+    the time stayed as it was)."""
+    ref = str(write_opencode(tmp_path))
+    db, _, key = ref.rpartition("#")
+    before = _time_updated(Path(db))
+    _compact_in_place(cli_main, ref)
+    after = _time_updated(Path(db))
+    assert after[key] > before[key]
+    assert {k: v for k, v in after.items() if k != key} == {
+        k: v for k, v in before.items() if k != key
+    }
+    undone = cli_main("restore", ref, "--yes")
+    assert undone.code == 0, undone.stderr
+    assert _time_updated(Path(db))[key] >= after[key]
+
+
+def test_compact_in_place_says_it_wrote_the_database_session_as_db_key(cli_main, tmp_path):
+    """Failed: "complete (offline extraction): wrote …/opencode.db (8 messages → 4)"."""
+    ref = str(write_opencode(tmp_path))
+    db = ref.rpartition("#")[0]
+    result = cli_main("compact", ref, "--in-place", "--yes", "--provider", "offline")
+    assert result.code == 0, result.stderr
+    assert f"wrote {ref} (" in result.stderr and f"wrote {db} (" not in result.stderr

@@ -37,6 +37,7 @@ from kimi_compact_tui.commands.compact.write import output_target, write_in_plac
 from kimi_compact_tui.commands.jsonout import print_json
 from kimi_compact_tui.commands.rounds import add_revise_args, check_rounds
 from kimi_compact_tui.errors import ProviderFailure, RetentionShortfall, UserError
+from kimi_compact_tui.formats.storage import SessionRef
 from kimi_compact_tui.sanitize import visible
 from kimi_compact_tui.wording import count, noop_line, number
 
@@ -154,7 +155,7 @@ def run(args: argparse.Namespace) -> int:
     result = run_.result
     if printer is not None:
         printer.finish()
-    written: Path | None = None
+    written: Path | SessionRef | None = None  # --output's file, or the session written
     report = None
     if run_.draft is not None:
         warn_growth(run_.draft)
@@ -172,7 +173,7 @@ def run(args: argparse.Namespace) -> int:
         if result.status == "complete":
             applied = write_in_place(args, run_)
             if applied is not None:  # write_in_place has said what it wrote
-                written = applied.path
+                written = applied.ref
     elif run_.compacted is not None and output is not None:
         assert run_.session.path is not None
         write_output(

@@ -18,6 +18,7 @@ from kimi_compact_tui.sanitize import visible
 from kimi_compact_tui.wording import span
 
 if TYPE_CHECKING:
+    from kimi_compact_tui.formats.storage import SessionRef
     from kimi_compact_tui.job import Draft, Preparation
     from kimi_compact_tui.providers import ProviderConfig, StreamEvent
 
@@ -101,7 +102,7 @@ def nothing_written(args: argparse.Namespace) -> str:
     return "nothing written"
 
 
-def json_result(run: CompactionRun, written: Path | None) -> dict[str, Any]:
+def json_result(run: CompactionRun, written: Path | SessionRef | None) -> dict[str, Any]:
     from kimi_compact_tui.providers import OFFLINE_NOTICE
 
     if run.result is None:

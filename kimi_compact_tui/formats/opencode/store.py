@@ -15,6 +15,9 @@ loads messages from the ``message`` and ``part`` tables and never rebuilds them 
 its event log (checked with opencode 1.18.33: its resume reads rows fresh on each
 prompt).
 
+Both bump the ``session`` row's ``time_updated`` (:func:`touch`), as opencode does for
+a change of its own, so its session list shows the session as changed.
+
 Undo and restore replace the session's message and part rows with a restore
 point's (:meth:`OpencodeRows.replace_rows`); the store refuses an undo once opencode
 wrote after us (the rows are no longer those we left), unless forced.
@@ -24,6 +27,7 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -132,6 +136,17 @@ def with_rows(rows: SessionRows, new: CompactionRows) -> SessionRows:
     return SessionRows(rows.db, rows.session, tuple(messages))
 
 
+def touch(tx: sqlite3.Connection, session_id: str, when_ms: int) -> None:
+    """Mark the session changed at ``when_ms``, and in any case later than it was
+    last changed, as opencode does for a change of its own: its session list is
+    ordered by it. The ``session`` row is not part of the session's exported
+    content."""
+    tx.execute(
+        "UPDATE session SET time_updated = max(time_updated + 1, ?) WHERE id = ?",
+        (when_ms, session_id),
+    )
+
+
 def compacting(conn: sqlite3.Connection, session_id: str) -> bool:
     row = conn.execute("SELECT time_compacting FROM session WHERE id = ?", (session_id,)).fetchone()
     return row is not None and row[0] is not None
@@ -201,6 +216,7 @@ class OpencodeRows(SqliteTransactional):
                 for p in m.parts
             ],
         )
+        touch(tx, key, round(time.time() * 1000))
 
     def write_rows(
         self, tx: sqlite3.Connection, rows: SessionRows, session: Session, compacted: Session
@@ -219,6 +235,8 @@ class OpencodeRows(SqliteTransactional):
             raise ApplyError(f"{ref}: not written: {busy}")
         for sql, params in state.rows.statements():
             tx.execute(sql, params)
+        newest = max(int(m["time_updated"]) for m in state.rows.messages)
+        touch(tx, self._key(ref), newest)
         return export_bytes(with_rows(rows, state.rows))
 
     def count_messages(self, ref: SessionRef, data: bytes) -> int:
