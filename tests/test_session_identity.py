@@ -256,3 +256,13 @@ def test_compact_in_place_says_it_wrote_the_database_session_as_db_key(cli_main,
     result = cli_main("compact", ref, "--in-place", "--yes", "--provider", "offline")
     assert result.code == 0, result.stderr
     assert f"wrote {ref} (" in result.stderr and f"wrote {db} (" not in result.stderr
+
+
+def test_the_title_names_a_database_session_as_db_key(tmp_path):
+    """The window's title and the status line: failed, "opencode.db" (the database)."""
+    from kimi_compact_tui.formats import load
+    from kimi_compact_tui.tui.widgets.status import session_label
+
+    ref = str(write_opencode(tmp_path))
+    key = ref.rpartition("#")[2]
+    assert session_label(load(ref).session) == f"opencode.db#{key}"

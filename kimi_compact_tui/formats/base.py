@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeVar
 from kimi_compact_tui.compaction.plan import CompactionPlan, count_leading_system
 from kimi_compact_tui.compaction.summary import plain_summary_message
 from kimi_compact_tui.errors import SessionFormatError
-from kimi_compact_tui.formats.storage import Fingerprint, SessionRef
+from kimi_compact_tui.formats.storage import KEY_MARK, Fingerprint, SessionRef
 from kimi_compact_tui.model import Message
 from kimi_compact_tui.specifics.declare import PLAIN, SUMMARY, ToolRoles, Vocabulary
 
@@ -324,11 +324,12 @@ class Finder(Named, ABC):
         """A cheap picker row for a session given by path."""
         return SessionInfo(SessionRef(path), self.name)
 
-    def short_name(self, path: Path) -> str:
-        """A short name people recognise the session file by (titles, the
-        status line): the file name, unless the agent gives every session the
-        same file name (then its session folder says which)."""
-        return path.name
+    def short_name(self, ref: SessionRef) -> str:
+        """A short name people recognise the session by (titles, the status
+        line): the file name (``DB#KEY``'s file name and key for a session in a
+        database), unless the agent gives every session the same file name
+        (then its session folder says which)."""
+        return ref.path.name if ref.key is None else f"{ref.path.name}{KEY_MARK}{ref.key}"
 
 
 class Codec(Named):
@@ -514,7 +515,7 @@ def state_of(session: Session, kind: type[S]) -> S:
     state = session.format_state
     if not isinstance(state, kind):
         raise TypeError(
-            f"{session.path}: the session holds no {kind.__name__} "
+            f"{session.ref}: the session holds no {kind.__name__} "
             f"(it is a {session.format.name} session)"
         )
     return state

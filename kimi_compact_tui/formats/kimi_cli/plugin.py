@@ -305,7 +305,8 @@ class KimiCliFormat(FileFormat):
     def describe(self, path: Path) -> SessionInfo:
         return kimi_discover.describe_session(path if path.is_dir() else path.parent)
 
-    def short_name(self, path: Path) -> str:
+    def short_name(self, ref: SessionRef) -> str:
+        path = ref.path
         return f"{path.parent.name}/{path.name}" if path.parent.name else path.name
 
     def parse(self, data: bytes, path: Path) -> Session:

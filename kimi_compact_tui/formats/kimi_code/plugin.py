@@ -151,8 +151,9 @@ class KimiCodeFormat(JournalFormat, state=KimiCodeState, finder=discovery, roles
                 return candidate
         return None
 
-    def short_name(self, path: Path) -> str:
+    def short_name(self, ref: SessionRef) -> str:
         """``<session folder>/wire.jsonl`` (``… · <agent>`` for a sub-agent's journal)."""
+        path = ref.path
         agent = agent_id_of(path)
         folder = path.parents[2] if path.parent.parent.name == "agents" else path.parent
         name = f"{folder.name}/{path.name}" if folder.name else path.name
