@@ -25,6 +25,7 @@ so the rules exist once:
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -340,6 +341,10 @@ class CompactionJob:
             provenance = provenance_of(
                 prep.prompt, provider, draft.model or self.base_model, draft.result.usage
             )
+            built = prep._request  # a revision's request is always built (job/revise.py)
+            if built is not None and built.is_revision:
+                revision = (len(built.revisions), built.dropped_rounds)
+                provenance = dataclasses.replace(provenance, revision=revision)
         return apply_compaction(
             self.session,
             draft.compacted,

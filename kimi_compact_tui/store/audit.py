@@ -9,8 +9,9 @@ format's restore folder (``SessionFormat.restore_folder``: beside the file
 unless the agent would take files there for its own), with the backups. A record
 holds times, paths, sizes and sha256s, the plan's indices, the prompt's
 source and sha256, the provider (with any user:password removed from URLs),
-the model, the usage numbers and the summary's sha256: never a key, never
-the text of the session or the summary. Both front ends write the same
+the model, the usage numbers, the summary's sha256 and, for a revision by
+feedback, its rounds (``revision``): never a key, never the text of the session
+or the summary. Paths are absolute (the session's reference is). Both front ends write the same
 record, built here from the compaction job's draft.
 """
 

@@ -47,6 +47,9 @@ class Provenance:
     provider_detail: str | None = None  # kind, model, URL without credentials
     model: str | None = None
     usage: Mapping[str, Any] | None = None
+    #: A revision of an earlier summary by feedback: the rounds of feedback its
+    #: request sent, and how many older ones were left out to fit (None: not one).
+    revision: tuple[int, int] | None = None
 
 
 def now_utc(now: datetime | None = None) -> datetime:
@@ -174,6 +177,9 @@ def apply_compaction(
         "summary_sha256": hashlib.sha256(summary.encode("utf-8", "surrogatepass")).hexdigest(),
         "summary_chars": len(summary),
     }
+    if provenance.revision is not None:  # the summary is a revision, and says so
+        rounds, left_out = provenance.revision
+        record["revision"] = {"rounds": rounds, "left_out": left_out}
     record.update(written.undo or {})  # what the strategy's undo reads back
     try:  # the audit log takes the session's mode, which its copy has
         mode = backup.stat().st_mode & 0o7777
