@@ -371,7 +371,7 @@ class ReviewApp(App[None]):
         self.notify(shown + more, title=title, severity="warning", markup=False, timeout=15)
 
     def open_picker(self) -> None:
-        def done(path: str | Path | None) -> None:
+        def done(path: str | SessionRef | None) -> None:
             if path is not None:
                 self.ask_unwritten("Opening another session", lambda: self.load(path))
             elif self.state.session is None:

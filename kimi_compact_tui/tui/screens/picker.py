@@ -34,7 +34,7 @@ from kimi_compact_tui.formats.registry import (
     discovery_note,
     short_ids,
 )
-from kimi_compact_tui.formats.storage import check_bytes
+from kimi_compact_tui.formats.storage import SessionRef, check_bytes
 from kimi_compact_tui.samples import resolve_sample_name, samples_dir
 from kimi_compact_tui.sanitize import one_line, visible
 from kimi_compact_tui.tui import keys
@@ -135,7 +135,7 @@ def sample_sessions(folder: Path | None = None) -> list[SessionInfo]:
     return out
 
 
-class PickerScreen(ModalScreen[str | None]):
+class PickerScreen(ModalScreen[str | SessionRef | None]):
     """Choose a session; dismiss with its path, or None (escape / q).
 
     ``sessions`` given: shown as they are (no lookup); otherwise the kimi-cli
@@ -240,7 +240,7 @@ class PickerScreen(ModalScreen[str | None]):
             listing.focus()
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        self.dismiss(str(self.entries[int(event.option.id or 0)].ref))  # DB#KEY when keyed
+        self.dismiss(self.entries[int(event.option.id or 0)].ref)  # the row's own reference
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         text = event.value.strip()
