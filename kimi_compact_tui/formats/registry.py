@@ -1,9 +1,12 @@
-"""The registry of session formats: the one place that knows which exist.
+"""The registry of session formats, the one place that knows which exist, and
+the one place a session's name is read (:func:`resolve`).
 
-Detection asks each specific format in turn (``recognise``), then checks for
-a known file that is not a session this tool opens (``formats.foreign``), then
-the fallback formats (OpenAI ``.jsonl`` and ``.json``). A folder is resolved
-by the first format that finds its session file in it.
+``FORMATS`` is one :class:`Entry` line per format, each loaded when it is first
+asked for. Detection asks each specific format in turn (``recognise``), then
+checks for a known file that is not a session this tool opens
+(``formats.foreign``), then the fallback formats (OpenAI ``.jsonl`` and
+``.json``). A folder is resolved by the first format that finds its session
+file in it; a database named alone, by its format's ``only_session``.
 """
 
 from __future__ import annotations
