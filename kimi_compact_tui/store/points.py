@@ -67,13 +67,11 @@ def locate(where: str | Path | SessionRef) -> Target:
     """The session ``where`` names (what :func:`formats.registry.resolve` takes,
     or the reference it made; the file possibly gone) and its format: read from
     the file, else from the audit log of the compaction written there."""
-    if isinstance(where, SessionRef):
-        ref = where
-    else:
-        try:
-            ref = registry.resolve(where)
-        except SessionFormatError as exc:
-            ref = _gone(Path(str(where)).expanduser(), exc)
+    try:
+        ref = registry.resolve(where)  # a reference is kept as it is, a folder's resolved
+    except SessionFormatError as exc:
+        named = where.path if isinstance(where, SessionRef) else Path(str(where)).expanduser()
+        ref = _gone(named, exc)
     if ref.key is not None or ref.path.exists():
         try:
             with open(ref.path, "rb") as fh:
