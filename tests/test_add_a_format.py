@@ -1,18 +1,22 @@
-"""``docs/ARCHITECTURE.md``'s "Add a session format", followed literally.
+"""``docs/ARCHITECTURE.md``'s "Add a session format", both recipes followed literally.
 
-A throwaway format (a ``.chat`` file: one ``role<TAB>JSON text`` line per
-message) is written here as one class and registered with one line; nothing
-else in the package is touched. The whole review then works on it: detection,
-the one load path, the plan and the request, a summary, the write through the
-job and the store (with the format's own restore folder), the audit record,
-undo, the diff, retention, and the CLI's ``plan`` and ``compact``.
-
-A second throwaway format keeps its sessions as rows in one SQLite database
-(WAL mode, several sessions in one file), as opencode does: it declares a
-transactional strategy (``formats/sqlite.py``) with its schema and loads through
-``read_session``. Written, refused on a conflict and undone through ``plan``,
-``compact --in-place --yes``, ``restore`` and the job; its backup is that
-session's own rows, so undoing one session never undoes another's writes.
+1. A new agent whose sessions are files of JSON lines (a ``.chat`` file: one
+   ``{"role": …, "text": …}`` line per message): one class on
+   ``formats.base.FileFormat`` (what would be its package) and one line in the
+   registry's ``FORMATS``; nothing else in the package is touched. The whole
+   review then works on it: detection, the one load path, the plan and the
+   request, a summary, the write through the job and the store (with the
+   format's own restore folder), the audit record, undo, the diff, retention,
+   and the CLI's ``plan`` and ``compact``.
+2. A new agent that keeps its sessions as rows in one SQLite database (WAL mode,
+   several sessions in one file), as opencode does: one class on
+   ``formats.database.DatabaseFormat`` (its tables, where the agent keeps the
+   database, its sessions, how a session's rows are read) with a transactional
+   strategy on its schema (``formats/sqlite.py``), and one line. It is found by
+   id and by a database holding one session, written, refused on a conflict and
+   undone through ``plan``, ``compact --in-place --yes``, ``restore`` and the
+   job; its backup is that session's own rows, so undoing one session never
+   undoes another's writes.
 """
 
 from __future__ import annotations
@@ -29,10 +33,11 @@ from kimi_compact_tui.config import AppConfig
 from kimi_compact_tui.diff import diff_sessions
 from kimi_compact_tui.errors import ApplyError, SessionFormatError
 from kimi_compact_tui.formats import load, registry
-from kimi_compact_tui.formats.base import Session, SessionFormat, SessionMeta, WriteOp
+from kimi_compact_tui.formats.base import FileFormat, Session, SessionMeta, WriteOp
+from kimi_compact_tui.formats.database import DatabaseFormat, Listed
 from kimi_compact_tui.formats.sqlite import SqliteTransactional
-from kimi_compact_tui.formats.storage import Fingerprint, SessionRef
-from kimi_compact_tui.formats.strategies import BackupReplace, fingerprint_of
+from kimi_compact_tui.formats.storage import SessionRef
+from kimi_compact_tui.formats.strategies import BackupReplace
 from kimi_compact_tui.job import CompactionJob
 from kimi_compact_tui.model import Message
 from kimi_compact_tui.providers import ProviderConfig
@@ -44,7 +49,7 @@ from tests.factories import FORMAT_WRITERS
 ENABLED = AppConfig(raw={"compaction": {"enabled": True, "type": "kimi"}})
 
 
-class ChatFormat(SessionFormat):
+class ChatFormat(FileFormat):
     """Step 1: the class, its attributes and the required hooks."""
 
     name = "test-chat"
@@ -61,19 +66,20 @@ class ChatFormat(SessionFormat):
         for number, line in enumerate(data.decode("utf-8").split("\n"), 1):
             if not line:
                 continue
-            role, sep, text = line.partition("\t")
-            if not sep:
-                warnings.append(f"{path}:{number}: skipped, as the test agent does: no tab")
-                continue
             try:
-                messages.append(Message.make(role, json.loads(text)))
+                record = json.loads(line)
             except ValueError:
-                raise SessionFormatError(f"{path}:{number}: invalid JSON text") from None
-        return Session(path, self, messages, warnings, SessionMeta(recorded_tokens=7))
+                raise SessionFormatError(f"{path}:{number}: invalid JSON") from None
+            if not isinstance(record, dict) or "role" not in record:
+                warnings.append(f"{path}:{number}: skipped, as the test agent does: no role")
+                continue
+            messages.append(Message.make(record["role"], record.get("text", "")))
+        return Session(SessionRef(path), self, messages, warnings, SessionMeta(recorded_tokens=7))
 
     def dump(self, session: Session) -> bytes:
         lines = [
-            f"{m.role}\t{json.dumps(m.text(), ensure_ascii=False)}\n" for m in session.messages
+            json.dumps({"role": m.role, "text": m.text()}, ensure_ascii=False) + "\n"
+            for m in session.messages
         ]
         return "".join(lines).encode("utf-8")
 
@@ -84,21 +90,32 @@ class ChatFormat(SessionFormat):
         return path.parent / "chat-restore-points"
 
 
+#: Step 2: one instance (in the format's package) ...
+CHAT_FORMAT = ChatFormat()
+
+
+def registered(monkeypatch: pytest.MonkeyPatch, line: registry.Entry) -> None:
+    """... and one line in the registry's FORMATS (before the fallback formats):
+    the registry's own entries with ``line`` first, loaded as the registry loads."""
+    assert isinstance(registry.FORMATS, registry.Registered)
+    entries = [line, *registry.FORMATS.entries]
+    monkeypatch.setattr(registry, "FORMATS", registry.Registered(entries))
+
+
 @pytest.fixture
 def chat_format(monkeypatch: pytest.MonkeyPatch) -> ChatFormat:
-    """Step 2: one instance, one line in FORMATS (before the fallback formats)."""
-    fmt = ChatFormat()
-    monkeypatch.setattr(registry, "FORMATS", [fmt, *registry.FORMATS])
-    return fmt
+    registered(monkeypatch, registry.Entry("tests.test_add_a_format:CHAT_FORMAT", ChatFormat.label))
+    assert registry.get("test-chat") is CHAT_FORMAT and "test .chat transcript" in registry.labels()
+    return CHAT_FORMAT
 
 
 def write_chat(path: Path, bad_line: bool = False) -> Path:
     rows = [("system", "You are a test agent."), ("user", "Fix the bug in parser.py")]
     rows += [("assistant", "Fixed: parser.py line 12 raised KeyError('id')."), ("user", "Thanks")]
     rows += [("assistant", "You are welcome.")]
-    lines = [f"{role}\t{json.dumps(text)}" for role, text in rows]
+    lines = [json.dumps({"role": role, "text": text}) for role, text in rows]
     if bad_line:
-        lines.insert(2, "a line the agent skips")
+        lines.insert(2, json.dumps({"note": "a line the agent skips"}))
     path.write_text("\n".join(lines) + "\n", encoding="utf-8")
     return path
 
@@ -109,7 +126,7 @@ def test_the_whole_review_works_on_a_new_format(tmp_path: Path, chat_format: Cha
     loaded = load(path)  # the one load path
     session = loaded.session
     assert session.format is chat_format and len(session.messages) == 5
-    assert session.warnings == [f"{path}:3: skipped, as the test agent does: no tab"]
+    assert session.warnings == [f"{path}:3: skipped, as the test agent does: no role"]
     assert chat_format.dump(session) != original  # it drops the skipped line on dump
 
     job = CompactionJob(session, ENABLED, loaded.fingerprint)
@@ -154,7 +171,7 @@ def test_the_cli_reads_and_writes_a_new_format(tmp_path, chat_format, cli_main):
     out = tmp_path / "out.chat"
     done = cli_main("compact", path, "--output", out, "--config", config)
     assert done.code == 0, done.stderr
-    assert [line.split("\t")[0] for line in out.read_text().splitlines()] == [
+    assert [json.loads(line)["role"] for line in out.read_text().splitlines()] == [
         "system",
         "user",
         "user",
@@ -194,16 +211,17 @@ CREATE TABLE messages (
 class ChatRows(SqliteTransactional):
     """The strategy's schema part: a session's rows, exported one JSON line each."""
 
-    def export(self, tx: sqlite3.Connection, fmt: SessionFormat, ref: SessionRef) -> bytes:
-        rows = tx.execute(
+    def read_rows(self, tx: sqlite3.Connection, ref: SessionRef) -> list[list]:
+        found = tx.execute(
             "SELECT seq, role, content FROM messages WHERE session_id = ? ORDER BY seq",
             (ref.key,),
         ).fetchall()
-        return b"".join(json.dumps(list(row)).encode() + b"\n" for row in rows)
+        return [list(row) for row in found]
 
-    def replace_rows(
-        self, tx: sqlite3.Connection, fmt: SessionFormat, ref: SessionRef, data: bytes
-    ) -> None:
+    def export_rows(self, rows: list[list]) -> bytes:
+        return b"".join(json.dumps(row).encode() + b"\n" for row in rows)
+
+    def replace_rows(self, tx: sqlite3.Connection, ref: SessionRef, data: bytes) -> None:
         tx.execute("DELETE FROM messages WHERE session_id = ?", (ref.key,))
         rows = [json.loads(line) for line in data.split(b"\n") if line]
         tx.executemany(
@@ -212,14 +230,13 @@ class ChatRows(SqliteTransactional):
         )
 
     def write_rows(
-        self, tx: sqlite3.Connection, fmt: SessionFormat, session: Session, compacted: Session
-    ) -> None:
-        assert session.ref is not None
-        rows = [[n, m.role, m.text()] for n, m in enumerate(compacted.messages)]
-        data = b"".join(json.dumps(row).encode() + b"\n" for row in rows)
-        self.replace_rows(tx, fmt, session.ref, data)
+        self, tx: sqlite3.Connection, rows: list[list], session: Session, compacted: Session
+    ) -> bytes:
+        data = self.export_rows([[n, m.role, m.text()] for n, m in enumerate(compacted.messages)])
+        self.replace_rows(tx, session.ref, data)
+        return data
 
-    def count_messages(self, fmt: SessionFormat, ref: SessionRef, data: bytes) -> int:
+    def count_messages(self, ref: SessionRef, data: bytes) -> int:
         return len(rows_to_messages(data, ref))
 
 
@@ -235,37 +252,44 @@ def rows_to_messages(data: bytes, ref: SessionRef) -> list[Message]:
     return messages
 
 
-class ChatDbFormat(SessionFormat):
-    """Step 1 for a database: one class; its storage is the strategy above."""
+class ChatDbFormat(DatabaseFormat):
+    """Step 1 for a database: one class on DatabaseFormat; its storage is the
+    strategy above. No parse, no recognise, no discovery of its own."""
 
     name = "test-chatdb"
     label = "test chat database"
     agent = "the test agent"
     storage = ChatRows()
+    tables = ("sessions", "messages")
 
-    def recognise(self, path: Path, head: bytes) -> bool:
-        return head.startswith(DB_HEAD) and path.suffix == ".chatdb"
+    def database(self, env, home: Path) -> Path:
+        return Path(env.get("TEST_CHATDB", home / "chat.chatdb"))
 
-    def read_session(self, ref: SessionRef, hashed: bool = True) -> tuple[Session, Fingerprint]:
-        if ref.key is None:
-            raise SessionFormatError(f"{ref}: a {self.label} holds many sessions; name one: DB#ID")
-        with self.storage.transaction(ref, write=False) as tx:
-            known = tx.execute("SELECT 1 FROM sessions WHERE id = ?", (ref.key,)).fetchone()
-            data = self.storage.export(tx, self, ref)
+    def sessions(self, db: Path) -> list[Listed]:
+        with sqlite3.connect(db) as conn:
+            found = conn.execute(
+                "SELECT s.id, s.title, (SELECT count(*) FROM messages m WHERE m.session_id = s.id)"
+                " FROM sessions s ORDER BY s.id DESC"
+            ).fetchall()
+        return [Listed(sid, title, "/work", 0.0, n) for sid, title, n in found]
+
+    def read(self, conn: sqlite3.Connection, ref: SessionRef) -> tuple[Session, bytes]:
+        known = conn.execute("SELECT 1 FROM sessions WHERE id = ?", (ref.key,)).fetchone()
         if known is None:
             raise SessionFormatError(f"{ref}: no such session in the database")
-        session = Session(ref.path, self, rows_to_messages(data, ref), key=ref.key)
-        return session, fingerprint_of(data)
+        data = self.storage.export(conn, ref)
+        return Session(ref, self, rows_to_messages(data, ref)), data
 
-    def parse(self, data: bytes, path: Path) -> Session:  # never called: not byte-based
-        raise AssertionError("a database format is read through read_session")
+
+CHATDB_FORMAT = ChatDbFormat()
 
 
 @pytest.fixture
 def chatdb_format(monkeypatch: pytest.MonkeyPatch) -> ChatDbFormat:
-    fmt = ChatDbFormat()
-    monkeypatch.setattr(registry, "FORMATS", [fmt, *registry.FORMATS])
-    return fmt
+    registered(
+        monkeypatch, registry.Entry("tests.test_add_a_format:CHATDB_FORMAT", ChatDbFormat.label)
+    )
+    return CHATDB_FORMAT
 
 
 CHAT = [
@@ -279,12 +303,12 @@ CHAT = [
 ]
 
 
-def write_chatdb(path: Path) -> Path:
-    """A database in WAL mode holding two sessions, A and B."""
+def write_chatdb(path: Path, sessions: tuple[str, ...] = ("A", "B")) -> Path:
+    """A database in WAL mode holding the sessions named (A and B)."""
     conn = sqlite3.connect(path)
     conn.execute("PRAGMA journal_mode=WAL")
     conn.executescript(SCHEMA)
-    for sid in ("A", "B"):
+    for sid in sessions:
         conn.execute("INSERT INTO sessions VALUES (?, ?)", (sid, f"session {sid}"))
         conn.executemany(
             "INSERT INTO messages VALUES (?, ?, ?, ?)",
@@ -426,6 +450,23 @@ def test_output_file_is_refused_for_a_database_format_in_one_line(
 def test_a_database_file_is_not_refused_for_its_nul_bytes(tmp_path, chatdb_format):
     db = write_chatdb(tmp_path / "work.chatdb")
     assert b"\x00" in db.read_bytes()
-    with pytest.raises(SessionFormatError, match="holds many sessions; name one"):
+    with pytest.raises(SessionFormatError, match="of 2 sessions, not one: B .*; A .*DB#ID"):
         load(db)
     assert len(load(f"{db}#B").session.messages) == len(CHAT)
+
+
+def test_a_database_format_finds_its_sessions_by_id_and_opens_a_database_of_one(
+    tmp_path, chatdb_format, monkeypatch, cli_main  # noqa: F811
+):
+    """What DatabaseFormat brings: the picker's rows (DB#KEY), a session by its
+    id in the agent's own database, and a database of one session opened."""
+    db = write_chatdb(tmp_path / "work.chatdb", ("chat-alpha", "chat-beta"))
+    monkeypatch.setenv("TEST_CHATDB", str(db))
+    found = [info for info in registry.discover_all() if info.format == "test-chatdb"]
+    assert [str(info.ref) for info in found] == [f"{db}#chat-beta", f"{db}#chat-alpha"]
+    assert registry.resolve("chat-alpha") == SessionRef(db, "chat-alpha")
+    assert registry.resolve("chat-b") == SessionRef(db, "chat-beta")  # a start of an id
+    one = write_chatdb(tmp_path / "one.chatdb", ("solo",))
+    shown = cli_main("plan", one, "--json", "--config", config_file(tmp_path))
+    assert shown.code == 0, shown.stderr
+    assert json.loads(shown.stdout)["session"] == f"{one}#solo"

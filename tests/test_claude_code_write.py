@@ -18,6 +18,7 @@ from kimi_compact_tui.formats import load, load_session, registry
 from kimi_compact_tui.formats.base import state_of
 from kimi_compact_tui.formats.claude_code import FORMAT as FMT
 from kimi_compact_tui.formats.claude_code import ClaudeState
+from kimi_compact_tui.formats.storage import SessionRef
 from kimi_compact_tui.store import Provenance, apply_compaction
 from tests import procs
 from tests.factories.claude_code import SID, Transcript, text, tool_use, two_turns
@@ -194,7 +195,7 @@ def test_discover_lists_main_sessions_with_title_folder_and_count(tmp_path):
         ("My session", "/work/other", 2),
         ("Run echo hi", "/work/project", 7),
     ]
-    assert FMT.find_session(SID, env, tmp_path) == path
+    assert FMT.find_session(SID, env, tmp_path) == SessionRef(path)
     assert FMT.find_session("not-an-id", env, tmp_path) is None
     assert FMT.resolve_folder(path.parent / SID) == path
     assert "2 Claude Code sessions under" in registry.discovery_note(infos, env, tmp_path)

@@ -19,6 +19,7 @@ from kimi_compact_tui.formats.codex.projection import (
     reset_projection,
     unchanged_prefix,
 )
+from kimi_compact_tui.formats.storage import SessionRef
 from tests.factories import run_cli
 from tests.factories.codex import NAME, SID, conversation, parse
 
@@ -191,7 +192,7 @@ def test_a_compaction_is_refused_while_codex_holds_the_session(tmp_path):
     rollout = _rollout(tmp_path)
     original = rollout.read_bytes()
     session = parse(original, rollout.name)
-    session.path = rollout
+    session.ref = SessionRef(rollout)
     fd = _hold_lock(tmp_path)
     try:
         why = write_refusal(session)

@@ -15,6 +15,7 @@ from kimi_compact_tui.compaction.summary import build_compact_summary_text
 from kimi_compact_tui.errors import ApplyError
 from kimi_compact_tui.formats import load_session, registry
 from kimi_compact_tui.formats.codex import CLOSE_NOTE
+from kimi_compact_tui.formats.storage import SessionRef
 from tests.factories.codex import (
     FMT,
     NAME,
@@ -169,8 +170,8 @@ def test_discover_lists_live_rollouts_by_first_prompt_work_folder_and_count(tmp_
         (path, "run echo hello", "/work", 10, SID)
     ]
     assert infos[0].updated == 1_800_000_000
-    assert FMT.find_session(SID, env, tmp_path) == path
-    assert FMT.find_session(SID[:-1] + "0", env, tmp_path) == archived
+    assert FMT.find_session(SID, env, tmp_path) == SessionRef(path)
+    assert FMT.find_session(SID[:-1] + "0", env, tmp_path) == SessionRef(archived)
     assert FMT.find_session("nope", env, tmp_path) is None
     assert FMT.discovery_roots(env, tmp_path) == [tmp_path / "sessions"]
     assert FMT.discovery_roots({}, tmp_path) == [tmp_path / ".codex" / "sessions"]
@@ -179,7 +180,7 @@ def test_discover_lists_live_rollouts_by_first_prompt_work_folder_and_count(tmp_
 def test_a_session_id_opens_its_rollout(tmp_path, monkeypatch, cli_main):
     path = conversation().write(tmp_path / "codex-home")
     monkeypatch.setenv("CODEX_HOME", str(tmp_path / "codex-home"))
-    assert registry.resolve_session_path(SID) == path
+    assert registry.resolve(SID).path == path
     res = cli_main("plan", SID)
     assert res.code == 0 and str(path) in res.stdout + res.stderr
 

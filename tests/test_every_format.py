@@ -63,18 +63,17 @@ class Written:
 
     def content(self) -> bytes:
         """The session's content now, as its write strategy reads it."""
-        return self.fmt.storage.current(self.fmt, self.ref).data
+        return self.fmt.storage.current(self.ref).data
 
 
 @pytest.fixture(params=registry.names())
 def written(request: pytest.FixtureRequest, tmp_path: Path) -> Written:
     fmt = registry.get(request.param)
     opened = FORMAT_WRITERS[fmt.name](tmp_path)
-    named = SessionRef.parse(opened)  # DB#KEY for a session kept in a database
-    assert named.path.exists() and tmp_path in named.path.parents
-    ref = named if named.key is not None else SessionRef(registry.resolve_session_path(opened))
-    original = fmt.storage.current(fmt, ref).data
-    assert (named.key is None) == fmt.storage.byte_based
+    ref = registry.resolve(opened)  # DB#KEY for a session kept in a database
+    assert ref.path.exists() and tmp_path in ref.path.parents
+    original = fmt.storage.current(ref).data
+    assert (ref.key is None) == fmt.storage.byte_based
     return Written(fmt, opened, ref.path, original, ref)
 
 

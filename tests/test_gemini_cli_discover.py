@@ -9,6 +9,7 @@ from pathlib import Path
 from textual.widgets import Static
 
 from kimi_compact_tui.formats import load_session, registry
+from kimi_compact_tui.formats.storage import SessionRef
 from kimi_compact_tui.providers import StreamResult
 from kimi_compact_tui.tui.screens.confirm import ConfirmWriteScreen
 from tests.factories import SUMMARY
@@ -64,11 +65,11 @@ def test_the_picker_lists_each_session_once_as_gemini_cli_would_resume_it(tmp_pa
 def test_a_session_opens_by_its_id(tmp_path, monkeypatch):
     files = machine(tmp_path)
     monkeypatch.setenv("GEMINI_CLI_HOME", str(tmp_path))
-    assert registry.find_by_id(g.SID) == files["main"]
-    assert registry.find_by_id(OTHER) == files["second"]
+    assert registry.find_by_id(g.SID) == SessionRef(files["main"])
+    assert registry.find_by_id(OTHER) == SessionRef(files["second"])
     assert registry.find_by_id("sub-1") is None
     # The start of the id (the picker's short id) is the session the picker lists.
-    assert registry.find_by_id(g.SID[:8]) == files["main"]
+    assert registry.find_by_id(g.SID[:8]) == SessionRef(files["main"])
     session = load_session(g.SID)
     assert session.path == files["main"] and session.format.name == "gemini-cli"
     row = registry.describe_path(files["stray"])

@@ -13,6 +13,7 @@ from kimi_compact_tui.errors import SessionFormatError
 from kimi_compact_tui.formats import load_session, registry
 from kimi_compact_tui.formats.kimi_code.convert import media_urls, parse_blobref
 from kimi_compact_tui.formats.kimi_code.plugin import FORMAT
+from kimi_compact_tui.formats.storage import SessionRef
 from tests.factories.kimi_code import FMT, Journal, conversation, parse, summary
 
 
@@ -351,7 +352,9 @@ def test_discover_lists_sessions_from_the_index_and_state_json(tmp_path):
         ("session_c", "Named", "/o", 7),
     ]
     assert infos[0].updated == pytest.approx(1796115608.034) and infos[0].path == keep
-    assert FMT.find_session("session_a", {"KIMI_CODE_HOME": str(root)}, tmp_path) == keep
+    assert FMT.find_session("session_a", {"KIMI_CODE_HOME": str(root)}, tmp_path) == SessionRef(
+        keep
+    )
     assert FMT.find_session("session_b", {"KIMI_CODE_HOME": str(root)}, tmp_path) is None
     # without KIMI_CODE_HOME the root is ~/.kimi-code
     assert FMT.discover({}, tmp_path / "nobody") == []

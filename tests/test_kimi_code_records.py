@@ -161,16 +161,14 @@ def test_a_sub_agent_journal_writes_its_own_agent_id(tmp_path):
 def conflict(now: bytes, loaded: bytes) -> str:
     """The append strategy's refusal for a journal loaded as ``loaded``, now ``now``."""
     ref = SessionRef(Path("wire.jsonl"))
-    return FMT.storage.conflict(
-        FMT, ref, fingerprint_of(loaded), Current(now, fingerprint_of(now), 0)
-    )
+    return FMT.storage.conflict(ref, fingerprint_of(loaded), Current(now, fingerprint_of(now), 0))
 
 
 def changed_since(now: bytes, appended: bytes, offset: int) -> str:
     """The append strategy's undo refusal for our records at ``offset``."""
     digest = fingerprint_of(appended).sha256
     record = {"time": "T", "appended": {"offset": offset, "size": len(appended), "sha256": digest}}
-    return FMT.storage.changed_since(FMT, record, Current(now, fingerprint_of(now), 0))
+    return FMT.storage.changed_since(record, Current(now, fingerprint_of(now), 0))
 
 
 def test_the_append_strategy_says_how_a_journal_changed_since_it_was_loaded():

@@ -20,21 +20,18 @@ from pathlib import Path
 import pytest
 
 from kimi_compact_tui.errors import SessionFormatError
+from kimi_compact_tui.formats.database import looks_like_database
 from kimi_compact_tui.formats.opencode.db import open_snapshot, read_session
-from kimi_compact_tui.formats.opencode.discover import (
-    database_path,
-    find_session,
-    list_sessions,
-    looks_like_database,
-    parse_reference,
-)
+from kimi_compact_tui.formats.opencode.discover import ARCHIVED, CHILD, database_path, list_sessions
 from kimi_compact_tui.formats.opencode.history import (
     CLEARED_PART,
     FRAMING_PART,
     INTERRUPTED_PART,
     resume_history,
 )
+from kimi_compact_tui.formats.opencode.plugin import FORMAT
 from kimi_compact_tui.formats.opencode.rows import build_compaction, export_rows, id_stamp
+from kimi_compact_tui.formats.storage import SessionRef
 from tests.factories.opencode import (
     OpencodeDb,
     reasoning,
@@ -113,10 +110,24 @@ def test_the_reference_session_after_opencodes_compaction_reads_as_opencode_resu
 
 def test_reading_leaves_the_database_and_its_wal_as_they_were(tmp_path):
     db = _reference(tmp_path, "opencode-after-compact")
-    digest = {s: hashlib.sha256(Path(f"{db}{s}").read_bytes()).hexdigest() for s in ("", "-wal")}
+
+    def digests() -> dict[str, str]:
+        # the reference may come with its -wal or checkpointed without one: either way,
+        # reading changes neither the database nor a -wal that was there
+        return {
+            s: hashlib.sha256(Path(f"{db}{s}").read_bytes()).hexdigest()
+            for s in ("", "-wal")
+            if Path(f"{db}{s}").exists()
+        }
+
+    digest = digests()
     read_session(db, REF_SESSION)
     list_sessions(db)
-    assert {s: hashlib.sha256(Path(f"{db}{s}").read_bytes()).hexdigest() for s in digest} == digest
+    after = digests()
+    if "-wal" not in digest and "-wal" in after:  # SQLite's WAL mode opens one: it holds nothing
+        assert Path(f"{db}-wal").stat().st_size == 0
+        del after["-wal"]
+    assert after == digest
 
 
 # --- opening and the schema --------------------------------------------------------------
@@ -291,7 +302,7 @@ def test_a_pending_undo_is_read_as_opencode_applies_it_before_the_next_prompt(tm
 # --- discovery ---------------------------------------------------------------------------
 
 
-def test_sessions_are_listed_top_level_with_children_under_their_parent(tmp_path):
+def test_every_session_is_listed_a_child_and_an_archived_one_marked(tmp_path):
     db = OpencodeDb(tmp_path / "opencode.db")
     old = db.session("Old one")
     db.user(old, "a")
@@ -302,10 +313,14 @@ def test_sessions_are_listed_top_level_with_children_under_their_parent(tmp_path
     db.user(parent, "d")
     db.session("Archived", archived=True)
     listed = list_sessions(db.path)
-    assert [(s.title, s.message_count) for s in listed] == [("Parent", 2), ("Old one", 1)]
-    assert [c.session_id for c in listed[0].children] == [child]
-    assert listed[0].updated >= listed[1].updated
-    assert "Archived" in [s.title for s in list_sessions(db.path, include_archived=True)]
+    assert [(s.title, s.message_count, s.marks) for s in listed] == [
+        ("Archived", 0, (ARCHIVED,)),
+        ("Parent", 2, ()),
+        ("Child of a sub-agent", 1, (CHILD,)),
+        ("Old one", 1, ()),
+    ]
+    assert listed[2].session_id == child and listed[2].parent_id == parent
+    assert listed[1].updated >= listed[3].updated
 
 
 def test_the_database_is_found_as_opencode_finds_it(tmp_path):
@@ -317,13 +332,10 @@ def test_the_database_is_found_as_opencode_finds_it(tmp_path):
     db = OpencodeDb(tmp_path / "data" / "opencode" / "opencode.db")
     sid = db.session()
     env = {"XDG_DATA_HOME": str(tmp_path / "data")}
-    assert find_session(sid, env, home) == db.path
-    assert find_session("ses_" + "0" * 12 + "a" * 14, env, home) is None
-    assert find_session(sid, {}, home) is None
+    assert FORMAT.find_session(sid, env, home) == SessionRef(db.path, sid)
+    assert FORMAT.find_session("ses_" + "0" * 12 + "a" * 14, env, home) is None
+    assert FORMAT.find_session(sid, {}, home) is None
     assert looks_like_database(db.path) and not looks_like_database(tmp_path)
-    assert parse_reference(sid) == (None, sid)
-    assert parse_reference(f"{db.path}#{sid}") == (db.path, sid)
-    assert parse_reference("notes.txt") is None and parse_reference("a#b") is None
 
 
 # --- the compaction rows -----------------------------------------------------------------

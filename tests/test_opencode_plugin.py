@@ -19,7 +19,9 @@ from kimi_compact_tui import store
 from kimi_compact_tui.config import AppConfig
 from kimi_compact_tui.errors import ApplyError
 from kimi_compact_tui.formats import load, registry
+from kimi_compact_tui.formats.opencode import discover
 from kimi_compact_tui.formats.opencode.plugin import FORMAT
+from kimi_compact_tui.formats.storage import SessionRef
 from kimi_compact_tui.job import CompactionJob
 from kimi_compact_tui.providers import ProviderConfig
 from kimi_compact_tui.tui.state import ReviewState
@@ -115,8 +117,8 @@ def test_a_session_id_is_found_where_opencode_keeps_its_database(
     # without $OPENCODE_DB: $XDG_DATA_HOME/opencode/opencode.db, as opencode looks
     monkeypatch.delenv("OPENCODE_DB")
     monkeypatch.setenv("XDG_DATA_HOME", str(db.parent.parent))
-    assert load(sid).session.key == sid
-    assert registry.find_by_id(sid[:12]) == Path(f"{db}#{sid}")  # the start of an id
+    assert load(sid).session.ref.key == sid
+    assert registry.find_by_id(sid[:12]) == SessionRef(db, sid)  # the start of an id
     monkeypatch.setenv("XDG_DATA_HOME", str(db.parent))  # nothing there
     listed = cli_main("plan", sid)
     assert listed.code == 2 and "no such file" in listed.stderr
@@ -131,7 +133,7 @@ def test_a_database_alone_lists_its_sessions_in_one_line(named, cli_main):  # no
     assert sid in line and other_session(db, sid) in line and f"{db}#" in line
 
 
-def test_the_picker_lists_top_level_sessions_under_the_agent_name(named, monkeypatch):
+def test_the_picker_lists_every_session_a_sub_agents_marked(named, monkeypatch):
     db, sid = named
     child = "ses_" + o.make_id("x", 5)[2:]  # a sub-agent's child session
     conn = sqlite3.connect(db, isolation_level=None)
@@ -143,12 +145,13 @@ def test_the_picker_lists_top_level_sessions_under_the_agent_name(named, monkeyp
     conn.close()
     monkeypatch.setenv("OPENCODE_DB", str(db))
     found = [info for info in registry.discover_all() if info.format == "opencode"]
-    assert {info.key for info in found} == {sid, other_session(db, sid)}
-    assert child not in {info.key for info in found}
-    mine = next(info for info in found if info.key == sid)
+    assert {info.ref.key for info in found} == {sid, other_session(db, sid), child}
+    marks = {info.ref.key: info.marks for info in found}
+    assert marks[child] == (discover.CHILD,) and marks[sid] == marks[other_session(db, sid)] == ()
+    mine = next(info for info in found if info.ref.key == sid)
     assert mine.title == "Fix the parser" and mine.message_count == 7 and mine.updated
     assert str(mine.ref) == f"{db}#{sid}" and mine.path == db
-    assert "1 opencode" not in registry.discovery_note(found) and "2 opencode sessions" in (
+    assert "1 opencode" not in registry.discovery_note(found) and "3 opencode sessions" in (
         registry.discovery_note(found)
     )
 
@@ -373,12 +376,12 @@ async def test_the_picker_opens_the_session_chosen_not_the_database(named, monke
         await settle(pilot)
         assert isinstance(app.screen, PickerScreen)
         entries = app.screen.entries
-        assert [e.key for e in entries[:2]] == [other_session(db, sid), sid]  # newest first
+        assert [e.ref.key for e in entries[:2]] == [other_session(db, sid), sid]  # newest first
         assert session_label(entries[1]).plain.startswith("opencode")
         await pilot.press("down", "enter")  # the second row: our session
         await wait_until(pilot, lambda: app.state.session is not None, "the session opened")
         session = app.state.session
-        assert session is not None and session.key == sid and len(session.messages) == 8
+        assert session is not None and session.ref.key == sid and len(session.messages) == 8
 
 
 def test_every_command_names_the_session_with_its_key(named, tmp_path, cli_main):  # noqa: F811

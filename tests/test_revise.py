@@ -27,6 +27,7 @@ from kimi_compact_tui.formats import load_session
 from kimi_compact_tui.job import CompactionJob
 from kimi_compact_tui.job.revise import feedback_as_instruction, revise
 from kimi_compact_tui.providers.base import ProviderConfig
+from kimi_compact_tui.store import read_audit
 from tests.factories import write_openai_json
 from tests.loopback_server import LoopbackServer, openai_sse
 
@@ -248,6 +249,8 @@ def test_a_revision_is_written_with_a_backup_and_undone(
     assert result.code == 0, result.stderr
     report = json.loads(result.stdout)
     assert report["written"] is True and report["revision"]["rounds"] == 1
+    (record,) = read_audit(session)  # the audit record marks the revision as one
+    assert record["revision"] == {"rounds": 1, "left_out": 0}
     backups = sorted(session.parent.glob("chat.json.bak-*"))
     assert len(backups) == 1 and backups[0].read_bytes() == original
     written = load_session(session)

@@ -109,7 +109,7 @@ def test_the_tui_refuses_a_folder_of_sessions_before_it_starts(home, cli_main):
 def test_the_folder_message_is_the_registrys(home):
     project = claude_project(home)
     with pytest.raises(registry.SessionFormatError) as caught:
-        registry.resolve_session_path(project)
+        registry.resolve(project)
     assert "\n" not in str(caught.value)
 
 

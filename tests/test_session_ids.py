@@ -11,6 +11,7 @@ import pytest
 
 from kimi_compact_tui.formats import registry
 from kimi_compact_tui.formats.registry import SessionNameError, find_by_id, short_ids
+from kimi_compact_tui.formats.storage import SessionRef
 from kimi_compact_tui.tui.screens.picker import session_label
 from tests.factories import claude_code
 from tests.factories.kimi_cli import share_session, write_kimi_json
@@ -46,7 +47,7 @@ def claude_session(home: Path, sid: str = CLAUDE) -> Path:
 def test_a_kimi_cli_session_id_names_its_session(home, cli_main):
     """Failed on old main: "nor a session id any format knows"."""
     folder = kimi_sessions(home, KIMI_C)[KIMI_C]
-    assert find_by_id(KIMI_C) == folder
+    assert find_by_id(KIMI_C) == SessionRef(folder)
     result = cli_main("plan", KIMI_C)
     assert result.code == 0, result.stderr
     assert "nor a session id" not in result.stderr
@@ -62,14 +63,14 @@ def test_the_short_id_the_picker_shows_names_the_session(home, cli_main):
     for info in listed:
         label = session_label(info, short_id=short[info.session_id]).plain
         assert short[info.session_id] in label  # the id the row shows ...
-        assert find_by_id(short[info.session_id]) == info.path  # ... names that row
-    assert find_by_id(CLAUDE[:8]) == transcript
-    assert find_by_id(KIMI_C[:8]) == folders[KIMI_C]
+        assert find_by_id(short[info.session_id]) == info.ref  # ... names that row
+    assert find_by_id(CLAUDE[:8]) == SessionRef(transcript)
+    assert find_by_id(KIMI_C[:8]) == SessionRef(folders[KIMI_C])
     result = cli_main("plan", KIMI_C[:8], "--json")
     assert result.code == 0, result.stderr
     assert str(folders[KIMI_C]) in result.stdout
     # A capital letter or a longer start work too; "plna" is no id (and no search).
-    assert find_by_id(CLAUDE[:13].upper()) == transcript
+    assert find_by_id(CLAUDE[:13].upper()) == SessionRef(transcript)
     assert find_by_id("plna") is None
 
 
@@ -81,7 +82,7 @@ def test_two_sessions_sharing_the_short_id_show_longer_ones(home):
     assert short[KIMI_A].startswith("196820da-") and short[KIMI_B].startswith("196820da-")
     assert len(short[KIMI_C]) == 8
     for sid in (KIMI_A, KIMI_B):
-        assert find_by_id(short[sid]).name == sid
+        assert find_by_id(short[sid]).path.name == sid
 
 
 def test_an_ambiguous_id_names_its_matches_in_one_line(home, cli_main):

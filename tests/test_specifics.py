@@ -118,7 +118,7 @@ def test_an_error_is_resolved_when_a_later_run_of_the_same_program_succeeds():
     ],
 )
 def test_each_agents_write_tool_is_an_edit(tool, args, path):
-    from kimi_compact_tui.formats.openai import OpenAIJsonlFormat
+    from kimi_compact_tui.formats import registry
 
     raw = args if isinstance(args, str) else json.dumps(args)
     call = {"id": "w1", "type": "function", "function": {"name": tool, "arguments": raw}}
@@ -126,7 +126,7 @@ def test_each_agents_write_tool_is_an_edit(tool, args, path):
         Message.make("user", "Change it."),
         Message.make("assistant", "", tool_calls=[call]),
     ]
-    found = extract(messages, range(2), OpenAIJsonlFormat().vocabulary())
+    found = extract(messages, range(2), registry.get("openai-jsonl").vocabulary())
     assert [i.text for i in found.of("edited_files")] == [path]
 
 
@@ -140,7 +140,7 @@ def test_each_agents_write_tool_is_an_edit(tool, args, path):
     ],
 )
 def test_each_agents_plan_tool_sets_the_plan(tool, args):
-    from kimi_compact_tui.formats.openai import OpenAIJsonlFormat
+    from kimi_compact_tui.formats import registry
 
     call = {
         "id": "p1",
@@ -148,7 +148,7 @@ def test_each_agents_plan_tool_sets_the_plan(tool, args):
         "function": {"name": tool, "arguments": json.dumps(args)},
     }
     messages = [Message.make("user", "Plan it."), Message.make("assistant", "", tool_calls=[call])]
-    found = extract(messages, range(2), OpenAIJsonlFormat().vocabulary())
+    found = extract(messages, range(2), registry.get("openai-jsonl").vocabulary())
     assert [(i.text, i.status) for i in found.of("open_tasks")] == [("Ship it", IN_PROGRESS)]
 
 

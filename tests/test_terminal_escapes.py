@@ -13,13 +13,13 @@ import pytest
 from kimi_compact_tui.compaction import make_plan
 from kimi_compact_tui.compaction.prompts import PromptSource
 from kimi_compact_tui.compaction.request import build_request
-from kimi_compact_tui.formats.openai import OpenAIJsonlFormat
+from kimi_compact_tui.formats import registry
 from kimi_compact_tui.model import Message
 from kimi_compact_tui.providers.offline import offline_summary
 from kimi_compact_tui.sanitize import plain_text
 from kimi_compact_tui.specifics import extract
 
-VOCABULARY = OpenAIJsonlFormat().vocabulary()  # every agent's tool names
+VOCABULARY = registry.get("openai-jsonl").vocabulary()  # every agent's tool names (the registry's)
 
 ESC = "\x1b"
 ST = ESC + "\\"

@@ -470,9 +470,9 @@ async def test_confirm_names_file_rotation_and_counts(kimi_path: Path) -> None:
 def test_next_rotation(tmp_path: Path) -> None:
     path = tmp_path / "context.jsonl"
     kimi = registry.get("kimi")
-    assert kimi.storage.next_point(kimi, SessionRef(path)) == "context_1.jsonl"
+    assert kimi.storage.next_point(SessionRef(path)) == "context_1.jsonl"
     (tmp_path / "context_2.jsonl").write_text("")
-    assert kimi.storage.next_point(kimi, SessionRef(path)) == "context_3.jsonl"
+    assert kimi.storage.next_point(SessionRef(path)) == "context_3.jsonl"
 
 
 async def test_confirm_openai_backup(tmp_path: Path) -> None:

@@ -377,14 +377,13 @@ def test_the_pinned_block_is_written_inside_every_formats_summary_and_undone(nam
     import asyncio
 
     from kimi_compact_tui.formats import registry
-    from kimi_compact_tui.formats.storage import SessionRef
     from kimi_compact_tui.retention import retention_report
     from kimi_compact_tui.tui.pins import pin
 
     opened = FORMAT_WRITERS[name](tmp_path)
     fmt = load_session(opened).format
-    ref = SessionRef.parse(str(registry.resolve_session_path(opened)))
-    original = fmt.storage.current(fmt, ref).data  # a file's bytes, a database session's rows
+    ref = registry.resolve(opened)
+    original = fmt.storage.current(ref).data  # a file's bytes, a database session's rows
     state = ReviewState(
         config=AppConfig(raw={"compaction": {"enabled": True, "type": "kimi"}}),
         provider=ProviderConfig(),
@@ -404,7 +403,7 @@ def test_the_pinned_block_is_written_inside_every_formats_summary_and_undone(nam
     assert EDITOR_BLOCK_START in texts[0] and EDITOR_BLOCK_END in texts[0]
     assert texts[0].index("LOSSY-MARKER") < texts[0].index(EDITOR_BLOCK_START)
     state.restore(state.undo_offer())
-    assert fmt.storage.current(fmt, ref).data == original
+    assert fmt.storage.current(ref).data == original
 
 
 async def test_the_probe_asks_about_the_summary_as_written_with_its_pins(

@@ -28,7 +28,7 @@ def session_kinds() -> str:
     """What SESSION may be, from the registry (for the help text)."""
     from kimi_compact_tui.formats import registry
 
-    return ", ".join(f.label for f in registry.FORMATS)
+    return ", ".join(registry.labels())
 
 
 def whole_number(what: str, ok: Callable[[int], bool], refused: str) -> Callable[[str], int]:
@@ -162,7 +162,7 @@ def load_and_prepare(
     if up_to is not None and not 1 <= up_to <= len(loaded.messages):
         n = len(loaded.messages)
         raise UserError(
-            f"{loaded.ref or loaded.path}: --up-to {up_to} is out of range "
+            f"{loaded.ref}: --up-to {up_to} is out of range "
             f"(the session has {n} message{'' if n == 1 else 's'}, numbered 1 to {n})"
         )
     prep = the_job.prepare(

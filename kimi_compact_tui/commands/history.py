@@ -45,7 +45,7 @@ def run(args: argparse.Namespace) -> int:
 
         print_json(
             {
-                "session": str(session.ref or session.path),
+                "session": str(session.ref),
                 "format": session.format.name,
                 "agent": session.format.agent,
                 "compactions": entries,
@@ -162,7 +162,7 @@ def retention_of(session: Session, entry: Compaction) -> RetentionReport | None:
         return None
     before = list(entry.before)
     messages = before + list(entry.kept_messages)
-    judged = SessionType(session.path, session.format, messages, meta=session.meta)
+    judged = SessionType(session.ref, session.format, messages, meta=session.meta)
     plan = make_plan(messages, up_to=len(before))
     if plan.noop:
         return None
@@ -240,7 +240,7 @@ def write_text(session: Session, entries: list[dict[str, Any]]) -> None:
     w = sys.stdout.write
     shown = visible if sys.stdout.isatty() else str
     agent = session.format.agent or session.format.name
-    w(f"session  {shown(str(session.ref or session.path))} ({session.format.name}, "
+    w(f"session  {shown(str(session.ref))} ({session.format.name}, "
       f"{count(len(session.messages), 'message')})\n")  # fmt: skip
     if not entries:
         w(f"no compaction recorded (neither {agent}'s own nor ours)\n")

@@ -49,7 +49,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 def plan_json(prep: Preparation) -> dict[str, Any]:
     session = prep.session
     out = {
-        "session": str(session.ref or session.path),
+        "session": str(session.ref),
         "format": session.format.name,
         "messages": len(session.messages),
     }
@@ -88,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
     w = sys.stdout.write
     tokens = prep.token_figures()
     w(
-        f"session  {session.ref or session.path} ({session.format.name}, {count(len(session.messages), 'message')})\n"
+        f"session  {session.ref} ({session.format.name}, {count(len(session.messages), 'message')})\n"
     )
     recorded = tokens["recorded"]
     w(

@@ -88,7 +88,7 @@ def preview_json(
     ``--revise``: ``"kind": "revision"`` and what ``revision`` holds (the
     rounds asked for, sent and left out)."""
     data: dict[str, Any] = {
-        "session": str(prep.session.ref or prep.session.path),
+        "session": str(prep.session.ref),
         "kind": "revision" if rounds is not None else "compaction",
         "noop": prep.plan.noop,
         "enabled": prep.enabled,

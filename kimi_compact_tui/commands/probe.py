@@ -116,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
     out = sys.stdout
     if opts.json:
         data = {
-            "session": str(job.session.ref or job.session.path),
+            "session": str(job.session.ref),
             "summary": opts.summary,
             "provider": pcfg.kind,
             "model": probe.bodies[0].get("model") if probe.bodies else None,

@@ -52,7 +52,7 @@ def run_repair(opts: CompactOptions) -> int:
     repairer = repairer_of(fmt.name)
     pairs, _, readable = classified(session)
     own = [e for e, mine in pairs if mine is None]
-    where = session.ref or session.path
+    where = session.ref
     if not readable or repairer is None:
         raise UserError(f"{where}: repair is not offered for {fmt.label} sessions yet")
     if not own:
@@ -104,11 +104,11 @@ def _write(session: Any, loaded: Any, data: bytes, latest: Any, items: int) -> d
     refusal = fmt.write_refusal(session)  # e.g. the agent has the session open now
     if refusal:
         raise ApplyError(f"{ref}: not repaired: {refusal}")
-    current = strategy.current(fmt, ref)
+    current = strategy.current(ref)
     if loaded is None or current.fingerprint != loaded:
-        raise ApplyError(strategy.conflict(fmt, ref, loaded, current))
+        raise ApplyError(strategy.conflict(ref, loaded, current))
     when = now_utc()
-    backup = strategy.keep(fmt, ref, current, when)
+    backup = strategy.keep(ref, current, when)
     atomic_write_bytes(ref.path, data, mode=current.mode)
     for line in fmt.after_restore(ref.path, current.data, data):  # what the agent derives
         print(f"warning: {line}", file=sys.stderr)

@@ -29,6 +29,9 @@ from kimi_compact_tui.wording import count
 if TYPE_CHECKING:
     from kimi_compact_tui.store import Target
 
+if TYPE_CHECKING:
+    from kimi_compact_tui.formats.storage import SessionRef
+
 #: The one-line help of the command (listed by the top-level --help).
 HELP = "undo the last compaction written by this tool, or restore a picked version"
 #: What ``--help`` of the command says it does.
@@ -84,22 +87,23 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p.add_argument("--json", action="store_true", help="with --list or --prune: print JSON")
 
 
-def session_arg(text: str) -> str:
-    """SESSION as the store takes it: a path that exists, the folder of a
-    session id a format knows, or a session file that is gone but whose restore
-    points remain beside it (they are what brings it back). Anything else is
-    one line: there is no such session."""
-    from kimi_compact_tui.formats.registry import find_by_id
-    from kimi_compact_tui.formats.storage import SessionRef
+def session_arg(text: str) -> SessionRef | str:
+    """SESSION as the store takes it: the session it names (resolved once), a
+    path that exists (the store says why it is no session), or a session file
+    that is gone but whose restore points remain beside it (they are what
+    brings it back). Anything else is one line: there is no such session."""
+    from kimi_compact_tui.errors import SessionFormatError
+    from kimi_compact_tui.formats.registry import SessionNameError, resolve
     from kimi_compact_tui.store import restore_points
 
+    try:
+        return resolve(text)
+    except SessionNameError:
+        raise
+    except SessionFormatError:
+        pass
     p = Path(text).expanduser()
-    if os.path.lexists(p) or SessionRef.parse(text).key is not None:  # DB#KEY
-        return text
-    found = find_by_id(text)
-    if found is not None:
-        return str(found)
-    if restore_points(p):  # (a missing folder is an ApplyError naming it)
+    if os.path.lexists(p) or restore_points(p):  # (a missing folder: an ApplyError naming it)
         return text
     raise UserError(f"{p}: no such session file or folder (nor a session id any format knows)")
 

@@ -98,7 +98,7 @@ def run(args: argparse.Namespace) -> int:
     report = retention_report(session, prep.plan, summary, work_dir=opts.work_dir)
     shortfalls = check_min_retention(report, thresholds)
     if opts.json:
-        out: dict[str, Any] = {"session": str(session.ref or session.path)}
+        out: dict[str, Any] = {"session": str(session.ref)}
         out["summary"] = opts.summary
         out["retention"] = report.to_json()
         out["shortfalls"] = shortfalls

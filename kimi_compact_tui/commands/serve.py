@@ -105,7 +105,7 @@ def _served_session(session: str) -> str:
     if not Path(session).expanduser().exists():
         found = find_by_id(session)
         if found is not None:
-            return str(found)
+            return str(found)  # the reference as text: a path, or DB#KEY
     return _absolute(session)
 
 

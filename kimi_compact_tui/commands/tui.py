@@ -105,7 +105,8 @@ def open_session_first(app: ReviewApp, session: str | None, up_to: int | None) -
         return
     from kimi_compact_tui.tui.app import open_session
 
-    path = registry.resolve_session_path(session)
+    ref = registry.resolve(session)
+    path = ref.path
     try:
         size = path.stat().st_size
     except OSError:
@@ -115,7 +116,7 @@ def open_session_first(app: ReviewApp, session: str | None, up_to: int | None) -
     enabled = gc.isenabled()
     gc.disable()  # as the other commands load: no collection walks the new objects
     try:
-        outcome = open_session(app.state.loader(), path, up_to)
+        outcome = open_session(app.state.loader(), ref, up_to)
     finally:
         if enabled:
             gc.enable()

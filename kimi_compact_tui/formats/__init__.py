@@ -15,7 +15,7 @@ from kimi_compact_tui.formats.loader import (
     parse_bytes,
     save_session,
 )
-from kimi_compact_tui.formats.registry import resolve_session_path
+from kimi_compact_tui.formats.registry import resolve
 
 __all__ = [
     "Fingerprint",
@@ -28,6 +28,6 @@ __all__ = [
     "load",
     "load_session",
     "parse_bytes",
-    "resolve_session_path",
+    "resolve",
     "save_session",
 ]

@@ -1,36 +1,47 @@
-"""The session format contract, and the session it produces.
+"""The session format contract, split by capability, and the session it produces.
 
-A format plugin owns one kind of session file. :class:`SessionFormat` declares
-every hook the rest of the code calls, with a default where the hook is
-optional; nothing outside ``formats/`` reads a format any other way (no
-``getattr``, no format names or file names). The registry
+A format plugin owns one kind of session. Its contract is four capabilities:
+:class:`Finder` (recognising a file, finding sessions on this machine, by id,
+in a folder or a database), :class:`Codec` (making and writing sessions: the
+summary message, the compacted session, the refusals), :class:`Lexicon` (the
+agent's vocabulary, for the extractor and the preserved-tail scan) and
+:class:`Stored` (its :class:`WriteStrategy`, bound to the format instance, and
+where restore points go). :class:`SessionFormat` is the four together;
+:class:`FileFormat` is one for a session that is a file of bytes (``parse``),
+``formats.database.DatabaseFormat`` one for a session of many in a database
+(``read``; no ``parse``). Nothing outside ``formats/`` reads a format any other
+way (no ``getattr``, no format names or file names). The registry
 (:mod:`formats.registry`) holds the one list of plugins.
 
-A :class:`Session` is what a plugin reads: the messages the engine compacts,
-the warnings for lines the agent itself skips, what the file says of the agent
-(:class:`SessionMeta`), and the plugin's own typed ``format_state`` (what its
-lossless round trip and its write need). ``Session.format`` is the plugin
-object itself, so nothing looks a format up again by name.
+A :class:`Session` is what a plugin reads: its reference (``ref``, its one
+identity), the messages the engine compacts, the warnings for lines the agent
+itself skips, what the file says of the agent (:class:`SessionMeta`), and the
+plugin's own typed ``format_state`` (what its lossless round trip and its
+write need). ``Session.format`` is the plugin object itself, so nothing looks a
+format up again by name.
 
-Adding a format: one module with a subclass of :class:`SessionFormat` declaring
-its :class:`WriteStrategy` (``formats/strategies.py``), two lines in
-``formats/registry.py`` (the import and the entry in ``FORMATS``) and a writer
-in ``tests/factories/writers.py`` (``docs/ARCHITECTURE.md`` walks through it).
+Adding a format: one module with a subclass of :class:`FileFormat` or
+``DatabaseFormat`` declaring its :class:`WriteStrategy`
+(``formats/strategies.py``), one line in ``formats/registry.py`` (its
+``Entry`` in ``FORMATS``) and a writer in ``tests/factories/writers.py``
+(``docs/ARCHITECTURE.md`` walks through it).
 """
 
 from __future__ import annotations
 
+import copy
+import os
 from abc import ABC, abstractmethod
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field, replace
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, ClassVar, TypeVar
+from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeVar
 
 from kimi_compact_tui.compaction.plan import CompactionPlan, count_leading_system
 from kimi_compact_tui.compaction.summary import plain_summary_message
 from kimi_compact_tui.errors import SessionFormatError
-from kimi_compact_tui.formats.storage import Fingerprint, SessionRef
+from kimi_compact_tui.formats.storage import KEY_MARK, Fingerprint, SessionRef
 from kimi_compact_tui.model import Message
 from kimi_compact_tui.specifics.declare import PLAIN, SUMMARY, ToolRoles, Vocabulary
 
@@ -53,11 +64,21 @@ class SessionMeta:
     recorded_tokens: int | None = None
 
 
+#: The reference of a session made in memory (``from_messages``), held by no file.
+UNSAVED = SessionRef(Path(os.devnull))
+
+
+def ref_of(path: Path | None) -> SessionRef:
+    """The reference of a session held by the file ``path`` (None: made in memory)."""
+    return UNSAVED if path is None else SessionRef(path)
+
+
 @dataclass
 class Session:
-    """A loaded session: ``messages`` is the compactable history."""
+    """A loaded session: ``ref`` is where it lives (its one identity, made once
+    by :func:`formats.registry.resolve`), ``messages`` the compactable history."""
 
-    path: Path | None
+    ref: SessionRef
     format: SessionFormat
     messages: list[Message]
     # Lines the format skipped on load (as the agent does), each naming file:line.
@@ -65,14 +86,17 @@ class Session:
     meta: SessionMeta = field(default_factory=SessionMeta)
     # The plugin's own typed state: owned, built and read by ``format`` alone.
     format_state: object = None
-    # Which session inside ``path`` (a database holding many); None: the file is the session.
-    key: str | None = None
 
     @property
-    def ref(self) -> SessionRef | None:
-        """Where the session lives (``path`` plus ``key``); None for a session
+    def path(self) -> Path | None:
+        """The file that holds the session (``ref.path``); None for a session
         made in memory."""
-        return None if self.path is None else SessionRef(self.path, self.key)
+        return None if self.ref is UNSAVED else self.ref.path
+
+    @property
+    def saved(self) -> bool:
+        """Whether a file holds the session (False: made in memory)."""
+        return self.ref is not UNSAVED
 
     def __len__(self) -> int:
         return len(self.messages)
@@ -91,7 +115,7 @@ class Session:
 class SessionInfo:
     """One session found on this machine, for the picker."""
 
-    path: Path  # what the loader takes (a file or a folder)
+    ref: SessionRef  # what the loader takes (a file or a folder, or DB#KEY)
     format: str  # the plugin's name ("?" when no format reads it)
     title: str | None = None  # first user message, or the agent's title
     work_dir: str | None = None
@@ -102,11 +126,13 @@ class SessionInfo:
     message_count: int | None = None
     session_id: str | None = None
     error: str | None = None  # set when the session cannot be read
-    key: str | None = None  # which session inside ``path`` (None: the file is the session)
+    # Marks of the agent's own, for the picker (e.g. "archived", "a sub-agent's").
+    marks: tuple[str, ...] = ()
 
     @property
-    def ref(self) -> SessionRef:
-        return SessionRef(self.path, self.key)
+    def path(self) -> Path:
+        """The file (or session folder) that holds the session."""
+        return self.ref.path
 
 
 @dataclass
@@ -148,8 +174,10 @@ class WriteStrategy(ABC):
     name. A strategy owns the conflict check, the copy kept before a write
     (the restore point), the write, undo, and which restore points exist.
 
-    Every method takes the format (for its hooks: ``restore_folder``,
-    ``rotation_name``, ``write_op``, ...) and the session's reference.
+    The format's own copy of its strategy is bound to it (:meth:`bind`, done
+    when the format is made), so a method reads the format's hooks
+    (``restore_folder``, ``rotation_name``, ``write_op``, ...) from
+    :attr:`format` and takes only the session's reference.
     ``formats/strategies.py`` has the four there are: rotate, backup-and-replace,
     append-and-truncate, and a transactional one for databases."""
 
@@ -161,11 +189,20 @@ class WriteStrategy(ABC):
     verb: ClassVar[str] = "wrote"
     #: True when the session is a file of bytes (the loader reads it, refuses
     #: NUL bytes, and ``--output`` can write a copy); False for rows in a
-    #: database (the format's :meth:`SessionFormat.read_session` loads it).
+    #: database (the format's ``read_session`` loads it).
     byte_based: ClassVar[bool] = True
+    #: The format this strategy writes for (set by :meth:`bind`).
+    format: SessionFormat
+
+    def bind(self, fmt: SessionFormat) -> Self:
+        """This strategy, bound to ``fmt`` (a copy: the declared one is shared
+        by every format declaring it)."""
+        bound = copy.copy(self)
+        bound.format = fmt
+        return bound
 
     @abstractmethod
-    def current(self, fmt: SessionFormat, ref: SessionRef) -> Current:
+    def current(self, ref: SessionRef) -> Current:
         """The session's content now (raises ``FileNotFoundError`` when there
         is none, ``OSError`` when it cannot be read)."""
 
@@ -178,42 +215,34 @@ class WriteStrategy(ABC):
         line, and the copy made is removed."""
 
     @abstractmethod
-    def restore_points(self, fmt: SessionFormat, ref: SessionRef) -> list[tuple[str, Path]]:
+    def restore_points(self, ref: SessionRef) -> list[tuple[str, Path]]:
         """``(kind, file)`` of each restore point there is, newest first."""
 
     @abstractmethod
     def keep(
-        self,
-        fmt: SessionFormat,
-        ref: SessionRef,
-        current: Current,
-        now: datetime,
-        *,
-        replaced: bool = False,
+        self, ref: SessionRef, current: Current, now: datetime, *, replaced: bool = False
     ) -> Path:
         """Keep ``current`` as a new restore point; returns it."""
 
     @abstractmethod
-    def put_back(
-        self, fmt: SessionFormat, ref: SessionRef, data: bytes, current: Current | None
-    ) -> None:
+    def put_back(self, ref: SessionRef, data: bytes, current: Current | None) -> None:
         """Make ``data`` (a restore point's content) the session's content
         again; ``current`` is what it holds now (None: nothing)."""
 
     @abstractmethod
-    def keep_description(self, fmt: SessionFormat, ref: SessionRef) -> str:
+    def keep_description(self, ref: SessionRef) -> str:
         """One line saying what copy of the current session a write keeps."""
 
     @abstractmethod
-    def next_point(self, fmt: SessionFormat, ref: SessionRef) -> str:
+    def next_point(self, ref: SessionRef) -> str:
         """The name a new restore point of ``ref`` would take, for people."""
 
     @abstractmethod
-    def count_messages(self, fmt: SessionFormat, ref: SessionRef, data: bytes) -> int:
+    def count_messages(self, ref: SessionRef, data: bytes) -> int:
         """How many messages the content ``data`` holds (raises
         SessionFormatError when it is not a valid session)."""
 
-    def changed_since(self, fmt: SessionFormat, record: dict[str, Any], current: Current) -> str:
+    def changed_since(self, record: dict[str, Any], current: Current) -> str:
         """Why the session is no longer what the write ``record`` records left
         (the undo's refusal, after the session's name)."""
         return (
@@ -231,7 +260,7 @@ class WriteStrategy(ABC):
         strategies), or None."""
         return None
 
-    def cut(self, fmt: SessionFormat, ref: SessionRef, current: Current, data: bytes) -> None:
+    def cut(self, ref: SessionRef, current: Current, data: bytes) -> None:
         """Undo in place: cut the session back to ``data``, which it must
         still start with (see :meth:`undo_in_place`)."""
         raise NotImplementedError(f"{self.name} does not undo in place")
@@ -248,9 +277,8 @@ def splice(session: Session, plan: CompactionPlan, summary_message: Message) -> 
     return leading + [summary_message] + kept
 
 
-class SessionFormat(ABC):
-    """One kind of session file. Subclasses set the class attributes and
-    implement the abstract methods; every other hook has a default."""
+class Named:
+    """What every capability of a format names it by."""
 
     #: The registry key (also shown in the status line and recorded in the audit log).
     name: ClassVar[str]
@@ -258,26 +286,12 @@ class SessionFormat(ABC):
     label: ClassVar[str]
     #: The agent that writes these sessions, for people ("kimi-cli"); "" for none.
     agent: ClassVar[str] = ""
-    #: How a compaction is written back and undone (:class:`WriteStrategy`).
-    storage: ClassVar[WriteStrategy]
-    #: Lines a person must read before a write (e.g. "close the agent first").
-    write_notes: ClassVar[tuple[str, ...]] = ()
-    #: A fallback format is asked only when no specific format (nor a known
-    #: unsupported agent file) recognises a file.
-    fallback: ClassVar[bool] = False
-    #: True when the file is line-based: the loader streams it to
-    #: :meth:`parse_lines` instead of reading it whole for :meth:`parse`.
-    streams_lines: ClassVar[bool] = False
-    #: The agent's roles, for the extractor: what its tools do (which write
-    #: files, run commands and keep the plan: their real names and argument
-    #: names), which of its messages are its bookkeeping and which tool results
-    #: its records mark as failed (a plugin's ``roles.ROLES``).
-    roles: ClassVar[Vocabulary] = PLAIN
-    #: Whether the preserved-tail scan skips the agent's bookkeeping
-    #: (:meth:`bookkeeping`); False keeps kimi-cli's own scan, which counts it.
-    tail_skips_bookkeeping: ClassVar[bool] = True
 
-    # --- finding sessions -----------------------------------------------------------
+
+class Finder(Named, ABC):
+    """Finding sessions: recognising a file, a session folder, an id, a database
+    named alone, and the picker's rows."""
+
     @abstractmethod
     def recognise(self, path: Path, head: bytes) -> bool:
         """True when ``path`` (its first 64 KiB in ``head``) is this format."""
@@ -286,8 +300,17 @@ class SessionFormat(ABC):
         """The session file this format finds in ``folder``, or None."""
         return None
 
-    def find_session(self, session_id: str, env: Mapping[str, str], home: Path) -> Path | None:
-        """The session (file or folder) this format knows by ``session_id``, or None."""
+    def find_session(
+        self, session_id: str, env: Mapping[str, str], home: Path
+    ) -> SessionRef | None:
+        """The session (a file, a session folder, or ``DB#KEY``) this format knows
+        by ``session_id``, or None."""
+        return None
+
+    def only_session(self, path: Path) -> SessionRef | None:
+        """For a file that holds many sessions (a database) named alone: the one
+        session it holds, else a ``SessionFormatError`` listing them. None for a
+        format whose file is the session (the default)."""
         return None
 
     def discovery_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
@@ -300,24 +323,21 @@ class SessionFormat(ABC):
 
     def describe(self, path: Path) -> SessionInfo:
         """A cheap picker row for a session given by path."""
-        return SessionInfo(path, self.name)
+        return SessionInfo(SessionRef(path), self.name)
 
-    def short_name(self, path: Path) -> str:
-        """A short name people recognise the session file by (titles, the
-        status line): the file name, unless the agent gives every session the
-        same file name (then its session folder says which)."""
-        return path.name
+    def short_name(self, ref: SessionRef) -> str:
+        """A short name people recognise the session by (titles, the status
+        line): the file name (``DB#KEY``'s file name and key for a session in a
+        database), unless the agent gives every session the same file name
+        (then its session folder says which)."""
+        return ref.path.name if ref.key is None else f"{ref.path.name}{KEY_MARK}{ref.key}"
 
-    # --- reading and writing the file -------------------------------------------------
-    @abstractmethod
-    def parse(self, data: bytes, path: Path) -> Session:
-        """Parse a file's bytes; raise SessionFormatError with one line naming
-        the file and place, or skip (with a warning) what the agent skips."""
 
-    def parse_lines(self, lines: Lines, path: Path) -> Session:
-        """Parse a line-based file streamed by :class:`formats.lines.Lines`
-        (used when :attr:`streams_lines` is set)."""
-        raise NotImplementedError(f"{self.name} does not stream lines")
+class Codec(Named):
+    """Reading and making sessions: a session from messages, its bytes back
+    (``dump``), the summary message and the compacted session with what the
+    format will write, and the refusals of a write. Reading the store is the
+    base's (:class:`FileFormat` ``parse``, or a database's ``read_session``)."""
 
     def from_messages(
         self, messages: list[Message], path: Path | None = None, meta: SessionMeta | None = None
@@ -332,23 +352,44 @@ class SessionFormat(ABC):
             "it cannot be made from messages"
         )
 
-    def read_session(self, ref: SessionRef, hashed: bool = True) -> tuple[Session, Fingerprint]:
-        """Load the session ``ref`` names and the fingerprint of the very content
-        parsed, for a format whose storage is not byte-based (a database: read
-        its rows in one read transaction). Byte formats are read by the loader
-        and parsed by :meth:`parse` or :meth:`parse_lines` instead."""
-        raise NotImplementedError(f"{self.name} is read by the loader from its bytes")
-
     def dump(self, session: Session) -> bytes:
         """The file's bytes for ``session``: a session loaded and not changed
         dumps to the bytes it was read from. Every byte format implements it;
         by default (a session that is not a file of its own) refused in one line."""
         raise SessionFormatError(
-            f"{session.ref or 'the session'}: a {self.label} is not a file of its own, so it "
+            f"{session.ref}: a {self.label} is not a file of its own, so it "
             "cannot be written to another file; write it in place instead"
         )
 
-    # --- the compaction ---------------------------------------------------------------
+    def summary_message(self, summary: str) -> Message:
+        """The summary user message as this format writes it."""
+        return plain_summary_message(summary)
+
+    def write_refusal(self, session: Session) -> str | None:
+        """Why a compaction cannot be written to this loaded session at all
+        (e.g. the agent stopped mid-turn), or None. Checked before any request."""
+        return None
+
+    def plan_refusal(self, session: Session, plan: CompactionPlan) -> str | None:
+        """Why a compaction with this ``plan`` cannot be written to this loaded
+        session (e.g. a boundary inside one of the agent's records), naming the
+        nearest boundary that can; None when it can. Checked before any request,
+        beside the split tool-call check (default: every boundary can)."""
+        return None
+
+
+class Lexicon:
+    """The agent's vocabulary, for the extractor and the preserved-tail scan."""
+
+    #: The agent's roles, for the extractor: what its tools do (which write
+    #: files, run commands and keep the plan: their real names and argument
+    #: names), which of its messages are its bookkeeping and which tool results
+    #: its records mark as failed (a plugin's ``roles.ROLES``).
+    roles: Vocabulary = PLAIN
+    #: Whether the preserved-tail scan skips the agent's bookkeeping
+    #: (:meth:`bookkeeping`); False keeps kimi-cli's own scan, which counts it.
+    tail_skips_bookkeeping: ClassVar[bool] = True
+
     @property
     def tools(self) -> ToolRoles:
         """What the agent's tools do (:attr:`roles`' own)."""
@@ -368,20 +409,15 @@ class SessionFormat(ABC):
         """True for a tool result the record itself marks as failed."""
         return self.roles.tool_failed(message)
 
+    def know_agents(self, agents: Sequence[Lexicon]) -> None:
+        """A fallback format reads messages any agent may have written: it takes
+        the tool roles of every agent's format (the registry calls this with its
+        specific formats, so a new agent's tools are known without a line here)."""
+        self.roles = replace(self.roles, tools=self.roles.tools.merged(*(a.tools for a in agents)))
+
     def vocabulary(self) -> Vocabulary:
         """What the extractor is told of this format: its tools and bookkeeping."""
         return Vocabulary(self.tools, self.bookkeeping, self.tool_failed)
-
-    def context_usage(
-        self, session: Session, env: Mapping[str, str] | None = None
-    ) -> ContextUsage | None:
-        """The context meter: ``session``'s fill against the point where its agent
-        compacts on its own, read by this format's ``usage.py``
-        (:mod:`formats.context`); None when the format has none."""
-        from kimi_compact_tui.formats.context import reader_of
-
-        reader = reader_of(self.name)
-        return None if reader is None else reader(session, env)
 
     def tail_bookkeeping(self, message: Message) -> bool:
         """The preserved-tail scan's predicate: bookkeeping it does not count (an
@@ -391,38 +427,17 @@ class SessionFormat(ABC):
         kind = self.bookkeeping(message)
         return kind is not None and kind != SUMMARY
 
-    def summary_message(self, summary: str) -> Message:
-        """The summary user message as this format writes it."""
-        return plain_summary_message(summary)
 
-    def compacted_session(
-        self, session: Session, plan: CompactionPlan, summary: str, output_tokens: int | None
-    ) -> Session:
-        """The session after the compaction (leading system messages, the
-        summary message, the kept messages), with this format's state for the
-        write (its usage record, its records to append, ...)."""
-        messages = splice(session, plan, self.summary_message(summary))
-        return Session(session.path, self, messages, meta=session.meta, key=session.key)
+class Stored(Named):
+    """Where a session's restore points go and what a restore must bring back
+    in line; the write strategy itself is :attr:`storage`, bound to the format."""
 
-    def write_refusal(self, session: Session) -> str | None:
-        """Why a compaction cannot be written to this loaded session at all
-        (e.g. the agent stopped mid-turn), or None. Checked before any request."""
-        return None
+    #: How a compaction is written back and undone (:class:`WriteStrategy`),
+    #: declared on the class and bound to the instance when it is made.
+    storage: WriteStrategy
+    #: Lines a person must read before a write (e.g. "close the agent first").
+    write_notes: ClassVar[tuple[str, ...]] = ()
 
-    def plan_refusal(self, session: Session, plan: CompactionPlan) -> str | None:
-        """Why a compaction with this ``plan`` cannot be written to this loaded
-        session (e.g. a boundary inside one of the agent's records), naming the
-        nearest boundary that can; None when it can. Checked before any request,
-        beside the split tool-call check (default: every boundary can)."""
-        return None
-
-    def write_op(self, session: Session, compacted: Session) -> WriteOp:
-        """What a byte strategy writes for ``compacted`` over the loaded
-        ``session`` (the whole file, or the bytes to append). Formats whose
-        storage is not byte-based write through their strategy instead."""
-        raise NotImplementedError(f"{self.name} writes through its storage strategy")
-
-    # --- restore points (the undo rule) ------------------------------------------------
     def rotation_name(self, path: Path, number: int) -> str:
         """The file name of rotation ``number`` (1, 2, ...) of ``path``, for the
         rotate strategy: the agent's own numbering."""
@@ -446,13 +461,73 @@ class SessionFormat(ABC):
         return []
 
 
+class SessionFormat(Finder, Codec, Lexicon, Stored):
+    """One kind of session: its finder, its codec, its vocabulary and its
+    storage. Subclass :class:`FileFormat` for a session that is a file of bytes,
+    or ``formats.database.DatabaseFormat`` for one session of many in a
+    database; set the class attributes and implement the abstract methods;
+    every other hook has a default."""
+
+    #: A fallback format is asked only when no specific format (nor a known
+    #: unsupported agent file) recognises a file.
+    fallback: ClassVar[bool] = False
+
+    def __init__(self) -> None:
+        self.storage = self.storage.bind(self)
+
+    def context_usage(
+        self, session: Session, env: Mapping[str, str] | None = None
+    ) -> ContextUsage | None:
+        """The context meter: ``session``'s fill against the point where its agent
+        compacts on its own, read by this format's ``usage.py``
+        (:mod:`formats.context`); None when the format has none."""
+        from kimi_compact_tui.formats.context import reader_of
+
+        reader = reader_of(self.name)
+        return None if reader is None else reader(session, env)
+
+    def compacted_session(
+        self, session: Session, plan: CompactionPlan, summary: str, output_tokens: int | None
+    ) -> Session:
+        """The session after the compaction (leading system messages, the
+        summary message, the kept messages), with this format's state for the
+        write (its usage record, its records to append, ...)."""
+        messages = splice(session, plan, self.summary_message(summary))
+        return Session(session.ref, self, messages, meta=session.meta)
+
+
+class FileFormat(SessionFormat):
+    """A session that is one file of bytes, read by the loader (NUL bytes
+    refused) and parsed here; written by a byte strategy from :meth:`write_op`."""
+
+    #: True when the file is line-based: the loader streams it to
+    #: :meth:`parse_lines` instead of reading it whole for :meth:`parse`.
+    streams_lines: ClassVar[bool] = False
+
+    @abstractmethod
+    def parse(self, data: bytes, path: Path) -> Session:
+        """Parse a file's bytes; raise SessionFormatError with one line naming
+        the file and place, or skip (with a warning) what the agent skips."""
+
+    def parse_lines(self, lines: Lines, path: Path) -> Session:
+        """Parse a line-based file streamed by :class:`formats.lines.Lines`
+        (used when :attr:`streams_lines` is set)."""
+        raise NotImplementedError(f"{self.name} does not stream lines")
+
+    def write_op(self, session: Session, compacted: Session) -> WriteOp:
+        """What a byte strategy writes for ``compacted`` over the loaded
+        ``session`` (the whole file, or the bytes to append). Formats whose
+        storage is not byte-based write through their strategy instead."""
+        raise NotImplementedError(f"{self.name} writes through its storage strategy")
+
+
 def state_of(session: Session, kind: type[S]) -> S:
     """``session.format_state``, checked to be a ``kind`` (a plugin reads its
     own state only)."""
     state = session.format_state
     if not isinstance(state, kind):
         raise TypeError(
-            f"{session.path}: the session holds no {kind.__name__} "
+            f"{session.ref}: the session holds no {kind.__name__} "
             f"(it is a {session.format.name} session)"
         )
     return state

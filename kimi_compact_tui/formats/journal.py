@@ -34,7 +34,14 @@ from typing import Any, ClassVar, Protocol, cast
 
 from kimi_compact_tui.compaction.plan import CompactionPlan
 from kimi_compact_tui.errors import ApplyError, SessionFormatError
-from kimi_compact_tui.formats.base import Session, SessionFormat, SessionInfo, SessionMeta, WriteOp
+from kimi_compact_tui.formats.base import (
+    FileFormat,
+    Session,
+    SessionInfo,
+    SessionMeta,
+    WriteOp,
+)
+from kimi_compact_tui.formats.storage import SessionRef
 from kimi_compact_tui.formats.strategies import AppendTruncate
 from kimi_compact_tui.model import Message
 from kimi_compact_tui.specifics.declare import Vocabulary
@@ -64,7 +71,7 @@ class JournalState(Protocol):
         """The records a compaction appends (b"" for a session as loaded)."""
 
 
-class Finder(Protocol):
+class SessionFiles(Protocol):
     """What a journal plugin finds its sessions with: a module of its own, or a
     :class:`FileFinder`."""
 
@@ -84,7 +91,7 @@ class Finder(Protocol):
 
 @dataclass(frozen=True)
 class FileFinder:
-    """A :class:`Finder` for an agent that keeps each session in a file of its
+    """A :class:`SessionFiles` for an agent that keeps each session in a file of its
     own: the files there are (``files``), a picker row for one (``describe``)
     and where they are looked for (``where``)."""
 
@@ -101,17 +108,17 @@ class FileFinder:
         return self.where(env, home)
 
 
-class JournalFormat(SessionFormat):
+class JournalFormat(FileFormat):
     """A session the agent appends records to (see the module docstring)."""
 
     storage = AppendTruncate()
     #: The plugin's state type (a :class:`JournalState`).
     state_type: ClassVar[type[Any]]
     #: The module that finds these sessions on this machine.
-    finder: ClassVar[Finder]
+    finder: ClassVar[SessionFiles]
 
     def __init_subclass__(
-        cls, *, state: type[Any], finder: Finder, roles: Vocabulary, **kw: Any
+        cls, *, state: type[Any], finder: SessionFiles, roles: Vocabulary, **kw: Any
     ) -> None:
         """A plugin names its state type, its finder module and its agent's
         roles in its class line:
@@ -139,7 +146,7 @@ class JournalFormat(SessionFormat):
         """The session read from ``path``: ``state`` (the plugin's) holds the
         ``warnings`` and the agent's ``recorded_tokens``."""
         meta = SessionMeta(recorded_tokens=state.recorded_tokens)
-        return Session(path, self, list(messages), list(state.warnings), meta, state)
+        return Session(SessionRef(path), self, list(messages), list(state.warnings), meta, state)
 
     def journal(self, session: Session) -> JournalState | None:
         """The session's journal state, or None when it is not one of ours."""

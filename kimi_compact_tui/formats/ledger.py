@@ -14,9 +14,13 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from kimi_compact_tui.model import Message
+
+if TYPE_CHECKING:
+    from kimi_compact_tui.formats.base import Session
 
 
 @dataclass
@@ -84,3 +88,13 @@ def repairer_of(name: str) -> Any:
     import importlib
 
     return importlib.import_module(module).repaired
+
+
+def parse_bytes(fmt: object, data: bytes, path: Path | None) -> Session:
+    """``data`` read as the file-based format ``fmt`` reads a session file (the
+    part of a journal before a compaction, an older rotation)."""
+    from kimi_compact_tui.formats.base import FileFormat
+
+    if not isinstance(fmt, FileFormat) or path is None:
+        raise TypeError("only a session that is a file of bytes is read back from bytes")
+    return fmt.parse(data, path)

@@ -18,14 +18,18 @@ import hashlib
 import os
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING, cast
 
 from kimi_compact_tui.errors import SessionFormatError
 from kimi_compact_tui.formats import registry
-from kimi_compact_tui.formats.base import Session, SessionFormat
+from kimi_compact_tui.formats.base import FileFormat, Session, SessionFormat
 from kimi_compact_tui.formats.lines import Lines
 from kimi_compact_tui.formats.storage import Fingerprint, SessionRef, check_bytes
 from kimi_compact_tui.formats.strategies import parse_file_bytes
 from kimi_compact_tui.fsutil import atomic_write_bytes, gc_paused, read_bytes
+
+if TYPE_CHECKING:
+    from kimi_compact_tui.formats.database import DatabaseFormat
 
 __all__ = [
     "Fingerprint",
@@ -48,43 +52,41 @@ class Loaded:
 
     @property
     def ref(self) -> SessionRef:
-        ref = self.session.ref
-        assert ref is not None
-        return ref
+        return self.session.ref
 
     @property
     def path(self) -> Path:
         return self.ref.path
 
 
-def _read_head(p: Path) -> bytes:
-    try:
-        with open(p, "rb") as fh:
-            return fh.read(registry.HEAD_BYTES)
-    except OSError as exc:
-        raise SessionFormatError(f"{p}: cannot read ({exc.strerror or exc})") from None
-
-
 def _read_stored(ref: SessionRef, fmt: SessionFormat | None, hashed: bool) -> Loaded:
     """A session kept in a store that is not a file of bytes (a database)."""
-    plugin = fmt if fmt is not None else registry.detect(ref.path, _read_head(ref.path))
-    if plugin.storage.byte_based:
-        raise SessionFormatError(f"{ref}: a {plugin.label} holds one session; name the file alone")
-    session, fingerprint = plugin.read_session(ref, hashed)
+    if fmt is None:
+        try:
+            with open(ref.path, "rb") as fh:
+                head = fh.read(registry.HEAD_BYTES)
+        except OSError as exc:
+            raise SessionFormatError(f"{ref.path}: cannot read ({exc.strerror or exc})") from None
+        fmt = registry.detect(ref.path, head)
+    if isinstance(fmt, FileFormat):
+        raise SessionFormatError(f"{ref}: a {fmt.label} holds one session; name the file alone")
+    # Every format is a FileFormat or a DatabaseFormat (whose module loads with it).
+    session, fingerprint = cast("DatabaseFormat", fmt).read_session(ref, hashed)
     return Loaded(session, fingerprint)
 
 
-def load(path: str | Path, fmt: SessionFormat | None = None, *, hashed: bool = True) -> Loaded:
-    """Load a session (a file, a session folder, a session id any format
-    knows, or ``DB#KEY``); raise :class:`SessionFormatError` with one line naming
-    the file and place. The fingerprint's sha256 is "" unless ``hashed``."""
-    named = SessionRef.parse(path)
-    if named.key is not None:
-        return _read_stored(named, fmt, hashed)
-    p = registry.resolve_session_path(path)
-    found = SessionRef.parse(p)
-    if found.key is not None:  # a session id that names a session kept in a database
-        return _read_stored(found, fmt, hashed)
+Named = str | Path | SessionRef
+
+
+def load(named: Named, fmt: SessionFormat | None = None, *, hashed: bool = True) -> Loaded:
+    """Load a session (what :func:`formats.registry.resolve` takes: a file, a
+    session folder, a session id any format knows, ``DB#KEY``, or the reference
+    it made); raise :class:`SessionFormatError` with one line naming the file and
+    place. The fingerprint's sha256 is "" unless ``hashed``."""
+    ref = registry.resolve(named)
+    if ref.key is not None:
+        return _read_stored(ref, fmt, hashed)
+    p = ref.path
     try:
         fh = open(p, "rb")  # noqa: SIM115 - closed below
     except OSError as exc:
@@ -97,8 +99,8 @@ def load(path: str | Path, fmt: SessionFormat | None = None, *, hashed: bool = T
             if not head.strip() and len(head) < registry.HEAD_BYTES:
                 raise SessionFormatError(f"{p}: file is empty")
             plugin = fmt if fmt is not None else registry.detect(p, head)
-            if not plugin.storage.byte_based:
-                return _read_stored(SessionRef(p), plugin, hashed)
+            if not isinstance(plugin, FileFormat):
+                return _read_stored(ref, plugin, hashed)
             if not plugin.streams_lines:
                 data = head + fh.read()
                 check_bytes(data, p)
@@ -115,15 +117,17 @@ def load(path: str | Path, fmt: SessionFormat | None = None, *, hashed: bool = T
     return Loaded(session, Fingerprint(lines.size, mtime_ns, lines.sha256 if hashed else ""))
 
 
-def load_session(path: str | Path, fmt: SessionFormat | None = None) -> Session:
+def load_session(path: Named, fmt: SessionFormat | None = None) -> Session:
     """:func:`load`, for callers that will not write the session back."""
     return load(path, fmt, hashed=False).session
 
 
 def parse_bytes(data: bytes, path: Path, fmt: SessionFormat | None = None) -> Session:
     """Parse the bytes of a session file with its format (detected unless
-    ``fmt`` is given)."""
+    ``fmt`` is given; a format that is not a file of bytes is refused)."""
     plugin = fmt if fmt is not None else registry.detect(path, data[: registry.HEAD_BYTES])
+    if not isinstance(plugin, FileFormat):
+        raise SessionFormatError(f"{path}: a {plugin.label} is not read from bytes")
     return parse_file_bytes(plugin, data, path)
 
 

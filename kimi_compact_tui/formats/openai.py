@@ -12,21 +12,18 @@ from typing import Any
 from kimi_compact_tui.compaction.plan import CompactionPlan
 from kimi_compact_tui.errors import SessionFormatError
 from kimi_compact_tui.formats.base import (
+    FileFormat,
     Session,
-    SessionFormat,
     SessionInfo,
     SessionMeta,
     WriteOp,
+    ref_of,
     splice,
     state_of,
 )
-from kimi_compact_tui.formats.claude_code import roles as claude_roles
-from kimi_compact_tui.formats.codex import roles as codex_roles
 from kimi_compact_tui.formats.fastjson import MISS, decode_fast
-from kimi_compact_tui.formats.gemini_cli import roles as gemini_roles
-from kimi_compact_tui.formats.kimi_cli import roles as kimi_roles
-from kimi_compact_tui.formats.kimi_code import roles as kimi_code_roles
 from kimi_compact_tui.formats.lines import Lines, decode_line, raw_bytes
+from kimi_compact_tui.formats.storage import SessionRef
 from kimi_compact_tui.formats.strategies import BackupReplace
 from kimi_compact_tui.formats.validate import check_message, type_name
 from kimi_compact_tui.fsutil import decode_utf8
@@ -88,7 +85,7 @@ def parse_json(text: str, path: Path) -> Session:
         check_message(data, f"{path}: {prefix}[{i}]")
         messages.append(Message(data))
     state = JsonState(container, position, text.endswith("\n"))
-    return Session(path, JSON_FORMAT, messages, format_state=state)
+    return Session(SessionRef(path), JSON_FORMAT, messages, format_state=state)
 
 
 def parse_jsonl(data: bytes, path: Path) -> Session:
@@ -115,7 +112,7 @@ def parse_jsonl_lines(lines: Lines, path: Path) -> Session:
             ) from None
         check_message(data, f"{path}:{lineno}")
         messages.append(Message(data, keep(raw, offset)))
-    return Session(path, JSONL_FORMAT, messages)
+    return Session(SessionRef(path), JSONL_FORMAT, messages)
 
 
 def serialize_json(session: Session) -> bytes:
@@ -157,19 +154,15 @@ def only_notes(message: Message) -> str | None:
 DESCRIBE_LIMIT = 8 << 20
 
 
-class _OpenAIFormat(SessionFormat):
+class _OpenAIFormat(FileFormat):
     """Shared by the two OpenAI layouts: no discovery, the plain summary
     message, no usage record, a timestamped backup before the replace."""
 
     storage = BackupReplace()
     fallback = True  # recognised only when no specific format (or foreign file) matches
-    # Any agent may have written the messages: every agent's tool names.
-    roles = Vocabulary(
-        kimi_roles.TOOLS.merged(
-            kimi_code_roles.TOOLS, claude_roles.TOOLS, codex_roles.TOOLS, gemini_roles.TOOLS
-        ),
-        only_notes,
-    )
+    # Any agent may have written the messages: the registry gives every agent's
+    # tool names (``Lexicon.know_agents``, called for each fallback format).
+    roles = Vocabulary(bookkeeping=only_notes)
     tail_skips_bookkeeping = False  # kimi-cli's scan, as before
 
     def write_op(self, session: Session, compacted: Session) -> WriteOp:
@@ -179,7 +172,7 @@ class _OpenAIFormat(SessionFormat):
         """A file up to :data:`DESCRIBE_LIMIT` is parsed as a load would: its
         message count, or the load's one-line error (an empty file, random
         bytes); a larger one is listed without a count."""
-        info = SessionInfo(path, self.name)
+        info = SessionInfo(SessionRef(path), self.name)
         try:
             size = path.stat().st_size
             if size > DESCRIBE_LIMIT:
@@ -206,7 +199,7 @@ class OpenAIJsonlFormat(_OpenAIFormat):
         self, messages: list[Message], path: Path | None = None, meta: SessionMeta | None = None
     ) -> Session:
         """The file is the messages, one per line."""
-        return Session(path, self, list(messages), meta=meta or SessionMeta())
+        return Session(ref_of(path), self, list(messages), meta=meta or SessionMeta())
 
     def recognise(self, path: Path, head: bytes) -> bool:
         suffix = path.suffix.lower()
@@ -242,7 +235,7 @@ class OpenAIJsonFormat(_OpenAIFormat):
         self, messages: list[Message], path: Path | None = None, meta: SessionMeta | None = None
     ) -> Session:
         return Session(
-            path, self, list(messages), meta=meta or SessionMeta(), format_state=JsonState()
+            ref_of(path), self, list(messages), meta=meta or SessionMeta(), format_state=JsonState()
         )
 
     def dump(self, session: Session) -> bytes:
@@ -253,7 +246,7 @@ class OpenAIJsonFormat(_OpenAIFormat):
     ) -> Session:
         messages = splice(session, plan, self.summary_message(summary))
         return Session(
-            session.path, self, messages, meta=session.meta, format_state=session.format_state
+            session.ref, self, messages, meta=session.meta, format_state=session.format_state
         )
 
 

@@ -1,45 +1,104 @@
-"""The registry of session formats: the one place that knows which exist.
+"""The registry of session formats, the one place that knows which exist, and
+the one place a session's name is read (:func:`resolve`).
 
-Detection asks each specific format in turn (``recognise``), then checks for
-a known file that is not a session this tool opens (``formats.foreign``), then
-the fallback formats (OpenAI ``.jsonl`` and ``.json``). A folder is resolved
-by the first format that finds its session file in it.
+``FORMATS`` is one :class:`Entry` line per format, each loaded when it is first
+asked for. Detection asks each specific format in turn (``recognise``), then
+checks for a known file that is not a session this tool opens
+(``formats.foreign``), then the fallback formats (OpenAI ``.jsonl`` and
+``.json``). A folder is resolved by the first format that finds its session
+file in it; a database named alone, by its format's ``only_session``.
 """
 
 from __future__ import annotations
 
 import bisect
+import importlib
 import os
 import stat
 import time
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
+from typing import overload
 
 from kimi_compact_tui import samples
 from kimi_compact_tui.errors import SessionFormatError
 from kimi_compact_tui.formats import foreign
 from kimi_compact_tui.formats.base import SessionFormat, SessionInfo
-from kimi_compact_tui.formats.claude_code.plugin import FORMAT as CLAUDE_CODE
-from kimi_compact_tui.formats.codex.plugin import FORMAT as CODEX
-from kimi_compact_tui.formats.gemini_cli import FORMAT as GEMINI_CLI
-from kimi_compact_tui.formats.kimi_cli.plugin import FORMAT as KIMI_CLI
-from kimi_compact_tui.formats.kimi_code.plugin import FORMAT as KIMI_CODE
-from kimi_compact_tui.formats.openai import JSON_FORMAT, JSONL_FORMAT
-from kimi_compact_tui.formats.opencode.plugin import FORMAT as OPENCODE
-from kimi_compact_tui.formats.storage import SessionRef
+from kimi_compact_tui.formats.storage import SQLITE_MAGIC, SessionRef, split_key
 from kimi_compact_tui.sanitize import one_line
 
+
+@dataclass(frozen=True)
+class Entry:
+    """One registered format: where its instance is (``module:NAME``) and its
+    label (the help text lists it without loading the format)."""
+
+    where: str
+    label: str
+
+    def load(self) -> SessionFormat:
+        module, _, name = self.where.partition(":")
+        fmt = getattr(importlib.import_module(module), name)
+        assert isinstance(fmt, SessionFormat), self.where
+        return fmt
+
+
+class Registered(Sequence[SessionFormat]):
+    """The registered formats, in order, each loaded when it is first asked for:
+    detecting a session asks them in turn and stops at the first that
+    recognises it, so a command loads only the formats it reaches (a format's
+    writer and helpers load with it, or when it writes)."""
+
+    def __init__(self, entries: Sequence[Entry]) -> None:
+        self.entries = tuple(entries)
+        self._loaded: list[SessionFormat | None] = [None] * len(self.entries)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    @overload
+    def __getitem__(self, index: int) -> SessionFormat: ...
+
+    @overload
+    def __getitem__(self, index: slice) -> list[SessionFormat]: ...
+
+    def __getitem__(self, index: int | slice) -> SessionFormat | list[SessionFormat]:
+        if isinstance(index, slice):
+            return [self[i] for i in range(len(self))[index]]
+        fmt = self._loaded[index]
+        if fmt is None:
+            fmt = self._loaded[index] = self.entries[index].load()
+            if fmt.fallback:  # it reads any agent's messages: every agent's tool roles
+                fmt.know_agents([f for f in self if not f.fallback])
+        return fmt
+
+    def __iter__(self) -> Iterator[SessionFormat]:
+        for i in range(len(self)):
+            yield self[i]
+
+
 # One line per format, specific formats first (the order detection asks in).
-FORMATS: list[SessionFormat] = [
-    KIMI_CODE,
-    CLAUDE_CODE,
-    CODEX,
-    KIMI_CLI,
-    GEMINI_CLI,
-    OPENCODE,
-    JSONL_FORMAT,
-    JSON_FORMAT,
-]
+FORMATS: Sequence[SessionFormat] = Registered(
+    [
+        Entry("kimi_compact_tui.formats.kimi_code.plugin:FORMAT", "kimi-code wire.jsonl"),
+        Entry("kimi_compact_tui.formats.claude_code.plugin:FORMAT", "Claude Code transcript"),
+        Entry("kimi_compact_tui.formats.codex.plugin:FORMAT", "Codex rollout"),
+        Entry("kimi_compact_tui.formats.kimi_cli.plugin:FORMAT", "kimi-cli context.jsonl"),
+        Entry("kimi_compact_tui.formats.gemini_cli.plugin:FORMAT", "Gemini CLI session"),
+        Entry("kimi_compact_tui.formats.opencode.plugin:FORMAT", "opencode database"),
+        Entry("kimi_compact_tui.formats.openai:JSONL_FORMAT", "OpenAI messages .jsonl"),
+        Entry("kimi_compact_tui.formats.openai:JSON_FORMAT", "OpenAI messages .json"),
+    ]
+)
+
+
+def labels() -> list[str]:
+    """The label of every registered format, for people (loads none)."""
+    if isinstance(FORMATS, Registered):
+        return [entry.label for entry in FORMATS.entries]
+    return [fmt.label for fmt in FORMATS]
+
 
 HEAD_BYTES = 65536
 
@@ -61,9 +120,8 @@ def specific() -> list[SessionFormat]:
 
 
 #: What may be the start of a session id: letters, digits, ``-`` and ``_``, at
-#: least this many (shorter ones are typos far more often than ids), with a
-#: digit in it or hex digits only (a word such as a mistyped command is not
-#: looked up among every session on the machine).
+#: least this many (shorter ones are typos far more often than ids). Any such
+#: start names the one session whose id starts so, letters or digits alike.
 MIN_PREFIX = 4
 #: The picker shows ids this long, longer where two sessions share the start.
 SHORT_ID = 8
@@ -77,9 +135,7 @@ class SessionNameError(SessionFormatError):
 
 
 def _id_like(text: str) -> bool:
-    if len(text) < MIN_PREFIX or not all(c.isalnum() or c in "-_" for c in text):
-        return False
-    return any(c.isdigit() for c in text) or all(c in "0123456789abcdefABCDEF-" for c in text)
+    return len(text) >= MIN_PREFIX and all(c.isalnum() or c in "-_" for c in text)
 
 
 def _agent(name: str) -> str:
@@ -96,17 +152,24 @@ def _same(a: Path, b: Path) -> bool:
         return a == b
 
 
-def _distinct(found: list[tuple[str, Path, str]]) -> list[tuple[str, Path, str]]:
-    """``(id, path, format name)`` with the same session (one path) once."""
-    out: list[tuple[str, Path, str]] = []
+def _same_ref(a: SessionRef, b: SessionRef) -> bool:
+    return a.key == b.key and _same(a.path, b.path)
+
+
+Found = tuple[str, SessionRef, str]  # (id, where, format name)
+
+
+def _distinct(found: list[Found]) -> list[Found]:
+    """``(id, ref, format name)`` with the same session (one reference) once."""
+    out: list[Found] = []
     for entry in found:
-        if not any(_same(entry[1], seen[1]) for seen in out):
+        if not any(_same_ref(entry[1], seen[1]) for seen in out):
             out.append(entry)
     return out
 
 
-def _ambiguous(text: str, found: list[tuple[str, Path, str]]) -> SessionNameError:
-    shown = [f"{sid} ({_agent(name)}, {path})" for sid, path, name in found[:LISTED]]
+def _ambiguous(text: str, found: list[Found]) -> SessionNameError:
+    shown = [f"{sid} ({_agent(name)}, {ref})" for sid, ref, name in found[:LISTED]]
     more = f", and {len(found) - LISTED:,} more" if len(found) > LISTED else ""
     return SessionNameError(
         f"{text}: {len(found):,} sessions have an id starting so: "
@@ -116,7 +179,7 @@ def _ambiguous(text: str, found: list[tuple[str, Path, str]]) -> SessionNameErro
 
 def find_by_id(
     text: str, env: Mapping[str, str] | None = None, home: Path | None = None
-) -> Path | None:
+) -> SessionRef | None:
     """The session named by ``text`` when it is not a path: ``sample:NAME``
     (a bundled sample), a session id a format knows, or the start of one that
     only one session's id has (the picker's short ids are such starts). None
@@ -128,16 +191,16 @@ def find_by_id(
     except LookupError as exc:
         raise SessionNameError(str(exc.args[0])) from None
     if sample is not None:
-        return sample
+        return SessionRef(sample)
     if not text or "/" in text or "\\" in text or text.startswith("."):
         return None
     env = os.environ if env is None else env
     home = Path.home() if home is None else home
-    exact: list[tuple[str, Path, str]] = []
+    exact: list[Found] = []
     for fmt in FORMATS:
         found = fmt.find_session(text, env, home)
         if found is not None:
-            exact.append((text, Path(found), fmt.name))
+            exact.append((text, found, fmt.name))
     exact = _distinct(exact)
     if len(exact) == 1:
         return exact[0][1]
@@ -148,7 +211,7 @@ def find_by_id(
     # The start of an id: the sessions the picker lists are the ones it may name.
     wanted = text.lower()
     starts = [
-        (info.session_id, _named(info), info.format)
+        (info.session_id, info.ref, info.format)
         for info in discover_all(env, home)
         if info.session_id and info.session_id.lower().startswith(wanted)
     ]
@@ -158,12 +221,6 @@ def find_by_id(
     if len(starts) > 1:
         raise _ambiguous(text, starts)
     return None
-
-
-def _named(info: SessionInfo) -> Path:
-    """The path that names ``info``'s session: its file, or ``DB#KEY`` for a
-    session kept in a database."""
-    return info.path if info.key is None else Path(str(info.ref))
 
 
 def short_ids(sessions: list[SessionInfo]) -> dict[str, str]:
@@ -199,25 +256,56 @@ def _stat(p: Path) -> os.stat_result:
         raise SessionFormatError(f"{p}: cannot open ({exc.strerror})") from None
 
 
-def resolve_session_path(path: str | Path) -> Path:
-    """The session file for ``path``: a file, a session folder any format
-    recognises, ``sample:NAME``, a session id or the unique start of one. A
-    folder that holds several sessions is one line naming them."""
-    p = Path(path).expanduser()
-    if not p.exists():
-        p = find_by_id(str(path)) or p
-        if SessionRef.parse(p).key is not None:
-            return p  # DB#KEY: a session kept in a database (the loader reads it)
+def resolve(text: str | Path | SessionRef) -> SessionRef:
+    """The one session ``text`` names, as its one identity: a path (a file, a
+    session folder any format recognises, a database holding one session),
+    ``DB#KEY``, ``sample:NAME``, a session id or the unique start of one (at
+    least :data:`MIN_PREFIX` letters or digits). The reference is absolute.
+    Anything else is a :class:`SessionFormatError` of one line: no such
+    session, a folder or a database of several (naming them), an id several
+    sessions start with."""
+    if isinstance(text, SessionRef):
+        return text if text.key is not None else _session_at(text.path)
+    raw = str(text)
+    keyed = split_key(raw)
+    if keyed is not None:
+        return SessionRef(*keyed)
+    p = Path(raw).expanduser()
+    if not os.path.lexists(p):
+        found = find_by_id(raw)
+        if found is not None:
+            return found if found.key is not None else _session_at(found.path)
+    return _session_at(p)
+
+
+def _session_at(p: Path) -> SessionRef:
+    """The session held at the path ``p`` (a file or a session folder)."""
     st = _stat(p)
     if stat.S_ISDIR(st.st_mode):
         for fmt in FORMATS:
             found = fmt.resolve_folder(p)
             if found is not None:
-                return found
+                return SessionRef(found)
         raise SessionFormatError(folder_message(p))
     if not stat.S_ISREG(st.st_mode):
         raise SessionFormatError(f"{p}: not a regular file")
-    return p
+    return _only_session(SessionRef(p))
+
+
+def _only_session(ref: SessionRef) -> SessionRef:
+    """A file that holds many sessions (a SQLite database) named alone: its one
+    session (the format's :meth:`SessionFormat.only_session`), or the file itself."""
+    try:
+        with open(ref.path, "rb") as fh:
+            head = fh.read(HEAD_BYTES)
+    except OSError:
+        return ref  # the loader says why, in its own words
+    if not head.startswith(SQLITE_MAGIC):
+        return ref  # a file of one session
+    for fmt in FORMATS:
+        if not fmt.fallback and fmt.recognise(ref.path, head):
+            return fmt.only_session(ref.path) or ref
+    return ref
 
 
 #: Entries of a folder looked at when it is not a session (the rest are not).
@@ -289,7 +377,7 @@ def folder_message(folder: Path) -> str:
     if itself is not None:  # a session's folder the picker lists, that cannot be opened
         return f"{folder}: {itself.error or 'no session file in the session folder'}"
     if not found:
-        kinds = ", ".join(f.label for f in specific())
+        kinds = ", ".join(f.label for f in specific())  # (loads every format: a rare message)
         return f"{folder}: folder holds no session ({kinds})"
     shown, names = [], []
     for info in found[:LISTED]:
@@ -313,9 +401,10 @@ def folder_message(folder: Path) -> str:
 
 
 def detect(path: Path, head: bytes) -> SessionFormat:
-    """The format of the file at ``path`` whose first bytes are ``head``."""
-    for fmt in specific():
-        if fmt.recognise(path, head):
+    """The format of the file at ``path`` whose first bytes are ``head``: the
+    specific formats are asked in turn (each loaded only when reached)."""
+    for fmt in FORMATS:
+        if not fmt.fallback and fmt.recognise(path, head):
             return fmt
     refused = foreign.refusal(path, head)
     if refused is not None:
@@ -323,9 +412,7 @@ def detect(path: Path, head: bytes) -> SessionFormat:
     for fmt in FORMATS:
         if fmt.fallback and fmt.recognise(path, head):
             return fmt
-    raise SessionFormatError(
-        f"{path}: unknown session format (expected {', '.join(f.label for f in FORMATS)})"
-    )
+    raise SessionFormatError(f"{path}: unknown session format (expected {', '.join(labels())})")
 
 
 def discover_all(
@@ -345,12 +432,12 @@ def describe_path(path: Path) -> SessionInfo:
     """A picker row for a session given by path (a file or a folder): the
     format that reads it describes it cheaply; one line of error otherwise."""
     try:
-        target = resolve_session_path(path)
+        target = resolve(path).path
         with open(target, "rb") as fh:
             head = fh.read(HEAD_BYTES)
         fmt = detect(target, head)
     except (SessionFormatError, OSError) as exc:
-        return SessionInfo(path, "?", title=path.name, error=str(exc))
+        return SessionInfo(SessionRef(path), "?", title=path.name, error=str(exc))
     info = fmt.describe(path)
     info.title = info.title or path.name
     return info

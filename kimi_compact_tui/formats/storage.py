@@ -16,6 +16,7 @@ strategies (``formats/strategies.py``) build on it.
 from __future__ import annotations
 
 import codecs
+import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,16 +27,29 @@ from kimi_compact_tui.errors import SessionFormatError
 #: Separates a database file from a session key when a session is named in text
 #: (``DB#KEY``).
 KEY_MARK = "#"
+#: The first bytes of a SQLite database file: the one kind of file here that
+#: holds many sessions (a database format names them by key).
+SQLITE_MAGIC = b"SQLite format 3\x00"
 _UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 
 
 @dataclass(frozen=True)
 class SessionRef:
-    """Where a session lives: ``path`` (the file that holds it) and ``key``
-    (which session inside it; None when the file is the session)."""
+    """Where a session lives: ``path`` (the file that holds it, always absolute)
+    and ``key`` (which session inside it; None when the file is the session).
+
+    It is the session's one identity: made once from what a person typed
+    (:func:`formats.registry.resolve`), then carried as it is by the loader, the
+    session, the picker, the store and every command. ``path`` is made absolute
+    when the reference is made, so what the store records (the audit log, the
+    restore points) names the same file from any folder."""
 
     path: Path
     key: str | None = None
+
+    def __post_init__(self) -> None:
+        if not self.path.is_absolute() or ".." in self.path.parts:
+            object.__setattr__(self, "path", Path(os.path.abspath(self.path)))
 
     def __str__(self) -> str:
         return str(self.path) if self.key is None else f"{self.path}{KEY_MARK}{self.key}"
@@ -53,18 +67,17 @@ class SessionRef:
     def to_json(self) -> dict[str, Any]:
         return {"path": str(self.path), "key": self.key}
 
-    @classmethod
-    def parse(cls, text: str | Path) -> SessionRef:
-        """``DB#KEY`` names the session ``KEY`` in the file ``DB`` when ``DB``
-        is a file and the whole text names nothing; anything else is a path."""
-        p = Path(text).expanduser()
-        raw = str(text)
-        if KEY_MARK in raw and not p.exists():
-            where, _, key = raw.rpartition(KEY_MARK)
-            base = Path(where).expanduser()
-            if key and base.is_file():
-                return cls(base, key)
-        return cls(p)
+
+def split_key(text: str) -> tuple[Path, str] | None:
+    """``DB#KEY`` as text: the file ``DB`` and the key, when ``DB`` is a file and
+    the whole text names nothing; else None (the text is a path, or an id)."""
+    if KEY_MARK not in text or os.path.lexists(os.path.expanduser(text)):
+        return None
+    where, _, key = text.rpartition(KEY_MARK)
+    base = Path(where).expanduser()
+    if key and where and base.is_file():
+        return base, key
+    return None
 
 
 @dataclass(frozen=True)

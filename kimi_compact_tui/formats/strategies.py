@@ -41,6 +41,7 @@ from typing import Any, ClassVar
 from kimi_compact_tui.errors import ApplyError
 from kimi_compact_tui.formats.base import (
     Current,
+    FileFormat,
     Session,
     SessionFormat,
     WriteStrategy,
@@ -84,7 +85,7 @@ def read_fingerprinted(path: Path) -> tuple[bytes, Fingerprint, int]:
     return data, fingerprint_of(data, st.st_mtime_ns), st.st_mode & 0o7777
 
 
-def parse_file_bytes(fmt: SessionFormat, data: bytes, path: Path) -> Session:
+def parse_file_bytes(fmt: FileFormat, data: bytes, path: Path) -> Session:
     """Parse the bytes of a session file with ``fmt`` (streamed formats get
     them as lines), after :func:`check_bytes`."""
     check_bytes(data, path)
@@ -155,12 +156,11 @@ def drop_copy(target: Path, old_sha: str, copy: Path | None) -> None:
 class BackedUp(WriteStrategy):
     """Restore points kept as timestamped backups in the format's restore folder."""
 
-    def restore_points(self, fmt: SessionFormat, ref: SessionRef) -> list[tuple[str, Path]]:
-        return [("backup", p) for p in backups(fmt, ref)]
+    def restore_points(self, ref: SessionRef) -> list[tuple[str, Path]]:
+        return [("backup", p) for p in backups(self.format, ref)]
 
     def keep(
         self,
-        fmt: SessionFormat,
         ref: SessionRef,
         current: Current,
         now: datetime,
@@ -170,7 +170,7 @@ class BackedUp(WriteStrategy):
         """Keep ``current`` as the next restore point, in the folder and under
         the names :meth:`point_names` gives (``replaced``: the version a restore
         replaces)."""
-        folder, names = self.point_names(fmt, ref, now, replaced)
+        folder, names = self.point_names(ref, now, replaced)
         folder.mkdir(parents=True, exist_ok=True)
         fp = current.fingerprint
         # A database session's content has no file time: the copy gets its own.
@@ -180,29 +180,29 @@ class BackedUp(WriteStrategy):
         return made
 
     def point_names(
-        self, fmt: SessionFormat, ref: SessionRef, now: datetime, replaced: bool
+        self, ref: SessionRef, now: datetime, replaced: bool
     ) -> tuple[Path, Iterator[str]]:
         """Where a new restore point goes, and its names to try in turn: a
         timestamped copy in the format's restore folder (``.replaced-`` for the
         version a restore replaces, so it does not read as an older backup)."""
         mark = REPLACED_MARK if replaced else BACKUP_MARK
-        return fmt.restore_folder(ref.path), backup_names(ref.name, now, mark)
+        return self.format.restore_folder(ref.path), backup_names(ref.name, now, mark)
 
-    def next_point(self, fmt: SessionFormat, ref: SessionRef) -> str:
-        return backup_pattern(fmt, ref)
+    def next_point(self, ref: SessionRef) -> str:
+        return backup_pattern(self.format, ref)
 
 
 # --- the file strategies ------------------------------------------------------------------
 class FileStrategy(BackedUp):
     """A session that is one file of bytes: read, fingerprinted and copied whole."""
 
-    def current(self, fmt: SessionFormat, ref: SessionRef) -> Current:
+    format: FileFormat
+
+    def current(self, ref: SessionRef) -> Current:
         data, fp, mode = read_fingerprinted(ref.path)
         return Current(data, fp, mode)
 
-    def conflict(
-        self, fmt: SessionFormat, ref: SessionRef, loaded: Fingerprint, now: Current
-    ) -> str:
+    def conflict(self, ref: SessionRef, loaded: Fingerprint, now: Current) -> str:
         """The refusal when the file is not what was loaded."""
         return conflict_message(ref.path, loaded, now.fingerprint)
 
@@ -216,22 +216,21 @@ class FileStrategy(BackedUp):
         return None
 
     def write(self, old: Session, new: Session, loaded: Fingerprint, now: datetime) -> Written:
-        fmt, ref = old.format, old.ref
-        assert ref is not None
+        ref = old.ref
         path = ref.path
         try:
-            current = self.current(fmt, ref)
+            current = self.current(ref)
         except OSError as exc:
             raise ApplyError(os_error_line(path, exc, "read the session")) from None
         if current.fingerprint != loaded:
-            raise ApplyError(self.conflict(fmt, ref, loaded, current))
+            raise ApplyError(self.conflict(ref, loaded, current))
         step("checked")
         # Built after the check: kept lines are read back from the (unchanged) file.
-        op = fmt.write_op(old, new)
+        op = self.format.write_op(old, new)
         before = current.fingerprint
         backup: Path | None = None
         try:
-            backup = self.keep(fmt, ref, current, now)
+            backup = self.keep(ref, current, now)
             step("backup-done")
             st = os.stat(path)
             if st.st_size != before.size or st.st_mtime_ns != before.mtime_ns:
@@ -249,20 +248,18 @@ class FileStrategy(BackedUp):
             raise ApplyError(os_error_line(path, exc, "write the compacted session")) from None
         return Written(backup, before, after, self.undo_record(current, op.data))
 
-    def put_back(
-        self, fmt: SessionFormat, ref: SessionRef, data: bytes, current: Current | None
-    ) -> None:
+    def put_back(self, ref: SessionRef, data: bytes, current: Current | None) -> None:
         mode = current.mode if current is not None else 0o600
         atomic_write_bytes(ref.path, data, mode=mode)
 
-    def count_messages(self, fmt: SessionFormat, ref: SessionRef, data: bytes) -> int:
-        return len(parse_file_bytes(fmt, data, ref.path).messages)
+    def count_messages(self, ref: SessionRef, data: bytes) -> int:
+        return len(parse_file_bytes(self.format, data, ref.path).messages)
 
     def then(self, ref: SessionRef) -> str:
         return f"{ref.path.name} is replaced"
 
-    def keep_description(self, fmt: SessionFormat, ref: SessionRef) -> str:
-        where = backup_place(fmt, ref)
+    def keep_description(self, ref: SessionRef) -> str:
+        where = backup_place(self.format, ref)
         return (
             f"a timestamped backup {where}: {ref.name}{BACKUP_MARK}<UTC time>, "
             f"then {self.then(ref)}"
@@ -287,41 +284,41 @@ class Rotate(BackupReplace):
     name = "rotate"
     keeps = "kept as the next rotation"
 
-    def rotations(self, fmt: SessionFormat, ref: SessionRef) -> list[tuple[int, Path]]:
+    def rotations(self, ref: SessionRef) -> list[tuple[int, Path]]:
         """``(N, path)`` of each rotation of the file, highest N first."""
         path = ref.path
         out = []
         for name in _listdir(path.parent):
-            n = fmt.rotation_number(path, name)
+            n = self.format.rotation_number(path, name)
             if n is not None:
                 out.append((n, path.parent / name))
         out.sort(reverse=True)
         return out
 
-    def rotation_names(self, fmt: SessionFormat, ref: SessionRef) -> Iterator[str]:
-        existing = self.rotations(fmt, ref)
+    def rotation_names(self, ref: SessionRef) -> Iterator[str]:
+        existing = self.rotations(ref)
         n = (existing[0][0] if existing else 0) + 1
         while True:
-            yield fmt.rotation_name(ref.path, n)
+            yield self.format.rotation_name(ref.path, n)
             n += 1
 
-    def next_point(self, fmt: SessionFormat, ref: SessionRef) -> str:
-        return next(self.rotation_names(fmt, ref))
+    def next_point(self, ref: SessionRef) -> str:
+        return next(self.rotation_names(ref))
 
     def point_names(
-        self, fmt: SessionFormat, ref: SessionRef, now: datetime, replaced: bool
+        self, ref: SessionRef, now: datetime, replaced: bool
     ) -> tuple[Path, Iterator[str]]:
         """The agent's own next rotation, beside the file (a replaced version
         too: it is the agent's numbering, which it reads back)."""
-        return ref.path.parent, self.rotation_names(fmt, ref)
+        return ref.path.parent, self.rotation_names(ref)
 
-    def restore_points(self, fmt: SessionFormat, ref: SessionRef) -> list[tuple[str, Path]]:
-        found = [("rotation", p) for _, p in self.rotations(fmt, ref)]
-        return found + super().restore_points(fmt, ref)
+    def restore_points(self, ref: SessionRef) -> list[tuple[str, Path]]:
+        found = [("rotation", p) for _, p in self.rotations(ref)]
+        return found + super().restore_points(ref)
 
-    def keep_description(self, fmt: SessionFormat, ref: SessionRef) -> str:
+    def keep_description(self, ref: SessionRef) -> str:
         name = ref.path.name
-        rotated = self.next_point(fmt, ref)
+        rotated = self.next_point(ref)
         return f"{name} → {rotated} (rotation, next free N), then a new {name}"
 
 
@@ -333,12 +330,10 @@ class AppendTruncate(FileStrategy):
     keeps = "copied to a timestamped .bak- file, then the compaction is appended"
     verb = "appended to"
 
-    def conflict(
-        self, fmt: SessionFormat, ref: SessionRef, loaded: Fingerprint, now: Current
-    ) -> str:
+    def conflict(self, ref: SessionRef, loaded: Fingerprint, now: Current) -> str:
         """Why appending is refused: the journal grew (the agent is writing to
         it), shrank, or its earlier bytes changed."""
-        data, agent = now.data, fmt.agent or "the agent"
+        data, agent = now.data, self.format.agent or "the agent"
         head = f"{ref.path}: nothing was written: the journal"
         if len(data) > loaded.size and fingerprint_of(data[: loaded.size]).sha256 == loaded.sha256:
             return (
@@ -375,17 +370,17 @@ class AppendTruncate(FileStrategy):
         offset = appended.get("offset") if isinstance(appended, dict) else None
         return offset if isinstance(offset, int) else None
 
-    def changed_since(self, fmt: SessionFormat, record: dict[str, Any], current: Current) -> str:
+    def changed_since(self, record: dict[str, Any], current: Current) -> str:
         """Why the journal is no longer what our write left (the undo's refusal)."""
         appended = record.get("appended")
         if not isinstance(appended, dict):
-            return super().changed_since(fmt, record, current)
+            return super().changed_since(record, current)
         offset, size = int(appended.get("offset", 0)), int(appended.get("size", 0))
         end, data = offset + size, current.data
         ours = fingerprint_of(data[offset:end]).sha256 == appended.get("sha256")
         when = f"changed since this tool wrote it at {record.get('time')}"
         if len(data) > end and ours:
-            agent = fmt.agent or "the agent"
+            agent = self.format.agent or "the agent"
             return (
                 f"{when}: {len(data) - end} bytes were appended after our compaction records "
                 f"({agent} resumed the session)"
@@ -397,7 +392,7 @@ class AppendTruncate(FileStrategy):
             "(it was rewritten)"
         )
 
-    def cut(self, fmt: SessionFormat, ref: SessionRef, current: Current, data: bytes) -> None:
+    def cut(self, ref: SessionRef, current: Current, data: bytes) -> None:
         if not current.data.startswith(data):
             raise ApplyError(
                 f"{ref.path}: not restored: the journal no longer starts with the bytes "
@@ -411,11 +406,12 @@ class Transactional(BackedUp):
     """A session kept as rows in a database that holds many sessions.
 
     The content of a session (what is fingerprinted, backed up and put back)
-    is its own rows, exported to bytes by :meth:`export`. A write is one
-    transaction (:meth:`transaction`, which takes the write lock at once):
-    inside it the rows are exported again and must be exactly as loaded, then
-    exported to a backup file, then the format's rows are written
-    (:meth:`write_rows`). Undo and restore replace that session's rows with a
+    is its own rows (:meth:`read_rows`), exported to bytes by
+    :meth:`export_rows`. A write is one transaction (:meth:`transaction`, which
+    takes the write lock at once) that reads the session's rows once: exported,
+    they must be exactly as loaded, then they are kept as a backup file, then
+    the format's rows are written (:meth:`write_rows`, given the rows read,
+    returns the content after). Undo and restore replace that session's rows with a
     backup's (:meth:`replace_rows`), inside a transaction that re-checks them,
     so other sessions' rows, and rows written meanwhile, are never touched.
     Subclasses supply the database (``formats/sqlite.py``) and the schema."""
@@ -432,43 +428,52 @@ class Transactional(BackedUp):
         write lock at once); committed on a normal exit, rolled back otherwise."""
 
     @abstractmethod
-    def export(self, tx: Any, fmt: SessionFormat, ref: SessionRef) -> bytes:
-        """The session's own rows as bytes, the same bytes for the same rows."""
+    def read_rows(self, tx: Any, ref: SessionRef) -> Any:
+        """The session's own rows, read in ``tx``."""
 
     @abstractmethod
-    def replace_rows(self, tx: Any, fmt: SessionFormat, ref: SessionRef, data: bytes) -> None:
+    def export_rows(self, rows: Any) -> bytes:
+        """Rows :meth:`read_rows` read, as bytes: the same bytes for the same rows."""
+
+    def export(self, tx: Any, ref: SessionRef) -> bytes:
+        """The session's own rows, read in ``tx``, as bytes."""
+        return self.export_rows(self.read_rows(tx, ref))
+
+    @abstractmethod
+    def replace_rows(self, tx: Any, ref: SessionRef, data: bytes) -> None:
         """Make the session's rows exactly the exported ``data``."""
 
     @abstractmethod
-    def write_rows(self, tx: Any, fmt: SessionFormat, session: Session, compacted: Session) -> None:
-        """Write the compaction's rows for ``compacted`` over ``session``."""
+    def write_rows(self, tx: Any, rows: Any, session: Session, compacted: Session) -> bytes:
+        """Write the compaction's rows for ``compacted`` over ``session``, whose
+        rows (as :meth:`read_rows` read them in this transaction) are ``rows``;
+        returns the session's content after the write, exported (not read again)."""
 
     def _failed(self, ref: SessionRef, exc: Exception, doing: str) -> ApplyError:
         return ApplyError(f"{ref}: cannot {doing} ({exc}); nothing was changed")
 
-    def current(self, fmt: SessionFormat, ref: SessionRef) -> Current:
+    def current(self, ref: SessionRef) -> Current:
         try:
             with self.transaction(ref, write=False) as tx:
-                data = self.export(tx, fmt, ref)
+                data = self.export(tx, ref)
         except self.errors as exc:
             raise OSError(f"{ref}: {exc}") from None
         return Current(data, fingerprint_of(data), 0o600)
 
     def write(self, old: Session, new: Session, loaded: Fingerprint, now: datetime) -> Written:
-        fmt, ref = old.format, old.ref
-        assert ref is not None
+        ref = old.ref
         backup: Path | None = None
         try:
             with self.transaction(ref) as tx:
-                data = self.export(tx, fmt, ref)
+                rows = self.read_rows(tx, ref)  # the one read of the session's rows
+                data = self.export_rows(rows)
                 before = fingerprint_of(data)
                 if before != loaded:
                     raise ApplyError(conflict_message(ref, loaded, before))
                 step("checked")
-                backup = self.keep(fmt, ref, Current(data, before, 0o600), now)
+                backup = self.keep(ref, Current(data, before, 0o600), now)
                 step("backup-done")
-                self.write_rows(tx, fmt, old, new)
-                after = fingerprint_of(self.export(tx, fmt, ref))
+                after = fingerprint_of(self.write_rows(tx, rows, old, new))
             step("replaced")
         except BaseException as exc:
             if backup is not None:
@@ -482,20 +487,18 @@ class Transactional(BackedUp):
         assert backup is not None
         return Written(backup, before, after)
 
-    def put_back(
-        self, fmt: SessionFormat, ref: SessionRef, data: bytes, current: Current | None
-    ) -> None:
+    def put_back(self, ref: SessionRef, data: bytes, current: Current | None) -> None:
         try:
             with self.transaction(ref) as tx:
-                now = fingerprint_of(self.export(tx, fmt, ref))
+                now = fingerprint_of(self.export(tx, ref))
                 if current is not None and now != current.fingerprint:
                     raise ApplyError(conflict_message(ref, current.fingerprint, now))
-                self.replace_rows(tx, fmt, ref, data)
+                self.replace_rows(tx, ref, data)
         except self.errors as exc:
             raise self._failed(ref, exc, "restore the session") from None
 
-    def keep_description(self, fmt: SessionFormat, ref: SessionRef) -> str:
-        where = backup_place(fmt, ref)
+    def keep_description(self, ref: SessionRef) -> str:
+        where = backup_place(self.format, ref)
         return (
             f"the session's own rows exported to a timestamped backup {where}: "
             f"{ref.name}{BACKUP_MARK}<UTC time>, then the compaction is written in one "

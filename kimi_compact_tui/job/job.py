@@ -25,6 +25,7 @@ so the rules exist once:
 
 from __future__ import annotations
 
+import dataclasses
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -37,6 +38,7 @@ from kimi_compact_tui.config import AppConfig
 from kimi_compact_tui.errors import ConfigError, UserError
 from kimi_compact_tui.formats.base import Session
 from kimi_compact_tui.formats.loader import Fingerprint, load
+from kimi_compact_tui.formats.storage import SessionRef
 from kimi_compact_tui.fsutil import gc_paused
 from kimi_compact_tui.job import refusals
 from kimi_compact_tui.job.prepare import Preparation, prepare_compaction
@@ -160,7 +162,12 @@ class CompactionJob:
 
     @classmethod
     def load(
-        cls, path: str | Path, config: AppConfig, *, for_write: bool = True, **kw: Any
+        cls,
+        path: str | Path | SessionRef,
+        config: AppConfig,
+        *,
+        for_write: bool = True,
+        **kw: Any,
     ) -> CompactionJob:
         """The one load path for every front end: resolve ``path`` (a file, a
         session folder or a session id), parse it and fingerprint the very bytes
@@ -271,7 +278,7 @@ class CompactionJob:
             return None
         try:
             grown = CompactionJob.load(
-                str(self.session.ref or self.session.path),
+                str(self.session.ref),
                 self.config,
                 prompt_file=self.prompt_file,
                 base_model=self.base_model,
@@ -480,6 +487,10 @@ class CompactionJob:
             provenance = provenance_of(
                 prep.prompt, provider, draft.model or self.base_model, draft.result.usage
             )
+            built = prep._request  # a revision's request is always built (job/revise.py)
+            if built is not None and built.is_revision:
+                revision = (len(built.revisions), built.dropped_rounds)
+                provenance = dataclasses.replace(provenance, revision=revision)
         return apply_compaction(
             self.session,
             draft.compacted,

@@ -132,7 +132,7 @@ class RestoreOffer:
             + ("" if after is None else f", {count(after, 'message')}")
         )
         try:
-            current = strategy.current(fmt, ref)
+            current = strategy.current(ref)
         except FileNotFoundError:
             current = None
         except OSError as exc:
@@ -172,7 +172,7 @@ def _messages(target: store.Target, data: bytes | None) -> int | None:
     if data is None:
         return None
     try:
-        return target.format.storage.count_messages(target.format, target.ref, data)
+        return target.format.storage.count_messages(target.ref, data)
     except (SessionFormatError, OSError):
         return None
 

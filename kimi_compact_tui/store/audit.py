@@ -9,8 +9,9 @@ format's restore folder (``SessionFormat.restore_folder``: beside the file
 unless the agent would take files there for its own), with the backups. A record
 holds times, paths, sizes and sha256s, the plan's indices, the prompt's
 source and sha256, the provider (with any user:password removed from URLs),
-the model, the usage numbers and the summary's sha256: never a key, never
-the text of the session or the summary. Both front ends write the same
+the model, the usage numbers, the summary's sha256 and, for a revision by
+feedback, its rounds (``revision``): never a key, never the text of the session
+or the summary. Paths are absolute (the session's reference is). Both front ends write the same
 record, built here from the compaction job's draft.
 """
 
@@ -40,6 +41,24 @@ Where = str | Path | SessionRef
 
 def ref_of(where: Where) -> SessionRef:
     return where if isinstance(where, SessionRef) else SessionRef(Path(where))
+
+
+def recorded_path(value: str, record: dict[str, Any], ref: SessionRef) -> Path:
+    """A path an audit record of ``ref`` holds, absolute. Records are written
+    with absolute paths; a log written before that holds them as they were
+    typed, relative to the folder the command ran in: that folder is found from
+    the record's ``source`` (the session as typed), else the path is read in
+    the session's own folder."""
+    p = Path(value)
+    if p.is_absolute():
+        return p
+    source = Path(str(record.get("source") or ""))
+    parts = source.parts
+    whole = ref.path.parts
+    if parts and ".." not in parts and whole[-len(parts) :] == parts:
+        base = Path(*whole[: len(whole) - len(parts)])
+        return Path(os.path.abspath(base / p))
+    return ref.path.parent / p.name
 
 
 def audit_path(where: Where, fmt: SessionFormat | None = None) -> Path:

@@ -25,6 +25,6 @@ def fingerprint(where: str | Path | SessionRef) -> Fingerprint:
     except SessionFormatError as exc:
         raise ApplyError(str(exc)) from None
     try:
-        return target.format.storage.current(target.format, target.ref).fingerprint
+        return target.format.storage.current(target.ref).fingerprint
     except OSError as exc:
         raise ApplyError(f"{target.ref}: cannot read ({exc.strerror or exc})") from None

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from kimi_compact_tui.formats.base import SessionFormat
 from kimi_compact_tui.formats.storage import SessionRef
 
 
-def keep_description(where: Path | SessionRef | None, fmt: SessionFormat) -> str:
+def keep_description(where: SessionRef | None, fmt: SessionFormat) -> str:
     """One line saying what copy of the current session a write keeps."""
     if where is None:
         return "the session has no file: nothing can be written"
-    ref = where if isinstance(where, SessionRef) else SessionRef.parse(where)
-    return fmt.storage.keep_description(fmt, ref)
+    return fmt.storage.keep_description(where)

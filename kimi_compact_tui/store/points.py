@@ -5,6 +5,7 @@ where it came from (this tool's audit log, or the agent)."""
 
 from __future__ import annotations
 
+import os
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
@@ -33,7 +34,7 @@ class Target:
 
     @classmethod
     def of(cls, session: Session) -> Target:
-        if session.ref is None:
+        if not session.saved:
             raise ApplyError("the session has no file")
         return cls(session.ref, session.format)
 
@@ -62,52 +63,46 @@ class RestorePoint:
         }
 
 
-def locate(path: str | Path | SessionRef) -> Target:
-    """The session for ``path`` (a file, a session folder, the file possibly
-    gone, or ``DB#KEY``) and its format: read from the file, else from the
-    audit log of the compaction written there."""
-    named = path if isinstance(path, SessionRef) else SessionRef.parse(path)
-    if named.key is not None:
+def locate(where: str | Path | SessionRef) -> Target:
+    """The session ``where`` names (what :func:`formats.registry.resolve` takes,
+    or the reference it made; the file possibly gone) and its format: read from
+    the file, else from the audit log of the compaction written there."""
+    try:
+        ref = registry.resolve(where)  # a reference is kept as it is, a folder's resolved
+    except SessionFormatError as exc:
+        named = where.path if isinstance(where, SessionRef) else Path(str(where)).expanduser()
+        ref = _gone(named, exc)
+    if ref.key is not None or ref.path.exists():
         try:
-            with open(named.path, "rb") as fh:
+            with open(ref.path, "rb") as fh:
                 head = fh.read(registry.HEAD_BYTES)
-            return Target(named, registry.detect(named.path, head))
+            return Target(ref, registry.detect(ref.path, head))
         except SessionFormatError as exc:
             raise ApplyError(str(exc)) from None
         except OSError as exc:
-            raise ApplyError(os_error_line(named.path, exc, "read the session")) from None
-    p = named.path
-    if p.is_dir():
-        try:
-            p = registry.resolve_session_path(p)
-        except SessionFormatError as exc:
-            # The session file may be gone: the audit log beside it still names it.
-            logs = sorted(p.glob("*" + audit.AUDIT_SUFFIX))
-            if len(logs) != 1:
-                raise ApplyError(str(exc)) from None
-            p = logs[0].with_name(logs[0].name[: -len(audit.AUDIT_SUFFIX)])
-    elif not p.exists():
-        found = registry.find_by_id(str(path))
-        if found is not None:
-            return locate(found)
-        if not p.parent.is_dir():
-            raise ApplyError(f"{p.parent}: no such folder")
-    if p.exists():
-        try:
-            with open(p, "rb") as fh:
-                head = fh.read(registry.HEAD_BYTES)
-            return Target(SessionRef(p), registry.detect(p, head))
-        except SessionFormatError as exc:
-            raise ApplyError(str(exc)) from None
-        except OSError as exc:
-            raise ApplyError(os_error_line(p, exc, "read the session")) from None
-    logged = audit.logged_format(p, registry.FORMATS)
+            raise ApplyError(os_error_line(ref.path, exc, "read the session")) from None
+    logged = audit.logged_format(ref.path, registry.FORMATS)
     if logged is not None:
-        return Target(SessionRef(p), logged)
+        return Target(ref, logged)
     raise ApplyError(
-        f"{p}: no such session file, and no record of a compaction written there "
+        f"{ref.path}: no such session file, and no record of a compaction written there "
         "(nothing to restore)"
     )
+
+
+def _gone(p: Path, why: SessionFormatError) -> SessionRef:
+    """A session file that is gone, named by its path or its folder: what its
+    audit log names (it is what brings the session back)."""
+    if p.is_dir():
+        logs = sorted(p.glob("*" + audit.AUDIT_SUFFIX))
+        if len(logs) != 1:
+            raise ApplyError(str(why)) from None
+        return SessionRef(logs[0].with_name(logs[0].name[: -len(audit.AUDIT_SUFFIX)]))
+    if isinstance(why, registry.SessionNameError) or os.path.lexists(p):
+        raise ApplyError(str(why)) from None
+    if not p.parent.is_dir():
+        raise ApplyError(f"{p.parent}: no such folder")
+    return SessionRef(p)
 
 
 Where = Target | SessionRef | str | Path
@@ -119,8 +114,18 @@ def target_of(where: Where) -> Target:
 
 
 def records_of(where: Target) -> list[dict[str, Any]]:
-    records = audit.read_audit(where.ref, where.format)
-    return [r for r in records if r.get("action") in ("apply", "restore")]
+    """The session's writes and restores, as its audit log records them, with
+    the restore point each names made absolute (a log written before paths were
+    recorded absolute holds them as they were typed)."""
+    out = []
+    for rec in audit.read_audit(where.ref, where.format):
+        if rec.get("action") not in ("apply", "restore"):
+            continue
+        backup = rec.get("backup")
+        if isinstance(backup, str):
+            rec = {**rec, "backup": str(audit.recorded_path(backup, rec, where.ref))}
+        out.append(rec)
+    return out
 
 
 def restore_points(where: Where) -> list[RestorePoint]:
@@ -134,7 +139,7 @@ def restore_points(where: Where) -> list[RestorePoint]:
         if isinstance(backup, str):
             what = "before the compaction written" if rec["action"] == "apply" else "replaced"
             origins[backup] = f"made by kimi-compact-tui: the version {what} at {rec.get('time')}"
-    found = fmt.storage.restore_points(fmt, where.ref)
+    found = fmt.storage.restore_points(where.ref)
     agent = fmt.agent or "the agent"
     points = []
     for kind, p in found:

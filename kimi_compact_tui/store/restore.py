@@ -49,7 +49,7 @@ from kimi_compact_tui.wording import count, number
 
 @dataclass
 class RestoreResult:
-    path: SessionRef | Path
+    path: SessionRef  # the session restored (a file's path, or DB#KEY, as text)
     restored_from: Path
     replaced_backup: Path | None  # where the replaced version is kept (None: nothing kept)
     changed: bool
@@ -90,15 +90,19 @@ class RestoreResult:
 class UndoPlan:
     """What an undo would do; ``describe`` is what the confirm dialog says."""
 
-    target: Path  # the file holding the session
+    ref: SessionRef  # the session (its file, and its key in a database)
     record: dict[str, Any]
     source: Path  # the restore point that becomes live (for an append: the same bytes)
     truncate_to: int | None  # an append undone in place: the length to cut back to
     changed_since: str | None  # why the live file is not what we wrote, if it is not
-    ref: SessionRef | None = None  # the session (its file, and its key in a database)
+
+    @property
+    def target(self) -> Path:
+        """The file holding the session."""
+        return self.ref.path
 
     def describe(self) -> str:
-        name = (self.ref or SessionRef(self.target)).name
+        name = self.ref.name
         if self.truncate_to is not None:
             return (
                 f"{self.target} is cut back to {self.truncate_to} bytes, as it was before the "
@@ -114,7 +118,7 @@ class UndoPlan:
 def _current(where: Target) -> Current | None:
     """The session's content now (None: there is none)."""
     try:
-        return where.format.storage.current(where.format, where.ref)
+        return where.format.storage.current(where.ref)
     except FileNotFoundError:
         return None
     except OSError as exc:
@@ -132,7 +136,7 @@ def undo_plan(where: Where) -> UndoPlan:
             raise ApplyError(
                 f"{target}: nothing of ours to undo: kimi-compact-tui has written no compaction "
                 f"here, and there are no restore points (no rotation, and no backup "
-                f"{strategy.next_point(where.format, target)})"
+                f"{strategy.next_point(target)})"
             )
         raise ApplyError(
             f"{target}: nothing of ours to undo: kimi-compact-tui wrote no compaction here; a "
@@ -150,10 +154,10 @@ def undo_plan(where: Where) -> UndoPlan:
     changed = None
     # a missing session loses nothing
     if current is not None and current.fingerprint.sha256 != after.get("sha256"):
-        changed = f"{target} {strategy.changed_since(where.format, last, current)}"
+        changed = f"{target} {strategy.changed_since(last, current)}"
     truncate_to = None if changed else strategy.undo_in_place(last)
-    source = Path(str(last.get("backup")))
-    return UndoPlan(target.path, last, source, truncate_to, changed, target)
+    source = Path(str(last.get("backup")))  # made absolute by records_of
+    return UndoPlan(target, last, source, truncate_to, changed)
 
 
 def restore(
@@ -184,17 +188,16 @@ def restore(
         raise ApplyError(os_error_line(source, exc, "read the restore point")) from None
     src_sha = hashlib.sha256(data).hexdigest()
     try:
-        messages_after = strategy.count_messages(fmt, target, data)
+        messages_after = strategy.count_messages(target, data)
     except SessionFormatError as exc:
         raise ApplyError(f"{source}: not restored: it is not a valid session ({exc})") from None
     current = _current(where)
     if current is not None and current.data == data:
-        shown = target.path if target.key is None else target  # a database session: DB#KEY
-        return RestoreResult(shown, source, None, False, messages_after, messages_after)
+        return RestoreResult(target, source, None, False, messages_after, messages_after)
     messages_before = None
     if current is not None:
         with contextlib.suppress(SessionFormatError):
-            messages_before = strategy.count_messages(fmt, target, current.data)
+            messages_before = strategy.count_messages(target, current.data)
 
     kept: Path | None = None
     made: Path | None = None
@@ -206,16 +209,16 @@ def restore(
                     f"{target}: not restored: the backup is not the journal as it was before "
                     "the compaction; nothing was changed"
                 )
-            strategy.cut(fmt, target, current, data)
+            strategy.cut(target, current, data)
             truncated = undo.truncate_to
         else:
             if current is not None:
                 fp = current.fingerprint
                 kept = None if force else _same_content(points, fp.size, fp.sha256)
                 if kept is None:
-                    made = strategy.keep(fmt, target, current, when, replaced=True)
+                    made = strategy.keep(target, current, when, replaced=True)
                     kept = made
-            strategy.put_back(fmt, target, data, current)
+            strategy.put_back(target, data, current)
             if current is None and strategy.byte_based:
                 with contextlib.suppress(OSError):
                     os.chmod(target.path, src_mode)
@@ -254,7 +257,7 @@ def restore(
     log, audit_error = audit.append_audit(target, fmt, record, mode)
     warnings = fmt.after_restore(target.path, current.data if current else None, data)
     return RestoreResult(
-        target.path if target.key is None else target,
+        target,
         source,
         kept,
         True,
@@ -288,7 +291,7 @@ def keeps_current_as(where: Where) -> str:
     same = _same_content(restore_points(where), fp.size, fp.sha256)
     if same is not None:
         return f"{same.name} (it already holds the same bytes)"
-    return where.format.storage.next_point(where.format, where.ref)
+    return where.format.storage.next_point(where.ref)
 
 
 def _same_content(points: list[RestorePoint], size: int, sha: str) -> Path | None:

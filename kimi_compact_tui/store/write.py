@@ -48,6 +48,9 @@ class Provenance:
     provider_detail: str | None = None  # kind, model, URL without credentials
     model: str | None = None
     usage: Mapping[str, Any] | None = None
+    #: A revision of an earlier summary by feedback: the rounds of feedback its
+    #: request sent, and how many older ones were left out to fit (None: not one).
+    revision: tuple[int, int] | None = None
 
 
 def now_utc(now: datetime | None = None) -> datetime:
@@ -58,7 +61,7 @@ def now_utc(now: datetime | None = None) -> datetime:
 
 @dataclass
 class ApplyResult:
-    path: Path  # the file holding the session written
+    ref: SessionRef  # the session written (its file and key)
     backup_path: Path  # the rotation or backup holding the previous version
     format: str
     policy: str  # the strategy's name (for people and the audit log)
@@ -73,11 +76,15 @@ class ApplyResult:
     audit_error: str | None = None
     written: list[Path] = field(default_factory=list)
     verb: str = "wrote"  # how the strategy tells its write ("appended to")
-    ref: SessionRef | None = None  # the session written (its file and key)
+
+    @property
+    def path(self) -> Path:
+        """The file holding the session written."""
+        return self.ref.path
 
     def describe(self) -> str:
         line = (
-            f"{self.verb.capitalize()} {self.ref or self.path} "
+            f"{self.verb.capitalize()} {self.ref} "
             f"({count(self.messages_before, 'message')} → {number(self.messages_after)}: "
             f"{number(self.compacted)} compacted into the summary, {number(self.kept)} kept); "
             f"the previous version is {self.backup_path}"
@@ -88,7 +95,7 @@ class ApplyResult:
 
 
 def _check(source: Session, compacted: Session, summary: str, plan: CompactionPlan) -> SessionRef:
-    if source.ref is None:
+    if not source.saved:
         raise ApplyError("the session has no file to write to")
     path = source.ref
     if compacted.format is not source.format:
@@ -107,8 +114,8 @@ def _check(source: Session, compacted: Session, summary: str, plan: CompactionPl
         raise ApplyError(
             f"{path}: nothing written: the compacted session does not hold the reviewed summary"
         )
-    if compacted.key != source.key:
-        raise ApplyError(f"{path}: the compacted session is of another session ({compacted.key})")
+    if compacted.ref != source.ref:
+        raise ApplyError(f"{path}: the compacted session is of another session ({compacted.ref})")
     return path
 
 
@@ -171,6 +178,9 @@ def apply_compaction(
         "summary_sha256": hashlib.sha256(summary.encode("utf-8", "surrogatepass")).hexdigest(),
         "summary_chars": len(summary),
     }
+    if provenance.revision is not None:  # the summary is a revision, and says so
+        rounds, left_out = provenance.revision
+        record["revision"] = {"rounds": rounds, "left_out": left_out}
     record.update(written.undo or {})  # what the strategy's undo reads back
     try:  # the audit log takes the session's mode, which its copy has
         mode = backup.stat().st_mode & 0o7777
@@ -180,7 +190,7 @@ def apply_compaction(
     step("audited")
     clear_written(path)  # a review the gate held for this session is done (never raises)
     return ApplyResult(
-        path=path,
+        ref=ref,
         backup_path=backup,
         format=fmt.name,
         policy=strategy.name,
@@ -195,5 +205,4 @@ def apply_compaction(
         audit_error=audit_error,
         written=[backup, path] + ([] if audit_error else [log]),
         verb=strategy.verb,
-        ref=ref if ref.key is not None else None,
     )

@@ -29,7 +29,8 @@ from textual.worker import Worker, WorkerState
 from kimi_compact_tui import samples
 from kimi_compact_tui.errors import UserError
 from kimi_compact_tui.formats.loader import Fingerprint
-from kimi_compact_tui.formats.registry import resolve_session_path
+from kimi_compact_tui.formats.registry import resolve
+from kimi_compact_tui.formats.storage import SessionRef
 from kimi_compact_tui.job import CompactionJob
 from kimi_compact_tui.sanitize import visible
 from kimi_compact_tui.tui.palette import ReviewCommands
@@ -54,14 +55,16 @@ QUIT_PURPOSE = "quit"
 HEADER_SIDES = 18  # the header's icon (8 cells) and its right-hand space (10)
 
 
-def loading_label(path: Path) -> str:
+def loading_label(path: Path | SessionRef) -> str:
     """``wire.jsonl (86.1 MB)``: what is being loaded, and how much (a name
     that is not a path, such as an id, is shown as typed: it is looked up
     by the load, off the UI thread)."""
-    if not path.expanduser().exists():
+    if isinstance(path, SessionRef) and path.key is not None:
+        return visible(str(path))
+    if not (path.path if isinstance(path, SessionRef) else path.expanduser()).exists():
         return visible(str(path))
     try:
-        target = resolve_session_path(path)
+        target = resolve(path).path
         size = target.stat().st_size
     except (UserError, OSError):
         return visible(str(path))
@@ -81,15 +84,21 @@ class Outcome:
     stale: bool = False
 
 
-def open_session(loader: JobLoader, path: Path, up_to: int | None = None) -> Outcome:
+def open_session(
+    loader: JobLoader, path: str | Path | SessionRef, up_to: int | None = None
+) -> Outcome:
     """Load ``path`` (any thread): a bundled sample as a fresh copy of it, with
     a note saying so; an error line instead when it cannot be opened."""
     try:
-        opened = samples.open_path(path)  # a bundled sample: a fresh copy of it
+        ref = resolve(path)
+        copy = ref.path if ref.key is not None else samples.open_path(ref.path)
     except OSError as exc:
         return Outcome(error=f"{path}: cannot copy the sample ({exc.strerror or exc})")
+    except Exception as exc:
+        return Outcome(error=_error_line(exc, path))
+    opened = ref if copy == ref.path else SessionRef(copy)  # a sample: a fresh copy of it
     note = None
-    origin = samples.copied_sample(opened) if opened != path else None
+    origin = samples.copied_sample(opened.path) if opened != ref else None
     if origin is not None:
         note = f"opened a copy of the sample {origin} (the sample never changes): {opened}"
     try:
@@ -98,7 +107,7 @@ def open_session(loader: JobLoader, path: Path, up_to: int | None = None) -> Out
         return Outcome(error=_error_line(exc, path))
 
 
-def _error_line(exc: Exception, path: Path | None = None) -> str:
+def _error_line(exc: Exception, path: object = None) -> str:
     if isinstance(exc, UserError):
         return str(exc)
     where = f"{path}: cannot open " if path is not None else ""
@@ -225,7 +234,7 @@ class ReviewApp(App[None]):
         """Read the session file again (after the agent wrote to it): asked
         first when a summary or an edit is not written. The reviewer's choices
         (instructions, model, boundary) stay."""
-        path = self.state.session_path
+        path = self.state.session_ref
         if path is None:
             return
         up_to = self.state.up_to
@@ -287,9 +296,10 @@ class ReviewApp(App[None]):
             self.show_error(f"cannot save the screenshot: {event.exception}", "Screenshot")
 
     # --- loading ------------------------------------------------------------------
-    def load(self, path: str | Path, *, up_to: int | None = None) -> None:
-        self.message_list.show_loading(f"Loading {loading_label(Path(path))}…")
-        self._load_worker(self.state.loader(), Path(path), up_to)
+    def load(self, path: str | Path | SessionRef, *, up_to: int | None = None) -> None:
+        named = path if isinstance(path, SessionRef) else Path(path)
+        self.message_list.show_loading(f"Loading {loading_label(named)}…")
+        self._load_worker(self.state.loader(), named, up_to)
 
     @work(
         thread=True,
@@ -299,7 +309,9 @@ class ReviewApp(App[None]):
         description="load",
         exit_on_error=False,
     )
-    def _load_worker(self, loader: JobLoader, path: Path, up_to: int | None) -> Outcome:
+    def _load_worker(
+        self, loader: JobLoader, path: str | Path | SessionRef, up_to: int | None
+    ) -> Outcome:
         return open_session(loader, path, up_to)
 
     def _adopt(self, outcome: Outcome) -> str | None:
@@ -359,7 +371,7 @@ class ReviewApp(App[None]):
         self.notify(shown + more, title=title, severity="warning", markup=False, timeout=15)
 
     def open_picker(self) -> None:
-        def done(path: str | Path | None) -> None:
+        def done(path: str | SessionRef | None) -> None:
             if path is not None:
                 self.ask_unwritten("Opening another session", lambda: self.load(path))
             elif self.state.session is None:
@@ -419,7 +431,7 @@ class ReviewApp(App[None]):
         self.notify(progress, markup=False, timeout=3)
         self.message_list.loading = True
         state = self.state
-        self._run_file_op(op, state.loader(), state.session_path, state.fingerprint)
+        self._run_file_op(op, state.loader(), state.session_ref, state.fingerprint)
 
     @work(
         thread=True,
@@ -433,7 +445,7 @@ class ReviewApp(App[None]):
         self,
         op: Callable[[], str],
         loader: JobLoader,
-        path: Path | None,
+        path: SessionRef | None,
         loaded: Fingerprint | None,
     ) -> Outcome:
         """Write or restore (``op`` carries its own inputs), then read the file

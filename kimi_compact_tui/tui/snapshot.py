@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from kimi_compact_tui.config import AppConfig
+from kimi_compact_tui.formats.storage import SessionRef
 from kimi_compact_tui.job import CompactionJob, Draft, Preparation
 from kimi_compact_tui.providers import ProviderConfig
 
@@ -25,7 +26,7 @@ class JobLoader:
     prompt_file: str | None
     base_model: str | None
 
-    def load(self, path: str | Path) -> CompactionJob:
+    def load(self, path: str | Path | SessionRef) -> CompactionJob:
         job = CompactionJob.load(
             path, self.config, prompt_file=self.prompt_file, base_model=self.base_model
         )

@@ -21,6 +21,7 @@ from kimi_compact_tui.config import AppConfig, load_config
 from kimi_compact_tui.errors import UserError
 from kimi_compact_tui.formats.base import Session
 from kimi_compact_tui.formats.loader import Fingerprint
+from kimi_compact_tui.formats.storage import SessionRef
 from kimi_compact_tui.job import (
     CompactionJob,
     Draft,
@@ -97,12 +98,17 @@ class ReviewState:
         return self.job.session if self.job is not None else None
 
     @property
+    def session_ref(self) -> SessionRef | None:
+        """The session under review as the loader and the store take it: its
+        reference (its file, or ``DB#KEY`` for one session of many in a database)."""
+        session = self.job.session if self.job is not None else None
+        return session.ref if session is not None and session.saved else None
+
+    @property
     def session_path(self) -> Path | None:
-        """The session under review as the loader and the store take it: its file,
-        or ``DB#KEY`` for one session of many in a database (the file alone would
-        name every session in it)."""
-        ref = self.job.session.ref if self.job is not None else None
-        return None if ref is None else Path(str(ref))
+        """The file that holds the session under review."""
+        ref = self.session_ref
+        return None if ref is None else ref.path
 
     @property
     def fingerprint(self) -> Fingerprint | None:
@@ -289,7 +295,7 @@ class ReviewState:
         prep = self.preparation
         if origin is None or prep is None:
             why = f"candidate #{link.parent} has no record of the range it was made on"
-            return Refusal(RefusalKind.REVISION_RANGE, f"{self.session_path}: not revised: {why}")
+            return Refusal(RefusalKind.REVISION_RANGE, f"{self.session_ref}: not revised: {why}")
         return origin_refusal(origin, prep, self.fingerprint)
 
     def choose_candidate(self, number: int) -> None:

@@ -200,8 +200,8 @@ def test_a_sub_agents_session_is_listed_under_its_parent(tmp_path):
         )
         sid = oc.run("MARK-U1 delegate").check().session_id()
         listed = list_sessions(oc.db)
-        assert [s.session_id for s in listed] == [sid]
-        (child,) = listed[0].children
+        assert [s.session_id for s in listed if not s.marks] == [sid]
+        (child,) = [s for s in listed if s.parent_id == sid]  # listed, marked a sub-agent's
         assert "MARK-SUB" in child.title and child.message_count == 2
         history = resume_history(read_session(oc.db, sid))
         assert "MARK-SUB-A child done" in history.messages[2].content

@@ -120,9 +120,11 @@ class OpencodeDb:
         parent: str | None = None,
         directory: str = "/work",
         archived: bool = False,
+        sid: str | None = None,
     ) -> str:
         now = self.tick()
-        sid = "ses_" + make_id("x", (1 << 48) - 1 - (now * 4096) % (1 << 48), self.rng)[2:]
+        if sid is None:
+            sid = "ses_" + make_id("x", (1 << 48) - 1 - (now * 4096) % (1 << 48), self.rng)[2:]
         self.conn.execute(
             "INSERT INTO session (id, project_id, parent_id, slug, directory, title, version,"
             " agent, time_created, time_updated, time_archived)"

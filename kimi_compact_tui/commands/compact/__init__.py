@@ -25,7 +25,7 @@ import argparse
 import sys
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from kimi_compact_tui.commands.common import add_provider_args, add_session_args
 from kimi_compact_tui.commands.compact.options import CompactOptions
@@ -48,6 +48,9 @@ from kimi_compact_tui.commands.rounds import Rounds, add_revise_args, check_roun
 from kimi_compact_tui.errors import ApplyError, ProviderFailure, RetentionShortfall, UserError
 from kimi_compact_tui.sanitize import visible
 from kimi_compact_tui.wording import count, noop_line, number
+
+if TYPE_CHECKING:
+    from kimi_compact_tui.formats.storage import SessionRef
 
 #: The one-line help of the command (listed by the top-level --help).
 HELP = "stream the summary from a provider and write the compacted session"
@@ -198,13 +201,15 @@ def check_retention(opts: CompactOptions, run_: CompactionRun, thresholds: list[
         if opts.json:
             print_json(dict(json_result(run_, None), retention=report.to_json()))
         raise RetentionShortfall(
-            f"{run_.session.ref or run_.session.path}: not written: the summary keeps too "
+            f"{run_.session.ref}: not written: the summary keeps too "
             f"little ({'; '.join(shortfalls)})"
         )
     return report
 
 
-def write(opts: CompactOptions, run_: CompactionRun, output: Path | None) -> Path | None:
+def write(
+    opts: CompactOptions, run_: CompactionRun, output: Path | None
+) -> Path | SessionRef | None:
     """Write the draft in place, or the compacted session to ``--output``;
     the path written, or None."""
     from kimi_compact_tui.formats.loader import dump_session
@@ -218,7 +223,7 @@ def write(opts: CompactOptions, run_: CompactionRun, output: Path | None) -> Pat
         except ApplyError as exc:  # the agent went on meanwhile: keep what still holds
             kept = keep_for_the_grown_session(opts, run_)
             raise exc if kept is None else ApplyError(kept) from None
-        return applied.path if applied is not None else None
+        return applied.ref if applied is not None else None
     if run_.compacted is not None and output is not None:
         assert run_.session.path is not None
         data = dump_session(run_.compacted)
@@ -227,7 +232,7 @@ def write(opts: CompactOptions, run_: CompactionRun, output: Path | None) -> Pat
     return None
 
 
-def print_json_result(run_: CompactionRun, written: Path | None, report: Any) -> int:
+def print_json_result(run_: CompactionRun, written: Path | SessionRef | None, report: Any) -> int:
     """``--json``: the result as one object; the exit code."""
     result = run_.result
     data = json_result(run_, written)
@@ -239,7 +244,10 @@ def print_json_result(run_: CompactionRun, written: Path | None, report: Any) ->
 
 
 def verdict(
-    opts: CompactOptions, run_: CompactionRun, written: Path | None, rounds: Rounds | None
+    opts: CompactOptions,
+    run_: CompactionRun,
+    written: Path | SessionRef | None,
+    rounds: Rounds | None,
 ) -> int:
     """What happened, in one line on stderr; the exit code (raises for a failure)."""
     err = sys.stderr
@@ -269,7 +277,9 @@ def verdict(
     raise ProviderFailure(f"{result.error or 'the provider failed'}; nothing written")
 
 
-def complete(opts: CompactOptions, run_: CompactionRun, written: Path | None, where: str) -> None:
+def complete(
+    opts: CompactOptions, run_: CompactionRun, written: Path | SessionRef | None, where: str
+) -> None:
     """The line for a complete summary: where it was written, or why not."""
     err = sys.stderr
     result = run_.result

@@ -18,6 +18,7 @@ from kimi_compact_tui.wording import span
 
 if TYPE_CHECKING:
     from kimi_compact_tui.commands.compact.options import CompactOptions
+    from kimi_compact_tui.formats.storage import SessionRef
     from kimi_compact_tui.job import Draft, Preparation
     from kimi_compact_tui.job.window import Window
     from kimi_compact_tui.providers import ProviderConfig, StreamEvent
@@ -104,7 +105,7 @@ def nothing_written(opts: CompactOptions) -> str:
     return "nothing written"
 
 
-def json_result(run: CompactionRun, written: Path | None) -> dict[str, Any]:
+def json_result(run: CompactionRun, written: Path | SessionRef | None) -> dict[str, Any]:
     from kimi_compact_tui.providers import OFFLINE_NOTICE
 
     if run.result is None:
@@ -124,7 +125,7 @@ def json_result(run: CompactionRun, written: Path | None) -> dict[str, Any]:
     else:
         data = run.result.to_json()
         data["noop"] = None
-    data["session"] = str(run.session.ref or run.session.path)
+    data["session"] = str(run.session.ref)
     data["output"] = str(written) if written else None
     data["written"] = written is not None
     data["messages_before"] = len(run.session.messages)

@@ -39,10 +39,10 @@ NEW_FILE_MODE = 0o600  # as a session file: it holds the conversation
 def _session_file(session: str | Path) -> Path | None:
     """The session file SESSION names, or None when it does not resolve (the
     load then says why, in its own words)."""
-    from kimi_compact_tui.formats import resolve_session_path
+    from kimi_compact_tui.formats import resolve
 
     try:
-        return resolve_session_path(session)
+        return resolve(session).path
     except SessionFormatError:
         return None
 
@@ -142,7 +142,7 @@ def write_in_place(
         isatty = getattr(stdin, "isatty", None)
         if not (callable(isatty) and isatty()):
             raise UserError(
-                f"{run_.session.ref or run_.session.path}: not written: --in-place asks for confirmation on a "
+                f"{run_.session.ref}: not written: --in-place asks for confirmation on a "
                 "terminal and there is none; pass --yes to write without asking"
             )
         fmt = run_.session.format
@@ -150,7 +150,7 @@ def write_in_place(
         notes = fmt.write_notes
         grows = draft.growth_warning()
         out.write(
-            f"Write the compacted session over {run_.session.ref or run_.session.path}?\n"
+            f"Write the compacted session over {run_.session.ref}?\n"
             f"  {count(len(run_.session.messages), 'message')} → {number(len(draft.compacted.messages))}; "
             f"the current file is {how} first.\n"
             + (f"  warning: {grows}\n" if grows else "")
@@ -185,7 +185,7 @@ def keep_for_the_grown_session(opts: CompactOptions, run_: CompactionRun) -> str
     draft = run_.draft
     if draft is None or run_.job.regrown(run_.preparation) is None:
         return None
-    ref = run_.session.ref or run_.session.path
+    ref = run_.session.ref
     stamp = now_utc(None).strftime("%Y%m%dT%H%M%SZ")
     name = Path(str(run_.session.path)).name
     saved = state_dir() / SUMMARIES / f"{name}.summary-{stamp}.md"

@@ -23,19 +23,15 @@ from __future__ import annotations
 import json
 import uuid as uuidlib
 from collections.abc import Callable
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from kimi_compact_tui.formats.claude_code.records import TAIL_UNTERMINATED, Record
 from kimi_compact_tui.formats.claude_code.state import ClaudeState
+from kimi_compact_tui.formats.isotime import iso_ms
 
 ENVELOPE_KEYS = ("userType", "entrypoint", "cwd", "sessionId", "version", "gitBranch", "slug")
 BOUNDARY_TEXT = "Conversation compacted (kimi-compact-tui)"
-
-
-def _stamp(now: datetime | None) -> str:
-    when = now or datetime.now(UTC)
-    return when.strftime("%Y-%m-%dT%H:%M:%S.") + f"{when.microsecond // 1000:03d}Z"
 
 
 def split_positions(state: ClaudeState, leading: int, boundary: int) -> tuple[list[int], list[int]]:
@@ -99,7 +95,7 @@ def compaction_records(
     if leaf is None:
         raise ValueError("the transcript has no history to compact")
     envelope = {k: leaf.obj[k] for k in ENVELOPE_KEYS if k in leaf.obj}
-    stamp = _stamp(now)
+    stamp = iso_ms(now)
     head = make()
     out: list[dict[str, Any]] = [
         {

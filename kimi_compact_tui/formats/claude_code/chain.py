@@ -24,10 +24,10 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
 from typing import Any
 
 from kimi_compact_tui.formats.claude_code.records import Record
+from kimi_compact_tui.formats.isotime import epoch_of
 
 PARENT_FALLBACK_MS = 5000
 
@@ -42,12 +42,8 @@ class Chain:
 
 
 def _millis(stamp: str) -> float | None:
-    if not stamp:
-        return None
-    try:
-        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() * 1000
-    except ValueError:
-        return None
+    seconds = epoch_of(stamp)
+    return None if seconds is None else seconds * 1000
 
 
 class _Loader:

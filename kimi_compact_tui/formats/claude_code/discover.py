@@ -19,6 +19,7 @@ from kimi_compact_tui.errors import UserError
 from kimi_compact_tui.formats.base import SessionInfo
 from kimi_compact_tui.formats.claude_code.chain import _millis
 from kimi_compact_tui.formats.journal import FileFinder
+from kimi_compact_tui.formats.storage import SessionRef
 
 COUNT_LIMIT = 64 * 1024 * 1024  # larger transcripts are listed without a message count
 SESSION_ID = re.compile(
@@ -68,7 +69,7 @@ def find_session(session_id: str, env: Mapping[str, str], home: Path) -> Path | 
 def describe(path: Path, format_name: str, read: Callable[[bytes, Path], Any]) -> SessionInfo:
     """A picker row for one transcript: ``read(data, path)`` gives its state and
     messages."""
-    info = SessionInfo(path=path, format=format_name, session_id=path.stem)
+    info = SessionInfo(ref=SessionRef(path), format=format_name, session_id=path.stem)
     try:
         st = path.stat()
         info.updated = st.st_mtime

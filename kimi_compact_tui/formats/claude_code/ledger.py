@@ -13,7 +13,7 @@ from __future__ import annotations
 from kimi_compact_tui.formats.base import Session
 from kimi_compact_tui.formats.claude_code.state import ClaudeState
 from kimi_compact_tui.formats.context import table, whole
-from kimi_compact_tui.formats.ledger import Compaction
+from kimi_compact_tui.formats.ledger import Compaction, parse_bytes
 
 
 def _summary_text(content: object) -> str | None:
@@ -51,7 +51,7 @@ def compactions(session: Session) -> list[Compaction]:
             offset=rec.start,
         )
         try:
-            before = session.format.parse(state.data[: rec.start], session.path)
+            before = parse_bytes(session.format, state.data[: rec.start], session.path)
         except Exception as exc:  # noqa: BLE001 - the history before is then not judged
             entry.notes.append(f"the messages before it could not be read ({exc})")
         else:

@@ -36,10 +36,11 @@ from kimi_compact_tui.formats.base import (
     splice,
     state_of,
 )
-from kimi_compact_tui.formats.claude_code import append, discover, roles
+from kimi_compact_tui.formats.claude_code import discover, roles
 from kimi_compact_tui.formats.claude_code.records import looks_like_record
 from kimi_compact_tui.formats.claude_code.state import ClaudeState, read_session, write_refusal
 from kimi_compact_tui.formats.journal import Compaction, JournalFormat
+from kimi_compact_tui.formats.storage import SessionRef
 from kimi_compact_tui.model import Message
 
 NAME = "claude-code"
@@ -99,8 +100,11 @@ class ClaudeCodeFormat(JournalFormat, state=ClaudeState, finder=discover.FINDER,
         target = self.resolve_folder(path) if path.is_dir() else path
         return discover.describe(target or path, self.name, read_session)
 
-    def find_session(self, session_id: str, env: Mapping[str, str], home: Path) -> Path | None:
-        return discover.find_session(session_id, env, home)
+    def find_session(
+        self, session_id: str, env: Mapping[str, str], home: Path
+    ) -> SessionRef | None:
+        found = discover.find_session(session_id, env, home)
+        return None if found is None else SessionRef(found)
 
     def refusal_of(self, state: ClaudeState) -> str | None:
         return write_refusal(state)
@@ -116,6 +120,8 @@ class ClaudeCodeFormat(JournalFormat, state=ClaudeState, finder=discover.FINDER,
         session, plan, summary = c.session, c.plan, c.summary
         state = state_of(session, ClaudeState)
         pre = session.meta.recorded_tokens or session_tokens(session.messages)
+        from kimi_compact_tui.formats.claude_code import append  # the writer: when writing
+
         records = append.compaction_records(
             state,
             leading=plan.leading,
@@ -128,7 +134,7 @@ class ClaudeCodeFormat(JournalFormat, state=ClaudeState, finder=discover.FINDER,
         appended = append.encode_records(state, records)
         kept = splice(session, plan, self.summary_message(summary))
         new_state = dataclasses.replace(state, appended=appended)
-        return Session(session.path, self, kept, format_state=new_state)
+        return Session(session.ref, self, kept, format_state=new_state)
 
 
 FORMAT = ClaudeCodeFormat()

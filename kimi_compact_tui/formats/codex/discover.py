@@ -11,13 +11,14 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator, Mapping
-from datetime import datetime
 from pathlib import Path
 
 from kimi_compact_tui.errors import UserError
 from kimi_compact_tui.formats.base import Session, SessionInfo, state_of
 from kimi_compact_tui.formats.codex.state import CodexState
+from kimi_compact_tui.formats.isotime import epoch_of
 from kimi_compact_tui.formats.journal import FileFinder
+from kimi_compact_tui.formats.storage import SessionRef
 from kimi_compact_tui.model import Message
 
 ROLLOUT_NAME = re.compile(
@@ -85,7 +86,9 @@ def first_prompt(messages: list[Message]) -> str | None:
 def describe(path: Path, name: str, load: Callable[[bytes, Path], Session]) -> SessionInfo:
     """A picker row: first prompt, work folder, time and message count."""
     match = ROLLOUT_NAME.match(path.name)
-    info = SessionInfo(path=path, format=name, session_id=match.group(1) if match else None)
+    info = SessionInfo(
+        ref=SessionRef(path), format=name, session_id=match.group(1) if match else None
+    )
     try:
         st = path.stat()
         info.updated = st.st_mtime
@@ -94,7 +97,7 @@ def describe(path: Path, name: str, load: Callable[[bytes, Path], Session]) -> S
             state = state_of(session, CodexState)
             info.session_id = state.session_id or info.session_id
             info.work_dir = state.cwd
-            info.last_record = _time(state.last_timestamp)
+            info.last_record = epoch_of(state.last_timestamp)
             info.message_count = len(session.messages)
             prompt = first_prompt(session.messages)
             info.title = _short(prompt) if prompt else None
@@ -103,14 +106,6 @@ def describe(path: Path, name: str, load: Callable[[bytes, Path], Session]) -> S
     except UserError as exc:
         info.error = str(exc)
     return info
-
-
-def _time(stamp: str | None) -> float | None:
-    """An ISO 8601 record timestamp as seconds since the epoch (None if unreadable)."""
-    try:
-        return datetime.fromisoformat(stamp.replace("Z", "+00:00")).timestamp() if stamp else None
-    except ValueError:
-        return None
 
 
 def roots(env: Mapping[str, str], home: Path) -> list[Path]:

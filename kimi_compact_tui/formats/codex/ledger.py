@@ -16,7 +16,7 @@ from typing import Any
 from kimi_compact_tui.formats.base import Session
 from kimi_compact_tui.formats.codex.state import CodexState
 from kimi_compact_tui.formats.context import table, whole
-from kimi_compact_tui.formats.ledger import Compaction
+from kimi_compact_tui.formats.ledger import Compaction, parse_bytes
 
 
 def _lines(data: bytes) -> list[tuple[int, dict[str, Any]]]:
@@ -91,7 +91,7 @@ def compactions(session: Session) -> list[Compaction]:
             offset=begin,
         )
         try:
-            before = session.format.parse(state.data[:begin], session.path)
+            before = parse_bytes(session.format, state.data[:begin], session.path)
         except Exception as exc:  # noqa: BLE001 - the history before is then not judged
             entry.notes.append(f"the history before it could not be read ({exc})")
         else:

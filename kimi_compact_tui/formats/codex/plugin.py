@@ -7,6 +7,7 @@ session's ``format_state`` is a :class:`~.state.CodexState`.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Mapping
 from dataclasses import replace
@@ -20,13 +21,13 @@ from kimi_compact_tui.formats.base import (
     state_of,
 )
 from kimi_compact_tui.formats.codex import discover as discovery
-from kimi_compact_tui.formats.codex import projection, records, roles
+from kimi_compact_tui.formats.codex import roles
 from kimi_compact_tui.formats.codex.history import HistoryItem
 from kimi_compact_tui.formats.codex.messages import map_history
-from kimi_compact_tui.formats.codex.projection import codex_is_running
 from kimi_compact_tui.formats.codex.rollout import RECORD_TYPES, TAIL_NEWLINE, first_record
 from kimi_compact_tui.formats.codex.state import CodexState, load
 from kimi_compact_tui.formats.journal import Compaction, JournalFormat
+from kimi_compact_tui.formats.storage import SessionRef
 from kimi_compact_tui.model import Message
 
 NAME = "codex"
@@ -35,14 +36,19 @@ CLOSE_NOTE = (
     "would not see this compaction (close it first)"
 )
 # A first line too long for the head: its start says whether it is a Codex record.
-_LONG_FIRST = re.compile(
-    rb'^\{"timestamp":"[^"]{10,40}",(?:"ordinal":\d+,)?"type":"session_meta","payload":\{'
-)
+_LONG_FIRST = rb'^\{"timestamp":"[^"]{10,40}",(?:"ordinal":\d+,)?"type":"session_meta","payload":\{'
+
+
+@functools.cache
+def _long_first() -> re.Pattern[bytes]:
+    """:data:`_LONG_FIRST`, compiled when a head is one long line (rare; the
+    compile costs more than the rest of Codex's sniffing at start-up)."""
+    return re.compile(_LONG_FIRST)
 
 
 def parse_rollout(data: bytes, path: Path) -> Session:
     read = load(data, path)
-    return Session(path, FORMAT, read.messages, read.warnings, read.meta, read.state)
+    return Session(SessionRef(path), FORMAT, read.messages, read.warnings, read.meta, read.state)
 
 
 def write_refusal(session: Session) -> str | None:
@@ -56,6 +62,8 @@ def write_refusal(session: Session) -> str | None:
             f"the session ends mid-turn ({state.open_turn}); let Codex finish the turn "
             "(or run one more turn), then compact"
         )
+    from kimi_compact_tui.formats.codex.projection import codex_is_running  # Codex's lock
+
     if session.path is not None and codex_is_running(Path(session.path)):
         return (
             "Codex is running on this session (it holds the session's writer lock) and "
@@ -77,12 +85,14 @@ class CodexFormat(JournalFormat, state=CodexState, finder=discovery.FINDER, role
     def after_restore(self, path: Path, replaced: bytes | None, restored: bytes) -> list[str]:
         """Codex's UI projection of the session is forgotten when it had read
         past the bytes the restore kept: Codex rebuilds it from the rollout."""
+        from kimi_compact_tui.formats.codex import projection  # Codex's UI history: on restore
+
         return projection.after_restore(path, replaced, restored)
 
     def recognise(self, path: Path, head: bytes) -> bool:
         record = first_record(head)
         if record is None:
-            return b"\n" not in head and _LONG_FIRST.match(head) is not None
+            return b"\n" not in head and _long_first().match(head) is not None
         return (
             record.get("type") in RECORD_TYPES
             and type(record.get("payload")) is dict
@@ -92,17 +102,24 @@ class CodexFormat(JournalFormat, state=CodexState, finder=discovery.FINDER, role
     def describe(self, path: Path) -> SessionInfo:
         return discovery.describe(path, self.name, self.parse)
 
-    def find_session(self, session_id: str, env: Mapping[str, str], home: Path) -> Path | None:
-        return discovery.find_session(session_id, env, home)
+    def find_session(
+        self, session_id: str, env: Mapping[str, str], home: Path
+    ) -> SessionRef | None:
+        found = discovery.find_session(session_id, env, home)
+        return None if found is None else SessionRef(found)
 
     def parse(self, data: bytes, path: Path) -> Session:
         return parse_rollout(data, path)
 
     def summary_message(self, summary: str) -> Message:
+        from kimi_compact_tui.formats.codex import records  # the writer: when writing
+
         item = records.summary_item(build_compact_summary_text(summary))
         return map_history((HistoryItem(item, 0),)).messages[0]
 
     def compaction(self, c: Compaction) -> Session:
+        from kimi_compact_tui.formats.codex import records  # the writer: when writing
+
         session, plan = c.session, c.plan
         state = state_of(session, CodexState)
         text = build_compact_summary_text(c.summary)
@@ -126,7 +143,7 @@ class CodexFormat(JournalFormat, state=CodexState, finder=discovery.FINDER, role
         )
         # Codex's token count is of the history before: none is known after.
         meta = SessionMeta(system_prompt=session.meta.system_prompt)
-        return Session(session.path, self, mapped.messages, meta=meta, format_state=new_state)
+        return Session(session.ref, self, mapped.messages, meta=meta, format_state=new_state)
 
 
 FORMAT = CodexFormat()

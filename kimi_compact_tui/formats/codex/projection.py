@@ -38,6 +38,7 @@ import sqlite3
 from collections.abc import Iterator
 from pathlib import Path
 
+from kimi_compact_tui.formats import sqlite
 from kimi_compact_tui.formats.codex.discover import ROLLOUT_NAME
 
 PROJECTION_DB = "thread_history_1.sqlite"
@@ -155,7 +156,7 @@ def reset_projection(rollout: Path, kept: int) -> str | None:
 
 
 def _reset(db: Path, sid: str, kept: int, stale: str) -> str | None:
-    con = sqlite3.connect(f"{db.as_uri()}?mode=rw", uri=True, timeout=BUSY_TIMEOUT)
+    con = sqlite3.connect(sqlite.uri(db, "rw"), uri=True, timeout=BUSY_TIMEOUT)
     try:
         con.isolation_level = None  # explicit transactions
         con.execute("begin immediate")

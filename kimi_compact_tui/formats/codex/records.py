@@ -21,16 +21,12 @@ only while the file still ends with exactly these bytes).
 from __future__ import annotations
 
 import json
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from kimi_compact_tui.formats.codex.rollout import TAIL_NEWLINE
 from kimi_compact_tui.formats.codex.state import CodexState
-
-
-def timestamp(now: datetime | None = None) -> str:
-    now = datetime.now(UTC) if now is None else now.astimezone(UTC)
-    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
+from kimi_compact_tui.formats.isotime import iso_ms
 
 
 def summary_item(text: str) -> dict[str, Any]:
@@ -40,7 +36,7 @@ def summary_item(text: str) -> dict[str, Any]:
 def compacted_record(
     state: CodexState, text: str, kept: list[dict[str, Any]], now: datetime | None = None
 ) -> dict[str, Any]:
-    record: dict[str, Any] = {"timestamp": timestamp(now)}
+    record: dict[str, Any] = {"timestamp": iso_ms(now)}
     if state.paginated:
         record["ordinal"] = 0 if state.max_ordinal is None else state.max_ordinal + 1
     record["type"] = "compacted"

@@ -18,24 +18,19 @@ change, so undo cuts the file back to its loaded length.
 from __future__ import annotations
 
 import uuid
-from datetime import UTC, datetime
+from datetime import datetime
 from typing import Any
 
 from kimi_compact_tui.errors import ApplyError
 from kimi_compact_tui.formats.gemini_cli.state import GeminiState
+from kimi_compact_tui.formats.isotime import iso_ms
 from kimi_compact_tui.formats.jsvalue import js_stringify
-
-
-def iso_time(now: datetime | None = None) -> str:
-    """``Date.prototype.toISOString``: UTC, milliseconds, ``Z``."""
-    now = (now or datetime.now(UTC)).astimezone(UTC)
-    return now.strftime("%Y-%m-%dT%H:%M:%S.") + f"{now.microsecond // 1000:03d}Z"
 
 
 def summary_record(text: str, now: datetime | None = None, new_id: Any = None) -> dict[str, Any]:
     return {
         "id": str(new_id() if new_id is not None else uuid.uuid4()),
-        "timestamp": iso_time(now),
+        "timestamp": iso_ms(now),
         "type": "user",
         "content": [{"text": text}],
     }
@@ -75,7 +70,7 @@ def compaction_record(
     return {
         "$set": {
             "messages": [summary, *kept_records(state, boundary)],
-            "lastUpdated": iso_time(now),
+            "lastUpdated": iso_ms(now),
         }
     }
 

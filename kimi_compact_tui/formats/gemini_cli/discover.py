@@ -12,12 +12,13 @@ session (Gemini CLI may start a second one on resume) the one with the latest
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
 from kimi_compact_tui.errors import UserError
 from kimi_compact_tui.formats.base import SessionInfo
+from kimi_compact_tui.formats.isotime import epoch_of
+from kimi_compact_tui.formats.storage import SessionRef
 
 COUNT_LIMIT = 64 * 1024 * 1024  # larger files are not read for the picker
 SESSION_PREFIX = "session-"
@@ -73,15 +74,6 @@ def work_dir_of(path: Path) -> str | None:
     return text or None
 
 
-def _time(value: Any) -> float | None:
-    if not isinstance(value, str):
-        return None
-    try:
-        return datetime.fromisoformat(value.replace("Z", "+00:00")).timestamp()
-    except ValueError:
-        return None
-
-
 def _read(path: Path, read: Callable[[bytes, Path], Any]) -> tuple[Any, Any] | str:
     try:
         if path.stat().st_size > COUNT_LIMIT:
@@ -95,7 +87,7 @@ def _read(path: Path, read: Callable[[bytes, Path], Any]) -> tuple[Any, Any] | s
 
 
 def _info(path: Path, format_name: str, got: tuple[Any, Any] | str) -> SessionInfo:
-    info = SessionInfo(path=path, format=format_name, work_dir=work_dir_of(path))
+    info = SessionInfo(ref=SessionRef(path), format=format_name, work_dir=work_dir_of(path))
     if isinstance(got, str):
         info.error = got
     else:
@@ -103,7 +95,7 @@ def _info(path: Path, format_name: str, got: tuple[Any, Any] | str) -> SessionIn
         info.title = state.title
         info.session_id = state.session_id
         info.message_count = len(messages)
-        info.updated = info.last_record = _time(state.metadata.get("lastUpdated"))
+        info.updated = info.last_record = epoch_of(state.metadata.get("lastUpdated"))
     if info.updated is None:
         try:
             info.updated = path.stat().st_mtime

@@ -17,7 +17,7 @@ from typing import Any
 from kimi_compact_tui.formats.base import Session
 from kimi_compact_tui.formats.context import table
 from kimi_compact_tui.formats.gemini_cli.state import GeminiState
-from kimi_compact_tui.formats.ledger import Compaction
+from kimi_compact_tui.formats.ledger import Compaction, parse_bytes
 
 
 def _text(message: dict[str, Any]) -> str:
@@ -70,7 +70,7 @@ def compactions(session: Session) -> list[Compaction]:
             offset=offset,
         )
         try:
-            before = session.format.parse(data[:offset], session.path)
+            before = parse_bytes(session.format, data[:offset], session.path)
         except Exception as exc:  # noqa: BLE001 - then what it replaced is not judged
             entry.notes.append(f"the history before it could not be read ({exc})")
         else:

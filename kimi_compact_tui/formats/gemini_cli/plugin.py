@@ -29,9 +29,10 @@ from kimi_compact_tui.formats.base import (
     SessionInfo,
     state_of,
 )
-from kimi_compact_tui.formats.gemini_cli import append, discover, roles
+from kimi_compact_tui.formats.gemini_cli import discover, roles
 from kimi_compact_tui.formats.gemini_cli.state import GeminiState, read_session, write_refusal
 from kimi_compact_tui.formats.journal import Compaction, JournalFormat
+from kimi_compact_tui.formats.storage import SessionRef
 
 NAME = "gemini-cli"
 CLOSE_NOTE = (
@@ -81,8 +82,11 @@ class GeminiCliFormat(JournalFormat, state=GeminiState, finder=discover, roles=r
     # resolve_folder: the default (None): a chats folder holds many sessions,
     # opened by file or by id.
 
-    def find_session(self, session_id: str, env: Mapping[str, str], home: Path) -> Path | None:
-        return discover.find_session(session_id, env, home, self.name, self.reader)
+    def find_session(
+        self, session_id: str, env: Mapping[str, str], home: Path
+    ) -> SessionRef | None:
+        found = discover.find_session(session_id, env, home, self.name, self.reader)
+        return None if found is None else SessionRef(found)
 
     def reader(self, data: bytes, path: Path) -> object:
         return read_session(data, path)
@@ -99,6 +103,8 @@ class GeminiCliFormat(JournalFormat, state=GeminiState, finder=discover, roles=r
     # acknowledgement after it).
 
     def compaction(self, c: Compaction) -> Session:
+        from kimi_compact_tui.formats.gemini_cli import append  # the writer: when writing
+
         session, plan, summary = c.session, c.plan, c.summary
         state = state_of(session, GeminiState)
         # A boundary inside a record (a reply and its tool results) cannot be
@@ -114,7 +120,7 @@ class GeminiCliFormat(JournalFormat, state=GeminiState, finder=discover, roles=r
         messages = [self.summary_message(summary)]
         messages.extend(session.messages[i] for i in plan.preserved_indices)
         new_state = dataclasses.replace(state, appended=appended, refusal=refusal)
-        return Session(session.path, self, messages, meta=session.meta, format_state=new_state)
+        return Session(session.ref, self, messages, meta=session.meta, format_state=new_state)
 
     def refusal_of(self, state: GeminiState) -> str | None:
         return write_refusal(state)

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from kimi_compact_tui.formats.base import SessionInfo
+from kimi_compact_tui.formats.storage import SessionRef
 
 FORMAT_NAME = "kimi"
 CONTEXT = "context.jsonl"
@@ -167,7 +168,9 @@ def wire_time(wire: Path) -> float | None:
 
 def describe_session(folder: Path, work_dir: str | None = None) -> SessionInfo:
     """One session folder, labelled: title, work folder, time, count, error."""
-    info = SessionInfo(path=folder, format=FORMAT_NAME, work_dir=work_dir, session_id=folder.name)
+    info = SessionInfo(
+        ref=SessionRef(folder), format=FORMAT_NAME, work_dir=work_dir, session_id=folder.name
+    )
     context = folder / CONTEXT
     try:
         stat = context.stat()

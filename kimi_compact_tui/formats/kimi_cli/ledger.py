@@ -19,7 +19,7 @@ from pathlib import Path
 from kimi_compact_tui.compaction.summary import COMPACTED_NOTICE
 from kimi_compact_tui.formats.base import Session
 from kimi_compact_tui.formats.context import whole
-from kimi_compact_tui.formats.ledger import Compaction
+from kimi_compact_tui.formats.ledger import Compaction, parse_bytes
 from kimi_compact_tui.model import Message
 
 NOTICE = f"<system>{COMPACTED_NOTICE}</system>"
@@ -62,7 +62,7 @@ def compactions(session: Session) -> list[Compaction]:
     for older, newer in zip(chain, chain[1:], strict=False):
         try:
             data = newer.read_bytes()
-            after = session if newer == path else fmt.parse(data, newer)
+            after = session if newer == path else parse_bytes(fmt, data, newer)
         except Exception:  # noqa: BLE001 - an unreadable file: not listed
             continue
         found = _summary(list(after.messages))
@@ -78,7 +78,7 @@ def compactions(session: Session) -> list[Compaction]:
             source=str(older),
         )
         try:
-            before = fmt.parse(older.read_bytes(), older)
+            before = parse_bytes(fmt, older.read_bytes(), older)
         except Exception as exc:  # noqa: BLE001 - then what it replaced is not judged
             entry.notes.append(f"{older.name} could not be read ({exc})")
         else:

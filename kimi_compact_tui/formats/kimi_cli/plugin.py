@@ -22,11 +22,12 @@ from kimi_compact_tui.compaction.summary import COMPACTED_NOTICE, system
 from kimi_compact_tui.compaction.tokens import kimi_estimate
 from kimi_compact_tui.errors import SessionFormatError
 from kimi_compact_tui.formats.base import (
+    FileFormat,
     Session,
-    SessionFormat,
     SessionInfo,
     SessionMeta,
     WriteOp,
+    ref_of,
     splice,
     state_of,
 )
@@ -35,6 +36,7 @@ from kimi_compact_tui.formats.kimi_cli import discover as kimi_discover
 from kimi_compact_tui.formats.kimi_cli import roles as kimi_roles
 from kimi_compact_tui.formats.kimi_cli.checkpoints import CheckpointPairs, checkpoint_message
 from kimi_compact_tui.formats.lines import Lines, raw_bytes
+from kimi_compact_tui.formats.storage import SessionRef
 from kimi_compact_tui.formats.strategies import Rotate
 from kimi_compact_tui.formats.validate import check_message, type_name
 from kimi_compact_tui.model import Message
@@ -195,7 +197,7 @@ def parse_lines(lines: Lines, path: Path) -> Session:
         detail = f" ({first[0]}: {first[1]})" if len(first) == 2 else ""
         raise SessionFormatError(f"{path}: no valid kimi-cli record in the file{detail}")
     return Session(
-        path,
+        SessionRef(path),
         FORMAT,
         messages,
         warnings,
@@ -264,7 +266,7 @@ def serialize(session: Session) -> bytes:
 _ROTATED = re.compile(r"^context(_\d+)?\.jsonl$")
 
 
-class KimiCliFormat(SessionFormat):
+class KimiCliFormat(FileFormat):
     """kimi-cli ``context.jsonl`` (a file, or the session folder holding it).
     Written back the way kimi-cli's ``/compact`` writes: the file is rotated
     to the next ``context_N.jsonl`` and a new one holds ``_system_prompt``,
@@ -294,13 +296,17 @@ class KimiCliFormat(SessionFormat):
     def discovery_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
         return [kimi_discover.share_dir(env, home) / "sessions"]
 
-    def find_session(self, session_id: str, env: Mapping[str, str], home: Path) -> Path | None:
-        return kimi_discover.find_session(session_id, env, home)
+    def find_session(
+        self, session_id: str, env: Mapping[str, str], home: Path
+    ) -> SessionRef | None:
+        found = kimi_discover.find_session(session_id, env, home)
+        return None if found is None else SessionRef(found)
 
     def describe(self, path: Path) -> SessionInfo:
         return kimi_discover.describe_session(path if path.is_dir() else path.parent)
 
-    def short_name(self, path: Path) -> str:
+    def short_name(self, ref: SessionRef) -> str:
+        path = ref.path
         return f"{path.parent.name}/{path.name}" if path.parent.name else path.name
 
     def parse(self, data: bytes, path: Path) -> Session:
@@ -313,7 +319,11 @@ class KimiCliFormat(SessionFormat):
         self, messages: list[Message], path: Path | None = None, meta: SessionMeta | None = None
     ) -> Session:
         return Session(
-            path, self, list(messages), meta=meta or SessionMeta(), format_state=KimiState(None)
+            ref_of(path),
+            self,
+            list(messages),
+            meta=meta or SessionMeta(),
+            format_state=KimiState(None),
         )
 
     def dump(self, session: Session) -> bytes:
@@ -348,7 +358,7 @@ class KimiCliFormat(SessionFormat):
         if state_of(session, KimiState).checkpoint_messages:
             messages.insert(plan.leading, checkpoint_message(0))
             state = KimiState(None, checkpoint_messages=True, checkpoint_at=plan.leading)
-        return Session(session.path, self, messages, meta=meta, format_state=state)
+        return Session(session.ref, self, messages, meta=meta, format_state=state)
 
     def write_op(self, session: Session, compacted: Session) -> WriteOp:
         return WriteOp(serialize(compacted))

@@ -18,6 +18,7 @@ from typing import Any
 
 from kimi_compact_tui.errors import UserError
 from kimi_compact_tui.formats.base import SessionInfo
+from kimi_compact_tui.formats.storage import SessionRef
 
 INDEX = "session_index.jsonl"
 WIRE = Path("agents") / "main" / "wire.jsonl"
@@ -124,7 +125,7 @@ def discover(
         if state.get("archived") is True:
             continue
         wire_path = folder / WIRE
-        info = SessionInfo(path=folder, format=format_name, session_id=sid)
+        info = SessionInfo(ref=SessionRef(folder), format=format_name, session_id=sid)
         cwd = state.get("cwd")
         info.work_dir = cwd if type(cwd) is str else index_work
         updated = state.get("updatedAt")

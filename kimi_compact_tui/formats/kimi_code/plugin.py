@@ -22,9 +22,10 @@ from kimi_compact_tui.formats.base import (
 )
 from kimi_compact_tui.formats.journal import Compaction, JournalFormat
 from kimi_compact_tui.formats.kimi_code import discover as discovery
-from kimi_compact_tui.formats.kimi_code import handoff, records, roles, wire
+from kimi_compact_tui.formats.kimi_code import roles, wire
 from kimi_compact_tui.formats.kimi_code.convert import to_message
 from kimi_compact_tui.formats.kimi_code.fold import fold
+from kimi_compact_tui.formats.storage import SessionRef
 from kimi_compact_tui.model import Message
 
 NAME = "kimi-code"
@@ -90,7 +91,7 @@ def parse_journal(data: bytes, path: Path) -> Session:
         elif kind in TOKEN_RECORDS and type(record.get("tokens")) in (int, float):
             recorded = int(record["tokens"])
     return Session(
-        path,
+        SessionRef(path),
         FORMAT,
         [to_message(cm) for cm in result.history],
         journal.warnings + result.warnings,
@@ -150,23 +151,31 @@ class KimiCodeFormat(JournalFormat, state=KimiCodeState, finder=discovery, roles
                 return candidate
         return None
 
-    def short_name(self, path: Path) -> str:
+    def short_name(self, ref: SessionRef) -> str:
         """``<session folder>/wire.jsonl`` (``… · <agent>`` for a sub-agent's journal)."""
+        path = ref.path
         agent = agent_id_of(path)
         folder = path.parents[2] if path.parent.parent.name == "agents" else path.parent
         name = f"{folder.name}/{path.name}" if folder.name else path.name
         return name if agent == "main" else f"{name} · {agent}"
 
-    def find_session(self, session_id: str, env: Mapping[str, str], home: Path) -> Path | None:
-        return discovery.find_session(session_id, env, home)
+    def find_session(
+        self, session_id: str, env: Mapping[str, str], home: Path
+    ) -> SessionRef | None:
+        found = discovery.find_session(session_id, env, home)
+        return None if found is None else SessionRef(found)
 
     def parse(self, data: bytes, path: Path) -> Session:
         return parse_journal(data, path)
 
     def summary_message(self, summary: str) -> Message:
+        from kimi_compact_tui.formats.kimi_code import handoff  # the writer: when writing
+
         return to_message(handoff.summary_message(build_compact_summary_text(summary)))
 
     def compaction(self, c: Compaction) -> Session:
+        from kimi_compact_tui.formats.kimi_code import handoff, records  # the writer
+
         session, plan, summary, output_tokens = c.session, c.plan, c.summary, c.output_tokens
         state = state_of(session, KimiCodeState)
         context = state.context
@@ -200,7 +209,7 @@ class KimiCodeFormat(JournalFormat, state=KimiCodeState, finder=discovery, roles
             state, context=[summary_cm, *kept], appended=appended, compaction=new[1]
         )
         meta = SessionMeta(session.meta.system_prompt, after)
-        return Session(session.path, self, messages, meta=meta, format_state=new_state)
+        return Session(session.ref, self, messages, meta=meta, format_state=new_state)
 
 
 FORMAT = KimiCodeFormat()

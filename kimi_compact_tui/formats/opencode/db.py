@@ -2,8 +2,8 @@
 
 The database is in WAL mode: its newest pages may be in ``opencode.db-wal``, so the
 main file's bytes alone are not the database, and copying them is not a backup.
-:func:`open_snapshot` opens it through SQLite (``mode=ro``: never created, never
-written) and holds one read transaction, so every query sees the same state even
+:func:`open_snapshot` opens it through SQLite (``formats/sqlite.py``, ``mode=ro``: never
+created, never written) and holds one read transaction, so every query sees the same state even
 while opencode writes (opencode holds no long lock).
 
 A session's rows load the way opencode loads them: messages ``ORDER BY time_created,
@@ -16,7 +16,6 @@ from __future__ import annotations
 import hashlib
 import json
 import sqlite3
-import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -24,6 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from kimi_compact_tui.errors import SessionFormatError
+from kimi_compact_tui.formats import sqlite
 from kimi_compact_tui.formats.opencode.schema import check_schema
 
 BUSY_TIMEOUT = 5.0  # seconds a read waits for a lock (opencode holds none for long)
@@ -98,10 +98,6 @@ class SessionRows:
         return next((m for m in self.messages if m.id == message_id), None)
 
 
-def _uri(path: Path) -> str:
-    return "file:" + urllib.parse.quote(str(path.resolve())) + "?mode=ro"
-
-
 @contextmanager
 def open_snapshot(path: Path, busy_timeout: float = BUSY_TIMEOUT) -> Iterator[sqlite3.Connection]:
     """The database at ``path``, read-only, inside one read transaction (its snapshot
@@ -110,22 +106,11 @@ def open_snapshot(path: Path, busy_timeout: float = BUSY_TIMEOUT) -> Iterator[sq
     if not path.is_file():
         raise SessionFormatError(f"{path}: no opencode database there")
     try:
-        conn = sqlite3.connect(_uri(path), uri=True, timeout=busy_timeout, isolation_level=None)
-    except sqlite3.Error as exc:
-        raise SessionFormatError(f"{path}: cannot open the opencode database: {exc}") from None
-    try:
-        try:
-            conn.execute("BEGIN")
+        with sqlite.read_snapshot(path, busy_timeout) as conn:
             check_schema(conn, path)
-        except sqlite3.Error as exc:
-            raise SessionFormatError(f"{path}: not a readable opencode database: {exc}") from None
-        yield conn
-    finally:
-        try:
-            if conn.in_transaction:
-                conn.execute("ROLLBACK")
-        finally:
-            conn.close()
+            yield conn
+    except sqlite3.Error as exc:
+        raise SessionFormatError(f"{path}: not a readable opencode database: {exc}") from None
 
 
 def _object(path: Path, table: str, row_id: str, raw: Any) -> dict[str, Any]:

@@ -1,9 +1,10 @@
-"""The opencode format: sessions kept as rows of opencode's SQLite database.
+"""The opencode format: sessions kept as rows of opencode's SQLite database, on
+:class:`formats.database.DatabaseFormat` (its worked example).
 
 A session is named ``DB#ses_…`` (the database and the session's id), or by its id
 alone, found in the database opencode itself uses (:func:`.discover.database_path`).
-A database named alone is refused in one line listing its sessions, as a folder of
-sessions is.
+A database named alone opens its one session, or is refused in one line listing its
+sessions, as a folder of sessions is.
 
 Read: one read snapshot (:mod:`.db`), the messages exactly as opencode sends them on
 resume (:mod:`.history`), the fingerprint of the session's own rows exported
@@ -23,27 +24,21 @@ summary again after them.
 
 from __future__ import annotations
 
-import json
 import sqlite3
-import time
 from collections.abc import Mapping
 from pathlib import Path
 
 from kimi_compact_tui.compaction.pairs import safe_boundaries
 from kimi_compact_tui.compaction.plan import CompactionPlan
 from kimi_compact_tui.errors import SessionFormatError
-from kimi_compact_tui.formats.base import Session, SessionFormat, SessionInfo
+from kimi_compact_tui.formats.base import Session
+from kimi_compact_tui.formats.database import DatabaseFormat, Listed
 from kimi_compact_tui.formats.opencode import discover
 from kimi_compact_tui.formats.opencode import roles as opencode_roles
-from kimi_compact_tui.formats.opencode.db import (
-    MessageRow,
-    PartRow,
-    SessionRows,
-    load_session,
-    open_snapshot,
-)
+from kimi_compact_tui.formats.opencode.db import SessionRows, load_session
 from kimi_compact_tui.formats.opencode.history import FRAMING_PART, History, resume_history
-from kimi_compact_tui.formats.opencode.rows import CompactionRows, build_compaction
+from kimi_compact_tui.formats.opencode.rows import build_compaction
+from kimi_compact_tui.formats.opencode.schema import check_schema
 from kimi_compact_tui.formats.opencode.store import (
     OpencodeCompacted,
     OpencodeRows,
@@ -51,19 +46,16 @@ from kimi_compact_tui.formats.opencode.store import (
     busy_refusal,
     compacting,
     export_bytes,
+    with_rows,
 )
-from kimi_compact_tui.formats.storage import KEY_MARK, Fingerprint, SessionRef
-from kimi_compact_tui.formats.strategies import fingerprint_of
+from kimi_compact_tui.formats.storage import SessionRef
 from kimi_compact_tui.model import Message
-from kimi_compact_tui.sanitize import one_line
 
 NAME = "opencode"
-LISTED = 5
 RUNNING_NOTE = (
     "opencode may stay open: it reads the session's rows afresh on each prompt, and a "
     "prompt sent while this writes makes the write refuse (nothing is written)"
 )
-_TABLES = ("migration", "session", "message", "part")
 
 
 def framing_message() -> Message:
@@ -71,118 +63,43 @@ def framing_message() -> Message:
     return Message.make("user", [{"type": FRAMING_PART, "auto": False}], opencode={"framing": True})
 
 
-def is_framing(message: Message) -> bool:
-    marks = message.data.get("opencode")
-    return isinstance(marks, dict) and marks.get("framing") is True
-
-
-def _when(seconds: float) -> str:
-    return time.strftime("%Y-%m-%d %H:%M", time.localtime(seconds))
-
-
-class OpencodeFormat(SessionFormat):
+class OpencodeFormat(DatabaseFormat):
     name = NAME
     label = "opencode database"
     agent = "opencode"
     storage = OpencodeRows()
     write_notes = (RUNNING_NOTE,)
+    #: opencode's tables (its schema is checked on load, so a newer opencode's
+    #: database is refused in its own words).
+    tables = ("migration", "session", "message", "part")
+    id_pattern = discover.SESSION_ID
 
     # --- finding sessions -----------------------------------------------------------
-    def recognise(self, path: Path, head: bytes) -> bool:
-        """SQLite's header and opencode's tables (its schema is checked on load,
-        so a newer opencode's database is refused in its own words)."""
-        if not head.startswith(discover.SQLITE_MAGIC):
-            return False
-        try:
-            uri = path.resolve().as_uri() + "?mode=ro"
-            conn = sqlite3.connect(uri, uri=True, timeout=1.0)
-            try:
-                found = {
-                    str(row[0])
-                    for row in conn.execute("SELECT name FROM sqlite_master WHERE type = 'table'")
-                }
-            finally:
-                conn.close()
-        except (OSError, ValueError, sqlite3.Error):
-            return False
-        return all(table in found for table in _TABLES)
+    def database(self, env: Mapping[str, str], home: Path) -> Path:
+        return discover.database_path(env, home)
 
-    def find_session(self, session_id: str, env: Mapping[str, str], home: Path) -> Path | None:
-        """``DB#ses_…`` in opencode's own database, for a ``ses_…`` id it holds."""
-        if not discover.is_session_id(session_id):
-            return None
-        try:
-            db = discover.find_session(session_id, env, home)
-        except SessionFormatError:
-            return None
-        return None if db is None else Path(f"{db}{KEY_MARK}{session_id}")
-
-    def discovery_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
-        return [discover.database_path(env, home)]
-
-    def discover(self, env: Mapping[str, str], home: Path) -> list[SessionInfo]:
-        db = discover.database_path(env, home)
-        if not discover.looks_like_database(db):
-            return []
-        try:
-            found = discover.list_sessions(db)
-        except SessionFormatError as exc:
-            return [SessionInfo(db, self.name, title=db.name, error=str(exc))]
+    def sessions(self, db: Path) -> list[Listed]:
         return [
-            SessionInfo(
-                db,
-                self.name,
-                title=s.title,
-                work_dir=s.directory,
-                updated=s.updated,
-                last_record=s.updated,
-                message_count=s.message_count,
-                session_id=s.session_id,
-                key=s.session_id,
-            )
-            for s in found
+            Listed(s.session_id, s.title, s.directory, s.updated, s.message_count, s.marks)
+            for s in discover.list_sessions(db)
         ]
 
-    def describe(self, path: Path) -> SessionInfo:
-        return SessionInfo(path, self.name, title=f"{path.name} (an opencode database)")
-
-    def listing(self, db: Path) -> str:
-        """Why a database alone is not one session: the sessions it holds."""
-        found = discover.list_sessions(db)
-        if not found:
-            return f"{db}: an opencode database holding no session"
-        shown = []
-        for s in found[:LISTED]:
-            details = ["opencode", _when(s.updated)]
-            if s.title:
-                details.append(repr(one_line(s.title, 40)))
-            shown.append(f"{s.session_id} ({', '.join(details)})")
-        more = f", and {len(found) - LISTED:,} more" if len(found) > LISTED else ""
-        what = f"{len(found):,} sessions, not one" if len(found) > 1 else "one session"
-        return (
-            f"{db}: an opencode database of {what}: {'; '.join(shown)}{more}; name one as "
-            f"DB#ID (e.g. kimi-compact-tui plan {db}{KEY_MARK}{found[0].session_id})"
-        )
+    def holds(self, db: Path, key: str) -> bool:
+        return discover.holds(db, key)
 
     # --- reading ----------------------------------------------------------------------
-    def parse(self, data: bytes, path: Path) -> Session:
-        raise SessionFormatError(f"{path}: an opencode database is read through SQLite")
+    def read(self, conn: sqlite3.Connection, ref: SessionRef) -> tuple[Session, bytes]:
+        check_schema(conn, ref.path)
+        key = str(ref.key)
+        rows = load_session(conn, ref.path, key)
+        return self.loaded(rows, compacting(conn, key))
 
-    def read_session(self, ref: SessionRef, hashed: bool = True) -> tuple[Session, Fingerprint]:
-        if ref.key is None:
-            raise SessionFormatError(self.listing(ref.path))
-        with open_snapshot(ref.path) as conn:
-            rows = load_session(conn, ref.path, ref.key)
-            busy = compacting(conn, ref.key)
-        return self.loaded(rows, busy)
-
-    def loaded(self, rows: SessionRows, busy: bool = False) -> tuple[Session, Fingerprint]:
+    def loaded(self, rows: SessionRows, busy: bool = False) -> tuple[Session, bytes]:
+        """The session of ``rows`` as opencode resumes it, and its rows exported."""
         history = resume_history(rows)
         state = OpencodeState(rows, history, busy)
-        session = Session(
-            rows.db, self, list(history.messages), format_state=state, key=rows.session.id
-        )
-        return session, fingerprint_of(export_bytes(rows))
+        ref = SessionRef(rows.db, rows.session.id)
+        return Session(ref, self, list(history.messages), format_state=state), export_bytes(rows)
 
     # --- the compaction ---------------------------------------------------------------
     #: opencode's tools, its framing of a summary and the summary itself (bookkeeping).
@@ -231,7 +148,7 @@ class OpencodeFormat(SessionFormat):
         if refusal is None:
             tail = state.history.boundary_row(boundary) if boundary < len(session) else None
             rows = build_compaction(state.rows, summary, tail)
-            after = resume_history(_with(state.rows, rows)).messages
+            after = resume_history(with_rows(state.rows, rows)).messages
             if list(after) != made:  # what opencode would send is not the plan's session
                 refusal = "opencode would not resume this compaction as planned"
                 rows = None
@@ -242,32 +159,7 @@ class OpencodeFormat(SessionFormat):
             hint = f"; the nearest boundary that can be written is --up-to {safe}" if safe else ""
             refusal = f"{refusal}{hint}"
         new_state = OpencodeCompacted(state, rows, refusal)
-        return Session(
-            session.path, self, made, meta=session.meta, format_state=new_state, key=session.key
-        )
-
-
-def _with(rows: SessionRows, new: CompactionRows) -> SessionRows:
-    """``rows`` with the compaction's rows appended (what opencode would load)."""
-    messages = list(rows.messages)
-    for m in new.messages:
-        parts = tuple(
-            PartRow(
-                str(p["id"]), str(p["message_id"]), str(p["session_id"]),
-                int(p["time_created"]), int(p["time_updated"]), json.loads(p["data"]),
-                str(p["data"]),
-            )  # fmt: skip
-            for p in new.parts
-            if p["message_id"] == m["id"]
-        )
-        messages.append(
-            MessageRow(
-                str(m["id"]), str(m["session_id"]), int(m["time_created"]),
-                int(m["time_updated"]), json.loads(m["data"]), str(m["data"]), parts,
-            )  # fmt: skip
-        )
-    messages.sort(key=lambda m: (m.time_created, m.id))
-    return SessionRows(rows.db, rows.session, tuple(messages))
+        return Session(session.ref, self, made, meta=session.meta, format_state=new_state)
 
 
 def _row_order(history: History) -> dict[str, int]:

@@ -85,9 +85,6 @@ class CompactionRows:
     def summary_id(self) -> str:
         return str(self.messages[1]["id"])
 
-    def ids(self) -> tuple[str, ...]:
-        return tuple(str(r["id"]) for r in self.messages + self.parts)
-
     def statements(self) -> list[tuple[str, tuple[Any, ...]]]:
         """``INSERT`` statements and their parameters, messages first (a part's
         message must exist first), for the caller's own transaction."""

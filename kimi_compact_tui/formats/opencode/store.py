@@ -15,6 +15,9 @@ loads messages from the ``message`` and ``part`` tables and never rebuilds them 
 its event log (checked with opencode 1.18.33: its resume reads rows fresh on each
 prompt).
 
+Both bump the ``session`` row's ``time_updated`` (:func:`touch`), as opencode does for
+a change of its own, so its session list shows the session as changed.
+
 Undo and restore replace the session's message and part rows with a restore
 point's (:meth:`OpencodeRows.replace_rows`); the store refuses an undo once opencode
 wrote after us (the rows are no longer those we left), unless forced.
@@ -24,12 +27,13 @@ from __future__ import annotations
 
 import json
 import sqlite3
+import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from kimi_compact_tui.errors import ApplyError, SessionFormatError
-from kimi_compact_tui.formats.base import Session, SessionFormat
+from kimi_compact_tui.formats.base import Session
 from kimi_compact_tui.formats.opencode.db import (
     MessageRow,
     PartRow,
@@ -109,6 +113,40 @@ def rows_from_export(data: bytes, ref: SessionRef) -> SessionRows:
     return SessionRows(ref.path, session, tuple(messages))
 
 
+def with_rows(rows: SessionRows, new: CompactionRows) -> SessionRows:
+    """``rows`` with the compaction's rows appended (what opencode would load)."""
+    messages = list(rows.messages)
+    for m in new.messages:
+        parts = tuple(
+            PartRow(
+                str(p["id"]), str(p["message_id"]), str(p["session_id"]),
+                int(p["time_created"]), int(p["time_updated"]), json.loads(p["data"]),
+                str(p["data"]),
+            )  # fmt: skip
+            for p in new.parts
+            if p["message_id"] == m["id"]
+        )
+        messages.append(
+            MessageRow(
+                str(m["id"]), str(m["session_id"]), int(m["time_created"]),
+                int(m["time_updated"]), json.loads(m["data"]), str(m["data"]), parts,
+            )  # fmt: skip
+        )
+    messages.sort(key=lambda m: (m.time_created, m.id))
+    return SessionRows(rows.db, rows.session, tuple(messages))
+
+
+def touch(tx: sqlite3.Connection, session_id: str, when_ms: int) -> None:
+    """Mark the session changed at ``when_ms``, and in any case later than it was
+    last changed, as opencode does for a change of its own: its session list is
+    ordered by it. The ``session`` row is not part of the session's exported
+    content."""
+    tx.execute(
+        "UPDATE session SET time_updated = max(time_updated + 1, ?) WHERE id = ?",
+        (when_ms, session_id),
+    )
+
+
 def compacting(conn: sqlite3.Connection, session_id: str) -> bool:
     row = conn.execute("SELECT time_compacting FROM session WHERE id = ?", (session_id,)).fetchone()
     return row is not None and row[0] is not None
@@ -140,15 +178,16 @@ class OpencodeRows(SqliteTransactional):
             raise ApplyError(f"{ref}: an opencode database holds many sessions; name one: DB#ses_…")
         return ref.key
 
-    def export(self, tx: sqlite3.Connection, fmt: SessionFormat, ref: SessionRef) -> bytes:
+    def read_rows(self, tx: sqlite3.Connection, ref: SessionRef) -> SessionRows:
         try:
-            return export_bytes(load_session(tx, ref.path, self._key(ref)))
+            return load_session(tx, ref.path, self._key(ref))
         except SessionFormatError as exc:
             raise ApplyError(str(exc)) from None
 
-    def replace_rows(
-        self, tx: sqlite3.Connection, fmt: SessionFormat, ref: SessionRef, data: bytes
-    ) -> None:
+    def export_rows(self, rows: SessionRows) -> bytes:
+        return export_bytes(rows)
+
+    def replace_rows(self, tx: sqlite3.Connection, ref: SessionRef, data: bytes) -> None:
         key = self._key(ref)
         try:
             rows = rows_from_export(data, ref)
@@ -177,19 +216,18 @@ class OpencodeRows(SqliteTransactional):
                 for p in m.parts
             ],
         )
+        touch(tx, key, round(time.time() * 1000))
 
     def write_rows(
-        self, tx: sqlite3.Connection, fmt: SessionFormat, session: Session, compacted: Session
-    ) -> None:
+        self, tx: sqlite3.Connection, rows: SessionRows, session: Session, compacted: Session
+    ) -> bytes:
         ref = session.ref
-        assert ref is not None
         state = compacted.format_state
         if not isinstance(state, OpencodeCompacted) or state.rows is None:
             why = state.refusal if isinstance(state, OpencodeCompacted) else None
             raise ApplyError(f"{ref}: not written: {why or 'not a compacted opencode session'}")
         try:
             check_schema(tx, Path(ref.path))
-            rows = load_session(tx, ref.path, self._key(ref))
         except SessionFormatError as exc:
             raise ApplyError(f"{exc}; nothing was written") from None
         busy = busy_refusal(rows, compacting(tx, self._key(ref)))
@@ -197,6 +235,9 @@ class OpencodeRows(SqliteTransactional):
             raise ApplyError(f"{ref}: not written: {busy}")
         for sql, params in state.rows.statements():
             tx.execute(sql, params)
+        newest = max(int(m["time_updated"]) for m in state.rows.messages)
+        touch(tx, self._key(ref), newest)
+        return export_bytes(with_rows(rows, state.rows))
 
-    def count_messages(self, fmt: SessionFormat, ref: SessionRef, data: bytes) -> int:
+    def count_messages(self, ref: SessionRef, data: bytes) -> int:
         return len(resume_history(rows_from_export(data, ref)).messages)

@@ -20,7 +20,6 @@ main screen reloads it).
 from __future__ import annotations
 
 from functools import partial
-from pathlib import Path
 from typing import Any
 
 from rich.text import Text
@@ -34,6 +33,7 @@ from kimi_compact_tui import store
 from kimi_compact_tui.errors import UserError
 from kimi_compact_tui.formats.base import Session
 from kimi_compact_tui.formats.loader import Fingerprint
+from kimi_compact_tui.formats.storage import SessionRef
 from kimi_compact_tui.job import Draft
 from kimi_compact_tui.sanitize import visible
 from kimi_compact_tui.store import keep_description
@@ -41,9 +41,9 @@ from kimi_compact_tui.tui import keys
 from kimi_compact_tui.tui.state import ReviewState
 
 
-def backup_description(path: Path | None, session: Session) -> str:
+def backup_description(ref: SessionRef | None, session: Session) -> str:
     """One line saying what copy of the old file the write keeps."""
-    return keep_description(path, session.format)
+    return keep_description(ref, session.format)
 
 
 def _format_notes(session: Session) -> list[str]:
@@ -71,7 +71,7 @@ def write_counts(state: ReviewState, draft: Draft | None = None) -> dict[str, in
     }
 
 
-def disk_check(path: Path, loaded: Fingerprint) -> str | None:
+def disk_check(path: SessionRef, loaded: Fingerprint) -> str | None:
     """None when the session file at ``path`` is still what was loaded (the
     store's fingerprint); else one line saying it changed (or cannot be read).
     Runs in a thread worker: it reads the whole file."""
@@ -178,7 +178,7 @@ class ConfirmWriteScreen(ModalScreen[bool]):
     def body_text(self) -> Text:
         state = self.state
         session = state.session
-        path = state.session_path or (session.path if session is not None else None)
+        path = state.session_ref
         fmt = session.format.label if session is not None else "?"
         text = Text()
         text.append("file     ", style="bold")
@@ -187,7 +187,7 @@ class ConfirmWriteScreen(ModalScreen[bool]):
         text.append("keeps    ", style="bold")
         session = state.session
         if session is not None:
-            text.append(visible(backup_description(Path(path) if path else None, session)))
+            text.append(visible(backup_description(path, session)))
             text.append("\n")
             for note in _format_notes(session):
                 text.append("note     ", style="bold")
@@ -249,10 +249,10 @@ class ConfirmWriteScreen(ModalScreen[bool]):
         # never presses "Cancel" by accident.
         for button in self.query(Button):
             button.can_focus = False
-        path, loaded = self.state.session_path, self.state.fingerprint
+        path, loaded = self.state.session_ref, self.state.fingerprint
         if path is not None and loaded is not None:
             self.run_worker(
-                partial(disk_check, Path(path), loaded),
+                partial(disk_check, path, loaded),
                 thread=True,
                 exclusive=True,
                 group="disk-check",

@@ -34,7 +34,7 @@ from kimi_compact_tui.formats.registry import (
     discovery_note,
     short_ids,
 )
-from kimi_compact_tui.formats.storage import check_bytes
+from kimi_compact_tui.formats.storage import SessionRef, check_bytes
 from kimi_compact_tui.samples import resolve_sample_name, samples_dir
 from kimi_compact_tui.sanitize import one_line, visible
 from kimi_compact_tui.tui import keys
@@ -72,10 +72,11 @@ def flag_unreadable(infos: Sequence[SessionInfo]) -> None:
     text (NUL bytes: a binary file; empty), in the loader's words. Reads only
     the first :data:`PROBE_BYTES` of such rows; runs in the scan's thread."""
     for info in infos:
-        if info.error or info.message_count not in (0, None) or info.key is not None:
+        if info.error or info.message_count not in (0, None) or info.ref.key is not None:
             continue  # (a session kept in a database is rows, not text)
+        path = info.path
         try:
-            path = registry.resolve_session_path(info.path)
+            path = registry.resolve(info.ref).path
             with open(path, "rb") as fh:
                 head = fh.read(PROBE_BYTES)
             check_bytes(head, path)
@@ -110,6 +111,7 @@ def session_label(
         details.append(f"sample:{visible(info.path.name)} (opens a copy)")
     elif info.session_id and title:
         details.append(visible(short_id or info.session_id[:8]))
+    details.extend(visible(mark) for mark in info.marks)  # the agent's: "archived", ...
     out.append("\n  " + " · ".join(details), style="dim")
     if info.error:
         out.append(f"\n  {ERROR_MARK} cannot open: {one_line(info.error, 160)}", style="red")
@@ -133,7 +135,7 @@ def sample_sessions(folder: Path | None = None) -> list[SessionInfo]:
     return out
 
 
-class PickerScreen(ModalScreen[str | None]):
+class PickerScreen(ModalScreen[str | SessionRef | None]):
     """Choose a session; dismiss with its path, or None (escape / q).
 
     ``sessions`` given: shown as they are (no lookup); otherwise the kimi-cli
@@ -238,7 +240,7 @@ class PickerScreen(ModalScreen[str | None]):
             listing.focus()
 
     def on_option_list_option_selected(self, event: OptionList.OptionSelected) -> None:
-        self.dismiss(str(self.entries[int(event.option.id or 0)].ref))  # DB#KEY when keyed
+        self.dismiss(self.entries[int(event.option.id or 0)].ref)  # the row's own reference
 
     def on_input_submitted(self, event: Input.Submitted) -> None:
         text = event.value.strip()

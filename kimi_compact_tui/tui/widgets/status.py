@@ -12,8 +12,6 @@ picture is stable for snapshots.
 
 from __future__ import annotations
 
-from pathlib import Path
-
 from rich.text import Text
 from textual.widgets import Static
 
@@ -29,7 +27,7 @@ def session_label(session: Session | None) -> str:
     saying when it is the copy of a bundled sample that the review opened."""
     if session is None or session.path is None:
         return "(no session)"
-    label = visible(session.format.short_name(Path(session.path)))
+    label = visible(session.format.short_name(session.ref))
     origin = copied_sample(session.path)
     if origin is None:
         return label
