@@ -134,7 +134,7 @@ def test_dry_run_says_the_file_the_point_and_what_is_lost(tmp_path, cli_main):  
     out = dry.stdout
     assert str(session) in out and offer.point.path.name in out
     after = store.locate(session)
-    n_now = len(after.format.storage.current(after.format, after.ref).data)
+    n_now = len(after.format.storage.current(after.ref).data)
     assert f"{n_now:,} bytes" in out
     assert "leave the live session, which holds the point's" in out
     assert "nothing was changed" in out

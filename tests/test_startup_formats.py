@@ -6,10 +6,10 @@ a format's writer loads when it writes. Timings are the start-up benchmark's
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 
 from kimi_compact_tui.formats import registry
+from tests import procs
 from tests.factories.plain import write_kimi
 from tests.factories.writers import kimi_cli_messages
 
@@ -41,8 +41,7 @@ def test_planning_a_kimi_cli_session_loads_no_other_formats_writer_or_later_form
         f"main(['plan', {str(session)!r}])\n"
         f"print(json.dumps([m for m in {list(NOT_FOR_A_KIMI_CLI_PLAN)!r} if m in sys.modules]))\n"
     )
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True
-    )
+    done = procs.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
     loaded = json.loads(done.stdout.strip().split("\n")[-1])
     assert loaded == []
