@@ -5,6 +5,7 @@ items an earlier summary's anchor block carried."""
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Iterable
 from typing import Any
@@ -77,10 +78,19 @@ TESTS_FAILED_RE = re.compile(r"^=+ (?:.*\b)?\d+ failed\b.*$", re.M)
 
 # ----------------------------------------------------------------------------- statuses
 
+SUCCEEDED = "succeeded"  # the record says so, with no exit code to show
+FAILED = "failed"  # the record says so, with no exit code to show
+NO_MATCH = "no match (exit 1)"  # a search that found nothing: not an error
+SEARCHES = frozenset({"rg", "grep", "egrep", "fgrep", "ag", "git grep"})
+MARK_SPAN = 400  # failure marks are looked for in a result's first and last characters
+
 
 def succeeded(status: str | None) -> bool:
-    """A command status that says it succeeded (``exit 0``, ``42 passed``)."""
-    return status is not None and (status == "exit 0" or status.endswith(" passed"))
+    """A command status that says it succeeded (``exit 0``, ``42 passed``, the
+    record's own success, a search with no match)."""
+    return status is not None and (
+        status in ("exit 0", SUCCEEDED, NO_MATCH) or status.endswith(" passed")
+    )
 
 
 def failed(status: str | None) -> bool:
@@ -191,18 +201,88 @@ class Plan(Collector):
 # ----------------------------------------------------------------------------- commands
 
 
+def flagged(m: Seen, w: Walk) -> bool:
+    """A tool result the record marks as failed or refused (its flag, or one of
+    the format's failure marks at its start or end)."""
+    if m.flagged is None:
+        marks = w.vocabulary.tools.failure_marks
+        head, tail = m.text[:MARK_SPAN], m.text[-MARK_SPAN:]
+        m.flagged = w.vocabulary.tool_failed(m.message) or any(
+            mark in head or mark in tail for mark in marks
+        )
+    return m.flagged
+
+
+def read_status(m: Seen, w: Walk, run: Run) -> tuple[str | None, bool]:
+    """(status, failed) of a command's result as the agent recorded it: its exit
+    code, the record's mark, a test run's count, the format's success note."""
+    tools = w.vocabulary.tools
+    text = m.text
+    code = exit_status(text)
+    if code is not None:
+        if code == "exit 1" and program(run.key) in SEARCHES:
+            return NO_MATCH, False
+        return code, code != "exit 0"
+    if flagged(m, w):
+        return FAILED, True
+    if result_errors(m) and not tools.marks_failures:
+        return FAILED, True
+    passed = PASSED_RE.search(text)
+    if passed and not FAILED_RE.search(text):
+        return passed.group(0), False
+    if tools.marks_failures or any(mark in text for mark in tools.success_marks):
+        return SUCCEEDED, False
+    return None, False
+
+
+def run_command(args: dict[str, Any] | str, keys: tuple[str, ...]) -> str | None:
+    """The command a run tool's arguments hold; from arguments cut short (JSON that
+    does not parse), the command's own text up to the cut, never the JSON."""
+    if isinstance(args, str) and args.lstrip().startswith("{"):
+        for key in keys:
+            m = re.search(rf'"{re.escape(key)}"\s*:\s*"((?:[^"\\]|\\.)*)("?)', args)
+            if m is None:
+                continue
+            body = m.group(1).rstrip("\\")
+            try:
+                value = json.loads(f'"{body}"')
+            except ValueError:
+                value = body
+            value = value.strip()
+            return (value + (" …" if not m.group(2) else "")) if value else None
+        return None
+    return first_string(args, keys)
+
+
+def poll_target(args: dict[str, Any] | str, keys: tuple[str, ...]) -> str | None:
+    if not isinstance(args, dict):
+        return None
+    for key in keys:
+        value = args.get(key)
+        if isinstance(value, (int, str)) and not isinstance(value, bool):
+            return str(value)
+    return None
+
+
 class Commands(Collector):
-    """Commands a run tool ran, with the status their result records."""
+    """Commands a run tool ran, with the status their result records (a command
+    still running is followed through the polls that read it)."""
 
     def see(self, m: Seen, w: Walk) -> None:
         if m.is_tool:
             self._result(m, w)
             return
-        runs = w.vocabulary.tools.runs
+        tools = w.vocabulary.tools
         for name, args, cid in m.calls:
-            if name not in runs:
+            if name in tools.polls:
+                target = poll_target(args, tools.polls[name])
+                polled = w.processes.get(target) if target else None
+                if polled is not None and cid:
+                    w.polls_by_id[cid] = polled
                 continue
-            command = first_string(args, runs[name])
+            if name not in tools.runs:
+                continue
+            command = run_command(args, tools.runs[name])
             if not command:
                 continue
             command = plain_text(command)
@@ -214,22 +294,27 @@ class Commands(Collector):
                 w.runs_by_id[cid] = run
 
     def _result(self, m: Seen, w: Walk) -> None:
-        run = w.run_of(m.message)
         text = m.text
         passed = PASSED_RE.search(text)
         if passed and not FAILED_RE.search(text):
             w.passes.append(m.index)
+        cid = m.message.tool_call_id or ""
+        run = w.runs_by_id.get(cid) or w.polls_by_id.get(cid)
         if run is None:
             return
-        failed_flag = w.vocabulary.tool_failed(m.message)
-        found = result_errors(m)
-        run.status = exit_status(text) or ("failed" if failed_flag or found else None)
-        if run.status is None and passed and not FAILED_RE.search(text):
-            run.status = passed.group(0)
-        run.failed = failed_flag or bool(found) or failed(run.status)
+        m.run = run
+        running = w.vocabulary.tools.running
+        if running and (still := re.search(running, text)) is not None:
+            target = next((g for g in still.groups() if g), None)
+            if target is not None:
+                w.processes[target] = run
+            if exit_status(text) is None:
+                return  # still running: a later poll says how it ended
+        status, bad = read_status(m, w, run)
+        run.status, run.failed = status, bad
         item = w.out.items[kinds.COMMANDS].get(run.key)
-        if item is not None and run.status is not None:
-            item.status = run.status
+        if item is not None and status is not None:
+            item.status = status
 
 
 # ----------------------------------------------------------------------------- files written
@@ -252,25 +337,49 @@ def patched_files(text: str) -> list[tuple[str, str]]:
 
 
 class Edits(Collector):
-    """Files a write, edit or patch tool changed."""
+    """Files a write, edit or patch tool changed: a write whose result the record
+    marks as failed or refused (or a non-zero exit) changed nothing."""
+
+    def __init__(self) -> None:
+        self.pending: dict[str, list[tuple[str, int]]] = {}  # call id → (path, message)
+        self.refused: list[tuple[str, int]] = []
 
     def see(self, m: Seen, w: Walk) -> None:
+        if m.is_tool:
+            made = self.pending.pop(m.message.tool_call_id or "", None)
+            if made and (flagged(m, w) or failed(exit_status(m.text))):
+                self.refused += made
+            return
         tools = w.vocabulary.tools
-        for name, args, _ in m.calls:
+        for name, args, cid in m.calls:
             if name in tools.writes:
                 path = first_string(args, tools.writes[name]) if isinstance(args, dict) else None
                 if path:
-                    self._edit(w, path, m.index, name, name)
+                    self._edit(w, path, m.index, name, name, cid)
             if name in tools.patches:
                 for patch in arg_strings(args):
                     for path, action in patched_files(patch):
-                        self._edit(w, path, m.index, name, action)
+                        self._edit(w, path, m.index, name, action, cid)
 
-    @staticmethod
-    def _edit(w: Walk, path: str, index: int, tool: str, status: str) -> None:
+    def _edit(
+        self, w: Walk, path: str, index: int, tool: str, status: str, cid: str | None
+    ) -> None:
         w.edits.append(index)
         w.raw_paths.append((path, index))
         w.out.add(kinds.EDITED_FILES, path, path, index, extra=(tool,), status=status)
+        if cid:
+            self.pending.setdefault(cid, []).append((path, index))
+
+    def finish(self, w: Walk) -> None:
+        bucket = w.out.items[kinds.EDITED_FILES]
+        for path, index in self.refused:
+            item = bucket.get(path)
+            if item is not None and index in item.messages:
+                item.messages.remove(index)
+                if not item.messages:
+                    del bucket[path]
+            if index in w.edits:
+                w.edits.remove(index)
 
 
 # ----------------------------------------------------------------------------- errors
@@ -351,7 +460,14 @@ class Errors(Collector):
     def see(self, m: Seen, w: Walk) -> None:
         if m.is_tool:
             found = result_errors(m)
-            run = w.run_of(m.message)
+            run = m.run
+            if run is not None and found:
+                if run.status is not None and not run.failed:
+                    return  # the record says the command succeeded
+                # the command's own line carries its exit; its errors are its cause
+                found = [f for f in found if f[2][0] != "exit"]
+                if found:
+                    w.causes[run.key] = [key for key, _, _ in found]
         elif m.role == "user" and m.text:
             found = errors_in(m.text, False)
             run = None

@@ -90,11 +90,11 @@ def collectors(root: str | None) -> list[Collector]:
     return [
         Requests(),
         Instructions(),
+        Commands(),  # before the errors: a result's status decides its errors
+        Edits(),  # before the errors: a refused write is no edit that fixed one
         Errors(),
         Decisions(),
         Plan(),
-        Commands(),
-        Edits(),
         Paths(root),
         Identifiers(),
         Figures(),
@@ -116,4 +116,4 @@ def extract(
     for bucket in w.out.items.values():
         for item in bucket.values():
             item.messages.sort()
-    return Specifics(w.out.items, w.root, w.plan_message)
+    return Specifics(w.out.items, w.root, w.plan_message, w.causes)

@@ -43,6 +43,8 @@ class Specifics:
     items: dict[str, dict[str, Item]]
     root: str | None = None
     plan_message: int | None = None  # the message that set the last plan
+    #: A failed command's key → the keys of the errors its last failed result showed.
+    causes: dict[str, list[str]] = field(default_factory=dict)
 
     def of(self, kind: str) -> list[Item]:
         if kind == kinds.OPEN_TASKS:

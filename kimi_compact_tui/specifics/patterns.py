@@ -43,7 +43,7 @@ TEST_ID_RE = re.compile(
     r"--- FAIL: (\w+))"
 )
 EXIT_RE = re.compile(
-    r"\b(?:exited with (?:code|status)|exit (?:code|status)|returned non-zero exit status)"
+    r"\b(?:exited with (?:code|status)|exit[ _](?:code|status)\"?|returned non-zero exit status)"
     r"[:= ]*(-?\d{1,3})\b",
     re.I,
 )

@@ -23,6 +23,18 @@ from kimi_compact_tui.specifics.views import Call, arg_strings, parsed_calls, wi
 
 
 @dataclass
+class Run:
+    """One command run: its call, and what its result (or a later poll) recorded."""
+
+    command: str
+    key: str
+    index: int
+    call_id: str | None
+    status: str | None = None
+    failed: bool | None = None
+
+
+@dataclass
 class Seen:
     """One message of the conversation as the collectors see it."""
 
@@ -34,6 +46,10 @@ class Seen:
     is_tool: bool
     #: A tool result's errors, (key, shown, (type, message)) each, once read.
     errors: list[tuple[str, str, tuple[str, str]]] | None = None
+    #: A tool result: the command run it is the result of (a poll's too).
+    run: Run | None = None
+    #: A tool result the record marks as failed or refused, once read.
+    flagged: bool | None = None
 
     @cached_property
     def hay(self) -> str:
@@ -45,18 +61,6 @@ class Seen:
             parts.append(name)
             parts.extend(arg_strings(args))
         return plain_text("\n".join(c for c in parts if c))
-
-
-@dataclass
-class Run:
-    """One command run: its call, and what its result (or a later poll) recorded."""
-
-    command: str
-    key: str
-    index: int
-    call_id: str | None
-    status: str | None = None
-    failed: bool | None = None
 
 
 @dataclass
@@ -74,6 +78,10 @@ class Walk:
     raw_paths: list[tuple[str, int]] = field(default_factory=list)
     replies: list[int] = field(default_factory=list)  # the assistant's messages
     errors_at: list[tuple[Item, int, Run | None]] = field(default_factory=list)
+    processes: dict[str, Run] = field(default_factory=dict)  # still running, by their id
+    polls_by_id: dict[str, Run] = field(default_factory=dict)  # poll call id → its run
+    #: A command's errors: its key → the keys of the errors its last failed result showed.
+    causes: dict[str, list[str]] = field(default_factory=dict)
     root: str | None = None
     plan_message: int | None = None
 
