@@ -12,7 +12,7 @@ from typing import Any
 
 from kimi_compact_tui.sanitize import plain_text
 from kimi_compact_tui.specifics import kinds
-from kimi_compact_tui.specifics.declare import OPEN_STATUSES, PlanShape, plan_status
+from kimi_compact_tui.specifics.declare import OPEN_STATUSES, PENDING, PlanShape, plan_status
 from kimi_compact_tui.specifics.items import OPEN, RESOLVED, Buckets, Item
 from kimi_compact_tui.specifics.patterns import (
     DEFINITION_RE,
@@ -30,6 +30,7 @@ from kimi_compact_tui.specifics.patterns import (
     command_key,
     normalise_path,
     numbers_in,
+    output_numbers,
     paths_in,
     work_root,
 )
@@ -168,15 +169,22 @@ def plan_items(args: dict[str, Any] | str, shape: PlanShape) -> list[tuple[str, 
     return out
 
 
+TODO_RE = re.compile(r"^[ \t]*(?:[-*][ \t]*)?(?:TODO|待办)[:：][ \t]*(\S.*)$", re.M)
+
+
 class Plan(Collector):
-    """The agent's last plan as its plan tool set it (else an earlier block's open tasks)."""
+    """The agent's last plan as its plan tool set it (else an earlier block's open
+    tasks), and the ``TODO:`` lines of the person's requests (open tasks too)."""
 
     def __init__(self) -> None:
         self.items: list[tuple[str, str]] | None = None
         self.at: int | None = None
         self.carried: list[tuple[str, str, int]] = []
+        self.todos: list[tuple[str, int]] = []
 
     def see(self, m: Seen, w: Walk) -> None:
+        if m.role == "user" and not m.is_tool and ("TODO" in m.text or "待办" in m.text):
+            self.todos += [(collapse(t), m.index) for t in TODO_RE.findall(prose(m.text))]
         plans = w.vocabulary.tools.plans
         for name, args, _ in m.calls:
             if name in plans:
@@ -191,11 +199,15 @@ class Plan(Collector):
         if self.items is None or self.at is None:
             for title, status, index in self.carried:
                 w.out.add(kinds.PLAN, title.lower(), title, index, status=status)
-            return
-        w.plan_message = self.at
-        for title, status in self.items:
-            weight = kinds.WEIGHTS[kinds.PLAN] if status in OPEN_STATUSES else DONE_TASK_WEIGHT
-            w.out.add(kinds.PLAN, title.lower(), title, self.at, weight=weight, status=status)
+        else:
+            w.plan_message = self.at
+            for title, status in self.items:
+                weight = kinds.WEIGHTS[kinds.PLAN] if status in OPEN_STATUSES else DONE_TASK_WEIGHT
+                w.out.add(kinds.PLAN, title.lower(), title, self.at, weight=weight, status=status)
+        plan = w.out.items[kinds.PLAN]
+        for title, index in self.todos:
+            if title.lower() not in plan:  # the agent's plan took it up: its status wins
+                w.out.add(kinds.PLAN, title.lower(), title, index, status=PENDING)
 
 
 # ----------------------------------------------------------------------------- commands
@@ -587,18 +599,31 @@ class Identifiers(Collector):
 
 
 class Figures(Collector):
-    """Numbers with a unit, versions, ports, and URLs."""
+    """Numbers with a unit, versions and ports the person or the agent wrote, and
+    URLs. A tool's output gives URLs only: its wall times, sizes and the versions
+    of what it installed are the tool's, not figures anyone stated."""
+
+    def __init__(self) -> None:
+        self.harness: re.Pattern[str] | None = None
+        self.read = False
 
     def see(self, m: Seen, w: Walk) -> None:
-        figures(w.out, m.text if m.is_tool else m.hay, m.index)
+        if not m.is_tool:
+            figures(w.out, m.hay, m.index, numbers_in(m.hay.lower(), m.hay))
+            return
+        if not self.read:
+            lines = w.vocabulary.tools.harness_lines
+            self.harness = re.compile(lines, re.M) if lines else None
+            self.read = True
+        figures(w.out, m.text, m.index, output_numbers(m.text, self.harness))
 
 
-def figures(out: Buckets, hay: str, index: int) -> None:
+def figures(out: Buckets, hay: str, index: int, numbers: list[tuple[str, str]]) -> None:
     if "://" in hay:
         for m in URL_RE.finditer(hay):
             url = m.group(0).rstrip(".,;:!?")
             out.add(kinds.URLS, url.lower().rstrip("/"), url, index)
-    for key, number in numbers_in(hay.lower(), hay):
+    for key, number in numbers:
         out.add(kinds.NUMBERS, key, number.strip(), index)
 
 

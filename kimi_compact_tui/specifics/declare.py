@@ -97,6 +97,9 @@ class ToolRoles:
     #: A result of a command still running: a pattern whose group 1 is the id
     #: a later poll names it by.
     running: str = ""
+    #: The lines the agent's harness writes around a tool's output (a pattern
+    #: matching each whole line): their figures (wall times) are not the session's.
+    harness_lines: str = ""
 
     def merged(self, *others: ToolRoles) -> ToolRoles:
         """These roles and ``others``' together (a fallback format's; the marks
@@ -110,6 +113,7 @@ class ToolRoles:
         ok = list(self.success_marks)
         bad = list(self.failure_marks)
         running = [self.running] if self.running else []
+        harness = [self.harness_lines] if self.harness_lines else []
         for o in others:
             writes.update(o.writes)
             runs.update(o.runs)
@@ -120,6 +124,9 @@ class ToolRoles:
             ok += [t for t in o.success_marks if t not in ok]
             bad += [t for t in o.failure_marks if t not in bad]
             running += [o.running] if o.running and o.running not in running else []
+            harness += (
+                [o.harness_lines] if o.harness_lines and o.harness_lines not in harness else []
+            )
         return ToolRoles(
             writes,
             tuple(patches),
@@ -131,6 +138,7 @@ class ToolRoles:
             False,
             polls,
             "|".join(f"(?:{r})" for r in running) if len(running) > 1 else "".join(running),
+            "|".join(f"(?:{h})" for h in harness),
         )
 
 

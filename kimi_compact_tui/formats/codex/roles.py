@@ -7,7 +7,9 @@ writes files, ``update_plan`` sets the plan (``plan``: ``step``, ``status``
 pending / in_progress / completed). A command still running when
 ``exec_command`` returns says ``Process running with session ID N``; later
 ``write_stdin`` calls (``session_id`` N) read more of it, and the one whose
-output says ``Process exited with code N`` carries its exit.
+output says ``Process exited with code N`` carries its exit. The lines
+``Chunk ID:``, ``Wall time:`` and ``Original token count:`` are Codex's own,
+around the command's output.
 
 Bookkeeping: the context messages Codex writes itself (developer instructions,
 environment, permissions, AGENTS.md: ``system`` messages marked ``codex.role``)
@@ -31,6 +33,7 @@ TOOLS = ToolRoles(
     plans={"update_plan": PlanShape("plan", ("step",), "status")},
     polls={"write_stdin": ("session_id",)},
     running=r"Process running with session ID (\d+)",
+    harness_lines=r"^(?:Chunk ID|Wall time|Original token count): .*$",
 )
 
 
