@@ -139,15 +139,75 @@ class Instructions(Collector):
                     w.out.add(kinds.INSTRUCTIONS, collapse(s).lower(), shown(s, 240), m.index)
 
 
+# How the person answers a proposal: the start of their next message.
+REJECT_RE = re.compile(
+    r"^\W*(?:no\b|nope\b|don't\b|do not\b|not that\b|wrong\b|instead\b|rather\b|"
+    r"that won't\b|that will not\b|i disagree\b|let's not\b|stop\b|不要|不行|不对|别)",
+    re.I,
+)
+ACCEPT_RE = re.compile(
+    r"^\W*(?:yes\b|yep\b|ok\b|okay\b|sure\b|agreed\b|go ahead\b|sounds good\b|lgtm\b|"
+    r"do it\b|approved?\b|perfect\b|great\b|好的?|可以|同意|行)",
+    re.I,
+)
+ACCEPTED = "accepted"
+REJECTED = "rejected"
+
+
 class Decisions(Collector):
-    """The assistant's sentences that state a choice and its reason."""
+    """The assistant's sentences that state a choice and its reason (a whole
+    sentence, never a fragment ending in ``:``). The person's next message
+    decides a proposal: one it rejects ("no, …", "instead …") is ``rejected``,
+    one it accepts ("yes", "go ahead") ``accepted``."""
+
+    def __init__(self) -> None:
+        self.open: list[Item] = []  # proposed since the person last wrote
 
     def see(self, m: Seen, w: Walk) -> None:
-        if m.role != "assistant" or m.is_tool:
+        if m.is_tool:
+            return
+        if m.role == "user":
+            if self.open and m.text:
+                verdict = (
+                    REJECTED
+                    if REJECT_RE.match(m.text)
+                    else ACCEPTED if ACCEPT_RE.match(m.text) else None
+                )
+                for item in self.open:
+                    if verdict is not None and item.status is None:
+                        item.status = verdict
+                self.open = []
+            return
+        if m.role != "assistant":
             return
         for s in sentences(prose(m.text)):
-            if DECISION_RE.search(s) and not s.endswith("?"):
-                w.out.add(kinds.DECISIONS, collapse(s).lower(), shown(s, 240), m.index)
+            if DECISION_RE.search(s) and not s.endswith(("?", ":", "：")):
+                item = w.out.add(kinds.DECISIONS, collapse(s).lower(), shown(s, 240), m.index)
+                self.open.append(item)
+
+
+class Findings(Collector):
+    """What the assistant concluded: the prose of its last message before each
+    of the person's messages, and at the end of the range."""
+
+    def __init__(self) -> None:
+        self.last: tuple[int, str] | None = None
+
+    def see(self, m: Seen, w: Walk) -> None:
+        if m.is_tool:
+            return
+        if m.role == "assistant":
+            words = collapse(prose(m.text))
+            if words:
+                self.last = (m.index, words)
+        elif m.role == "user" and m.text and self.last is not None:
+            if not REJECT_RE.match(m.text):  # a proposal the person turned down is no finding
+                w.findings.append(self.last)
+            self.last = None
+
+    def finish(self, w: Walk) -> None:
+        if self.last is not None:
+            w.findings.append(self.last)
 
 
 # ----------------------------------------------------------------------------- plan
@@ -452,18 +512,27 @@ def program(key: str) -> str:
     return " ".join(words[:2]) if words[0] in LAUNCHERS else words[0]
 
 
-def fixed_later(index: int, run: Run | None, w: Walk) -> bool:
-    """Did a later message fix what failed at ``index``: a later run of the same
-    program succeeded, or a file was edited after it and a test run passed after
-    that edit (when no edit is known at all, and no run: a later test run passed)."""
-    if run is not None and any(
-        r.index > index and r.failed is False and program(r.key) == program(run.key) for r in w.runs
-    ):
-        return True
+def fixed_later(index: int, run: Run | None, w: Walk) -> str | None:
+    """What fixed, in a later message, what failed at ``index`` (None: nothing
+    did): a later run of the same program that succeeded, or a file edited after
+    it and a test run that passed after that edit (when no edit is known at all,
+    and no run: a later test run that passed)."""
+    if run is not None:
+        name = program(run.key)
+        later = next(
+            (r for r in w.runs if r.index > index and r.failed is False and program(r.key) == name),
+            None,
+        )
+        if later is not None:
+            return f"`{shown(later.command, 80)}` then succeeded (message {later.index + 1})"
     if run is None and not w.edits:  # no edit is known (a request's text): a later pass
-        return any(p > index for p in w.passes)
+        after = next((p for p in w.passes if p > index), None)
+        return None if after is None else f"tests passed later (message {after + 1})"
     edit = next((e for e in w.edits if e > index), None)
-    return edit is not None and any(p > edit for p in w.passes)
+    after = next((p for p in w.passes if edit is not None and p > edit), None)
+    if edit is None or after is None:
+        return None
+    return f"an edit (message {edit + 1}), then tests passed (message {after + 1})"
 
 
 class Errors(Collector):
@@ -494,14 +563,16 @@ class Errors(Collector):
         for err, index, run in w.errors_at:
             last_seen[id(err)] = (err, index, run)
         for err, index, run in last_seen.values():
-            if fixed_later(index, run, w):
+            fix = fixed_later(index, run, w)
+            if fix is not None:
                 err.status = RESOLVED
                 err.weight = RESOLVED_ERROR_WEIGHT
+                w.fixes[err.key] = fix
         for run in w.runs:
             item = w.out.items[kinds.COMMANDS].get(run.key)
             if item is None or not run.failed:
                 continue
-            item.extra = ("fixed later",) if fixed_later(run.index, run, w) else ()
+            item.extra = ("fixed later",) if fixed_later(run.index, run, w) is not None else ()
 
 
 # ----------------------------------------------------------------------------- paths

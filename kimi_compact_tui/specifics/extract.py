@@ -40,6 +40,7 @@ from kimi_compact_tui.specifics.collect import (
     Edits,
     Errors,
     Figures,
+    Findings,
     Identifiers,
     Instructions,
     Paths,
@@ -94,6 +95,7 @@ def collectors(root: str | None) -> list[Collector]:
         Edits(),  # before the errors: a refused write is no edit that fixed one
         Errors(),
         Decisions(),
+        Findings(),
         Plan(),
         Paths(root),
         Identifiers(),
@@ -116,4 +118,4 @@ def extract(
     for bucket in w.out.items.values():
         for item in bucket.values():
             item.messages.sort()
-    return Specifics(w.out.items, w.root, w.plan_message, w.causes)
+    return Specifics(w.out.items, w.root, w.plan_message, w.causes, w.fixes, w.findings)

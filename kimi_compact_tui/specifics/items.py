@@ -45,6 +45,11 @@ class Specifics:
     plan_message: int | None = None  # the message that set the last plan
     #: A failed command's key → the keys of the errors its last failed result showed.
     causes: dict[str, list[str]] = field(default_factory=dict)
+    #: A resolved error's key → what fixed it (a later run, or an edit then a pass).
+    fixes: dict[str, str] = field(default_factory=dict)
+    #: What the assistant concluded: the last words of each of its turns
+    #: (message index, text), in order.
+    findings: list[tuple[int, str]] = field(default_factory=list)
 
     def of(self, kind: str) -> list[Item]:
         if kind == kinds.OPEN_TASKS:

@@ -82,6 +82,8 @@ class Walk:
     polls_by_id: dict[str, Run] = field(default_factory=dict)  # poll call id → its run
     #: A command's errors: its key → the keys of the errors its last failed result showed.
     causes: dict[str, list[str]] = field(default_factory=dict)
+    fixes: dict[str, str] = field(default_factory=dict)  # a resolved error → what fixed it
+    findings: list[tuple[int, str]] = field(default_factory=list)  # each turn's last words
     root: str | None = None
     plan_message: int | None = None
 
