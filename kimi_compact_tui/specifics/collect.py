@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import re
+from bisect import bisect_right
 from collections.abc import Iterable
 from typing import Any
 
@@ -52,17 +53,32 @@ ACK_WORDS = 3
 DONE_TASK_WEIGHT = 6
 RESOLVED_ERROR_WEIGHT = 3
 
-# The person's standing rules: a sentence with one of these (not a question).
+# The person's standing rules: a sentence with one of these (not a question). Both
+# patterns run on lower-cased text with no leading \b (which would stop the scanner
+# from skipping ahead): :func:`has_word` checks the start of a word itself.
 RULE_RE = re.compile(
-    r"\b(?:always|never|don't|dont|do not|must|mustn't|from now on|"
-    r"avoid|no longer|only use|keep using)\b|必须|不要|不能|务必|一定要",
-    re.I,
+    r"(?:always|never|don't|dont|do not|must|mustn't|from now on|"
+    r"avoid|no longer|only use|keep using)\b|必须|不要|不能|务必|一定要"
 )
 DECISION_RE = re.compile(
-    r"\b(?:decided|decide to|chose|choose to|instead of|went with|going with|trade-?off|"
-    r"we'll use|i'll use|because)\b|决定|改用|因为",
-    re.I,
+    r"(?:decided|decide to|chose|choose to|instead of|went with|going with|trade-?off|"
+    r"we'll use|i'll use|because)\b|决定|改用|因为"
 )
+
+
+def has_word(pattern: re.Pattern[str], low: str) -> bool:
+    """``pattern`` matches lower-cased ``low`` at the start of a word (a CJK
+    match anywhere)."""
+    for m in pattern.finditer(low):
+        at = m.start()
+        if at == 0 or not m.group(0)[0].isascii():
+            return True
+        before = low[at - 1]
+        if not (before.isalnum() or before == "_"):
+            return True
+    return False
+
+
 PASSED_RE = re.compile(r"\b(\d+) passed\b")
 FAILED_RE = re.compile(r"\b[1-9]\d* (?:failed|errors?)\b|\bFAILED\b|\bFAIL\b")
 PATCH_FILE_RE = re.compile(
@@ -133,9 +149,9 @@ class Instructions(Collector):
             own = m.text.strip()
             if own:
                 w.out.add(kinds.INSTRUCTIONS, collapse(own).lower(), own, m.index)
-        elif m.role == "user" and m.text and RULE_RE.search(m.text):
+        elif m.role == "user" and m.text and has_word(RULE_RE, m.low):
             for s in sentences(prose(m.text)):
-                if RULE_RE.search(s) and not s.rstrip().endswith(("?", "？")):
+                if has_word(RULE_RE, s.lower()) and not s.rstrip().endswith(("?", "？")):
                     w.out.add(kinds.INSTRUCTIONS, collapse(s).lower(), shown(s, 240), m.index)
 
 
@@ -178,10 +194,10 @@ class Decisions(Collector):
                         item.status = verdict
                 self.open = []
             return
-        if m.role != "assistant":
+        if m.role != "assistant" or not has_word(DECISION_RE, m.low):
             return
         for s in sentences(prose(m.text)):
-            if DECISION_RE.search(s) and not s.endswith(("?", ":", "：")):
+            if has_word(DECISION_RE, s.lower()) and not s.endswith(("?", ":", "：")):
                 item = w.out.add(kinds.DECISIONS, collapse(s).lower(), shown(s, 240), m.index)
                 self.open.append(item)
 
@@ -299,7 +315,7 @@ def read_status(m: Seen, w: Walk, run: Run) -> tuple[str | None, bool]:
         return FAILED, True
     if result_errors(m) and not tools.marks_failures:
         return FAILED, True
-    passed = PASSED_RE.search(text)
+    passed = PASSED_RE.search(text) if " passed" in text else None
     if passed and not FAILED_RE.search(text):
         return passed.group(0), False
     if tools.marks_failures or any(mark in text for mark in tools.success_marks):
@@ -367,7 +383,7 @@ class Commands(Collector):
 
     def _result(self, m: Seen, w: Walk) -> None:
         text = m.text
-        passed = PASSED_RE.search(text)
+        passed = PASSED_RE.search(text) if " passed" in text else None
         if passed and not FAILED_RE.search(text):
             w.passes.append(m.index)
         cid = m.message.tool_call_id or ""
@@ -479,10 +495,11 @@ def errors_in(text: str, is_tool: bool) -> list[tuple[str, str, tuple[str, str]]
         for m in TEST_ID_RE.finditer(text):
             test_id = m.group(1) or m.group(2) or m.group(3)
             out.append((f"test {test_id}".lower(), f"failing test {test_id}", ("test", test_id)))
-    for m in COMPILER_RE.finditer(text):
-        line = m.group(0).strip()
-        out.append((line.lower(), shown(line), ("error", (m.group(1) or m.group(2)).strip())))
-    closing = None if out else TESTS_FAILED_RE.search(text)
+    if "error[" in text or "fatal[" in text or "npm ERR!" in text:
+        for m in COMPILER_RE.finditer(text):
+            line = m.group(0).strip()
+            out.append((line.lower(), shown(line), ("error", (m.group(1) or m.group(2)).strip())))
+    closing = None if out or " failed" not in text else TESTS_FAILED_RE.search(text)
     if closing is not None:
         line = closing.group(0).strip().strip("= ")
         if line:
@@ -498,7 +515,7 @@ def errors_in(text: str, is_tool: bool) -> list[tuple[str, str, tuple[str, str]]
 def result_errors(m: Seen) -> list[tuple[str, str, tuple[str, str]]]:
     """The errors of a tool result (read once per message, for every collector)."""
     if m.errors is None:
-        low = m.text.lower()
+        low = m.low
         hinted = any(h in low for h in ERROR_HINTS)
         m.errors = errors_in(SYSTEM_TAG_RE.sub("\n", m.text), True) if hinted else []
     return m.errors
@@ -512,27 +529,47 @@ def program(key: str) -> str:
     return " ".join(words[:2]) if words[0] in LAUNCHERS else words[0]
 
 
-def fixed_later(index: int, run: Run | None, w: Walk) -> str | None:
-    """What fixed, in a later message, what failed at ``index`` (None: nothing
-    did): a later run of the same program that succeeded, or a file edited after
-    it and a test run that passed after that edit (when no edit is known at all,
-    and no run: a later test run that passed)."""
-    if run is not None:
-        name = program(run.key)
-        later = next(
-            (r for r in w.runs if r.index > index and r.failed is False and program(r.key) == name),
-            None,
-        )
-        if later is not None:
-            return f"`{shown(later.command, 80)}` then succeeded (message {later.index + 1})"
-    if run is None and not w.edits:  # no edit is known (a request's text): a later pass
-        after = next((p for p in w.passes if p > index), None)
-        return None if after is None else f"tests passed later (message {after + 1})"
-    edit = next((e for e in w.edits if e > index), None)
-    after = next((p for p in w.passes if edit is not None and p > edit), None)
-    if edit is None or after is None:
+def after(values: list[int], index: int | None) -> int | None:
+    """The first of the ascending ``values`` past ``index``."""
+    if index is None:
         return None
-    return f"an edit (message {edit + 1}), then tests passed (message {after + 1})"
+    at = bisect_right(values, index)
+    return values[at] if at < len(values) else None
+
+
+class Fixes:
+    """What fixed, in a later message, what failed at a message: looked up by
+    bisection in the runs that succeeded (by program), the edits and the test
+    runs that passed, so a long range's errors cost no scan each."""
+
+    def __init__(self, w: Walk) -> None:
+        self.ok: dict[str, tuple[list[int], list[Run]]] = {}
+        for r in w.runs:
+            if r.failed is False:
+                indices, runs = self.ok.setdefault(program(r.key), ([], []))
+                indices.append(r.index)
+                runs.append(r)
+        self.edits = sorted(w.edits)
+        self.passes = sorted(w.passes)
+
+    def of(self, index: int, run: Run | None) -> str | None:
+        """None: nothing did. A later run of the same program that succeeded, or a
+        file edited after it and a test run that passed after that edit (when no
+        edit is known at all, and no run: a later test run that passed)."""
+        if run is not None:
+            indices, runs = self.ok.get(program(run.key), ([], []))
+            at = bisect_right(indices, index)
+            if at < len(indices):
+                later = runs[at]
+                return f"`{shown(later.command, 80)}` then succeeded (message {later.index + 1})"
+        if run is None and not self.edits:  # no edit is known (a request's text): a later pass
+            passed = after(self.passes, index)
+            return None if passed is None else f"tests passed later (message {passed + 1})"
+        edit = after(self.edits, index)
+        passed = after(self.passes, edit)
+        if edit is None or passed is None:
+            return None
+        return f"an edit (message {edit + 1}), then tests passed (message {passed + 1})"
 
 
 class Errors(Collector):
@@ -559,11 +596,12 @@ class Errors(Collector):
             w.errors_at.append((err, m.index, run))
 
     def finish(self, w: Walk) -> None:
+        fixes = Fixes(w)
         last_seen: dict[int, tuple[Item, int, Run | None]] = {}
         for err, index, run in w.errors_at:
             last_seen[id(err)] = (err, index, run)
         for err, index, run in last_seen.values():
-            fix = fixed_later(index, run, w)
+            fix = fixes.of(index, run)
             if fix is not None:
                 err.status = RESOLVED
                 err.weight = RESOLVED_ERROR_WEIGHT
@@ -572,7 +610,7 @@ class Errors(Collector):
             item = w.out.items[kinds.COMMANDS].get(run.key)
             if item is None or not run.failed:
                 continue
-            item.extra = ("fixed later",) if fixed_later(run.index, run, w) is not None else ()
+            item.extra = ("fixed later",) if fixes.of(run.index, run) is not None else ()
 
 
 # ----------------------------------------------------------------------------- paths
@@ -669,10 +707,15 @@ class Identifiers(Collector):
                 w.out.add(kinds.IDENTIFIERS, name.lower(), name, m.index)
 
 
+OUTPUT_WINDOW = 1_000  # a long output's figures: from its first and last characters
+
+
 class Figures(Collector):
     """Numbers with a unit, versions and ports the person or the agent wrote, and
-    URLs. A tool's output gives URLs only: its wall times, sizes and the versions
-    of what it installed are the tool's, not figures anyone stated."""
+    URLs. In a tool's output, figures come from its first and last
+    :data:`OUTPUT_WINDOW` characters (a summary line, an answer; the middle of a
+    long listing or log is data), never from the lines the agent's harness adds
+    around it (wall times) nor the versions a package manager listed."""
 
     def __init__(self) -> None:
         self.harness: re.Pattern[str] | None = None
@@ -686,7 +729,13 @@ class Figures(Collector):
             lines = w.vocabulary.tools.harness_lines
             self.harness = re.compile(lines, re.M) if lines else None
             self.read = True
-        figures(w.out, m.text, m.index, output_numbers(m.text, self.harness))
+        text, low = m.text, m.low
+        if len(text) > 2 * OUTPUT_WINDOW:
+            head, tail = text[:OUTPUT_WINDOW], text[-OUTPUT_WINDOW:]
+            found = output_numbers(head, self.harness) + output_numbers(tail, self.harness)
+        else:
+            found = output_numbers(text, self.harness, low)
+        figures(w.out, text, m.index, found)
 
 
 def figures(out: Buckets, hay: str, index: int, numbers: list[tuple[str, str]]) -> None:

@@ -27,8 +27,11 @@ class Item:
     status: str | None = None
 
     def add(self, index: int) -> None:
-        if index not in self.messages:
-            self.messages.append(index)
+        messages = self.messages
+        if not messages or index > messages[-1]:  # the walk's order: no scan
+            messages.append(index)
+        elif index not in messages:
+            messages.append(index)
 
     @property
     def first(self) -> int:

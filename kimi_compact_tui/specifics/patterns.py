@@ -95,13 +95,13 @@ _UNIT_ALT = "|".join(sorted((re.escape(u) for u in UNITS), key=len, reverse=True
 # scanner skips most positions fast: a 10,000-message range is ~6 MB of text.
 # A number may group its thousands ("200,000 tokens" is one number, never "000 tokens").
 NUMBER_RE = re.compile(
-    r"([0-9](?<![\w.\-/:][0-9])(?<![0-9],[0-9])(?:[0-9]{0,2}(?:,[0-9]{3})++(?![0-9])|[0-9]*+))(?:(\.[0-9]+\.[0-9]+(?:[-+][\w.]+)?)(?![\w.]*\w)"
+    r"([0-9](?<![\w.\-/:,][0-9])[0-9]*+(?:,[0-9]{3}(?![0-9]))*+)(?:(\.[0-9]+\.[0-9]+(?:[-+][\w.]+)?)(?![\w.]*\w)"
     rf"|(\.[0-9]++)?+[ \t]?(?=[a-z%µ\u4e00-\u9fff])({_UNIT_ALT})(?![\w/]))"
 )
 V_VERSION_RE = re.compile(r"v(?<![\w.\-/]v)(\d+(?:\.\d+){0,3}(?:[-+][\w.]+)?)(?![\w.]*\w)")
-PORT_RE = re.compile(
-    r"\bport[ \t]*[:=]?[ \t]*(\d{2,5})\b|(?:localhost|127\.0\.0\.1|0\.0\.0\.0):(\d{2,5})\b"
-)
+# Two patterns, each led by a literal, so the scanner skips fast ("port" is in "import").
+PORT_RE = re.compile(r"port(?<![\w]port)[ \t]*[:=]?[ \t]*(\d{2,5})\b")
+HOST_PORT_RE = re.compile(r"(?:localhost|127\.0\.0\.1|0\.0\.0\.0):(\d{2,5})\b")
 PORT_HINTS = ("port", "localhost:", "127.0.0.1:", "0.0.0.0:")
 ERROR_HINTS = (
     "error", "exception", "fail", "fault", "warning", "exit", "interrupt", "invalid",
@@ -243,13 +243,18 @@ def without_lines(text: str, pattern: re.Pattern[str] | None) -> str:
     return pattern.sub("", text)
 
 
-def output_numbers(text: str, harness: re.Pattern[str] | None) -> list[tuple[str, str]]:
+def output_numbers(
+    text: str, harness: re.Pattern[str] | None, low: str | None = None
+) -> list[tuple[str, str]]:
     """The figures of a tool's output: not the lines its harness adds around it
     (``harness``, the format's), nor the versions a package manager listed."""
-    text = without_lines(text, harness)
-    if any(ch in text for ch in "+~├└│") or "ed " in text or "ing " in text:
+    if harness is not None:
+        text, low = without_lines(text, harness), None
+    found = numbers_in(text.lower() if low is None else low, text)
+    if any(key[:1] == "v" for key, _ in found):  # a version: not one a package manager listed
         text = PACKAGE_LINE_RE.sub("", text)
-    return numbers_in(text.lower(), text)
+        found = numbers_in(text.lower(), text)
+    return found
 
 
 def numbers_in(low: str, text: str | None = None) -> list[tuple[str, str]]:
@@ -271,9 +276,12 @@ def numbers_in(low: str, text: str | None = None) -> list[tuple[str, str]]:
     if "v" in low:
         for m in V_VERSION_RE.finditer(low):
             out.append((f"v{m.group(1)}", text[m.start() : m.end()] if same else m.group(0)))  # type: ignore[index]
-    if any(h in low for h in PORT_HINTS):
+    if "port" in low:
         for m in PORT_RE.finditer(low):
-            out.append((f"port {m.group(1) or m.group(2)}", text[m.start() : m.end()] if same else m.group(0)))  # type: ignore[index]
+            out.append((f"port {m.group(1)}", text[m.start() : m.end()] if same else m.group(0)))  # type: ignore[index]
+    if ":" in low and any(h in low for h in PORT_HINTS[1:]):
+        for m in HOST_PORT_RE.finditer(low):
+            out.append((f"port {m.group(1)}", text[m.start() : m.end()] if same else m.group(0)))  # type: ignore[index]
     return out
 
 

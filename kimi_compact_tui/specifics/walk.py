@@ -52,6 +52,11 @@ class Seen:
     flagged: bool | None = None
 
     @cached_property
+    def low(self) -> str:
+        """The text lower-cased (read once, by every collector that needs it)."""
+        return self.text.lower()
+
+    @cached_property
     def hay(self) -> str:
         """The text and the tool calls (names and argument strings)."""
         if not self.calls:
