@@ -731,7 +731,9 @@ class Figures(Collector):
             self.read = True
         text, low = m.text, m.low
         if len(text) > 2 * OUTPUT_WINDOW:
-            head, tail = text[:OUTPUT_WINDOW], text[-OUTPUT_WINDOW:]
+            # whole lines: a figure is never cut from what stands before it
+            head = text[: text.rfind("\n", 0, OUTPUT_WINDOW) + 1 or OUTPUT_WINDOW]
+            tail = text[text.find("\n", len(text) - OUTPUT_WINDOW) + 1 or -OUTPUT_WINDOW :]
             found = output_numbers(head, self.harness) + output_numbers(tail, self.harness)
         else:
             found = output_numbers(text, self.harness, low)
