@@ -753,7 +753,7 @@ def figures(out: Buckets, hay: str, index: int, numbers: list[tuple[str, str]]) 
 
 ANCHOR_LINE_RE = re.compile(
     r"^- (?P<label>user requests|instructions|open tasks|edited files|errors|commands|"
-    r"file paths): (?P<text>.+) \(messages? \d+(?:, \d+)*(?:; (?P<status>[\w ]+))?\)$",
+    r"file paths|identifiers|numbers|URLs): (?P<text>.+) \(messages? \d+(?:, \d+)*(?:; (?P<status>[\w ]+))?\)$",
     re.M,
 )
 ANCHOR_KINDS = {
@@ -763,6 +763,9 @@ ANCHOR_KINDS = {
     "errors": kinds.ERRORS,
     "commands": kinds.COMMANDS,
     "file paths": kinds.FILE_PATHS,
+    "identifiers": kinds.IDENTIFIERS,
+    "numbers": kinds.NUMBERS,
+    "URLs": kinds.URLS,
 }
 
 

@@ -135,6 +135,10 @@ def run(args: argparse.Namespace) -> int:
             "none; pass --yes to write without asking"
         )
     thresholds = [parse_min_retention(t) for t in args.min_retention]  # bad input: before any run
+    if args.anchor:
+        from kimi_compact_tui.retention.anchor import check_budget
+
+        check_budget(args.anchor_budget)
     rounds = check_rounds(args, alone=True)
     if rounds is not None and rounds.given_only and args.instructions:
         raise UserError(

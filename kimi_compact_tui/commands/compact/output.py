@@ -121,6 +121,8 @@ def json_result(run: CompactionRun, written: Path | None) -> dict[str, Any]:
     else:
         data = run.result.to_json()
         data["noop"] = None
+        if run.draft is not None:
+            data["summary"] = run.draft.summary  # as written (an anchor block included)
     data["session"] = str(run.session.ref or run.session.path)
     data["output"] = str(written) if written else None
     data["written"] = written is not None
