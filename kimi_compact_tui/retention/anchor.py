@@ -214,11 +214,13 @@ def anchor(
     pinned: Sequence[Item] | None = None,
 ) -> Anchored:
     """``summary`` (without any block it held) with the block of what ``report``
-    says it misses (see the module); with ``pinned`` (the retention pane's pins),
-    of those items only. ``report`` is the retention of the summary without its
-    block."""
+    says it misses (see the module); ``report`` is the retention of the summary
+    without its block. With ``pinned`` (the retention pane's pins), of those
+    items only, appended to ``summary`` as it is: the pane's summary is the one
+    under review, a block the person wrote in it included, and ``report``
+    counts that block as kept."""
     check_budget(budget)
-    base = without_block(summary)
+    base = without_block(summary) if pinned is None else summary
     candidates = _missing(report, pinned)
     if not candidates:
         return Anchored(base, "")
