@@ -14,3 +14,14 @@ async def test_the_stream_benchmark_drives_the_stream_screen_to_its_end(tmp_path
     figures = await stream_through_tui(50, session_path=path)
     assert set(figures) == {"lag", "total"}
     assert 0 <= figures["lag"] <= figures["total"]
+
+
+def test_the_summary_benchmark_times_both_steps_against_plan_json(tmp_path):
+    """It runs `plan --json`, the offline summary and retention in one run."""
+    from benchmarks.summary_bench import bench_summary
+
+    path = generate.write_kimi(tmp_path / "context.jsonl", generate.generate_messages(200))
+    figures = bench_summary(path=path)
+    assert figures["messages"] == 200 and figures["plan_json_cpu"] > 0
+    assert figures["summary_cpu"] > 0 and figures["retention_cpu"] > 0
+    assert figures["critical"] == 0  # the offline summary passes its own retention

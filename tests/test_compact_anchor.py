@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+from kimi_compact_tui.compaction.tokens import estimate_tokens
 from kimi_compact_tui.formats import load_session
 from kimi_compact_tui.retention import EDITOR_BLOCK_END, EDITOR_BLOCK_START
 from kimi_compact_tui.secrets import mask_secrets
@@ -37,7 +38,8 @@ def test_anchor_prints_the_final_summary_and_writes_nothing(cli_main, loopback, 
         f"- user requests: {TASK} (message 4; answered)",
         "- user requests: ok, go on (message 14; answered)",
     ]
-    assert "- instructions: Always keep history.jsonl append-only. (message 4)" in lines
+    # the rule is written once: inside the request it was stated in
+    assert sum("Always keep history.jsonl append-only." in x for x in lines) == 1
     assert "- open tasks: Write tests for --since (message 15; in_progress)" in lines
     assert "- open tasks: Update the README (message 15; pending)" in lines
     assert "- edited files: src/history.py (message 9)" in lines
@@ -53,11 +55,13 @@ def test_anchor_prints_the_final_summary_and_writes_nothing(cli_main, loopback, 
 def test_a_small_budget_shortens_requests_and_says_what_did_not_fit(cli_main, loopback, tmp_path):
     path = planned_session().write(tmp_path)
     loopback.script([openai_sse([LOSSY])])
-    result = cli_main("compact", path, "--anchor", "--anchor-budget", "60", *remote(loopback))
+    result = cli_main("compact", path, "--anchor", "--anchor-budget", "120", *remote(loopback))
     assert result.code == 0, result.stderr
-    lines = result.stdout[result.stdout.index(EDITOR_BLOCK_START) :].splitlines()
+    block = result.stdout[result.stdout.index(EDITOR_BLOCK_START) :]
+    assert estimate_tokens(block.rstrip("\n")) <= 120  # a hard limit, markers included
+    lines = block.splitlines()
     requests = [x for x in lines if x.startswith("- user requests: ")]
-    assert len(requests) == 2 and "…" in requests[0]  # shortened, not dropped
+    assert len(requests) == 2 and "…" in requests[0]  # shortened before any is left out
     assert any(x.startswith("- open tasks: Update the README") for x in lines)
     assert "did not fit in the anchor budget" in result.stderr
 

@@ -177,7 +177,8 @@ def test_an_error_a_later_test_run_fixed_is_resolved_not_open():
     text = offline_summary(FIXTURE)
     issues = text[text.index("<active_issues>") : text.index("</active_issues>")]
     headline = TRACEBACK.rsplit("\n", 1)[-1]
-    assert f"Resolved later: {headline} (message 3)" in issues  # "12 passed" came after
+    line = next(ln for ln in issues.split("\n") if headline in ln)
+    assert line.startswith(f"- Resolved later: {headline}") and "(message 3)" in line
     assert "Unresolved" not in issues
 
 
@@ -270,17 +271,23 @@ def test_a_sample_has_a_traceback():
     ), "expected at least one sample session with a Python traceback"
 
 
-def test_very_long_transcript_reads_the_recent_part_and_says_so():
+def test_very_long_transcript_reads_the_recent_part_and_says_so(monkeypatch):
+    from kimi_compact_tui.providers.offline import render
+
     messages = [("system", ["Work in /srv/big."])]
     for i in range(2600):
         messages.append(("user", [f"request number {i}"]))
         messages.append(("assistant", [f"Fixed item {i}."]))
     text = offline_summary(make_body(messages))
     assert_six_sections(text)
-    # over the offline limit: the first and the latest requests stay, the summary says
-    # how many of those between went
+    # within the budget every request is written whole, however many
+    assert all(f"(message {2 * i + 2}): request number {i}\n" in text for i in range(2600))
+    # past the critical limit: the first and the latest requests stay, the summary
+    # says how many of those between went
+    monkeypatch.setattr(render, "CRITICAL_LIMIT", 5_000)
+    text = offline_summary(make_body(messages))
     assert "- current request (message 5200): request number 2599" in text
     assert "- request 1 (message 2): request number 0" in text
     assert re.search(r"Cut: .*\b(\d+) user requests \(messages 4–\d+\) left out", text)
-    assert "1 system messages (kept as they are)" in text
+    assert "- System message 1 (kept as it is): Work in /srv/big." in text
     assert "messages 2–5201 (2600 user, 2600 assistant)" in text

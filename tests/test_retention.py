@@ -105,12 +105,12 @@ LABELS = {
 FIGURES = {
     "kimi-debugging": dict(
         user_requests=(1, 3), instructions=(0, 0), open_tasks=(0, 0), edited_files=(1, 1),
-        commands=(1, 3), errors=(2, 4), file_paths=(2, 3), identifiers=(2, 2), numbers=(2, 5),
+        commands=(1, 3), errors=(1, 3), file_paths=(2, 3), identifiers=(2, 2), numbers=(2, 5),
         urls=(0, 0),
     ),
     "cjk-deploy": dict(
         user_requests=(1, 2), instructions=(2, 3), open_tasks=(0, 0), edited_files=(0, 0),
-        commands=(2, 4), errors=(2, 2), file_paths=(1, 1), identifiers=(0, 0), numbers=(3, 5),
+        commands=(2, 4), errors=(1, 1), file_paths=(1, 1), identifiers=(0, 0), numbers=(3, 5),
         urls=(1, 2),
     ),
 }  # fmt: skip

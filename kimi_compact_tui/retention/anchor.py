@@ -2,21 +2,33 @@
 
 :func:`anchor` appends to a summary the block the retention pane already writes
 to the editor (:func:`~.report.editor_block`: ``- label: text (message N)``
-lines between the two markers), holding what the summary misses, by weight:
-user requests, instructions, open tasks, edited files, open errors, commands,
-paths. It stays inside the summary text, so inside the summary message of
-every format. Within ``budget`` tokens: requests, instructions and open tasks
-are shortened with ``…`` and never dropped; the rest is cut from edited files
-down, and :class:`Anchored` says what did not fit. Secret-looking strings (keys
-and tokens) are masked.
+lines between the two markers), holding what the summary misses, by
+importance:
+
+1. the critical items: user requests, instructions, open tasks (the latest
+   first; shortened with ``…`` before anything critical is left out);
+2. the latest and the most referenced of the rest: files edited and errors
+   still open, then commands (the final checks before the first reads), then
+   paths;
+3. identifiers, numbers and URLs the summary lost.
+
+No item is written twice: a rule the person stated inside a request written
+whole is that request's, and the same text under two labels is one line.
+``budget`` is a hard limit on the whole block, markers included (a budget of
+0 or less is refused), and :class:`Anchored` says what did not fit. A summary
+that already holds a block gets its block replaced, never a second one. It
+stays inside the summary text, so inside the summary message of every
+format. Secret-looking strings (keys and tokens) are masked.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
 from kimi_compact_tui.compaction.tokens import estimate_tokens
+from kimi_compact_tui.errors import UserError
 from kimi_compact_tui.retention.report import (
     EDITOR_BLOCK_END,
     EDITOR_BLOCK_START,
@@ -29,9 +41,12 @@ from kimi_compact_tui.specifics import (
     EDITED_FILES,
     ERRORS,
     FILE_PATHS,
+    IDENTIFIERS,
     INSTRUCTIONS,
+    NUMBERS,
     OPEN,
     OPEN_TASKS,
+    URLS,
     USER_REQUESTS,
     Item,
 )
@@ -39,10 +54,35 @@ from kimi_compact_tui.specifics import (
 #: Tokens the block may take by default: about what 20 requests of two lines and
 #: a dozen paths and commands take, small beside a summary of a few thousand.
 DEFAULT_ANCHOR_BUDGET = 800
-#: The order of the block: heaviest first.
-ORDER = (USER_REQUESTS, INSTRUCTIONS, OPEN_TASKS, EDITED_FILES, ERRORS, COMMANDS, FILE_PATHS)
-NEVER_DROPPED = (USER_REQUESTS, INSTRUCTIONS, OPEN_TASKS)
-SHORTENED = (240, 120, 60)  # characters of a never-dropped item, step by step
+#: The order of the block as written (each category's lines in message order).
+ORDER = (
+    USER_REQUESTS,
+    INSTRUCTIONS,
+    OPEN_TASKS,
+    EDITED_FILES,
+    ERRORS,
+    COMMANDS,
+    FILE_PATHS,
+    IDENTIFIERS,
+    NUMBERS,
+    URLS,
+)
+CRITICAL = (USER_REQUESTS, INSTRUCTIONS, OPEN_TASKS)
+#: How the rest is chosen: a lower tier first, the latest first within a tier.
+TIERS = {
+    EDITED_FILES: 1,
+    ERRORS: 1,
+    COMMANDS: 2,
+    FILE_PATHS: 3,
+    IDENTIFIERS: 4,
+    NUMBERS: 4,
+    URLS: 4,
+}
+SHORTENED = (240, 120, 60)  # characters of a critical item, step by step
+REST_CHARS = 240
+BLOCK_RE = re.compile(
+    rf"\n*{re.escape(EDITOR_BLOCK_START)}.*?{re.escape(EDITOR_BLOCK_END)}\n?", re.S
+)
 
 
 @dataclass
@@ -65,41 +105,106 @@ class Anchored:
         return f"anchor: {what} did not fit in the anchor budget"
 
 
-def _candidates(report: RetentionReport) -> list[Item]:
-    out: list[Item] = []
-    for name in ORDER:
-        category = report.categories.get(name)
-        if category is None:
-            continue
-        for item in category.missing:
-            if name == ERRORS and item.status not in (None, OPEN):
-                continue  # only errors still open at the end of the range
-            out.append(item)
-    return out
+def check_budget(budget: int) -> int:
+    """``budget`` when it is a positive number of tokens; else one line refusing it."""
+    if budget <= 0:
+        raise UserError(
+            f"--anchor-budget {budget}: the anchor block needs a budget of at least 1 token"
+        )
+    return budget
 
 
-def _pinned(report: RetentionReport, pinned: Sequence[Item]) -> list[Item]:
-    """The pinned items ``report`` says are missing, in the block's order (then
-    the categories :data:`ORDER` leaves out, in the report's order)."""
+def without_block(summary: str) -> str:
+    """``summary`` without its anchor block (re-anchoring replaces it)."""
+    if EDITOR_BLOCK_START not in summary:
+        return summary
+    return BLOCK_RE.sub("\n", summary).rstrip("\n") + "\n"
+
+
+def _missing(report: RetentionReport, pinned: Sequence[Item] | None) -> list[Item]:
+    """What the block may hold: the items ``report`` says are missing (only errors
+    still open at the end of the range), or of those only the ``pinned`` ones
+    (any category)."""
     names = [*ORDER, *(n for n in report.categories if n not in ORDER)]
     out: list[Item] = []
     for name in names:
         category = report.categories.get(name)
-        if category is not None:
-            out.extend(item for item in category.missing if item in pinned)
+        if category is None or (pinned is None and name not in ORDER):
+            continue
+        for item in category.missing:
+            if pinned is not None:
+                if item in pinned:
+                    out.append(item)
+            elif name != ERRORS or item.status in (None, OPEN):
+                out.append(item)
     return out
 
 
-def _masked(item: Item, chars: int | None = None) -> Item:
+def _latest(item: Item) -> int:
+    return item.messages[-1] if item.messages else -1
+
+
+def _masked(item: Item, chars: int) -> Item:
     text = mask_secrets(item.text)
-    if chars is not None and len(" ".join(text.split())) > chars:
-        flat = " ".join(text.split())
+    flat = " ".join(text.split())
+    if len(flat) > chars:
         text = flat[: chars - 1].rstrip() + "…"
     return replace(item, text=text)
 
 
-def _cost(lines: list[str]) -> int:
-    return estimate_tokens("\n".join(lines))
+def _key(item: Item) -> str:
+    return " ".join(item.text.split()).lower()
+
+
+def _cost(line: str) -> int:
+    return estimate_tokens(line) + 1
+
+
+def _choose(candidates: list[Item], budget: int) -> tuple[list[Item], list[Item]]:
+    """(chosen, left out): the critical items first (the latest first, shortened
+    step by step before one is left out), then the rest by tier and recency,
+    each whole (cut at :data:`REST_CHARS`) or not at all; never over ``budget``."""
+    room = budget - estimate_tokens(f"{EDITOR_BLOCK_START}\n{EDITOR_BLOCK_END}") - 1
+    critical = sorted((i for i in candidates if i.category in CRITICAL), key=lambda i: -_latest(i))
+    rest = sorted(
+        (i for i in candidates if i.category not in CRITICAL),
+        key=lambda i: (TIERS.get(i.category, 5), -_latest(i), -len(i.messages)),
+    )
+    chosen: list[Item] = []
+    left_out: list[Item] = []
+    # the critical items at the longest length at which they all fit, else the shortest
+    for chars in SHORTENED:
+        shown = [_masked(i, chars) for i in critical]
+        if sum(_cost(item_line(i)) for i in shown) <= room:
+            break
+    taken: set[str] = set()
+    requests: list[str] = []
+    for original, item in zip(critical, shown, strict=True):
+        if item.category == INSTRUCTIONS and any(_key(item) in r for r in requests):
+            continue  # the rule is in a request written whole
+        if _key(item) in taken:
+            continue
+        cost = _cost(item_line(item))
+        if cost > room:
+            left_out.append(original)
+            continue
+        room -= cost
+        chosen.append(item)
+        taken.add(_key(item))
+        if item.category == USER_REQUESTS and not item.text.endswith("…"):
+            requests.append(_key(item))
+    for original in rest:
+        item = _masked(original, REST_CHARS)
+        if _key(item) in taken:
+            continue
+        cost = _cost(item_line(item))
+        if cost > room:
+            left_out.append(original)
+            continue
+        room -= cost
+        chosen.append(item)
+        taken.add(_key(item))
+    return chosen, left_out
 
 
 def anchor(
@@ -108,29 +213,22 @@ def anchor(
     budget: int = DEFAULT_ANCHOR_BUDGET,
     pinned: Sequence[Item] | None = None,
 ) -> Anchored:
-    """``summary`` with the block of what ``report`` says it misses (see the
-    module); with ``pinned`` (the retention pane's pins), of those items only."""
-    candidates = _candidates(report) if pinned is None else _pinned(report, pinned)
+    """``summary`` (without any block it held) with the block of what ``report``
+    says it misses (see the module); ``report`` is the retention of the summary
+    without its block. With ``pinned`` (the retention pane's pins), of those
+    items only, appended to ``summary`` as it is: the pane's summary is the one
+    under review, a block the person wrote in it included, and ``report``
+    counts that block as kept."""
+    check_budget(budget)
+    base = without_block(summary) if pinned is None else summary
+    candidates = _missing(report, pinned)
     if not candidates:
-        return Anchored(summary, "")
-    must = [i for i in candidates if i.category in NEVER_DROPPED]
-    rest = [i for i in candidates if i.category not in NEVER_DROPPED]
-    chosen = [_masked(i) for i in must]
-    for chars in SHORTENED:
-        if _cost([item_line(i) for i in chosen]) <= budget:
-            break
-        chosen = [_masked(i, chars) for i in must]
-    left_out: list[Item] = []
-    used = _cost([EDITOR_BLOCK_START, EDITOR_BLOCK_END, *(item_line(i) for i in chosen)])
-    for item in rest:
-        masked = _masked(item, 240)
-        cost = estimate_tokens(item_line(masked)) + 1
-        if used + cost <= budget:
-            chosen.append(masked)
-            used += cost
-        else:
-            left_out.append(item)
-    lines = [EDITOR_BLOCK_START, *(item_line(i) for i in chosen), EDITOR_BLOCK_END]
-    block = "\n".join(lines)
-    text = summary.rstrip("\n") + "\n\n" + block + "\n"
+        return Anchored(base, "")
+    chosen, left_out = _choose(candidates, budget)
+    if not chosen:
+        return Anchored(base, "", [], left_out)
+    place = {name: n for n, name in enumerate(ORDER)}
+    chosen.sort(key=lambda i: (place.get(i.category, len(ORDER)), i.first))
+    block = "\n".join([EDITOR_BLOCK_START, *(item_line(i) for i in chosen), EDITOR_BLOCK_END])
+    text = base.rstrip("\n") + "\n\n" + block + "\n"
     return Anchored(text, block, chosen, left_out)

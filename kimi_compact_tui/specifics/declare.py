@@ -22,6 +22,7 @@ CONTEXT = "context"  # the agent's environment, permission or instruction contex
 CHECKPOINT = "checkpoint"  # a checkpoint marker
 ATTACHMENT = "attachment"  # an attachment the agent added
 SUMMARY = "summary"  # an earlier compaction's summary
+INTERRUPT = "interrupt"  # the agent's note that the person stopped it mid-turn
 
 #: The plan statuses the extractor reports (each agent's own are mapped to these).
 PENDING = "pending"
@@ -83,21 +84,62 @@ class ToolRoles:
     #: Tags whose blocks inside a prompt are the agent's, not the person's
     #: (``system-reminder``): dropped from the prompt's text.
     inline_tags: tuple[str, ...] = ()
+    #: Text the agent puts in a tool result that succeeded (a closing note).
+    success_marks: tuple[str, ...] = ()
+    #: Text the agent puts at the start or the end of a result that failed or
+    #: was refused (a write that was not made).
+    failure_marks: tuple[str, ...] = ()
+    #: The record marks every failed result (``tool_failed``), so a result it
+    #: does not mark succeeded, with or without an exit code.
+    marks_failures: bool = False
+    #: Tools that read more of a command still running: the arguments naming it.
+    polls: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    #: A result of a command still running: a pattern whose group 1 is the id
+    #: a later poll names it by.
+    running: str = ""
+    #: The lines the agent's harness writes around a tool's output (a pattern
+    #: matching each whole line): their figures (wall times) are not the session's.
+    harness_lines: str = ""
 
     def merged(self, *others: ToolRoles) -> ToolRoles:
-        """These roles and ``others``' together (a fallback format's)."""
+        """These roles and ``others``' together (a fallback format's; the marks
+        of every one, but no format's promise that it marks every failure)."""
         writes = dict(self.writes)
         runs = dict(self.runs)
         plans = dict(self.plans)
+        polls = dict(self.polls)
         patches = list(self.patches)
         tags = list(self.inline_tags)
+        ok = list(self.success_marks)
+        bad = list(self.failure_marks)
+        running = [self.running] if self.running else []
+        harness = [self.harness_lines] if self.harness_lines else []
         for o in others:
             writes.update(o.writes)
             runs.update(o.runs)
             plans.update(o.plans)
+            polls.update(o.polls)
             patches += [p for p in o.patches if p not in patches]
             tags += [t for t in o.inline_tags if t not in tags]
-        return ToolRoles(writes, tuple(patches), runs, plans, tuple(tags))
+            ok += [t for t in o.success_marks if t not in ok]
+            bad += [t for t in o.failure_marks if t not in bad]
+            running += [o.running] if o.running and o.running not in running else []
+            harness += (
+                [o.harness_lines] if o.harness_lines and o.harness_lines not in harness else []
+            )
+        return ToolRoles(
+            writes,
+            tuple(patches),
+            runs,
+            plans,
+            tuple(tags),
+            tuple(ok),
+            tuple(bad),
+            False,
+            polls,
+            "|".join(f"(?:{r})" for r in running) if len(running) > 1 else "".join(running),
+            "|".join(f"(?:{h})" for h in harness),
+        )
 
 
 def _none(message: Message) -> str | None:

@@ -16,8 +16,8 @@ PATH_RE = re.compile(rf"(?:\.{{1,2}}/|/|~/)?(?:[\w.\-]+/)*[\w.\-]*\w\.(?:{EXTENS
 PATH_END_RE = re.compile(rf"\.(?<=\w\.)(?:{EXTENSIONS})(?![\w\-/]|\.\w)")  # literal first: fast
 DIR_PATH_RE = re.compile(r"/(?<![\w.:/]/)(?:home|Users|work|srv|opt|app|mnt|data)/[\w.\-/]*\w")
 SPECIAL_FILES_RE = re.compile(
-    r"(?<![\w/.\-])((?:[\w.\-]+/)*(?:Makefile|Dockerfile|Justfile|Rakefile|Gemfile|"
-    r"\.gitignore|\.env))(?![\w\-/.])"
+    r"(?<![\w/.\-*$}])((?:[\w.\-]+/)*(?:Makefile|Dockerfile|Justfile|Rakefile|Gemfile|"
+    r"\.gitignore|\.env))(?![\w\-/.*])"
 )
 URL_RE = re.compile(r"\bhttps?://[^\s<>\"'`)\]}\x00-\x1f\x7f-\x9f]+")  # never a control
 FENCE_RE = re.compile(r"^(`{3,}|~{3,})[^\n]*\n(.*?)^\1[ \t]*$", re.M | re.S)
@@ -43,7 +43,7 @@ TEST_ID_RE = re.compile(
     r"--- FAIL: (\w+))"
 )
 EXIT_RE = re.compile(
-    r"\b(?:exited with (?:code|status)|exit (?:code|status)|returned non-zero exit status)"
+    r"\b(?:exited with (?:code|status)|exit[ _](?:code|status)\"?|returned non-zero exit status)"
     r"[:= ]*(-?\d{1,3})\b",
     re.I,
 )
@@ -93,14 +93,15 @@ UNITS = {
 _UNIT_ALT = "|".join(sorted((re.escape(u) for u in UNITS), key=len, reverse=True))
 # Patterns run on lower-cased text and lead with a digit (or a literal), so the
 # scanner skips most positions fast: a 10,000-message range is ~6 MB of text.
+# A number may group its thousands ("200,000 tokens" is one number, never "000 tokens").
 NUMBER_RE = re.compile(
-    r"([0-9](?<![\w.\-/:][0-9])[0-9]*+)(?:(\.[0-9]+\.[0-9]+(?:[-+][\w.]+)?)(?![\w.]*\w)"
+    r"([0-9](?<![\w.\-/:,][0-9])[0-9]*+(?:,[0-9]{3}(?![0-9]))*+)(?:(\.[0-9]+\.[0-9]+(?:[-+][\w.]+)?)(?![\w.]*\w)"
     rf"|(\.[0-9]++)?+[ \t]?(?=[a-z%µ\u4e00-\u9fff])({_UNIT_ALT})(?![\w/]))"
 )
 V_VERSION_RE = re.compile(r"v(?<![\w.\-/]v)(\d+(?:\.\d+){0,3}(?:[-+][\w.]+)?)(?![\w.]*\w)")
-PORT_RE = re.compile(
-    r"\bport[ \t]*[:=]?[ \t]*(\d{2,5})\b|(?:localhost|127\.0\.0\.1|0\.0\.0\.0):(\d{2,5})\b"
-)
+# Two patterns, each led by a literal, so the scanner skips fast ("port" is in "import").
+PORT_RE = re.compile(r"port(?<![\w]port)[ \t]*[:=]?[ \t]*(\d{2,5})\b")
+HOST_PORT_RE = re.compile(r"(?:localhost|127\.0\.0\.1|0\.0\.0\.0):(\d{2,5})\b")
 PORT_HINTS = ("port", "localhost:", "127.0.0.1:", "0.0.0.0:")
 ERROR_HINTS = (
     "error", "exception", "fail", "fault", "warning", "exit", "interrupt", "invalid",
@@ -162,10 +163,36 @@ TECH_NAME_RE = re.compile(r"[A-Z][A-Za-z0-9]*\.js")
 SPECIAL_NAMES = ("Makefile", "Dockerfile", "Justfile", "Rakefile", "Gemfile", ".gitignore", ".env")
 
 
+QUOTES = "\"'`"
+# A name that stands for any file ("X.lock", "foo.py", "<name>.md"): not a path.
+PLACEHOLDER_RE = re.compile(r"(?:[A-Z]|foo|bar|baz|qux|xxx|XXX|your[\w-]*|<[^>]*>)\.\w+")
+NOT_BEFORE = frozenset(":@$}*%")  # a URL, user@host:, $VAR/…, ${VAR}/…, a glob
+
+
+def quoted_path(text: str, start: int, end: int) -> str | None:
+    """The whole path when the one ending at ``end`` is quoted and has spaces
+    ("/work/My Project/notes.md"), else None."""
+    close = text[end] if end < len(text) else ""
+    if not close or close not in QUOTES:
+        return None
+    line_start = text.rfind("\n", 0, start) + 1
+    opening = text.rfind(close, line_start, start)
+    if opening < 0 or end - opening > 260:
+        return None
+    inner = text[opening + 1 : end]
+    # a path, not a command: it starts at a root, or a folder comes before its first space
+    rooted = inner.startswith(("/", "~/", "./", "../")) or "/" in inner.split(" ", 1)[0]
+    if rooted and all(ch.isalnum() or ch in "_ " or ch in PATH_CHARS for ch in inner):
+        return inner
+    return None
+
+
 def paths_in(text: str) -> list[str]:
     """File paths in ``text``: a name with a known extension, with any folders
-    before it (``./``, ``../``, ``/`` and ``~/`` starts), absolute folders under
-    the usual roots, and a few well-known extensionless files."""
+    before it (``./``, ``../``, ``/`` and ``~/`` starts), a quoted one with
+    spaces whole, absolute folders under the usual roots, and a few well-known
+    extensionless files. Never a glob (``*.test.ts``), a path under a shell
+    variable (``$TASK_DIR/spec.json``) or a placeholder name (``X.lock``)."""
     out = []
     for m in PATH_END_RE.finditer(text):
         start = m.start()
@@ -175,18 +202,59 @@ def paths_in(text: str) -> list[str]:
                 start -= 1
             else:
                 break
-        if start > 0 and text[start - 1] in ":@":
-            continue  # a URL or user@host:path
-        candidate = text[start : m.end()]
-        if "/" not in candidate and TECH_NAME_RE.fullmatch(candidate):
-            continue  # Node.js, Vue.js: a name, not a file
+        end = m.end()
+        before = text[start - 1] if start > 0 else ""
+        if before in NOT_BEFORE or text[end : end + 1] == "*":
+            continue
+        if before == " ":
+            whole = quoted_path(text, start, end)
+            if whole is not None:
+                out.append(whole)
+                continue
+        candidate = text[start:end]
+        if "/" not in candidate and (
+            TECH_NAME_RE.fullmatch(candidate) or PLACEHOLDER_RE.fullmatch(candidate)
+        ):
+            continue  # Node.js, Vue.js: a name; X.lock: any file
         if PATH_RE.fullmatch(candidate):
             out.append(candidate)
     if "/" in text:
-        out.extend(DIR_PATH_RE.findall(text))
+        spaced = [p for p in out if " " in p]
+        for folder in DIR_PATH_RE.findall(text):
+            if not any(p.startswith(folder + " ") for p in spaced):  # a quoted one's start
+                out.append(folder)
     if any(name in text for name in SPECIAL_NAMES):
         out.extend(SPECIAL_FILES_RE.findall(text))
     return out
+
+
+# A package manager's listing line: the versions on it are what it installed, not figures.
+PACKAGE_LINE_RE = re.compile(
+    r"^[ \t]*(?:[+~][ \t]|[├└│]|(?:Collecting|Downloading|Installing|Successfully installed|"
+    r"Requirement already satisfied|Using cached|added|removed|changed|updated)\b).*$",
+    re.M,
+)
+
+
+def without_lines(text: str, pattern: re.Pattern[str] | None) -> str:
+    """``text`` without the lines ``pattern`` matches (the lines kept where they were)."""
+    if pattern is None:
+        return text
+    return pattern.sub("", text)
+
+
+def output_numbers(
+    text: str, harness: re.Pattern[str] | None, low: str | None = None
+) -> list[tuple[str, str]]:
+    """The figures of a tool's output: not the lines its harness adds around it
+    (``harness``, the format's), nor the versions a package manager listed."""
+    if harness is not None:
+        text, low = without_lines(text, harness), None
+    found = numbers_in(text.lower() if low is None else low, text)
+    if any(key[:1] == "v" for key, _ in found):  # a version: not one a package manager listed
+        text = PACKAGE_LINE_RE.sub("", text)
+        found = numbers_in(text.lower(), text)
+    return found
 
 
 def numbers_in(low: str, text: str | None = None) -> list[tuple[str, str]]:
@@ -197,18 +265,23 @@ def numbers_in(low: str, text: str | None = None) -> list[tuple[str, str]]:
     for m in NUMBER_RE.finditer(low):
         whole, version, decimal, unit = m.groups()
         if version is not None:
+            if "," in whole:
+                continue
             key = f"v{whole}{version}"
         else:
             if unit == "s" and decimal is None and plural_code(m, low):
                 continue
-            key = f"{whole}{decimal or ''}{UNITS[unit]}"
+            key = f"{whole.replace(',', '')}{decimal or ''}{UNITS[unit]}"
         out.append((key, text[m.start() : m.end()] if same else m.group(0)))  # type: ignore[index]
     if "v" in low:
         for m in V_VERSION_RE.finditer(low):
             out.append((f"v{m.group(1)}", text[m.start() : m.end()] if same else m.group(0)))  # type: ignore[index]
-    if any(h in low for h in PORT_HINTS):
+    if "port" in low:
         for m in PORT_RE.finditer(low):
-            out.append((f"port {m.group(1) or m.group(2)}", text[m.start() : m.end()] if same else m.group(0)))  # type: ignore[index]
+            out.append((f"port {m.group(1)}", text[m.start() : m.end()] if same else m.group(0)))  # type: ignore[index]
+    if ":" in low and any(h in low for h in PORT_HINTS[1:]):
+        for m in HOST_PORT_RE.finditer(low):
+            out.append((f"port {m.group(1)}", text[m.start() : m.end()] if same else m.group(0)))  # type: ignore[index]
     return out
 
 

@@ -184,6 +184,10 @@ def check_options(opts: CompactOptions) -> Checked:
             "there is none; pass --yes to write without asking"
         )
     thresholds = [parse_min_retention(t) for t in opts.min_retention]
+    if opts.anchor:
+        from kimi_compact_tui.retention.anchor import check_budget
+
+        check_budget(opts.anchor_budget)
     rounds = check_rounds(opts.from_summary, opts.revise, alone=True)
     return Checked(output, thresholds, rounds)
 

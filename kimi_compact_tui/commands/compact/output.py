@@ -125,6 +125,8 @@ def json_result(run: CompactionRun, written: Path | SessionRef | None) -> dict[s
     else:
         data = run.result.to_json()
         data["noop"] = None
+        if run.draft is not None:
+            data["summary"] = run.draft.summary  # as written (an anchor block included)
     data["session"] = str(run.session.ref)
     data["output"] = str(written) if written else None
     data["written"] = written is not None

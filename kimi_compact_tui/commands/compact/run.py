@@ -177,16 +177,17 @@ def anchored_run(run_: CompactionRun, budget: int, allow_truncated: bool) -> Com
     """``run_`` with its draft's summary anchored (unchanged when nothing is missing);
     says on stderr what did not fit in ``budget``."""
     from kimi_compact_tui.retention import retention_report
-    from kimi_compact_tui.retention.anchor import Anchored, anchor
+    from kimi_compact_tui.retention.anchor import Anchored, anchor, without_block
 
     if run_.draft is None or run_.result is None:
         return run_
-    report = retention_report(run_.session, run_.plan, run_.draft.summary)
-    anchored: Anchored = anchor(report, run_.draft.summary, budget)
+    base = without_block(run_.draft.summary)  # a block it holds is replaced, not repeated
+    report = retention_report(run_.session, run_.plan, base)
+    anchored: Anchored = anchor(report, base, budget)
     note = anchored.note()
     if note:
         print(note, file=sys.stderr)
-    if not anchored.block:
+    if not anchored.block and anchored.text == run_.draft.summary:
         return run_
     draft = run_.job.draft(
         run_.preparation, run_.result, anchored.text, allow_truncated=allow_truncated

@@ -9,7 +9,12 @@ Bookkeeping: the local-command caveat and the other ``isMeta`` user records,
 a command's echoes (``<command-name>``, ``<command-message>``, ``<command-args>``,
 ``<local-command-stdout>``/``stderr``/``caveat``, and ``local_command`` system
 records), a user message that is only ``<system-reminder>`` blocks, the
-compaction summary (``isCompactSummary``) and attachments.
+compaction summary (``isCompactSummary``), attachments, and its note that the
+person stopped it (``[Request interrupted by user…]``).
+
+Results: a ``tool_result`` block is marked ``is_error: true`` when the tool
+failed or the person rejected it (a rejected write says the change "was NOT
+written"); one not marked succeeded, with no exit code to show.
 """
 
 from __future__ import annotations
@@ -20,6 +25,7 @@ from kimi_compact_tui.model import Message
 from kimi_compact_tui.specifics.declare import (
     ATTACHMENT,
     COMMAND,
+    INTERRUPT,
     REMINDER,
     SUMMARY,
     PlanShape,
@@ -37,7 +43,10 @@ TOOLS = ToolRoles(
     runs={"Bash": ("command",)},
     plans={"TodoWrite": PlanShape("todos", ("content",), "status")},
     inline_tags=("system-reminder",),
+    failure_marks=("was NOT written", "<tool_use_error>"),
+    marks_failures=True,
 )
+INTERRUPTED = ("[Request interrupted by user for tool use]", "[Request interrupted by user]")
 
 COMMAND_ECHO_RE = re.compile(
     r"\A\s*<(?:command-name|command-message|command-args|local-command-stdout|"
@@ -64,6 +73,8 @@ def bookkeeping(message: Message) -> str | None:
     if meta.get("local_command"):
         return COMMAND
     text = message.text()
+    if text.strip() in INTERRUPTED:
+        return INTERRUPT
     if COMMAND_ECHO_RE.match(text):
         return COMMAND
     if meta.get("meta"):

@@ -4,7 +4,12 @@ Tools (Codex CLI 0.171): ``shell`` (``command``, a list of words),
 ``exec_command`` (``cmd``) and ``local_shell`` run commands, ``apply_patch``
 (a custom tool whose input is the patch, ``*** Update File: path`` headers)
 writes files, ``update_plan`` sets the plan (``plan``: ``step``, ``status``
-pending / in_progress / completed).
+pending / in_progress / completed). A command still running when
+``exec_command`` returns says ``Process running with session ID N``; later
+``write_stdin`` calls (``session_id`` N) read more of it, and the one whose
+output says ``Process exited with code N`` carries its exit. The lines
+``Chunk ID:``, ``Wall time:`` and ``Original token count:`` are Codex's own,
+around the command's output.
 
 Bookkeeping: the context messages Codex writes itself (developer instructions,
 environment, permissions, AGENTS.md: ``system`` messages marked ``codex.role``)
@@ -26,6 +31,9 @@ TOOLS = ToolRoles(
         "shell_command": ("command",),
     },
     plans={"update_plan": PlanShape("plan", ("step",), "status")},
+    polls={"write_stdin": ("session_id",)},
+    running=r"Process running with session ID (\d+)",
+    harness_lines=r"^(?:Chunk ID|Wall time|Original token count): .*$",
 )
 
 

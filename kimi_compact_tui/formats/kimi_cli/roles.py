@@ -3,7 +3,8 @@
 Tools (kimi-cli 1.51): ``WriteFile`` and ``StrReplaceFile`` (``path``) write
 files, ``Shell`` (``command``) runs commands, ``SetTodoList`` sets the todo list
 (``todos``: ``title``, ``status`` pending / in_progress / done). A failed tool's
-output starts with ``<system>ERROR``.
+output starts with ``<system>ERROR``; a command that succeeded says
+``<system>Command executed successfully.</system>``.
 
 Bookkeeping: the ``<system>CHECKPOINT N</system>`` messages of its D-Mail tool
 and user messages that are only ``<system>`` notes. kimi-cli's own tail scan
@@ -27,6 +28,8 @@ TOOLS = ToolRoles(
     writes={"WriteFile": ("path",), "StrReplaceFile": ("path",)},
     runs={"Shell": ("command",)},
     plans={"SetTodoList": PlanShape("todos", ("title",), "status")},
+    success_marks=("<system>Command executed successfully.</system>",),
+    failure_marks=("<system>ERROR",),
 )
 CHECKPOINT_RE = re.compile(r"\A<system>CHECKPOINT \d+</system>\Z")
 ONLY_NOTES_RE = re.compile(r"\A(?:\s*<system>.*?</system>)+\s*\Z", re.S)

@@ -246,7 +246,13 @@ def _tool_result(part: PartRow) -> dict[str, Any] | None:
         content = [{"type": INTERRUPTED_PART}]
     else:
         return None
-    return {"role": "tool", "content": content, "tool_call_id": part.data.get("callID")}
+    result = {"role": "tool", "content": content, "tool_call_id": part.data.get("callID")}
+    code = as_dict(state.get("metadata")).get("exit")
+    if status == "error":  # how it ended, for the extractor (roles.tool_failed)
+        result["opencode"] = {"error": True}
+    elif isinstance(code, int) and not isinstance(code, bool):
+        result["opencode"] = {"exit": code}
+    return result
 
 
 class _Steps:

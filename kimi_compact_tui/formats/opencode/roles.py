@@ -7,6 +7,11 @@ Tools (opencode 1.18): ``bash`` runs a command (``command``); ``write``
 list (``todos``: ``content``, ``status`` pending / in_progress / completed /
 cancelled).
 
+Results: a tool part that ended in ``error`` (a failure, or a permission the
+person refused) and a ``bash`` whose metadata holds a non-zero ``exit`` failed
+(:mod:`.history` marks the tool message ``"opencode": {"error": true}`` or
+``{"exit": N}``); any other completed part succeeded.
+
 Bookkeeping: the framing question opencode sends before a summary (a marked
 user message with no text: injected, so the preserved-tail scan does not count
 it) and the summary row of its own compaction (or of ours): an earlier summary.
@@ -23,6 +28,7 @@ TOOLS = ToolRoles(
     patches=("patch", "apply_patch"),
     runs={"bash": ("command",)},
     plans={"todowrite": PlanShape("todos", ("content",), "status")},
+    marks_failures=True,
 )
 
 
@@ -37,4 +43,12 @@ def bookkeeping(message: Message) -> str | None:
     return None
 
 
-ROLES = Vocabulary(TOOLS, bookkeeping)
+def tool_failed(message: Message) -> bool:
+    marks = message.data.get("opencode") if message.role == "tool" else None
+    if not isinstance(marks, dict):
+        return False
+    code = marks.get("exit")
+    return marks.get("error") is True or (isinstance(code, int) and code != 0)
+
+
+ROLES = Vocabulary(TOOLS, bookkeeping, tool_failed)

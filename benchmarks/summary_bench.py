@@ -1,0 +1,96 @@
+"""The offline summary and retention of a large session against ``plan --json``
+of it, in one run (issue 31's speed targets).
+
+    .venv/bin/python -m benchmarks.summary_bench              # 100,000 messages
+    .venv/bin/python -m benchmarks.summary_bench --size 10000
+
+``plan --json`` runs as a whole command in a fresh interpreter (its own CPU
+time, :func:`benchmarks.commands_bench.measure`). The session is then loaded
+in this process (not timed), and two steps are timed on this process's CPU
+clock, each from the loaded session, as a front end runs them:
+
+- the offline summary: plan, request, extraction of the compacted range and
+  the six sections (``prepare_compaction`` + ``offline_summary``);
+- retention of that summary (``retention_report``: extraction, the kept
+  tail, matching every item).
+
+Each must take at most :data:`RATIO` times ``plan --json``. The figures also
+say whether the offline summary's own retention is CRITICAL.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from benchmarks import generate
+from benchmarks.commands_bench import measure
+
+RATIO = 2.0
+
+
+def cpu(fn: Any) -> tuple[float, Any]:
+    gc.collect()
+    start = time.process_time()
+    value = fn()
+    return time.process_time() - start, value
+
+
+def bench_summary(n: int = 100_000, path: Path | None = None) -> dict[str, Any]:
+    """The figures for a generated ``n``-message kimi session (or the session at
+    ``path``)."""
+    from kimi_compact_tui.compaction.tokens import estimate_tokens
+    from kimi_compact_tui.config import AppConfig
+    from kimi_compact_tui.formats import load_session
+    from kimi_compact_tui.job import prepare_compaction
+    from kimi_compact_tui.providers.offline import offline_summary
+    from kimi_compact_tui.retention import retention_report
+
+    path = path or generate.ensure(n)["kimi"]
+    plan_cpu, _ = measure([sys.executable, "-m", "kimi_compact_tui", "plan", str(path), "--json"])
+    # loaded as the commands load: no collection during the load, then the
+    # session frozen out of later ones (commands/common.py)
+    gc.disable()
+    try:
+        session = load_session(path)
+        gc.freeze()
+    finally:
+        gc.enable()
+
+    def summarize() -> tuple[Any, str]:
+        prep = prepare_compaction(session, AppConfig())
+        return prep, offline_summary(prep.request) if prep.request is not None else ""
+
+    summary_cpu, (prep, summary) = cpu(summarize)
+    retention_cpu, report = cpu(lambda: retention_report(session, prep.plan, summary))
+    return {
+        "messages": len(session.messages),
+        "compacted": len(prep.plan.compact_indices),
+        "plan_json_cpu": round(plan_cpu, 2),
+        "summary_cpu": round(summary_cpu, 2),
+        "summary_ratio": round(summary_cpu / plan_cpu, 2),
+        "retention_cpu": round(retention_cpu, 2),
+        "retention_ratio": round(retention_cpu / plan_cpu, 2),
+        "summary_tokens": estimate_tokens(summary),
+        "critical": len(report.to_json()["critical"]),
+        "target_ratio": RATIO,
+        "ok": summary_cpu <= RATIO * plan_cpu and retention_cpu <= RATIO * plan_cpu,
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--size", type=int, default=100_000)
+    args = parser.parse_args(argv)
+    result = bench_summary(args.size)
+    print(json.dumps(result, indent=2))
+    return 0 if result["ok"] else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
