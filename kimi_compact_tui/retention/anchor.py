@@ -78,7 +78,7 @@ TIERS = {
     NUMBERS: 4,
     URLS: 4,
 }
-SHORTENED = (240, 120, 60)  # characters of a critical item, step by step
+SHORTENED = (10**9, 240, 120, 60)  # characters of a critical item: whole, then step by step
 REST_CHARS = 240
 BLOCK_RE = re.compile(
     rf"\n*{re.escape(EDITOR_BLOCK_START)}.*?{re.escape(EDITOR_BLOCK_END)}\n?", re.S
@@ -175,7 +175,7 @@ def _choose(candidates: list[Item], budget: int) -> tuple[list[Item], list[Item]
     # the critical items at the longest length at which they all fit, else the shortest
     for chars in SHORTENED:
         shown = [_masked(i, chars) for i in critical]
-        if sum(_cost(item_line(i)) for i in shown) <= room:
+        if sum(_cost(item_line(i, None)) for i in shown) <= room:
             break
     taken: set[str] = set()
     requests: list[str] = []
@@ -184,7 +184,7 @@ def _choose(candidates: list[Item], budget: int) -> tuple[list[Item], list[Item]
             continue  # the rule is in a request written whole
         if _key(item) in taken:
             continue
-        cost = _cost(item_line(item))
+        cost = _cost(item_line(item, None))
         if cost > room:
             left_out.append(original)
             continue
@@ -197,7 +197,7 @@ def _choose(candidates: list[Item], budget: int) -> tuple[list[Item], list[Item]
         item = _masked(original, REST_CHARS)
         if _key(item) in taken:
             continue
-        cost = _cost(item_line(item))
+        cost = _cost(item_line(item, None))
         if cost > room:
             left_out.append(original)
             continue
@@ -229,6 +229,6 @@ def anchor(
         return Anchored(base, "", [], left_out)
     place = {name: n for n, name in enumerate(ORDER)}
     chosen.sort(key=lambda i: (place.get(i.category, len(ORDER)), i.first))
-    block = "\n".join([EDITOR_BLOCK_START, *(item_line(i) for i in chosen), EDITOR_BLOCK_END])
+    block = "\n".join([EDITOR_BLOCK_START, *(item_line(i, None) for i in chosen), EDITOR_BLOCK_END])
     text = base.rstrip("\n") + "\n\n" + block + "\n"
     return Anchored(text, block, chosen, left_out)

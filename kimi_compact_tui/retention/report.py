@@ -189,9 +189,9 @@ def _item_json(item: Item) -> dict[str, Any]:
     return out
 
 
-def display(item: Item) -> str:
-    """An item on one line (a long request cut with ``…``)."""
-    return shown(item.text, 240)
+def display(item: Item, width: int | None = 240) -> str:
+    """An item on one line (a long request cut with ``…`` at ``width``; None: whole)."""
+    return shown(item.text, 10**9 if width is None else width)
 
 
 @dataclass
@@ -457,11 +457,13 @@ LINE_STATUSES = {
 }
 
 
-def item_line(item: Item) -> str:
+def item_line(item: Item, width: int | None = 240) -> str:
+    """One item as a line of a block (``width``: where a long item is cut; None:
+    whole, as the anchor block writes what it chose to fit its budget)."""
     where = ", ".join(str(n) for n in numbers(item))
     label = CATEGORY_LABELS.get(item.category, item.category)
     status = f"; {item.status}" if item.status in LINE_STATUSES.get(item.category, ()) else ""
-    return f"- {label}: {display(item)} (message{_s(item.messages)} {where}{status})"
+    return f"- {label}: {display(item, width)} (message{_s(item.messages)} {where}{status})"
 
 
 _ITEM_LINE_RE = re.compile(
