@@ -11,6 +11,9 @@
   (:func:`named_items`: "add the failing test name" names the failing test
   the extractor found), in the lines the retention pane writes, which that
   provider keeps verbatim.
+- Sent to a model, the revision request is masked whole
+  (:func:`masked_request`: the transcript, each round's summary and
+  feedback), by the one masker (:mod:`kimi_compact_tui.secrets`).
 - :func:`given_summary` is a finished run for a summary that no model wrote
   now (a file, an edit by hand): it is drafted, checked and written like any
   other.
@@ -21,11 +24,14 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from kimi_compact_tui.compaction.plan import CompactionPlan
 from kimi_compact_tui.compaction.request import (
     REVISION_INPUT_BUDGET,
+    CompactionRequest,
     RevisionRound,
+    build_http_body,
     revision_request,
 )
 from kimi_compact_tui.errors import UserError
@@ -37,6 +43,7 @@ from kimi_compact_tui.providers import ProviderConfig, StreamResult
 from kimi_compact_tui.retention import instructions_for
 from kimi_compact_tui.retention.matching import content_tokens
 from kimi_compact_tui.retention.report import CATEGORY_LABELS
+from kimi_compact_tui.secrets import mask_secrets
 from kimi_compact_tui.specifics import Item, Specifics
 from kimi_compact_tui.store.fingerprint import fingerprint
 
@@ -53,6 +60,7 @@ __all__ = [
     "feedback_as_instruction",
     "named_items",
     "given_summary",
+    "masked_request",
     "revise",
     "revision_budget",
 ]
@@ -158,7 +166,33 @@ def revise(
         found = specifics if isinstance(specifics, Specifics) else None
         instruction = feedback_as_instruction(prep.custom_instruction, rounds, found)
     request = revision_request(base, rounds, budget=limit, custom_instruction=instruction)
+    if provider is None or not provider.offline:
+        request = masked_request(request)
     return replace(prep, build_request=lambda: request, _request=request)
+
+
+def _masked_content(content: Any) -> Any:
+    if isinstance(content, str):
+        return mask_secrets(content)
+    if isinstance(content, list):
+        return [
+            (
+                {**part, "text": mask_secrets(part["text"])}
+                if isinstance(part, dict) and isinstance(part.get("text"), str)
+                else part
+            )
+            for part in content
+        ]
+    return content
+
+
+def masked_request(request: CompactionRequest) -> CompactionRequest:
+    """``request`` with every message's text masked (the body rebuilt from
+    them): what a revision sends to a model holds no secret in clear."""
+    messages = [{**m, "content": _masked_content(m.get("content"))} for m in request.messages]
+    if messages == request.messages:
+        return request
+    return replace(request, messages=messages, body=build_http_body(messages, request.config))
 
 
 def given_summary(text: str) -> StreamResult:
