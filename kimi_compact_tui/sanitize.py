@@ -116,10 +116,25 @@ def clip_cells(text: str, width: int, *, ellipsis: str = "…") -> str:
     gives what cutting once at the narrower width gives."""
     if width <= 0:
         return ""
+    text = cells_prefix(text, width)
     if cell_len(text) <= width:
         return text
     mark = ellipsis if cell_len(ellipsis) <= width else ""
     return set_cell_size(text, width - cell_len(mark)).rstrip() + mark
+
+
+def cells_prefix(text: str, width: int) -> str:
+    """The shortest prefix of ``text`` (doubling from ``2 * width`` characters)
+    that is wider than ``width`` cells, or ``text`` when it is not: a cut to
+    ``width`` cells gives the same on both, and measuring it costs what is
+    shown, not the whole text (a 30 MB line is cut in microseconds)."""
+    n = 2 * width + 8
+    while n < len(text):
+        head = text[:n]
+        if cell_len(head) > width:
+            return head
+        n *= 2
+    return text
 
 
 def fit_cells(text: str, width: int, *, ellipsis: str = "…") -> str:

@@ -127,13 +127,20 @@ class Lines:
             yield chunk
 
     def __iter__(self) -> Iterator[tuple[int, int, bytes]]:
-        lineno, offset, pending = 0, 0, b""
+        # A line longer than a chunk is not gathered chunk by chunk: its start
+        # and a running CRC are noted, and once its end is found it is read back
+        # from the file in one piece (and checked against the CRC of the bytes
+        # hashed). Only the line itself is alive while the caller decodes it: a
+        # 30 MB line costs about its own size here, not three times it.
+        lineno, offset = 0, 0
+        spans_from: int | None = None  # a line going on past a chunk: its file offset
+        spans_crc = 0
+        pieces: list[bytes] = []  # the same, from bytes in memory (one chunk: never)
         for chunk in self._chunks():
             if self.fh is not None and self.hashed:
                 self._sha.update(chunk)
+            base = self.size  # the file offset of the chunk
             self.size += len(chunk)
-            if pending:
-                chunk = pending + chunk
             start = 0
             find = chunk.find
             while True:
@@ -141,19 +148,55 @@ class Lines:
                 if end < 0:
                     break
                 lineno += 1
-                line = chunk[start:end]
+                if spans_from is not None:
+                    line = self._read_back(spans_from, base + end, chunk[:end], spans_crc)
+                    spans_from = None
+                elif pieces:
+                    pieces.append(chunk[start:end])
+                    line = b"".join(pieces)
+                    pieces.clear()
+                else:
+                    line = chunk[start:end]
                 self._check(line, lineno, offset)
                 yield lineno, offset, line
-                offset += end - start + 1
+                offset += len(line) + 1
+                del line
                 start = end + 1
-            pending = chunk[start:]
+            if start < len(chunk):
+                if self.fh is None:
+                    pieces.append(chunk[start:])
+                else:
+                    if spans_from is None:
+                        spans_from, spans_crc = base + start, 0
+                    spans_crc = zlib.crc32(memoryview(chunk)[start:], spans_crc)
+            del chunk
+        if spans_from is not None:
+            pending = self._read_back(spans_from, self.size, b"", spans_crc)
+        else:
+            pending = b"".join(pieces)
+            pieces.clear()
         self.trailing_newline = not pending
         if pending:
             lineno += 1
             self._check(pending, lineno, offset)
             yield lineno, offset, pending
-        if not self._any:
-            raise SessionFormatError(f"{self.path}: file is empty")
+
+    def _read_back(self, start: int, end: int, tail: bytes, crc: int) -> bytes:
+        """The line from file offset ``start`` to ``end`` (its last piece,
+        ``tail``, is in the current chunk; ``crc`` is that of the pieces before
+        it), read back in one piece; the file position is left where it was."""
+        fh = self.fh
+        assert fh is not None
+        here = fh.tell()
+        fh.seek(start)
+        line = fh.read(end - start)
+        fh.seek(here)
+        if len(line) != end - start or zlib.crc32(line) != zlib.crc32(tail, crc):
+            raise SessionFormatError(
+                f"{self.path}: changed on disk while it was read (the line at byte {start}); "
+                "read it again"
+            )
+        return line
 
     def _check(self, line: bytes, lineno: int, offset: int) -> None:
         if lineno == 1 and line.startswith(codecs.BOM_UTF8):
