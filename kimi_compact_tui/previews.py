@@ -16,8 +16,6 @@ import json
 import re
 from typing import Any
 
-from rich.cells import cell_len
-
 from kimi_compact_tui.model import Message
 from kimi_compact_tui.sanitize import clip_cells, visible
 
@@ -36,6 +34,8 @@ def flatten(text: str, width: int) -> str:
     (blank lines and the ends dropped). Reads only as far as ``width`` needs, so a
     megabyte of tool output costs no more than a line, and so does one word of a
     megabyte (a minified file, a CJK log with no spaces)."""
+    from rich.cells import cell_len  # (loaded on the first preview, not with every command)
+
     words: list[str] = []
     size = 0
     newline = False

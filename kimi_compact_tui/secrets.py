@@ -12,7 +12,7 @@ the list of names whose assigned value is masked. Its public-IP plugin is left
 out (an address is no secret) and its entropy plugins too (they mask commit
 ids and hashes, the identifiers a summary must keep).
 
-:data:`EXTRA_RES` adds the shapes that detector has no plugin for, each
+:func:`extra_patterns` adds the shapes that detector has no plugin for, each
 named: command-line passwords (``--password X``, ``mysql -pX``), Hugging Face
 ``hf_`` tokens, ``sk-`` keys without the legacy OpenAI marker, fine-grained
 GitHub tokens, Google API keys, bearer tokens, Slack tokens of any shape, a
@@ -39,49 +39,60 @@ MASK = "[masked]"
 #: The detector's plugins left out (by their ``secret_type``), and why.
 LEFT_OUT = {
     "Public IP (ipv4)": "an address is no secret",
-    "Private Key": "the whole block is masked by EXTRA_RES (the plugin sees its first line)",
+    "Private Key": "the whole block is masked by extra_patterns (the plugin sees its first line)",
 }
 
-#: Shapes detect-secrets has no plugin for (each named), or finds only in part.
-EXTRA_RES: tuple[tuple[str, re.Pattern[str]], ...] = (
-    (
-        "PEM private key block",
-        re.compile(
-            r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?"
-            r"(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
-            re.S,
+
+@lru_cache(maxsize=1)
+def extra_patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """The shapes detect-secrets has no plugin for (each named), or finds only
+    in part; compiled on first use, not when the module loads."""
+    return (
+        (
+            "PEM private key block",
+            re.compile(
+                r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?"
+                r"(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
+                re.S,
+            ),
         ),
-    ),
-    ("PuTTY private key", re.compile(r"PuTTY-User-Key-File-\d:.*?(?:Private-MAC: \S+|\Z)", re.S)),
-    ("sk-/rk-/pk- API key", re.compile(r"\b(?:sk|rk|pk)-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_-]{16,}")),
-    (
-        "Stripe key",
-        re.compile(r"\b(?:sk|rk|pk)_(?:live|test)_[0-9A-Za-z]{16,}|\bwhsec_[0-9A-Za-z]{20,}"),
-    ),
-    ("GitHub token", re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}|\bgithub_pat_[A-Za-z0-9_]{20,}")),
-    ("Hugging Face token", re.compile(r"\bhf_[A-Za-z0-9]{30,}")),
-    ("Slack token", re.compile(r"\bxox[abposre]-[A-Za-z0-9-]{10,}")),
-    ("Google API key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}")),
-    ("AWS access key id", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
-    ("JWT", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
-    ("bearer token", re.compile(r"(?i)(?<=bearer )[A-Za-z0-9._~+/-]{16,}=*")),
-    ("URL password", re.compile(r"(?<=://)[^/\s:@]*:(?P<value>[^/\s@]+)(?=@)")),
-    (
-        "password option",
-        re.compile(
-            r"(?i)(?<![\w-])--?(?:password|passwd|pass|pwd|token|api-key|apikey|secret|auth-token)"
-            r"(?:=|\s+)(?!-)([\"']?)(?P<value>[^\s\"']{3,})\1"
+        (
+            "PuTTY private key",
+            re.compile(r"PuTTY-User-Key-File-\d:.*?(?:Private-MAC: \S+|\Z)", re.S),
         ),
-    ),
-    (
-        "mysql -p",
-        re.compile(
-            r"\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump|mysqlimport|mysqlshow)\b"
-            r"[^\n|;&]*?\s-p(?P<value>[^\s\"']+|\"[^\"\n]+\"|'[^'\n]+')"
+        ("sk-/rk-/pk- API key", re.compile(r"\b(?:sk|rk|pk)-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_-]{16,}")),
+        (
+            "Stripe key",
+            re.compile(r"\b(?:sk|rk|pk)_(?:live|test)_[0-9A-Za-z]{16,}|\bwhsec_[0-9A-Za-z]{20,}"),
         ),
-    ),
-    ("sshpass -p", re.compile(r"\bsshpass\s+-p\s*(?P<value>\S+)")),
-)
+        (
+            "GitHub token",
+            re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}|\bgithub_pat_[A-Za-z0-9_]{20,}"),
+        ),
+        ("Hugging Face token", re.compile(r"\bhf_[A-Za-z0-9]{30,}")),
+        ("Slack token", re.compile(r"\bxox[abposre]-[A-Za-z0-9-]{10,}")),
+        ("Google API key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}")),
+        ("AWS access key id", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
+        ("JWT", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
+        ("bearer token", re.compile(r"(?i)(?<=bearer )[A-Za-z0-9._~+/-]{16,}=*")),
+        ("URL password", re.compile(r"(?<=://)[^/\s:@]*:(?P<value>[^/\s@]+)(?=@)")),
+        (
+            "password option",
+            re.compile(
+                r"(?i)(?<![\w-])--?(?:password|passwd|pass|pwd|token|api-key|apikey|secret|auth-token)"
+                r"(?:=|\s+)(?!-)([\"']?)(?P<value>[^\s\"']{3,})\1"
+            ),
+        ),
+        (
+            "mysql -p",
+            re.compile(
+                r"\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump|mysqlimport|mysqlshow)\b"
+                r"[^\n|;&]*?\s-p(?P<value>[^\s\"']+|\"[^\"\n]+\"|'[^'\n]+')"
+            ),
+        ),
+        ("sshpass -p", re.compile(r"\bsshpass\s+-p\s*(?P<value>\S+)")),
+    )
+
 
 #: Names that say their value is a secret: detect-secrets' keyword list, and
 #: the names it leaves to its other plugins (tokens, credentials, access keys).
@@ -141,7 +152,7 @@ NOT_A_SECRET_NAME = re.compile(
 #: run only on the lines that hold one of its needles, so a long transcript
 #: costs a few substring searches, not every regex over every character.
 NEEDLES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    # secret type or EXTRA_RES name: (case-sensitive needles, lower-case needles)
+    # secret type or extra pattern name: (case-sensitive needles, lower-case needles)
     "Artifactory Credentials": (("AKC", "AP"), ()),
     "AWS Access Key": (("AKIA", "ASIA", "A3T", "ABIA", "ACCA"), ("aws",)),
     "Azure Storage Account access key": (("AccountKey=",), ()),
@@ -280,7 +291,7 @@ def _long_run_windows(text: str) -> list[tuple[int, int]]:
 def _detectors() -> list[tuple[str, re.Pattern[str]]]:
     return [
         *detector_patterns(),
-        *EXTRA_RES,
+        *extra_patterns(),
         ("assigned", assigned_re()),
     ]
 

@@ -62,3 +62,24 @@ def test_a_file_changed_while_a_long_line_is_read_is_refused(tmp_path, monkeypat
             other.write(b"Y")
         with pytest.raises(SessionFormatError, match="changed on disk while it was read"):
             next(it)
+
+
+@pytest.mark.parametrize(
+    "data", [b"", b"\n", b"\n\n  \n", b" " * 5000], ids=["empty", "newline", "blank", "spaces"]
+)
+def test_a_file_of_nothing_is_refused(tmp_path, monkeypatch, data):
+    monkeypatch.setattr(lines_module, "CHUNK", 64)
+    path = tmp_path / "context.jsonl"
+    path.write_bytes(data)
+    found, fh, _ = open_lines(path)
+    with fh, pytest.raises(SessionFormatError, match="file is empty"):
+        list(found)
+
+
+def test_a_nul_byte_past_the_first_chunk_names_its_line(tmp_path, monkeypatch):
+    monkeypatch.setattr(lines_module, "CHUNK", 16)
+    path = tmp_path / "context.jsonl"
+    path.write_bytes(b'{"role":"user"}\n' * 20 + b'{"role":"u\x00ser"}\n' + b"{}\n")
+    found, fh, _ = open_lines(path)
+    with fh, pytest.raises(SessionFormatError, match=r":21: contains a NUL byte"):
+        list(found)
