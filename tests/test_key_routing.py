@@ -218,3 +218,18 @@ def test_a_public_base_url_with_only_the_default_key_is_refused_before_any_reque
     config = provider_config_from({"kind": "openai", "base_url": "https://openrouter.ai/api/v1"})
     with pytest.raises(ConfigError):
         require_key(config)
+
+
+def test_a_local_server_that_wants_a_key_says_how_to_pair_one(env, cli_main, session, tmp_path):
+    """The key was not sent (it belongs elsewhere): the 401 says so and names the setting."""
+    with LoopbackServer(lifetime=60) as server:
+        server.script([Reply.error(401, {"error": {"message": "missing bearer token"}})])
+        proc = cli_main(
+            "compact", session, "--provider", "openai", "--base-url", server.base_url,
+            "--model", "m", "-o", tmp_path / "o.json",
+        )  # fmt: skip
+        assert proc.code == 3, proc.stderr
+        assert_no_key(server)
+    line = next(x for x in proc.stderr.splitlines() if "HTTP 401" in x)
+    assert "no key sent" in line and "OPENAI_API_KEY" in line and "provider.api_key_env" in line
+    assert KEY not in proc.stderr
