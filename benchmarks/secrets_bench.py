@@ -26,6 +26,7 @@ if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
 CORPUS = ROOT / "tests" / "fixtures" / "secrets" / "corpus.json"
+LATER = ROOT / "tests" / "fixtures" / "secrets" / "heldout.json"  # written after the masker
 
 
 def score(mask: Callable[[str], str], corpus: dict[str, Any] | None = None) -> dict[str, Any]:
@@ -76,15 +77,16 @@ def main(argv: list[str] | None = None) -> int:
     args = parser.parse_args(argv)
     from kimi_compact_tui.secrets import mask_secrets
 
-    s = score(mask_secrets)
-    print(
-        f"corpus: {s['secrets']} secrets, {s['lookalikes']} look-alikes; "
-        f"recall {s['recall']:.3f}, precision {s['precision']:.3f}"
-    )
-    for shape in s["missed"]:
-        print(f"  missed: {shape}")
-    for shape in s["false_positives"]:
-        print(f"  false positive: {shape}")
+    for name, path in (("corpus", CORPUS), ("written later", LATER)):
+        s = score(mask_secrets, json.loads(path.read_text(encoding="utf-8")))
+        print(
+            f"{name}: {s['secrets']} secrets, {s['lookalikes']} look-alikes; "
+            f"recall {s['recall']:.3f}, precision {s['precision']:.3f}"
+        )
+        for shape in s["missed"]:
+            print(f"  missed: {shape}")
+        for shape in s["false_positives"]:
+            print(f"  false positive: {shape}")
     f = speed(mask_secrets, args.messages)
     print(
         f"speed: {f['messages']:,} messages, {f['mb']:.1f} MB: one text {f['whole_s']:.2f} s CPU "

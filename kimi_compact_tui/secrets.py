@@ -79,7 +79,8 @@ def extra_patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
         (
             "password option",
             re.compile(
-                r"(?i)(?<![\w-])--?(?:password|passwd|pass|pwd|token|api-key|apikey|secret|auth-token)"
+                r"(?i)(?<![\w-])--?(?:[\w-]*-)?"
+                r"(?:password|passwd|pass|pwd|token|api-key|apikey|secret|auth-token)"
                 r"(?:=|\s+)(?!-)([\"']?)(?P<value>[^\s\"']{3,})\1"
             ),
         ),
@@ -91,6 +92,14 @@ def extra_patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
             ),
         ),
         ("sshpass -p", re.compile(r"\bsshpass\s+-p\s*(?P<value>\S+)")),
+        (
+            "registry login -p",
+            re.compile(
+                r"\b(?:docker|podman|helm|buildah|skopeo)\s+(?:registry\s+)?login\b"
+                r"[^\n|;&]*?\s(?:-p|--password)[\s=]+(?P<value>[^\s\"']+)"
+            ),
+        ),
+        ("basic auth header", re.compile(r"(?i)(?<=basic )[A-Za-z0-9+/]{16,}=*")),
     )
 
 
@@ -134,6 +143,8 @@ def assigned_re() -> re.Pattern[str]:
         rf"(?i)\b([\w.-]*(?:{names})[\w.-]*[\"']?\]?\s*(?::=|=>|[:=])\s*)"
         r"(?![\"']?\[masked\])(?![\"']?\d+\b)(?![\"']?(?:true|false|null|none|bearer|basic|digest)\b)"
         r"(?![\"']?(?:your|my|<|\$|%|\{))"
+        r"(?![\"']?(?:self|settings|config|cfg|conf|os|env|process|ctx|args|opts|options|"
+        r"secrets|app|request)\.[A-Za-z_])"
         r"([\"']?)([^\s\"',;()\[\]{}<>]{6,})\2(?![(\[.\w])"
     )
 
@@ -189,6 +200,8 @@ NEEDLES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "password option": ((), ("-pass", "-pwd", "-token", "-api", "-secret", "-auth")),
     "mysql -p": ((), ("mysql", "mariadb")),
     "sshpass -p": (("sshpass",), ()),
+    "registry login -p": ((), ("login",)),
+    "basic auth header": ((), ("basic ",)),
     "assigned": ((), ("key", "pass", "pwd", "secret", "token", "cred", "auth", "contrase")),
 }
 #: The gate of a detector with no needles (Discord, Telegram, Twilio, and any
@@ -234,12 +247,13 @@ def _window(text: str, at: int, end: int) -> tuple[int, int]:
     :data:`BEFORE` characters before it (the line's start at most), to
     :data:`AFTER` characters after it (the line's end at most)."""
     lo = max(0, at - BEFORE)
-    lo = max(lo, text.rfind("\n", lo, at) + 1)
-    start = lo
-    for i in range(lo, at):
-        if text[i] in BREAKS:
-            start = i + 1 if i + 1 <= at else at
-            break
+    line_start = text.rfind("\n", lo, at) + 1
+    start = lo = max(lo, line_start)
+    if lo > 0 and lo != line_start and text[lo - 1] not in BREAKS:
+        for i in range(lo, at):  # not inside a word: from the first break on
+            if text[i] in BREAKS:
+                start = i + 1
+                break
     stop = text.find("\n", end, end + AFTER)
     if stop != -1:
         return start, stop

@@ -19,11 +19,15 @@ from kimi_compact_tui.secrets import MASK, mask_secrets
 from tests.factories import write_openai_json
 from tests.loopback_server import LoopbackServer, openai_sse
 
-CORPUS = json.loads(
-    (Path(__file__).parent / "fixtures" / "secrets" / "corpus.json").read_text(encoding="utf-8")
-)
+FIXTURES = Path(__file__).parent / "fixtures" / "secrets"
+CORPUS = json.loads((FIXTURES / "corpus.json").read_text(encoding="utf-8"))
+# Written after the masker, to measure it on text it was not built against
+# (docs/BENCHMARKS.md gives that first measurement); its misses were then fixed.
+LATER = json.loads((FIXTURES / "heldout.json").read_text(encoding="utf-8"))
 SECRETS: list[dict[str, str]] = CORPUS["secrets"]
 LOOKALIKES: list[dict[str, str]] = CORPUS["lookalikes"]
+ALL_SECRETS = SECRETS + LATER["secrets"]
+ALL_LOOKALIKES = LOOKALIKES + LATER["lookalikes"]
 LOSSY = "<current_focus>\nWorking on the deploy scripts.\n</current_focus>\n"
 
 
@@ -32,14 +36,14 @@ def test_the_corpus_is_large_enough():
     assert len({s["shape"] for s in SECRETS}) == len(SECRETS)
 
 
-@pytest.mark.parametrize("case", SECRETS, ids=[s["shape"] for s in SECRETS])
+@pytest.mark.parametrize("case", ALL_SECRETS, ids=[s["shape"] for s in ALL_SECRETS])
 def test_every_secret_shape_is_masked(case):
     masked = mask_secrets(case["text"])
     assert case["secret"] not in masked
     assert MASK in masked
 
 
-@pytest.mark.parametrize("case", LOOKALIKES, ids=[s["shape"] for s in LOOKALIKES])
+@pytest.mark.parametrize("case", ALL_LOOKALIKES, ids=[s["shape"] for s in ALL_LOOKALIKES])
 def test_no_lookalike_is_masked(case):
     assert mask_secrets(case["text"]) == case["text"]
 
