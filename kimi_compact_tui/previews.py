@@ -22,29 +22,49 @@ from kimi_compact_tui.sanitize import clip_cells, visible
 NEWLINE_MARK = "⏎"
 CALL_ARROW = "→"
 EMPTY = "(empty)"
-_TOKEN_RE = re.compile(r"\n|[^\s]+")
+#: A line break, or up to 256 characters of a word (a longer word comes in
+#: pieces, joined again: the scan stops where the line is full, not at the
+#: word's end, so one word of 30 MB costs what one line does).
+_TOKEN_RE = re.compile(r"\n|[^\s]{1,256}")
+_MORE_RE = re.compile(r"\S")
 
 
 def flatten(text: str, width: int) -> str:
     """``text`` on one line: words separated by one space, line breaks as ``⏎``
     (blank lines and the ends dropped). Reads only as far as ``width`` needs, so a
-    megabyte of tool output costs no more than a line."""
+    megabyte of tool output costs no more than a line, and so does one word of a
+    megabyte (a minified file, a CJK log with no spaces)."""
+    from rich.cells import cell_len  # (loaded on the first preview, not with every command)
+
     words: list[str] = []
     size = 0
     newline = False
+    joined_at = -1  # where the last piece of a word ended
+    word_cells = 0  # the cells of a long word so far
     for m in _TOKEN_RE.finditer(text):
         token = m.group(0)
         if token == "\n":
             newline = bool(words)
+            joined_at = -1
             continue
-        if newline:
-            words.append(NEWLINE_MARK)
-            size += 2
-            newline = False
-        words.append(token)
-        size += len(token) + 1
-        if size > width + 1:  # more than the width already: the rest is cut anyway
-            words.append("…")
+        if m.start() == joined_at:  # the next piece of a long word
+            words[-1] += token
+            size += len(token)
+            word_cells += cell_len(token)
+        else:
+            if newline:
+                words.append(NEWLINE_MARK)
+                size += 2
+                newline = False
+            words.append(token)
+            size += len(token) + 1
+            word_cells = cell_len(token) if len(token) == 256 else 0
+        joined_at = m.end()
+        # More than the width already: the rest is cut anyway (a long word when
+        # its cells are past the width: zero-width characters take none).
+        if size > width + 1 and (len(token) < 256 or word_cells > width + 1):
+            if _MORE_RE.search(text, m.end()):  # "…" only when something is left out
+                words.append("…")
             break
     return " ".join(words)
 

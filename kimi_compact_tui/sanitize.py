@@ -11,9 +11,10 @@ this is for display only.
 from __future__ import annotations
 
 import re
+from typing import TYPE_CHECKING
 
-from rich.cells import cell_len, set_cell_size
-from rich.text import Text
+if TYPE_CHECKING:  # Rich loads when a cut or a Text is made, not with every command
+    from rich.text import Text
 
 # C0 (except \n and \t), DEL, C1, the bidi controls that reorder text, and the
 # invisible characters: zero-width space, non-joiner and joiner (U+200B-U+200D), word
@@ -107,6 +108,8 @@ def one_line(text: str, width: int = 200) -> str:
 
 def safe_text(text: str, style: str = "") -> Text:
     """A Rich ``Text`` (never parsed as markup) of ``visible(text)``."""
+    from rich.text import Text
+
     return Text(visible(text), style=style, no_wrap=False)
 
 
@@ -116,10 +119,29 @@ def clip_cells(text: str, width: int, *, ellipsis: str = "…") -> str:
     gives what cutting once at the narrower width gives."""
     if width <= 0:
         return ""
+    from rich.cells import cell_len, set_cell_size
+
+    text = cells_prefix(text, width)
     if cell_len(text) <= width:
         return text
     mark = ellipsis if cell_len(ellipsis) <= width else ""
     return set_cell_size(text, width - cell_len(mark)).rstrip() + mark
+
+
+def cells_prefix(text: str, width: int) -> str:
+    """The shortest prefix of ``text`` (doubling from ``2 * width`` characters)
+    that is wider than ``width`` cells, or ``text`` when it is not: a cut to
+    ``width`` cells gives the same on both, and measuring it costs what is
+    shown, not the whole text (a 30 MB line is cut in microseconds)."""
+    from rich.cells import cell_len
+
+    n = 2 * width + 8
+    while n < len(text):
+        head = text[:n]
+        if cell_len(head) > width:
+            return head
+        n *= 2
+    return text
 
 
 def fit_cells(text: str, width: int, *, ellipsis: str = "…") -> str:
@@ -127,6 +149,8 @@ def fit_cells(text: str, width: int, *, ellipsis: str = "…") -> str:
     then padded with spaces."""
     if width <= 0:
         return ""
+    from rich.cells import cell_len
+
     clipped = clip_cells(text, width, ellipsis=ellipsis)
     return clipped + " " * (width - cell_len(clipped))
 

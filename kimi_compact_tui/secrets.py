@@ -1,46 +1,387 @@
-"""Secret-looking strings, masked wherever session text leaves the session
-again: what a probe sends to a model, and the anchor block written back into
-the summary. Whatever looks like a credential is replaced with ``[masked]``. The rule errs towards
-masking (a long random-looking token after ``key=`` is masked even if it is
-not a key); the name before it (``api_key=``) is kept, so the text still
-reads.
+"""The one masker: secret-looking strings in session text, replaced with
+``[masked]`` wherever that text leaves the session again (the anchor block
+written into the summary, the probe's requests, the revision request) or is
+logged (the audit record).
+
+It is built on a maintained detector, `detect-secrets`
+(https://github.com/Yelp/detect-secrets): every regex plugin it ships (AWS,
+Azure, GitHub, GitLab, Slack, Stripe, npm, PyPI, SendGrid, Twilio, JWT,
+basic auth in URLs, ...) is used as it is, so new shapes come with the
+package; and its keyword list (``password``, ``secret``, ``api_key``, ...) is
+the list of names whose assigned value is masked. Its public-IP plugin is left
+out (an address is no secret) and its entropy plugins too (they mask commit
+ids and hashes, the identifiers a summary must keep).
+
+:func:`extra_patterns` adds the shapes that detector has no plugin for, each
+named: command-line passwords (``--password X``, ``mysql -pX``), Hugging Face
+``hf_`` tokens, ``sk-`` keys without the legacy OpenAI marker, fine-grained
+GitHub tokens, Google API keys, bearer tokens, Slack tokens of any shape, a
+whole PEM private key block (the plugin sees only its first line). A match is
+widened to the end of its token, so a key longer than the plugin's fixed
+length (Stripe's current ``sk_live_`` keys) is masked whole.
+
+The rule errs towards masking (a long random-looking value after ``key=`` is
+masked even if it is not a key); the name before it (``api_key=``) is kept,
+so the text still reads. detect-secrets loads on the first text that needs
+masking, never at start-up. Each detector runs only on the lines that hold
+one of its needles (:data:`NEEDLES`), so a long transcript costs a few
+substring searches (figures in docs/BENCHMARKS.md).
 """
 
 from __future__ import annotations
 
 import re
+from functools import lru_cache
+from typing import Any
 
 MASK = "[masked]"
 
-#: Tokens whose shape says what they are.
-TOKEN_RES = (
-    re.compile(
-        r"-----BEGIN [A-Z ]*PRIVATE KEY-----.*?(?:-----END [A-Z ]*PRIVATE KEY-----|\Z)", re.S
+#: The detector's plugins left out (by their ``secret_type``), and why.
+LEFT_OUT = {
+    "Public IP (ipv4)": "an address is no secret",
+    "Private Key": "the whole block is masked by extra_patterns (the plugin sees its first line)",
+}
+
+
+@lru_cache(maxsize=1)
+def extra_patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """The shapes detect-secrets has no plugin for (each named), or finds only
+    in part; compiled on first use, not when the module loads."""
+    return (
+        (
+            "PEM private key block",
+            re.compile(
+                r"-----BEGIN [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----.*?"
+                r"(?:-----END [A-Z0-9 ]*PRIVATE KEY(?: BLOCK)?-----|\Z)",
+                re.S,
+            ),
+        ),
+        (
+            "PuTTY private key",
+            re.compile(r"PuTTY-User-Key-File-\d:.*?(?:Private-MAC: \S+|\Z)", re.S),
+        ),
+        ("sk-/rk-/pk- API key", re.compile(r"\b(?:sk|rk|pk)-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_-]{16,}")),
+        (
+            "Stripe key",
+            re.compile(r"\b(?:sk|rk|pk)_(?:live|test)_[0-9A-Za-z]{16,}|\bwhsec_[0-9A-Za-z]{20,}"),
+        ),
+        (
+            "GitHub token",
+            re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}|\bgithub_pat_[A-Za-z0-9_]{20,}"),
+        ),
+        ("Hugging Face token", re.compile(r"\bhf_[A-Za-z0-9]{30,}")),
+        ("Slack token", re.compile(r"\bxox[abposre]-[A-Za-z0-9-]{10,}")),
+        ("Google API key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}")),
+        ("AWS access key id", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
+        ("JWT", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
+        ("bearer token", re.compile(r"(?i)(?<=bearer )[A-Za-z0-9._~+/-]{16,}=*")),
+        ("URL password", re.compile(r"(?<=://)[^/\s:@]*:(?P<value>[^/\s@]+)(?=@)")),
+        (
+            "password option",
+            re.compile(
+                r"(?i)(?<![\w-])--?(?:[\w-]*-)?"
+                r"(?:password|passwd|pass|pwd|token|api-key|apikey|secret|auth-token)"
+                r"(?:=|\s+)(?!-)([\"']?)(?P<value>[^\s\"']{3,})\1"
+            ),
+        ),
+        (
+            "mysql -p",
+            re.compile(
+                r"\b(?:mysql|mysqldump|mysqladmin|mariadb|mariadb-dump|mysqlimport|mysqlshow)\b"
+                r"[^\n|;&]*?\s-p(?P<value>[^\s\"']+|\"[^\"\n]+\"|'[^'\n]+')"
+            ),
+        ),
+        ("sshpass -p", re.compile(r"\bsshpass\s+-p\s*(?P<value>\S+)")),
+        (
+            "registry login -p",
+            re.compile(
+                r"\b(?:docker|podman|helm|buildah|skopeo)\s+(?:registry\s+)?login\b"
+                r"[^\n|;&]*?\s(?:-p|--password)[\s=]+(?P<value>[^\s\"']+)"
+            ),
+        ),
+        ("basic auth header", re.compile(r"(?i)(?<=basic )[A-Za-z0-9+/]{16,}=*")),
+    )
+
+
+#: Names that say their value is a secret: detect-secrets' keyword list, and
+#: the names it leaves to its other plugins (tokens, credentials, access keys).
+MORE_NAMES = (
+    "token",
+    "api-key",
+    "credentials?",
+    "access_?key",
+    "secret_?key",
+    "passphrase",
+    "auth",
+    "_authToken",
+)
+
+
+@lru_cache(maxsize=1)
+def detector_patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
+    """detect-secrets' regex plugins (:data:`LEFT_OUT` aside), by secret type."""
+    from detect_secrets.core.plugins.util import get_mapping_from_secret_type_to_class
+    from detect_secrets.plugins.base import RegexBasedDetector
+
+    out: list[tuple[str, re.Pattern[str]]] = []
+    plugins: dict[str, Any] = dict(get_mapping_from_secret_type_to_class())
+    for secret_type, detector in sorted(plugins.items()):
+        if secret_type in LEFT_OUT or not issubclass(detector, RegexBasedDetector):
+            continue
+        denylist: Any = detector.__dict__.get("denylist", ())  # each plugin's class attribute
+        out.extend((secret_type, pattern) for pattern in denylist)
+    return tuple(out)
+
+
+@lru_cache(maxsize=1)
+def assigned_re() -> re.Pattern[str]:
+    """``name = value`` where the name says secret: the value is masked."""
+    from detect_secrets.plugins.keyword import DENYLIST
+
+    names = "|".join((*DENYLIST, *MORE_NAMES))
+    return re.compile(
+        rf"(?i)\b([\w.-]*(?:{names})[\w.-]*[\"']?\]?\s*(?::=|=>|[:=])\s*)"
+        r"(?![\"']?\[masked\])(?![\"']?\d+\b)(?![\"']?(?:true|false|null|none|bearer|basic|digest)\b)"
+        r"(?![\"']?(?:your|my|<|\$|%|\{))"
+        r"(?![\"']?(?:self|settings|config|cfg|conf|os|env|process|ctx|args|opts|options|"
+        r"secrets|app|request)\.[A-Za-z_])"
+        r"([\"']?)([^\s\"',;()\[\]{}<>]{6,})\2(?![(\[.\w])"
+    )
+
+
+#: Names that hold something about a secret, not the secret (``token_type``,
+#: ``api_key_env``, ``secret_name``).
+NOT_A_SECRET_NAME = re.compile(
+    r"(?i)(?:_|-)(?:type|url|uri|file|path|env|name|id|count|length|limit|endpoint|header|"
+    r"prefix|format|kind)[\"'\]]?\s*(?::=|=>|[:=])\s*$"
+)
+
+
+#: Where each detector may match: literal needles (``"ci"`` ones are looked
+#: for in the lower-cased text), else :data:`LONG_RUN_RE` (a run of 23
+#: characters or more: every needle-less shape is that long). A detector is
+#: run only on the lines that hold one of its needles, so a long transcript
+#: costs a few substring searches, not every regex over every character.
+NEEDLES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    # secret type or extra pattern name: (case-sensitive needles, lower-case needles)
+    "Artifactory Credentials": (("AKC", "AP"), ()),
+    "AWS Access Key": (("AKIA", "ASIA", "A3T", "ABIA", "ACCA"), ("aws",)),
+    "Azure Storage Account access key": (("AccountKey=",), ()),
+    "Basic Auth Credentials": (("://",), ()),
+    "Cloudant Credentials": ((), ("key", "pw", "pass", "token", "cloudant")),
+    "GitHub Token": (("ghp_", "gho_", "ghu_", "ghs_", "ghr_"), ()),
+    "GitLab Token": (
+        ("glpat-", "gldt-", "glft-", "glsoat-", "glrt-", "GR1348941", "glcbt-", "glimt-")
+        + ("glptt-", "glagent-", "gloas-"),
+        (),
     ),
-    re.compile(r"\b(?:sk|rk|pk)-(?:[A-Za-z0-9]+-)*[A-Za-z0-9_-]{16,}"),  # OpenAI-style, Anthropic
-    re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}\b|\bgithub_pat_[A-Za-z0-9_]{20,}"),
-    re.compile(r"\bxox[abposr]-[A-Za-z0-9-]{10,}"),  # Slack
-    re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),  # AWS access key ids
-    re.compile(r"\bAIza[0-9A-Za-z_-]{35}\b"),  # Google API keys
-    re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}"),  # JWTs
-    re.compile(r"(?i)(?<=bearer )[A-Za-z0-9._~+/-]{16,}=*"),
-    re.compile(r"(?<=://)[^/\s:@]+:[^/\s@]+(?=@)"),  # user:password@ in a URL
-)
-#: ``name = value`` where the name says secret: the value is masked.
-ASSIGNED_RE = re.compile(
-    r"(?i)\b([\w.-]*(?:api[_-]?key|secret|token|passw(?:or)?d|passwd|credentials?|"
-    r"auth[_-]?key|private[_-]?key|access[_-]?key)[\w.-]*[\"']?\s*[:=]\s*)"
-    r"(?![\"']?\[masked\])(?![\"']?\d+\b)([\"']?)([^\s\"',;]{6,})\2"
-)
+    "IBM Cloud IAM Key": ((), ("key", "pwd", "pass", "token")),
+    "IBM COS HMAC Credentials": ((), ("secret",)),
+    "JSON Web Token": (("eyJ",), ()),
+    "Mailchimp Access Key": (("-us",), ()),
+    "NPM tokens": (("_authToken",), ()),
+    "OpenAI Token": (("T3BlbkFJ",), ()),
+    "PyPI Token": (("pypi-",), ()),
+    "SendGrid API Key": (("SG.",), ()),
+    "Slack Token": (("xox", "hooks.slack.com"), ()),
+    "SoftLayer Credentials": ((), ("key", "pwd", "pass", "token", "softlayer")),
+    "Square OAuth Secret": (("sq0csp-",), ()),
+    "Stripe Access Key": (("k_live_",), ()),
+    "sk-/rk-/pk- API key": (("sk-", "rk-", "pk-"), ()),
+    "Stripe key": (("_live_", "_test_", "whsec_"), ()),
+    "GitHub token": (("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"), ()),
+    "Hugging Face token": (("hf_",), ()),
+    "Slack token": (("xox",), ()),
+    "Google API key": (("AIza",), ()),
+    "AWS access key id": (("AKIA", "ASIA"), ()),
+    "JWT": (("eyJ",), ()),
+    "bearer token": ((), ("bearer ",)),
+    "URL password": (("://",), ()),
+    "password option": ((), ("-pass", "-pwd", "-token", "-api", "-secret", "-auth")),
+    "mysql -p": ((), ("mysql", "mariadb")),
+    "sshpass -p": (("sshpass",), ()),
+    "registry login -p": ((), ("login",)),
+    "basic auth header": ((), ("basic ",)),
+    "assigned": ((), ("key", "pass", "pwd", "secret", "token", "cred", "auth", "contrase")),
+}
+#: The gate of a detector with no needles (Discord, Telegram, Twilio, and any
+#: plugin a later detect-secrets adds).
+LONG_RUN_RE = re.compile(r"[A-Za-z0-9_-]{23,}")
+#: Shapes that span lines: masked over the whole text when their marker is in it.
+BLOCK_MARKERS = ("PRIVATE KEY", "PuTTY-User-Key-File")
+BLOCKS = frozenset({"PEM private key block", "PuTTY private key"})
+#: What a masked token is widened over (the rest of a key longer than the plugin says).
+TOKEN_TAIL = re.compile(r"[A-Za-z0-9_-]*")
+SEPARATORS = " \t\r\n=:\"'"
+
+
+def _value_span(m: re.Match[str]) -> tuple[int, int]:
+    """The span of the secret in a match: a named ``value`` group, else the
+    last captured group when it is the value (8 characters or more), else the
+    whole match less separators around it."""
+    if "value" in m.re.groupindex and m.group("value") is not None:
+        return m.span("value")
+    for index in range(m.re.groups, 0, -1):
+        group = m.group(index)
+        if group is not None and len(group) >= 8:
+            return m.span(index)
+    start, end = m.span()
+    text = m.string
+    while start < end and text[start] in SEPARATORS:
+        start += 1
+    while end > start and text[end - 1] in SEPARATORS:
+        end -= 1
+    return start, end
+
+
+#: How far around a needle a detector looks (characters before, after): a
+#: name, its separator and the start of its value. A value cut at the window's
+#: end is widened to the end of its token in the whole text.
+BEFORE, AFTER = 64, 256
+BREAKS = " \t\n\"'`(<[{,;"
+BREAK_RE = re.compile(r"\s")  # a window ends at a space: what follows a value is seen
+
+
+def _window(text: str, at: int, end: int) -> tuple[int, int]:
+    """The window around ``text[at:end]``: from the last break at most
+    :data:`BEFORE` characters before it (the line's start at most), to
+    :data:`AFTER` characters after it (the line's end at most)."""
+    lo = max(0, at - BEFORE)
+    line_start = text.rfind("\n", lo, at) + 1
+    start = lo = max(lo, line_start)
+    if lo > 0 and lo != line_start and text[lo - 1] not in BREAKS:
+        for i in range(lo, at):  # not inside a word: from the first break on
+            if text[i] in BREAKS:
+                start = i + 1
+                break
+    stop = text.find("\n", end, end + AFTER)
+    if stop != -1:
+        return start, stop
+    stop = min(len(text), end + AFTER)
+    brk = BREAK_RE.search(text, stop, stop + AFTER)  # never inside a word
+    return start, (brk.start() if brk else min(len(text), stop + AFTER))
+
+
+def _merged(windows: list[tuple[int, int]]) -> list[tuple[int, int]]:
+    windows.sort()
+    out: list[tuple[int, int]] = []
+    for start, end in windows:
+        if out and start <= out[-1][1]:
+            out[-1] = (out[-1][0], max(end, out[-1][1]))
+        else:
+            out.append((start, end))
+    return out
+
+
+def _needle_windows(
+    text: str,
+    lowered: str,
+    needles: tuple[tuple[str, ...], tuple[str, ...]],
+    seen: dict[tuple[str, bool], list[tuple[int, int]]],
+) -> list[tuple[int, int]]:
+    """The windows around every place ``text`` holds one of ``needles``
+    (each needle is looked for once per text: ``seen``)."""
+    windows: list[tuple[int, int]] = []
+    sensitive, lower = needles
+    for haystack, found, cased in ((text, sensitive, True), (lowered, lower, False)):
+        for needle in found:
+            known = seen.get((needle, cased))
+            if known is None:
+                known = seen[(needle, cased)] = []
+                at = haystack.find(needle)
+                while at != -1:
+                    window = _window(text, at, at + len(needle))
+                    known.append(window)
+                    at = haystack.find(needle, max(window[1], at + 1))
+            windows.extend(known)
+    return _merged(windows)
+
+
+def _long_run_windows(text: str) -> list[tuple[int, int]]:
+    windows = [_window(text, m.start(), m.end()) for m in LONG_RUN_RE.finditer(text)]
+    return _merged(windows)
+
+
+def _detectors() -> list[tuple[str, re.Pattern[str]]]:
+    return [
+        *detector_patterns(),
+        *extra_patterns(),
+        ("assigned", assigned_re()),
+    ]
+
+
+def _spans_in(
+    text: str, name: str, pattern: re.Pattern[str], window: tuple[int, int]
+) -> list[tuple[int, int]]:
+    """The secrets ``pattern`` finds in ``text[window]``, as spans of ``text``."""
+    out: list[tuple[int, int]] = []
+    base = window[0]
+    for m in pattern.finditer(text[window[0] : window[1]]):
+        if name == "assigned":
+            if NOT_A_SECRET_NAME.search(m.group(1)):
+                continue
+            start, end = m.span(3)
+        else:
+            start, end = _value_span(m)
+        if end <= start:
+            continue
+        start, end = base + start, base + end
+        if text[end - 1 : end].isalnum():
+            tail = TOKEN_TAIL.match(text, end)
+            end = tail.end() if tail else end
+        out.append((start, end))
+    return out
+
+
+def secret_spans(text: str) -> list[tuple[int, int]]:
+    """The spans of ``text`` the masker replaces, sorted and merged. Each
+    detector runs on the windows its needles (or a long run) point to."""
+    # U+0130 is the one character whose lower case is two: replaced, the
+    # lower-cased text keeps every offset of ``text``.
+    lowered = text.replace("\u0130", "I").lower()
+    long_runs: list[tuple[int, int]] | None = None
+    seen: dict[tuple[str, bool], list[tuple[int, int]]] = {}
+    spans: list[tuple[int, int]] = []
+    for name, pattern in _detectors():
+        if name in BLOCKS:
+            if any(marker in text for marker in BLOCK_MARKERS):
+                spans.extend(_spans_in(text, name, pattern, (0, len(text))))
+            continue
+        needles = NEEDLES.get(name)
+        if needles is not None:
+            windows = _needle_windows(text, lowered, needles, seen)
+        else:
+            if long_runs is None:
+                long_runs = _long_run_windows(text)
+            windows = long_runs
+        for window in windows:
+            spans.extend(_spans_in(text, name, pattern, window))
+    spans.sort()
+    merged: list[tuple[int, int]] = []
+    for start, end in spans:
+        if merged and start <= merged[-1][1]:
+            merged[-1] = (merged[-1][0], max(end, merged[-1][1]))
+        else:
+            merged.append((start, end))
+    return merged
 
 
 def mask_secrets(text: str) -> str:
     """``text`` with every secret-looking string replaced by ``[masked]``."""
     if not text:
         return text
-    for pattern in TOKEN_RES:
-        text = pattern.sub(MASK, text)
-    return ASSIGNED_RE.sub(lambda m: f"{m.group(1)}{m.group(2)}{MASK}{m.group(2)}", text)
+    out: list[str] = []
+    at = 0
+    for start, end in secret_spans(text):
+        if text[start:end] == MASK:
+            continue
+        out.append(text[at:start])
+        out.append(MASK)
+        at = end
+    if not out:
+        return text
+    out.append(text[at:])
+    return "".join(out)
 
 
 #: The user info of a URL (``user:password@``), which can hold a key.

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -84,6 +85,10 @@ def _snapshot(path: Path) -> tuple:
     )
 
 
+def _refuse_all(raw: bytes) -> Any:
+    raise ValueError("no fast decoder")
+
+
 def test_session_with_every_edge_line_loads_as_without_the_fast_decoder(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
@@ -92,8 +97,8 @@ def test_session_with_every_edge_line_loads_as_without_the_fast_decoder(
     data = head + b"\n".join(EDGE_LINES) + b'\n{"role": "_usage", "token_count": 7}\n'
     path.write_bytes(data)
     fast = _snapshot(path)
-    monkeypatch.setattr(kimi, "decode_fast", lambda raw: MISS)
-    slow = _snapshot(path)
+    monkeypatch.setattr(kimi, "decoder", lambda: (_refuse_all, (ValueError,)))
+    slow = _snapshot(path)  # every line the json way, and the slow checks
     assert fast == slow
     assert fast[4] == data  # the byte-exact round trip
     assert len(fast[1]) >= 8  # the skipped and replaced lines are warned about
@@ -143,3 +148,43 @@ def test_openai_jsonl_line_loads_or_fails_as_without_the_fast_decoder(
     fast = outcome()
     monkeypatch.setattr(openai, "decode_fast", lambda raw: MISS)
     assert fast == outcome()
+
+
+message_values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.text(max_size=3),
+    lambda inner: st.lists(inner, max_size=3)
+    | st.dictionaries(
+        st.sampled_from(["type", "text", "function", "name", "x"]), inner, max_size=3
+    ),
+    max_leaves=8,
+)
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    st.text(max_size=3).filter(lambda r: not r.startswith("_")),
+    st.dictionaries(
+        st.sampled_from(["content", "tool_calls", "tool_call_id", "name", "partial", "extra"]),
+        message_values,
+        max_size=4,
+    ),
+)
+def test_the_fast_message_check_accepts_only_what_check_message_accepts(role, fields):
+    """The loader's one-pass check (fastjson.plain_message) says yes only to a
+    message check_message accepts, and changes no value."""
+    import copy
+
+    from kimi_compact_tui.errors import SessionFormatError
+    from kimi_compact_tui.formats.fastjson import plain_message
+    from kimi_compact_tui.formats.validate import check_message
+
+    record = {"role": role, **fields}
+    before = copy.deepcopy(record)
+    fast = plain_message(record)
+    assert record == before
+    try:
+        check_message(before, "x")
+        slow = True
+    except SessionFormatError:
+        slow = False
+    assert fast == slow

@@ -132,3 +132,61 @@ async def test_the_four_places_show_the_same_preview(tmp_path, cli_main):
     assert {plan_rows[2], diff_rows[2], tui_list[2].rstrip(), tui_diff[2].rstrip()} == {SHELL_CALL}
     cjk = [plan_rows[4], diff_rows[4], tui_list[4].rstrip(), tui_diff[4].rstrip()]
     assert all(p.endswith("…") and p.startswith("修复订单模块") for p in cjk)
+
+
+# ----------------------------------------------------------------------------- one huge word
+
+
+def reference_preview(text: str, width: int) -> str:
+    """The preview by its definition, over the whole text: every word whole,
+    then cut to ``width`` cells (what the tool did before issue 32 item 2; right,
+    but it measured every character of a 30 MB word)."""
+    from rich.cells import set_cell_size
+
+    from kimi_compact_tui.previews import NEWLINE_MARK
+    from kimi_compact_tui.sanitize import visible
+
+    words: list[str] = []
+    for line in text.split("\n"):
+        if line.split() and words:
+            words.append(NEWLINE_MARK)
+        words.extend(line.split())
+    flat = visible(" ".join(words))
+    if cell_len(flat) <= width:
+        return flat
+    return set_cell_size(flat, width - 1).rstrip() + "…"
+
+
+HUGE_WORDS = [
+    "x" * 50_000,
+    "中文日志没有空格" * 6_000,
+    "🙂" * 20_000,
+    "e\u0301" * 20_000,  # combining accents: each pair one cell
+    "\u0301" * 30_000 + "tail",  # zero-width marks first: the word must still fill the line
+    "a\u200bb" * 10_000,  # zero-width spaces, made visible
+    "\x1b[31m" * 5_000,  # escapes, made visible
+    "short words first " + "y" * 40_000,
+    "line one\n\n" + "z" * 40_000 + "\nlast",
+]
+
+
+def test_a_huge_word_previews_as_the_whole_text_would():
+    """Issue 32 item 2: one word of megabytes (a minified file, a CJK log with
+    no spaces) is previewed by its first cells only, and the line is exactly
+    the one the whole text gives."""
+    for text in HUGE_WORDS:
+        for width in (1, 2, 10, 41, 120, 200):
+            message = Message({"role": "tool", "content": text})
+            got = message_preview(message, width)
+            assert got == reference_preview(text, width), (text[:20], width)
+            assert cell_len(got) <= width
+
+
+def test_a_30_mb_word_is_previewed_from_its_start():
+    text = "q" * 30_000_000
+    got = message_preview(Message({"role": "tool", "content": text}), 80)
+    assert got == "q" * 79 + "…"
+    calls = [call("c1", "Write", content="w" * 5_000_000)]
+    preview = message_preview(Message({"role": "assistant", "content": "", "tool_calls": calls}))
+    assert preview.startswith('→ Write({"content": "www') and preview.endswith("…")
+    assert cell_len(preview) == 200

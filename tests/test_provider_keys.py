@@ -142,8 +142,24 @@ async def test_the_provider_itself_refuses_without_a_key(proxy):
         ({"kind": "openai"}, "OPENAI_API_KEY"),
         ({"kind": "moonshot-cn"}, "MOONSHOT_API_KEY"),
         ({"kind": "anthropic"}, "ANTHROPIC_API_KEY"),
-        ({"kind": "openai", "base_url": "https://openrouter.ai/api/v1"}, "OPENAI_API_KEY"),
-        ({"kind": "openai", "base_url": "http://8.8.8.8:8000/v1"}, "OPENAI_API_KEY"),
+        # (a public base_url takes OPENAI_API_KEY only when the config pairs them:
+        # tests/test_key_routing.py)
+        (
+            {
+                "kind": "openai",
+                "base_url": "https://openrouter.ai/api/v1",
+                "api_key_env": "OPENAI_API_KEY",
+            },
+            "OPENAI_API_KEY",
+        ),
+        (
+            {
+                "kind": "openai",
+                "base_url": "http://8.8.8.8:8000/v1",
+                "api_key_env": "OPENAI_API_KEY",
+            },
+            "OPENAI_API_KEY",
+        ),
         ({"kind": "openai", "base_url": "https://x.example/v1", "api_key_env": "K"}, "K"),
         ({"kind": "openai", "base_url": "http://127.0.0.1:8000/v1"}, None),
         ({"kind": "openai", "base_url": "http://localhost:8080/v1"}, None),

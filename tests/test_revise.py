@@ -386,7 +386,9 @@ def test_offline_keeps_what_the_feedback_names(cli_main, tmp_path, session, summ
     assert "sha256 over md5" in twice.stdout and "the request path" in twice.stdout
 
 
-def test_offline_is_told_the_feedback_as_instructions(tmp_path):
+def test_offline_is_sent_the_same_revision_request(tmp_path):
+    """The offline provider is sent the request a model is (the compaction
+    request unchanged, then the rounds): it keeps the last summary itself."""
     session = write_openai_json(tmp_path / "chat.json", MESSAGES)
     job = CompactionJob.load(session, AppConfig(raw={"compaction": {"enabled": True}}))
     prep = job.prepare(custom_instruction="focus on caching")
@@ -395,12 +397,9 @@ def test_offline_is_told_the_feedback_as_instructions(tmp_path):
     remote = revise(prep, rounds, ProviderConfig(kind="openai", model="m")).request
     assert offline is not None and remote is not None and prep.request is not None
     assert feedback_as_instruction("focus on caching", rounds) == f"focus on caching\n{F1}\n{F2}"
-    assert offline.custom_instruction == f"focus on caching\n{F1}\n{F2}"
-    assert offline.parts[-1].endswith(f"focus on caching\n{F1}\n{F2}")
-    # A model is sent the compaction request unchanged, the instruction included.
+    assert offline.custom_instruction == remote.custom_instruction == "focus on caching"
+    assert offline.messages == remote.messages
     assert remote.messages[:2] == prep.request.messages
-    assert remote.custom_instruction == "focus on caching"
-    assert offline.messages[2:] == remote.messages[2:]
     expected = build_request(
         job.session.messages,
         prep.plan,
@@ -514,8 +513,47 @@ def test_offline_adds_the_items_the_feedback_names(cli_main, tmp_path):
         "--revise", "Add the failing test name. Be brief.",
     )  # fmt: skip
     assert revised.code == 0, revised.stderr
+    assert revised.stdout.startswith(plain.stdout.rstrip("\n").rsplit("</important_context>")[0])
     assert "tests/test_cache.py::test_tenant_isolation" in revised.stdout
-    assert "1 instruction of the custom instructions not followed" in revised.stdout
+    assert 'feedback not followed (it needs a model): "Be brief."' in revised.stderr
+
+
+OFFLINE_EDIT = (
+    "<current_focus>\nHAND-EDITED: the reviewer rewrote this line by hand.\n</current_focus>\n"
+    "<important_context>\n- Deploy only after the tenant migration.\n</important_context>\n"
+)
+
+
+def test_offline_revise_keeps_the_given_summary_and_says_what_it_could_not_follow(
+    cli_main, tmp_path, session
+):
+    """Issue 31 item 17: the summary in FILE (hand edits included) is kept;
+    "keep X" adds X verbatim; the rest is named as not followed."""
+    edited = tmp_path / "edited.md"
+    edited.write_text(OFFLINE_EDIT, encoding="utf-8")
+    config = offline_config(tmp_path)
+    out = cli_main(
+        "compact", session, "--config", config, "--from-summary", edited,
+        "--revise", f"{F1}. Write it in French.",
+    )  # fmt: skip
+    assert out.code == 0, out.stderr
+    text = out.stdout
+    assert text.startswith("<current_focus>\nHAND-EDITED: the reviewer rewrote this line by hand.")
+    assert "- Deploy only after the tenant migration." in text
+    assert "sha256 over md5" in text
+    assert text.count("<important_context>") == 1 and text.rstrip().endswith("</important_context>")
+    assert "User requests, verbatim" not in text  # no summary written from the messages again
+    err = out.stderr
+    assert f"revising the summary in {edited} without a model (offline)" in err
+    assert "a revision of the summary in" not in err
+    assert 'feedback not followed (it needs a model): "Write it in French."' in err
+    # Nothing to follow: the summary comes back exactly as given.
+    same = cli_main(
+        "compact", session, "--config", config, "--from-summary", edited,
+        "--revise", "Be more concise.",
+    )  # fmt: skip
+    assert same.code == 0, same.stderr
+    assert same.stdout == OFFLINE_EDIT
 
 
 def test_named_items_need_every_word_of_what_is_named(tmp_path):

@@ -3,8 +3,8 @@ feedback, the revision streams as a new candidate, the candidates screen shows
 the chain and the diff between the two, the revision is written, and undone.
 
 The installed console script opens a copy of the kimi sample session with the
-offline summarizer (it revises too: feedback that names an item makes it keep
-it). Keys go in with ``send-keys``; each wait is on a state a person would
+offline summarizer (it revises without a model: it keeps the summary and adds
+the item the feedback names). Keys go in with ``send-keys``; each wait is on a state a person would
 wait for (a run finished, a screen shown), never a fixed sleep.
 """
 
@@ -30,7 +30,7 @@ pytestmark = [
 
 FEEDBACK = "Add the failing test name. Be brief."
 KEPT = "tests/test_parse.py::test_euro_amount"  # the item the feedback names
-MARK = "Kept verbatim as the custom instructions ask"  # only in the revision
+MARK = "Kept verbatim as the feedback asks"  # only in the revision (kept summary + the rule)
 
 
 @pytest.fixture

@@ -322,6 +322,36 @@ async def test_offline_revision_keeps_what_the_feedback_names(tmp_path) -> None:
         assert "revises #1:" in str(screen.query_one("#right-report", Static).render())
 
 
+async def test_offline_feedback_keeps_the_summary_and_says_no_model_is_involved(
+    tmp_path,
+) -> None:
+    """Issue 31 item 17: with no model the feedback box says the summary is
+    kept and only a rule applies; the revision starts with the summary under
+    review, adds what "keep" names, and changes nothing for the rest."""
+    path = write_openai_json(tmp_path / "failing.json", FAILING)
+    app = make_app(path, ProviderConfig(kind="offline"))
+    async with app.run_test(size=SIZE) as pilot:
+        await settle(pilot)
+        first = await compact(pilot)
+        await pilot.press("f")
+        box = await wait_until(
+            pilot, lambda: isinstance(app.screen, FeedbackScreen) and app.screen, "box"
+        )
+        await settle(pilot)
+        shown = screen_text(app)
+        assert "No model (offline)" in shown and "The model gets" not in shown, shown
+        await pilot.press("escape")
+        await settle(pilot)
+        assert app.screen is not box
+        revision = await feedback(pilot, 'keep "deploy after the migration". Write it in French.')
+        kept = first.result.summary
+        revised = revision.result.summary
+        assert revised.startswith(kept.rsplit("</important_context>", 1)[0].rstrip("\n"))
+        assert "Kept verbatim as the feedback asks" in revised
+        assert "  - deploy after the migration" in revised
+        assert "French" not in revised
+
+
 async def test_revisions_are_asked_about_and_kept_per_boundary(tmp_path) -> None:
     """After a revision, moving the boundary and opening another session ask
     first (the revision is the summary they would drop); the revision stays a

@@ -18,6 +18,7 @@ bits into floats without an error, so it cannot be trusted to refuse.)
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from sys import intern
 from typing import Any
 
@@ -36,6 +37,22 @@ else:  # pragma: no cover
     _REFUSED = ()
 
 AVAILABLE = _decode is not None
+
+
+class _Refused(Exception):
+    """What :func:`decoder` raises when no fast decoder is installed."""
+
+
+def _refuse(raw: bytes) -> Any:  # pragma: no cover - msgspec is a dependency
+    raise _Refused
+
+
+def decoder() -> tuple[Callable[[bytes], Any], tuple[type[BaseException], ...]]:
+    """The fast decoder and the errors it refuses a line with, for a hot loop
+    that calls it directly (:func:`decode_fast` without the call around it)."""
+    if _decode is None:  # pragma: no cover
+        return _refuse, (_Refused,)
+    return _decode, _REFUSED
 
 
 def decode_fast(raw: bytes) -> Any:
@@ -93,3 +110,54 @@ def share_strings(record: dict[str, Any]) -> None:
                     name = fn.get("name")
                     if type(name) is str and len(name) < 64:
                         fn["name"] = intern(name)
+
+
+def plain_message(record: dict[str, Any]) -> bool:
+    """True when ``record`` (a dict whose role is a string) is a message that
+    :func:`kimi_compact_tui.formats.validate.check_message` accepts, checked in
+    the same pass that shares its strings (:func:`share_strings`). False: the
+    caller checks it the slow way, which names what is wrong. Sharing changes
+    no value, so a False after it leaves the record as it was read."""
+    shared = _SHARED.get
+    role = record["role"]
+    record["role"] = shared(role, role)
+    content = record.get("content")
+    if type(content) is list:
+        for part in content:
+            if type(part) is not dict:
+                return False
+            kind = part.get("type")
+            if type(kind) is not str:
+                return False
+            if kind == "text" and type(part.get("text")) is not str:
+                return False
+            part["type"] = shared(kind, kind)
+    elif content is not None and type(content) is not str:
+        return False
+    if len(record) <= 2:
+        return True
+    calls = record.get("tool_calls")
+    if calls is not None:
+        if type(calls) is not list:
+            return False
+        for call in calls:
+            if type(call) is not dict:
+                return False
+            kind = call.get("type")
+            if type(kind) is str:
+                call["type"] = shared(kind, kind)
+            fn = call.get("function")
+            if fn is not None:
+                if type(fn) is not dict:
+                    return False
+                name = fn.get("name")
+                if type(name) is str and len(name) < 64:
+                    fn["name"] = intern(name)
+    call_id = record.get("tool_call_id")
+    if call_id is not None and type(call_id) is not str:
+        return False
+    name = record.get("name")
+    if name is not None and type(name) is not str:
+        return False
+    partial = record.get("partial")
+    return partial is None or type(partial) is bool

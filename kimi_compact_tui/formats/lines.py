@@ -27,6 +27,7 @@ from typing import BinaryIO
 from kimi_compact_tui.errors import SessionFormatError
 
 CHUNK = 1 << 20
+_new = object.__new__
 
 
 class RawRef:
@@ -109,10 +110,14 @@ class Lines:
         return self._sha.hexdigest()
 
     def keep(self, raw: bytes, offset: int) -> bytes | RawRef:
-        """What a message keeps of its source line."""
+        """What a message keeps of its source line (a :class:`RawRef` made
+        without a call to ``__init__``: once per message, on the load's hot path)."""
         if self.fh is None:
             return raw
-        return RawRef(self.path, offset, len(raw), zlib.crc32(raw))
+        ref = _new(RawRef)
+        ref.path = self.path
+        ref._packed = (offset << 64) | (len(raw) << 32) | zlib.crc32(raw)
+        return ref
 
     def _chunks(self) -> Iterator[bytes]:
         if self.data is not None:
@@ -127,33 +132,95 @@ class Lines:
             yield chunk
 
     def __iter__(self) -> Iterator[tuple[int, int, bytes]]:
-        lineno, offset, pending = 0, 0, b""
+        for lineno, offset, batch in self.batches():
+            for line in batch:
+                yield lineno, offset, line
+                lineno += 1
+                offset += len(line) + 1
+
+    def batches(self) -> Iterator[tuple[int, int, list[bytes]]]:
+        """The lines in batches (a chunk's worth): ``(number of the first,
+        its offset, the lines)``; each next line's number is one more, its
+        offset the line's length plus one more (for a hot loop: no generator
+        step per line)."""
+        # A line longer than a chunk is not gathered chunk by chunk: its start
+        # and a running CRC are noted, and once its end is found it is read back
+        # from the file in one piece (and checked against the CRC of the bytes
+        # hashed). Only the line itself is alive while the caller decodes it: a
+        # 30 MB line costs about its own size here, not three times it.
+        lineno, offset = 0, 0
+        spans_from: int | None = None  # a line going on past a chunk: its file offset
+        spans_crc = 0
+        pieces: list[bytes] = []  # the same, from bytes in memory (one chunk: never)
+        carried_nul = False  # the line going on holds a NUL byte
         for chunk in self._chunks():
             if self.fh is not None and self.hashed:
                 self._sha.update(chunk)
+            base = self.size  # the file offset of the chunk
             self.size += len(chunk)
-            if pending:
-                chunk = pending + chunk
-            start = 0
-            find = chunk.find
-            while True:
-                end = find(b"\n", start)
-                if end < 0:
-                    break
-                lineno += 1
-                line = chunk[start:end]
-                self._check(line, lineno, offset)
-                yield lineno, offset, line
-                offset += end - start + 1
-                start = end + 1
-            pending = chunk[start:]
+            nul = carried_nul or b"\x00" in chunk
+            parts = chunk.split(b"\n")  # in C: the chunk's lines, and the start of the next
+            del chunk
+            rest = parts.pop()
+            if parts:
+                if spans_from is not None:  # the end of a line begun in earlier chunks
+                    end = base + len(parts[0])
+                    parts[0] = self._read_back(spans_from, end, parts[0], spans_crc)
+                    spans_from = None
+                elif pieces:
+                    pieces.append(parts[0])
+                    parts[0] = b"".join(pieces)
+                    pieces.clear()
+                first, first_offset = lineno + 1, offset
+                if nul or lineno == 0 or not self._any:
+                    for line in parts:
+                        lineno += 1
+                        self._check(line, lineno, offset)
+                        offset += len(line) + 1
+                else:  # the common case: nothing left to check on these lines
+                    lineno += len(parts)
+                    offset += sum(map(len, parts)) + len(parts)
+                yield first, first_offset, parts
+                parts = []
+                carried_nul = False
+            if rest:
+                carried_nul = carried_nul or b"\x00" in rest
+                if self.fh is None:
+                    pieces.append(rest)
+                else:
+                    if spans_from is None:
+                        spans_from, spans_crc = self.size - len(rest), 0
+                    spans_crc = zlib.crc32(rest, spans_crc)
+            del rest
+        if spans_from is not None:
+            pending = self._read_back(spans_from, self.size, b"", spans_crc)
+        else:
+            pending = b"".join(pieces)
+            pieces.clear()
         self.trailing_newline = not pending
         if pending:
             lineno += 1
             self._check(pending, lineno, offset)
-            yield lineno, offset, pending
+            yield lineno, offset, [pending]
         if not self._any:
             raise SessionFormatError(f"{self.path}: file is empty")
+
+    def _read_back(self, start: int, end: int, tail: bytes, crc: int) -> bytes:
+        """The line from file offset ``start`` to ``end`` (its last piece,
+        ``tail``, is in the current chunk; ``crc`` is that of the pieces before
+        it), read back in one piece; the file position is left where it was."""
+        fh = self.fh
+        assert fh is not None
+        here = fh.tell()
+        fh.seek(start)
+        line = fh.read(end - start)
+        fh.seek(here)
+        if len(line) != end - start or zlib.crc32(line) != zlib.crc32(tail, crc):
+            raise SessionFormatError(
+                f"{self.path}: changed on disk while it was read (the line at byte {start}); "
+                "read it again"
+            )
+        return line
 
     def _check(self, line: bytes, lineno: int, offset: int) -> None:
         if lineno == 1 and line.startswith(codecs.BOM_UTF8):

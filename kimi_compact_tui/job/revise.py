@@ -4,13 +4,14 @@
   same plan and checks, and as request the compaction request for the same
   range, unchanged, followed by each round's summary (the assistant) and
   feedback (the user) (:func:`~kimi_compact_tui.compaction.request.revision_request`).
-  A provider with no model (the offline one) reads the feedback the way it
-  reads custom instructions: the job appends every round's feedback, in
-  order, to the instruction in the prompt part, the one path instructions
-  take to it, and after it the items the feedback names
-  (:func:`named_items`: "add the failing test name" names the failing test
-  the extractor found), in the lines the retention pane writes, which that
-  provider keeps verbatim.
+  A provider with no model (the offline one) is sent the same request: it
+  keeps the last round's summary and applies only what a rule can ("keep
+  X": X verbatim; "add the failing test name": the items
+  :func:`named_items` finds), saying which feedback it could not follow
+  (:mod:`kimi_compact_tui.providers.offline.revision`).
+- Sent to a model, the revision request is masked whole
+  (:func:`masked_request`: the transcript, each round's summary and
+  feedback), by the one masker (:mod:`kimi_compact_tui.secrets`).
 - :func:`given_summary` is a finished run for a summary that no model wrote
   now (a file, an edit by hand): it is drafted, checked and written like any
   other.
@@ -18,14 +19,16 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
+from typing import Any
 
 from kimi_compact_tui.compaction.plan import CompactionPlan
 from kimi_compact_tui.compaction.request import (
     REVISION_INPUT_BUDGET,
+    CompactionRequest,
     RevisionRound,
+    build_http_body,
     revision_request,
 )
 from kimi_compact_tui.errors import UserError
@@ -34,9 +37,9 @@ from kimi_compact_tui.job.job import GIVEN
 from kimi_compact_tui.job.prepare import Preparation
 from kimi_compact_tui.job.refusals import Refusal, revision_range_refusal
 from kimi_compact_tui.providers import ProviderConfig, StreamResult
+from kimi_compact_tui.providers.offline.revision import named_items
 from kimi_compact_tui.retention import instructions_for
-from kimi_compact_tui.retention.matching import content_tokens
-from kimi_compact_tui.retention.report import CATEGORY_LABELS
+from kimi_compact_tui.secrets import mask_secrets
 from kimi_compact_tui.specifics import Item, Specifics
 from kimi_compact_tui.store.fingerprint import fingerprint
 
@@ -53,6 +56,7 @@ __all__ = [
     "feedback_as_instruction",
     "named_items",
     "given_summary",
+    "masked_request",
     "revise",
     "revision_budget",
 ]
@@ -67,74 +71,20 @@ def revision_budget(provider: ProviderConfig | None) -> int:
     return REVISION_INPUT_BUDGET
 
 
-#: The verbs the offline summarizer follows itself (the text after them, kept
-#: verbatim when the messages hold it): such a sentence is passed on as it is.
-LITERAL_RE = re.compile(r"^(?:please\s+)?(?:keep|preserve|retain|include|remember)\b", re.I)
-#: A sentence of feedback that asks for something to be in the summary.
-NAMING_RE = re.compile(
-    r"^(?:please\s+)?(?:keep|add|include|mention|restore|preserve|retain|remember|"
-    r"put back|bring back|do not (?:drop|lose|forget)|don't (?:drop|lose|forget))\s+"
-    r"(?P<what>.+)$",
-    re.I,
-)
-SENTENCE_END_RE = re.compile(r"[.;!?\n]+\s*")
-#: Words that say how an item is to be given, not which one.
-GENERIC = frozenset(
-    content_tokens(
-        "name names exact verbatim summary summaries message messages line lines "
-        "full back text again too also word words"
-    )
-)
-MAX_NAMED = 10  # items one sentence of feedback may name
-
-
-def named_items(feedback: str, specifics: Specifics) -> list[Item]:
-    """The items of ``specifics`` a sentence of ``feedback`` names ("keep X",
-    "add the failing test name", "include the edited files"): those whose
-    text holds every content word of X (how-words like "name" or "verbatim"
-    aside), or every item of the category X names, heaviest first, at most
-    :data:`MAX_NAMED` a sentence."""
-    out: list[Item] = []
-    for sentence in SENTENCE_END_RE.split(feedback):
-        m = NAMING_RE.match(sentence.strip())
-        if not m:
-            continue
-        want = content_tokens(m.group("what")) - GENERIC
-        if not want:
-            continue
-        found = []
-        for item in specifics.by_weight():
-            if item.category not in CATEGORY_LABELS:
-                continue
-            label = content_tokens(CATEGORY_LABELS[item.category])
-            if (want <= content_tokens(item.text) or want <= label) and item not in out:
-                found.append(item)
-        out.extend(found[:MAX_NAMED])
-    return out
-
-
 def feedback_as_instruction(
     instruction: str, rounds: Sequence[RevisionRound], specifics: Specifics | None = None
 ) -> str:
-    """The custom instruction with every round's feedback after it, in order
-    (for a summarizer that cannot read the earlier summary: it writes the
-    summary again from the messages, so the earlier rounds' "keep X" must
-    still hold). With ``specifics`` (of the compacted range), the items a
-    sentence names (:func:`named_items`) follow, one retention-pane line
-    each; a sentence whose verb that summarizer does not follow itself ("add
-    X") is given as its items only."""
-    pieces = [instruction.strip()]
-    named: list[Item] = []
-    for r in rounds:
-        if specifics is None:
-            pieces.append(r.feedback.strip())
-            continue
-        for sentence in SENTENCE_END_RE.split(r.feedback):
-            found = named_items(sentence, specifics)
-            named += [i for i in found if i not in named]
-            if not found or LITERAL_RE.match(sentence.strip()):
-                pieces.append(sentence.strip())
-    pieces.append(instructions_for(named))
+    """The custom instruction with every round's feedback after it, in order,
+    and with ``specifics`` the lines of the items each names
+    (:func:`named_items`): feedback given as instructions, for a summarizer
+    that writes a summary from the messages (not used for a revision: the
+    offline provider keeps the given summary, :mod:`..providers.offline.revision`)."""
+    pieces = [instruction.strip(), *(r.feedback.strip() for r in rounds)]
+    if specifics is not None:
+        named: list[Item] = []
+        for r in rounds:
+            named += [i for i in named_items(r.feedback, specifics) if i not in named]
+        pieces.append(instructions_for(named))
     return "\n".join(p for p in pieces if p)
 
 
@@ -152,13 +102,34 @@ def revise(
     if base is None:
         return prep
     limit = budget if budget is not None else revision_budget(provider)
-    instruction = None
-    if provider is not None and provider.offline:
-        specifics = base.specifics() if base.specifics is not None else None
-        found = specifics if isinstance(specifics, Specifics) else None
-        instruction = feedback_as_instruction(prep.custom_instruction, rounds, found)
-    request = revision_request(base, rounds, budget=limit, custom_instruction=instruction)
+    request = revision_request(base, rounds, budget=limit)
+    if provider is None or not provider.offline:
+        request = masked_request(request)
     return replace(prep, build_request=lambda: request, _request=request)
+
+
+def _masked_content(content: Any) -> Any:
+    if isinstance(content, str):
+        return mask_secrets(content)
+    if isinstance(content, list):
+        return [
+            (
+                {**part, "text": mask_secrets(part["text"])}
+                if isinstance(part, dict) and isinstance(part.get("text"), str)
+                else part
+            )
+            for part in content
+        ]
+    return content
+
+
+def masked_request(request: CompactionRequest) -> CompactionRequest:
+    """``request`` with every message's text masked (the body rebuilt from
+    them): what a revision sends to a model holds no secret in clear."""
+    messages = [{**m, "content": _masked_content(m.get("content"))} for m in request.messages]
+    if messages == request.messages:
+        return request
+    return replace(request, messages=messages, body=build_http_body(messages, request.config))
 
 
 def given_summary(text: str) -> StreamResult:

@@ -19,6 +19,16 @@ The rule ("API keys" in docs/configuration.md says the same):
 Host names are judged as written: nothing is looked up (no DNS request is
 made before the user's request). A self-hosted server on a public name that
 takes no key is configured with ``api_key_env: ""``.
+
+Where a key goes (:func:`sent_key_variable`): a key read from the kind's own
+variable (``OPENAI_API_KEY``, ``MOONSHOT_API_KEY``, ``ANTHROPIC_API_KEY``)
+goes only to the endpoints it belongs to, the kind's declared URLs over
+https (and, for anthropic, the ``ANTHROPIC_BASE_URL`` the environment pairs
+with it, as Anthropic's own tools read them). Any other base URL, local or
+public, gets a key only when the configuration names the variable in
+``provider.api_key_env``: that line pairs the key with the base URL. A
+public base URL with no such line is refused before any request, naming the
+variable and the line to add.
 """
 
 from __future__ import annotations
@@ -59,6 +69,45 @@ def key_variable(config: ProviderConfig) -> str | None:
     return None if is_local_host(urlsplit(base).hostname) else variable
 
 
+def _origin(url: str | None) -> tuple[str, str, int] | None:
+    """(scheme, host, port) of ``url`` as written, or None when it has no host."""
+    parts = urlsplit(url or "")
+    host = (parts.hostname or "").rstrip(".").lower()
+    if not host:
+        return None
+    scheme = parts.scheme.lower()
+    try:
+        port = parts.port or (443 if scheme == "https" else 80)
+    except ValueError:
+        return None
+    return scheme, host, port
+
+
+def key_belongs(config: ProviderConfig) -> bool:
+    """True when the key of ``config``'s variable may go to its base URL:
+    the configuration names the variable (``api_key_env``), or the URL is
+    one the kind's own variable belongs to (the module's rule)."""
+    if config.api_key_env:
+        return True
+    facts = config.facts
+    if facts is None or facts.key_env is None:
+        return False
+    if config.base_url_from_env:  # ANTHROPIC_BASE_URL, paired with ANTHROPIC_API_KEY
+        return True
+    own = {_origin(u) for u in (facts.default_url, *facts.region_urls.values()) if u}
+    here = _origin(config.effective_base_url)
+    return here is not None and here[0] == "https" and here in own
+
+
+def sent_key_variable(config: ProviderConfig) -> str | None:
+    """The variable whose key goes in the request's key header, or None: no
+    key is sent (the variable's key does not belong to the base URL)."""
+    variable = config.effective_key_env
+    if variable is None or not key_belongs(config):
+        return None
+    return variable
+
+
 def endpoint(base: str | None) -> str:
     """``scheme://host[:port]`` of a base URL: no credentials, no path."""
     parts = urlsplit(base or "")
@@ -75,7 +124,16 @@ def check_base_url_env(config: ProviderConfig) -> None:
 def missing_key(config: ProviderConfig) -> str | None:
     """One line saying which key is missing, or None when the request may be sent."""
     variable = key_variable(config)
-    if variable is None or os.environ.get(variable, "").strip():
+    if variable is None:
+        return None
+    where = endpoint(config.effective_base_url)
+    if not key_belongs(config):
+        return (
+            f"the {config.kind} provider at {where} needs an API key, and {variable} is "
+            f"not sent there (it belongs to {endpoint(_own_url(config))}): name the key's "
+            f'variable in provider.api_key_env (api_key_env: "" sends no key)'
+        )
+    if os.environ.get(variable, "").strip():
         return None
     other = (
         "provider.api_key_env names it"
@@ -83,9 +141,14 @@ def missing_key(config: ProviderConfig) -> str | None:
         else "or name another variable in provider.api_key_env"
     )
     return (
-        f"{variable} is not set: the {config.kind} provider at {endpoint(config.effective_base_url)} "
+        f"{variable} is not set: the {config.kind} provider at {where} "
         f'needs an API key; export {variable}=... ({other}; api_key_env: "" sends no key)'
     )
+
+
+def _own_url(config: ProviderConfig) -> str | None:
+    facts = config.facts
+    return facts.default_url if facts is not None else None
 
 
 def require_key(config: ProviderConfig) -> None:

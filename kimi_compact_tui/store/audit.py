@@ -29,7 +29,7 @@ from kimi_compact_tui import __version__
 from kimi_compact_tui.compaction.prompts import PromptSource
 from kimi_compact_tui.formats.base import SessionFormat
 from kimi_compact_tui.formats.storage import SessionRef
-from kimi_compact_tui.secrets import without_userinfo
+from kimi_compact_tui.secrets import mask_secrets, without_userinfo
 
 AUDIT_SUFFIX = ".compact-audit.jsonl"
 
@@ -71,7 +71,7 @@ def audit_path(where: Where, fmt: SessionFormat | None = None) -> Path:
 
 
 def scrub_text(text: str) -> str:
-    return without_userinfo(text)
+    return mask_secrets(without_userinfo(text))
 
 
 def numbers_only(value: Any) -> Any:

@@ -174,6 +174,9 @@ def starter(
         if rounds is not None and rounds.given_only:
             print(f"writing {rounds.label}", file=sys.stderr)
             return
+        if rounds is not None and pcfg.offline:
+            announce_offline_revision(prep, rounds)
+            return
         if rounds is not None:
             request = prep.request
             dropped = request.dropped_rounds if request is not None else 0
@@ -183,6 +186,23 @@ def starter(
         announce(prep, pcfg, window)
 
     return start
+
+
+def announce_offline_revision(prep: Preparation, rounds: Rounds) -> None:
+    """A revision with no model: the summary given is kept, and stderr says
+    which feedback a rule followed and which it could not."""
+    from kimi_compact_tui.providers.offline import offline_revision
+
+    where = rounds.where(len(rounds.feedback) - 1)
+    print(
+        f"revising the summary in {where} without a model (offline): it is kept as it is, "
+        "and only feedback a rule can follow is applied",
+        file=sys.stderr,
+    )
+    revision = offline_revision(prep.request) if prep.request is not None else None
+    for note in revision.notes()[1:] if revision is not None else []:
+        print(f"note: {note}", file=sys.stderr)
+    sys.stderr.flush()
 
 
 def warn_growth(draft: Draft) -> None:

@@ -31,7 +31,7 @@ from kimi_compact_tui.formats.base import (
     splice,
     state_of,
 )
-from kimi_compact_tui.formats.fastjson import MISS, decode_fast, share_strings
+from kimi_compact_tui.formats.fastjson import MISS, decoder, plain_message, share_strings
 from kimi_compact_tui.formats.kimi_cli import discover as kimi_discover
 from kimi_compact_tui.formats.kimi_cli import roles as kimi_roles
 from kimi_compact_tui.formats.kimi_cli.checkpoints import CheckpointPairs, checkpoint_message
@@ -138,60 +138,98 @@ def parse_lines(lines: Lines, path: Path) -> Session:
     checkpoints = CheckpointPairs()
     loads = _LENIENT.decode  # one decoder: json.loads(strict=False) builds one per call
     keep = lines.keep
-    for lineno, offset, raw in lines:
-        # The fast decoder takes what it decodes exactly; the rest (blank lines,
-        # bad UTF-8, what only the lenient decoder accepts) goes the json way.
-        record = decode_fast(raw)
-        line = None
-        if record is MISS:
+    fast, refused = decoder()
+    add_entry, add_message, special = entries.append, messages.append, SPECIAL_FIELDS.get
+    for number, start, batch in lines.batches():  # no generator step per line
+        lineno, next_offset = number - 1, start
+        for raw in batch:
+            lineno += 1
+            offset, next_offset = next_offset, next_offset + len(raw) + 1
+            # The fast decoder takes what it decodes exactly; the rest (blank lines,
+            # bad UTF-8, what only the lenient decoder accepts) goes the json way.
             try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as exc:  # kimi-cli reads with errors="replace"
-                line = raw.decode("utf-8", "replace")
-                warnings.append(
-                    f"{path}:{lineno}: not valid UTF-8 (byte {offset + exc.start}); read with "
-                    "replacement characters, as kimi-cli does"
-                )
-            if not line.strip():
-                entries.append(BlankLine(raw))
+                record = fast(raw)
+            except refused:
+                record = MISS
+            # The common lines, a plain message or a well-formed special record,
+            # in one pass (checked as check_message and _skip_reason would, the
+            # message's strings shared); anything else the slow way below.
+            if type(record) is dict:
+                role = record.get("role")
+                if type(role) is str:
+                    if role[:1] != "_":
+                        if plain_message(record):
+                            valid += 1
+                            if checkpoints.pending is not None:
+                                checkpoints.next_record(record)
+                            message = Message(record, keep(raw, offset))
+                            add_entry(message)
+                            add_message(message)
+                            continue
+                    else:
+                        rule = special(role)
+                        if rule is None or type(record.get(rule[0])) is rule[1]:
+                            valid += 1
+                            if role == "_checkpoint":
+                                checkpoints.checkpoint(record["id"])
+                            elif checkpoints.pending is not None:
+                                checkpoints.next_record(record)
+                            if role == "_system_prompt":
+                                system_prompt = record["content"]
+                            elif role == "_usage":
+                                recorded = record["token_count"]
+                            add_entry(SpecialLine(raw))
+                            continue
+            line = None
+            if record is MISS:
+                try:
+                    line = raw.decode("utf-8")
+                except UnicodeDecodeError as exc:  # kimi-cli reads with errors="replace"
+                    line = raw.decode("utf-8", "replace")
+                    warnings.append(
+                        f"{path}:{lineno}: not valid UTF-8 (byte {offset + exc.start}); read with "
+                        "replacement characters, as kimi-cli does"
+                    )
+                if not line.strip():
+                    entries.append(BlankLine(raw))
+                    continue
+            try:
+                if line is not None:
+                    record = loads(line)
+                reason = _skip_reason(record)
+                if reason is None and not record["role"].startswith("_"):
+                    check_message(record, f"{path}:{lineno}")
+            except RecursionError:
+                reason = "JSON nested too deeply"
+            except ValueError as exc:
+                msg = getattr(exc, "msg", str(exc))
+                col = getattr(exc, "colno", None)
+                reason = f"invalid JSON ({msg}{f', column {col}' if col else ''})"
+            except SessionFormatError as exc:
+                reason = str(exc).split(": ", 1)[-1]
+            if reason is not None:
+                warnings.append(f"{path}:{lineno}: skipped, as kimi-cli does on resume: {reason}")
+                entries.append(SkippedLine(raw))
+                if checkpoints.pending is not None:
+                    checkpoints.next_record(None)
                 continue
-        try:
-            if line is not None:
-                record = loads(line)
-            reason = _skip_reason(record)
-            if reason is None and not record["role"].startswith("_"):
-                check_message(record, f"{path}:{lineno}")
-        except RecursionError:
-            reason = "JSON nested too deeply"
-        except ValueError as exc:
-            msg = getattr(exc, "msg", str(exc))
-            col = getattr(exc, "colno", None)
-            reason = f"invalid JSON ({msg}{f', column {col}' if col else ''})"
-        except SessionFormatError as exc:
-            reason = str(exc).split(": ", 1)[-1]
-        if reason is not None:
-            warnings.append(f"{path}:{lineno}: skipped, as kimi-cli does on resume: {reason}")
-            entries.append(SkippedLine(raw))
-            if checkpoints.pending is not None:
-                checkpoints.next_record(None)
-            continue
-        valid += 1
-        role = record["role"]
-        if role == "_checkpoint":
-            checkpoints.checkpoint(record["id"])
-        elif checkpoints.pending is not None:
-            checkpoints.next_record(record)
-        if role.startswith("_"):
-            if role == "_system_prompt":
-                system_prompt = record["content"]
-            elif role == "_usage":
-                recorded = record["token_count"]
-            entries.append(SpecialLine(raw))
-            continue
-        share_strings(record)
-        message = Message(record, keep(raw, offset))
-        entries.append(message)
-        messages.append(message)
+            valid += 1
+            role = record["role"]
+            if role == "_checkpoint":
+                checkpoints.checkpoint(record["id"])
+            elif checkpoints.pending is not None:
+                checkpoints.next_record(record)
+            if role.startswith("_"):
+                if role == "_system_prompt":
+                    system_prompt = record["content"]
+                elif role == "_usage":
+                    recorded = record["token_count"]
+                entries.append(SpecialLine(raw))
+                continue
+            share_strings(record)
+            message = Message(record, keep(raw, offset))
+            entries.append(message)
+            messages.append(message)
     if not valid:
         first = warnings[0].split(": skipped, as kimi-cli does on resume: ", 1) if warnings else []
         detail = f" ({first[0]}: {first[1]})" if len(first) == 2 else ""

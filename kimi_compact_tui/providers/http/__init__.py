@@ -8,7 +8,7 @@ capped), 5xx and connection errors with jittered exponential backoff, at most
 (:mod:`.errors`).
 
 The API key is read from its environment variable when the request is made,
-is only ever placed in the wire format's key header (``Authorization``, or
+only for a base URL it belongs to (:func:`..keys.sent_key_variable`), is only ever placed in the wire format's key header (``Authorization``, or
 Anthropic's ``x-api-key``), and is scrubbed from any error text the provider
 sends back. A request that needs a key (:mod:`..keys`) is never sent without one.
 """
@@ -45,7 +45,7 @@ from kimi_compact_tui.providers.http.wire import (
     strip_tools,
     text_of,
 )
-from kimi_compact_tui.providers.keys import require_key
+from kimi_compact_tui.providers.keys import require_key, sent_key_variable
 
 if TYPE_CHECKING:
     import asyncio
@@ -102,8 +102,9 @@ async def _attempts(
     import httpx  # (loaded when a request is made, not by every command)
 
     url = protocol.url(config)
-    key_env = config.effective_key_env
+    key_env = sent_key_variable(config)  # None: no key belongs to this URL
     key = os.environ.get(key_env, "").strip() if key_env else ""
+    unsent = None if key_env else config.effective_key_env  # named in a 401, never read
     if key:
         col.secrets.append(key)
     headers = {"User-Agent": USER_AGENT, **protocol.headers(key)}
@@ -129,7 +130,7 @@ async def _attempts(
                     if response.status_code >= 400:
                         raw = await response.aread()
                         err = describe_http_error(
-                            response.status_code, raw, response.headers, key_env
+                            response.status_code, raw, response.headers, key_env, unsent
                         )
                         if not (err.retryable and attempt < tries and not col.started):
                             return Outcome("failed", err.message, err.status)

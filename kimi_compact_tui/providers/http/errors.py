@@ -86,8 +86,15 @@ def _retry_after(headers: httpx.Headers) -> float | None:
 
 
 def describe_http_error(
-    status: int, raw: bytes, headers: httpx.Headers, key_env: str | None
+    status: int,
+    raw: bytes,
+    headers: httpx.Headers,
+    key_env: str | None,
+    unsent: str | None = None,
 ) -> HttpError:
+    """The one line for an HTTP error; ``key_env`` is the variable whose key
+    was sent, ``unsent`` the kind's variable when its key does not belong to
+    the URL and was not sent (a 401 says how to pair them)."""
     message, code = _provider_message(raw)
     lowered = f"{message} {code}".lower()
     retryable = False
@@ -105,6 +112,8 @@ def describe_http_error(
             label += f" ({key_env} is not set)"
         elif key_env:
             label += f" (from {key_env})"
+        elif unsent:
+            label += f" (no key sent: name {unsent} or another variable in provider.api_key_env)"
     elif status == 403:
         label = "forbidden"
     elif status == 404:

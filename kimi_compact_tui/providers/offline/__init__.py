@@ -9,6 +9,10 @@ with the request; a bare request body is read from its text
 replaces when it can help it. The text is deterministic (no clock, no
 randomness) and streams in small chunks through the same path as a real
 provider.
+
+Asked for a revision (a request with rounds of feedback), it writes no new
+summary: it keeps the last round's summary and applies only what a rule can
+(:mod:`.revision`), saying which feedback it could not follow.
 """
 
 from __future__ import annotations
@@ -26,6 +30,7 @@ from kimi_compact_tui.providers.base import (
     SummaryInput,
 )
 from kimi_compact_tui.providers.offline.render import Summary, summarize
+from kimi_compact_tui.providers.offline.revision import OfflineRevision, revise_offline
 from kimi_compact_tui.providers.offline.transcript import TMessage, Transcript, read_request
 from kimi_compact_tui.specifics import Specifics
 
@@ -34,10 +39,12 @@ CHUNK_CHARS = 40
 __all__ = [
     "CHUNK_CHARS",
     "OfflineProvider",
+    "OfflineRevision",
     "Summary",
     "TMessage",
     "Transcript",
     "chunks",
+    "offline_revision",
     "offline_summary",
     "parse_transcript",
     "read_request",
@@ -67,6 +74,21 @@ def offline_summary(request: SummaryInput) -> str:
 
 def _summarize(request: SummaryInput) -> Summary:
     return summarize(read_request(request), specifics_of(request))
+
+
+def offline_revision(request: SummaryInput) -> OfflineRevision | None:
+    """What a revision request comes to without a model (None: the request is
+    no revision): the last round's summary kept, the feedback's rules applied."""
+    if isinstance(request, Mapping) or not request.revisions:
+        return None
+    transcript = read_request(request)
+    text = "\n".join(m.own_text for m in transcript.compacted)
+    return revise_offline(
+        request.revisions[-1].summary,
+        [r.feedback for r in request.revisions],
+        text,
+        specifics_of(request),
+    )
 
 
 def size_warning(summary: Summary) -> str:
@@ -100,12 +122,19 @@ class OfflineProvider:
 
         async def work() -> Outcome:
             col.attempts = 1
-            col.emit(StreamEvent("status", "offline extractive summary: no model is used"))
-            # Off the event loop: a 10k-message session takes about a second.
-            summary = await asyncio.to_thread(_summarize, request)
-            if not summary.fits:
-                col.emit(StreamEvent("status", size_warning(summary)))
-            for piece in chunks(summary.text):
+            revision = await asyncio.to_thread(offline_revision, request)
+            if revision is not None:
+                for note in revision.notes():
+                    col.emit(StreamEvent("status", note))
+                text = revision.text
+            else:
+                col.emit(StreamEvent("status", "offline extractive summary: no model is used"))
+                # Off the event loop: a 10k-message session takes about a second.
+                summary = await asyncio.to_thread(_summarize, request)
+                if not summary.fits:
+                    col.emit(StreamEvent("status", size_warning(summary)))
+                text = summary.text
+            for piece in chunks(text):
                 col.text(piece)
                 await asyncio.sleep(pause)  # yields even at 0 so a cancel can land
             col.finish_reason = "stop"

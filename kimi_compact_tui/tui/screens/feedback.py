@@ -21,12 +21,21 @@ from kimi_compact_tui.tui.widgets.footer import KeysFooter
 class FeedbackScreen(TextBoxScreen):
     BINDINGS = keys.bindings(keys.FEEDBACK_KEYS)
 
-    def __init__(self, number: int, summary: str, *, rounds: int = 0, edited: bool = False) -> None:
+    def __init__(
+        self,
+        number: int,
+        summary: str,
+        *,
+        rounds: int = 0,
+        edited: bool = False,
+        offline: bool = False,
+    ) -> None:
         super().__init__()
         self.number = number
         self.summary = summary
         self.rounds = rounds  # the rounds of feedback that made this summary
         self.edited = edited
+        self.offline = offline  # no model: the summary is kept, rules applied
 
     def compose(self) -> ComposeResult:
         with Vertical():
@@ -35,13 +44,15 @@ class FeedbackScreen(TextBoxScreen):
                 title.append(f" (a revision: round {self.rounds + 1})", style="dim")
             yield Static(title, id="feedback-title")
             what = "your edit of the summary" if self.edited else "the summary"
-            yield Static(
-                Text(
-                    f"The model gets the same compaction request, then {what} and this "
-                    "feedback; the revision is a new candidate. ctrl+s sends · escape cancels"
-                ),
-                classes="hint",
+            hint = (
+                f"No model (offline): {what} is kept as it is, and only feedback a rule can "
+                'follow ("keep X": X added verbatim) is applied; the rest is named as not '
+                "followed. The revision is a new candidate. ctrl+s sends · escape cancels"
+                if self.offline
+                else f"The model gets the same compaction request, then {what} and this "
+                "feedback; the revision is a new candidate. ctrl+s sends · escape cancels"
             )
+            yield Static(Text(hint), classes="hint")
             size = f"{len(self.summary):,} characters"
             yield Static(
                 Text(f"revising candidate #{self.number}'s summary ({size})"),

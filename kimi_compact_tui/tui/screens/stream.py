@@ -570,12 +570,17 @@ class StreamScreen(RetentionHost, Screen[FlowRequest | None]):
             from kimi_compact_tui.tui.screens.confirm import AskScreen
 
             what = "your edit" if self.state.summary_edited else "the pinned items"
-            ask = AskScreen(
-                "Send the feedback?",
-                f"The revision becomes the summary under review; {what} go to the model "
-                "with the summary, but are no longer what is written.",
-                yes="Send (y)",
+            body = (
+                f"The revision becomes the summary under review; with no model (offline), "
+                f"{what} stay in it, and only feedback a rule can follow is applied."
+                if self.provider.offline
+                else f"The revision becomes the summary under review; {what} go to the model "
+                "with the summary, but are no longer what is written."
             )
+            ask = AskScreen("Send the feedback?", body, yes="Send (y)")
             self.app.push_screen(ask, lambda ok: send(feedback) if ok else None)
 
-        self.app.push_screen(FeedbackScreen(number, summary, rounds=rounds, edited=edited), done)
+        box = FeedbackScreen(
+            number, summary, rounds=rounds, edited=edited, offline=self.provider.offline
+        )
+        self.app.push_screen(box, done)

@@ -1,0 +1,99 @@
+"""The masker (kimi_compact_tui/secrets.py): precision and recall on the
+labelled corpus (tests/fixtures/secrets/corpus.json), and its speed.
+
+    .venv/bin/python -m benchmarks.secrets_bench [--messages 20000]
+
+- recall: the secrets whose value is gone from the masked text, over all secrets;
+- precision: the masked texts that held a secret, over all texts masked at all
+  (a look-alike that comes out changed is a false positive);
+- speed: ``mask_secrets`` over the text of a generated session of
+  ``--messages`` messages (the default shape, one text), CPU seconds and MB/s,
+  and over each message apart (as the probe masks its tail).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+CORPUS = ROOT / "tests" / "fixtures" / "secrets" / "corpus.json"
+LATER = ROOT / "tests" / "fixtures" / "secrets" / "heldout.json"  # written after the masker
+
+
+def score(mask: Callable[[str], str], corpus: dict[str, Any] | None = None) -> dict[str, Any]:
+    data = corpus or json.loads(CORPUS.read_text(encoding="utf-8"))
+    secrets, lookalikes = data["secrets"], data["lookalikes"]
+    caught = [s for s in secrets if s["secret"] not in mask(s["text"])]
+    changed = [x for x in lookalikes if mask(x["text"]) != x["text"]]
+    flagged = sum(1 for s in secrets if mask(s["text"]) != s["text"]) + len(changed)
+    true_flags = flagged - len(changed)
+    return {
+        "secrets": len(secrets),
+        "lookalikes": len(lookalikes),
+        "recall": len(caught) / len(secrets),
+        "precision": true_flags / flagged if flagged else 1.0,
+        "missed": [s["shape"] for s in secrets if s not in caught],
+        "false_positives": [x["shape"] for x in changed],
+    }
+
+
+def texts(n: int) -> list[str]:
+    from benchmarks.generate import generate_messages
+
+    out = []
+    for m in generate_messages(n):
+        content = m.get("content")
+        out.append(content if isinstance(content, str) else json.dumps(content))
+    return out
+
+
+def speed(mask: Callable[[str], str], n: int) -> dict[str, float]:
+    parts = texts(n)
+    whole = "\n".join(parts)
+    mask("warm up: password=abcdefgh")
+    start = time.process_time()
+    mask(whole)
+    one = time.process_time() - start
+    start = time.process_time()
+    for part in parts:
+        mask(part)
+    each = time.process_time() - start
+    mb = len(whole.encode("utf-8")) / 1e6
+    return {"messages": n, "mb": mb, "whole_s": one, "each_s": each, "mb_per_s": mb / one}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--messages", type=int, default=20_000)
+    args = parser.parse_args(argv)
+    from kimi_compact_tui.secrets import mask_secrets
+
+    for name, path in (("corpus", CORPUS), ("written later", LATER)):
+        s = score(mask_secrets, json.loads(path.read_text(encoding="utf-8")))
+        print(
+            f"{name}: {s['secrets']} secrets, {s['lookalikes']} look-alikes; "
+            f"recall {s['recall']:.3f}, precision {s['precision']:.3f}"
+        )
+        for shape in s["missed"]:
+            print(f"  missed: {shape}")
+        for shape in s["false_positives"]:
+            print(f"  false positive: {shape}")
+    f = speed(mask_secrets, args.messages)
+    print(
+        f"speed: {f['messages']:,} messages, {f['mb']:.1f} MB: one text {f['whole_s']:.2f} s CPU "
+        f"({f['mb_per_s']:.1f} MB/s); message by message {f['each_s']:.2f} s"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
