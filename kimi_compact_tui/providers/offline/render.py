@@ -83,6 +83,11 @@ KIND_NAMES = {
     kinds.URLS: "URLs",
     "system": "system messages (kept as they are)",
 }
+#: The same names for a count of one ("1 system message", never "1 system messages").
+KIND_NAME_ONE = {
+    **{kind: name.removesuffix("s") for kind, name in KIND_NAMES.items()},
+    "system": "system message (kept as it is)",
+}
 
 
 def cut(text: str, limit: int) -> str:
@@ -282,7 +287,10 @@ class Summary:
 
 
 def _cut_note(dropped: Counter[str], chars: int, longest: int = 0) -> str | None:
-    parts = [f"{n} {KIND_NAMES.get(k, k)}" for k, n in dropped.most_common()]
+    parts = [
+        f"{n} {(KIND_NAME_ONE if n == 1 else KIND_NAMES).get(k, k)}"
+        for k, n in dropped.most_common()
+    ]
     notes = []
     if parts:
         notes.append("left out to fit the budget, lowest weight first: " + ", ".join(parts))
