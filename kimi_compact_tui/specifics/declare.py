@@ -22,6 +22,11 @@ CONTEXT = "context"  # the agent's environment, permission or instruction contex
 CHECKPOINT = "checkpoint"  # a checkpoint marker
 ATTACHMENT = "attachment"  # an attachment the agent added
 SUMMARY = "summary"  # an earlier compaction's summary
+#: Not bookkeeping: a request the person saw in the agent's UI that the agent never
+#: sent to its model (the record holds it only as a UI event). Read as a request,
+#: marked with :data:`UNSENT_STATUS`.
+UNSENT = "unsent"
+UNSENT_STATUS = "seen by the user, not sent to the model"
 
 #: The plan statuses the extractor reports (each agent's own are mapped to these).
 PENDING = "pending"

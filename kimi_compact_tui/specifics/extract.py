@@ -6,7 +6,8 @@ from and a weight (what a summary must keep first):
 
 - ``user_requests`` (10; a short acknowledgement 2): the person's own prompts,
   verbatim, in order; never a tool result, the agent's bookkeeping or an
-  earlier summary;
+  earlier summary; one the agent never sent to its model (declared
+  :data:`~.declare.UNSENT`) has the status :data:`~.declare.UNSENT_STATUS`;
 - ``instructions`` (9): ``system``/``developer`` messages in the range that are
   not bookkeeping, and the person's standing rules ("always …", "never …",
   "don't …");
@@ -40,6 +41,8 @@ from kimi_compact_tui.specifics.declare import (
     OPEN_STATUSES,
     PLAIN,
     SUMMARY,
+    UNSENT,
+    UNSENT_STATUS,
     PlanShape,
     Vocabulary,
     plan_status,
@@ -417,7 +420,7 @@ def extract(
             # carried on (they are what an earlier compaction kept exactly)
             anchored_tasks += _anchored_items(out, plain_text(raw_text), index)
             continue
-        if kind is not None:
+        if kind is not None and kind != UNSENT:
             continue  # the agent's bookkeeping: never a request, a rule, a path or a number
         text = plain_text(raw_text)
         is_tool = message.is_tool_result()
@@ -458,6 +461,7 @@ def extract(
                     own,
                     index,
                     weight=ACK_WEIGHT if short else None,
+                    status=UNSENT_STATUS if kind == UNSENT else None,
                 )
                 _rules(out, own, index)
                 for key, show, extra in _errors_in(own, False):
@@ -586,6 +590,8 @@ def _request_statuses(out: _Out, messages: Sequence[Message], order: list[int]) 
     range) is ``answered``; the others ``not answered yet``."""
     replied = [i for i in order if messages[i].role == "assistant"]
     for item in out.items[kinds.USER_REQUESTS].values():
+        if item.status == UNSENT_STATUS:
+            continue
         item.status = ANSWERED if any(r > item.first for r in replied) else NOT_ANSWERED
 
 

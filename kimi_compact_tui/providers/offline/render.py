@@ -3,7 +3,8 @@
 The summary states only what the record shows (:mod:`kimi_compact_tui.specifics`):
 
 - ``<current_focus>``: every user request, verbatim and in order (a long one cut
-  with ``…``), the last being the current one; any focus the custom
+  with ``…``), the last being the current one (one the agent never sent to its
+  model says so); any focus the custom
   instructions ask for;
 - ``<environment>``: the work folder, the programs run;
 - ``<completed_tasks>``: the plan's items the agent's own plan marks completed,
@@ -42,6 +43,7 @@ from kimi_compact_tui.specifics import (
     COMPLETED,
     OPEN,
     OPEN_STATUSES,
+    UNSENT_STATUS,
     Item,
     Specifics,
     extract,
@@ -124,7 +126,8 @@ class Reading:
 
 def _request_line(item: Item, number: int, last: bool, chars: int) -> str:
     label = "current request" if last else f"request {number}"
-    return f"- {label} ({where(item)}): {cut(item.text, chars)}"
+    marked = f"; {UNSENT_STATUS}" if item.status == UNSENT_STATUS else ""
+    return f"- {label} ({where(item)}{marked}): {cut(item.text, chars)}"
 
 
 def lines_of(r: Reading, request_chars: int) -> list[Line]:
