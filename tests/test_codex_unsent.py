@@ -136,3 +136,26 @@ def test_a_compaction_never_writes_an_unsent_prompt():
     data = codex_state(session).data + codex_state(compacted).appended
     reread = parse(data)
     assert [m.data for m in reread.messages] == [m.data for m in compacted.messages]
+
+
+def test_the_echo_of_a_prompt_with_an_image_is_not_a_second_message():
+    # Codex 0.171 wraps an image in text parts of its own; its UI event has the prompt only
+    prompt = {
+        "type": "message",
+        "role": "user",
+        "content": [
+            {"type": "input_text", "text": '<image name=[Image #1] path="/work/pic.png">'},
+            {"type": "input_image", "image_url": "data:image/png;base64,AAAA"},
+            {"type": "input_text", "text": "</image>"},
+            {"type": "input_text", "text": "What is in this picture?"},
+        ],
+    }
+    r = Rollout().item(prompt)
+    item = {"type": "UserMessage", "id": "u1"}
+    item["content"] = [
+        {"type": "local_image", "path": "/work/pic.png"},
+        {"type": "text", "text": "What is in this picture?", "text_elements": []},
+    ]
+    r.event("item_completed", item=item).item(text_item("assistant", "A gradient."))
+    users = [m for m in parse(r.bytes()).messages if m.role == "user"]
+    assert len(users) == 1 and not unsent(users[0])

@@ -15,7 +15,7 @@ A person's prompt that the rollout holds only as a UI event (``event_msg``
 rebuilds the model's history from response items alone (checked against Codex
 0.171.0, ``tests/agents/test_codex_unsent.py``). Such a prompt is kept in the
 history at its place, marked ``unsent``: shown, never sent, never written back.
-An event is the echo of a sent prompt when a real user message with the same
+An event is the echo of a sent prompt when a real user message holding its
 text lies between the events before and after it.
 
 Each history item remembers where it came from (``Origin``) so a kept item is
@@ -194,6 +194,12 @@ def _key(item: dict[str, Any]) -> str:
     return " ".join("".join(_texts(item)).split())
 
 
+def _same(event: str, item: str) -> bool:
+    """Does a response item hold the prompt a UI event shows? Its text may wrap the
+    prompt's (Codex adds ``<image name=…>`` parts around an image)."""
+    return event == item or (bool(event) and event in item)
+
+
 def unsent_prompts(rollout: Rollout) -> dict[int, dict[str, Any]]:
     """The prompts only a UI event holds, by the line of that event: each event
     with no real user message of the same text between the events before and
@@ -223,7 +229,8 @@ def unsent_prompts(rollout: Rollout) -> dict[int, dict[str, Any]]:
         high = events[k + 1][0] if k + 1 < len(events) else float("inf")
         key = _key(prompt)
         echo = next(
-            (u for u, text in users if low < u < high and u not in matched and text == key), None
+            (u for u, text in users if low < u < high and u not in matched and _same(key, text)),
+            None,
         )
         if echo is None:
             out[line] = prompt
