@@ -9,7 +9,9 @@ from the rollout) and Codex resumes it with ``codex exec resume ID PROMPT``.
 
 Found: the request holds the replies, the tool calls and their outputs, but none of the
 prompts. Our reading shows each prompt in its place marked "unsent", and the messages
-it does not mark are exactly the history Codex sends.
+it does not mark are exactly the history Codex sends. After our (offline) compaction
+Codex resumes the summary (naming the compacted prompts as not sent) and the kept items
+it sent before; the kept prompts are not written.
 """
 
 from __future__ import annotations
@@ -22,7 +24,7 @@ from kimi_compact_tui.formats.codex import FORMAT as FMT
 from kimi_compact_tui.formats.codex.history import as_sent, is_user_turn
 from tests.agents.codex_runner import CONVERSATION, Codex, codex_installed, shared_codex_template
 from tests.agents.fake_responses import FakeResponses
-from tests.agents.harness import require_agent
+from tests.agents.harness import require_agent, run_ours
 from tests.agents.test_codex_resume import RESUME_PROMPT, _text, ours, sent_messages, split_request
 from tests.factories.codex import codex_state
 
@@ -86,3 +88,37 @@ def test_codex_never_sends_prompts_only_its_ui_events_hold(template):
     replies = ["".join(m[1] for m in ms if m[0] == "assistant") for ms in (rest, theirs)]
     assert replies[0] == replies[1] and "It printed world." in replies[0]
     assert [_text(i) for i in new_turn if i.get("type") == "message"][-1] == RESUME_PROMPT
+
+
+def test_codex_resumes_our_compaction_of_such_a_rollout(template):
+    """Compacted offline up to the third prompt: the summary names the first two
+    prompts as not sent; the kept prompts (never sent) are not written, so Codex
+    resumes the summary, then the kept replies and tool outputs, as before."""
+    runner, sid = template
+    with FakeResponses(lifetime=300) as responses:
+        codex = runner.clone(responses)
+        desktop_shaped(codex, sid)
+        path = codex.rollout_file(sid)
+        data = path.read_bytes()
+        session = FMT.parse(data, path)
+        third = next(i for i, m in enumerate(session.messages) if m.text() == PROMPTS[2])
+        status, out, err = run_ours(
+            ["compact", str(path), "--in-place", "--yes", "--up-to", str(third)], codex.root
+        )
+        assert status == 0, err[-2000:]
+        after = path.read_bytes()
+        assert after.startswith(data)  # appended: the prompts' events stay as they were
+        reread = FMT.parse(after, path)
+        body = codex.resume(sid, RESUME_PROMPT)
+    _, history, _ = split_request(body)
+    summary = _text(history[0])
+    for prompt in PROMPTS[:2]:
+        assert f"seen by the user, not sent to the model): {prompt}" in summary
+    assert ours(reread.messages) == sent_messages(history)
+    # the kept items are the ones Codex sent before, exactly as read
+    state = codex_state(session)
+    kept = [h.item for h in state.history[state.starts[third] :] if not h.unsent]
+    assert [h.item for h in codex_state(reread).history[1:]] == kept
+    assert len(kept) == 4  # echo world, its output, its reply, the last reply
+    sent = json.dumps(history[1:], ensure_ascii=False)
+    assert not any(p in sent for p in PROMPTS)
