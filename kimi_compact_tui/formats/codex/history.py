@@ -24,6 +24,7 @@ written back exactly as it was read.
 
 from __future__ import annotations
 
+from bisect import bisect_left, bisect_right
 from dataclasses import dataclass
 from typing import Any
 
@@ -222,16 +223,18 @@ def unsent_prompts(rollout: Rollout) -> dict[int, dict[str, Any]]:
             items_seen += 1
             if is_user_turn(rec.payload):
                 users.append((rec.line, _key(rec.payload)))
+    lines = [u for u, _ in users]  # ascending: each window is found by bisection
     matched: set[int] = set()
     out: dict[int, dict[str, Any]] = {}
     for k, (line, prompt) in enumerate(events):
         low = events[k - 1][0] if k else 0
-        high = events[k + 1][0] if k + 1 < len(events) else float("inf")
+        high = events[k + 1][0] if k + 1 < len(events) else (lines[-1] + 1 if lines else 0)
         key = _key(prompt)
-        echo = next(
-            (u for u, text in users if low < u < high and u not in matched and _same(key, text)),
-            None,
-        )
+        echo = None
+        for j in range(bisect_right(lines, low), bisect_left(lines, high)):
+            if j not in matched and _same(key, users[j][1]):
+                echo = j
+                break
         if echo is None:
             out[line] = prompt
         else:
