@@ -159,3 +159,20 @@ def test_the_echo_of_a_prompt_with_an_image_is_not_a_second_message():
     r.event("item_completed", item=item).item(text_item("assistant", "A gradient."))
     users = [m for m in parse(r.bytes()).messages if m.role == "user"]
     assert len(users) == 1 and not unsent(users[0])
+
+
+def test_odd_ui_events_are_read_as_codex_reads_them_or_left_out():
+    r = Rollout()
+    r.event("user_message", message=7, images=5)  # nothing Codex could show
+    older = {"type": "user_message", "message": "context", "kind": "environment_context"}
+    r.add("event_msg", older)  # older Codex's own context, marked as such
+    r.event("item_completed", item={"type": "UserMessage", "content": 3})
+    r.event("item_completed", item="UserMessage")
+    r.event("user_message", message="<environment_context>\n</environment_context>")
+    r.event("user_message", message="look", images={"data:image/png;base64,AAAA": 1})
+    r.item(text_item("assistant", "Looked."))
+    session = parse(r.bytes())
+    users = [m for m in session.messages if m.role == "user"]
+    assert [m.text() for m in users] == ["look"] and unsent(users[0])
+    assert users[0].media_types() == []  # images that are not a list are not images
+    assert session.warnings == []

@@ -173,14 +173,16 @@ def ui_prompt(payload: dict[str, Any]) -> dict[str, Any] | None:
         message = payload.get("message")
         if isinstance(message, str) and message:
             parts.append({"type": "input_text", "text": message})
-        for image in payload.get("images") or []:
+        images = payload.get("images")
+        for image in images if isinstance(images, list) else []:
             if isinstance(image, str):
                 parts.append({"type": "input_image", "image_url": image})
     elif kind == "item_completed":
         item = payload.get("item")
         if not isinstance(item, dict) or item.get("type") != "UserMessage":
             return None
-        for part in item.get("content") or []:
+        content = item.get("content")
+        for part in content if isinstance(content, list) else []:
             if isinstance(part, dict) and isinstance(part.get("text"), str):
                 parts.append({"type": "input_text", "text": part["text"]})
     else:
