@@ -290,4 +290,20 @@ def test_very_long_transcript_reads_the_recent_part_and_says_so(monkeypatch):
     assert "- request 1 (message 2): request number 0" in text
     assert re.search(r"Cut: .*\b(\d+) user requests \(messages 4–\d+\) left out", text)
     assert "- System message 1 (kept as it is): Work in /srv/big." in text
+    assert "system messages" not in text
     assert "messages 2–5201 (2600 user, 2600 assistant)" in text
+
+
+def test_the_cut_note_counts_in_the_singular_and_the_plural():
+    from collections import Counter
+
+    from kimi_compact_tui.providers.offline.render import _cut_note
+    from kimi_compact_tui.specifics import kinds
+
+    one = _cut_note(Counter({"system": 1, kinds.URLS: 1, kinds.PLAN: 1})) or ""
+    assert "1 system message (kept as it is)" in one
+    assert "1 URL" in one and "1 URLs" not in one
+    assert "1 plan item" in one and "1 plan items" not in one
+    two = _cut_note(Counter({"system": 2, kinds.USER_REQUESTS: 3})) or ""
+    assert "2 system messages (kept as they are)" in two
+    assert "3 user requests" in two

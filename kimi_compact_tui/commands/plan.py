@@ -23,6 +23,7 @@ from kimi_compact_tui.compaction.plan import (
     REGION_TAIL,
 )
 from kimi_compact_tui.previews import message_preview
+from kimi_compact_tui.specifics import UNSENT
 from kimi_compact_tui.wording import count, number
 
 if TYPE_CHECKING:
@@ -118,5 +119,7 @@ def run(args: argparse.Namespace) -> int:
             w(f"-- {REGION_LABELS[region]}\n")
             current = region
         preview = message_preview(message, 70)
-        w(f"{i + 1:>6}  {str(message.role)[:9]:<9} {prep.message_tokens[i]:>7,}t  {preview}\n")
+        # a request the person saw but the agent never sent to its model, so marked
+        role = "not sent" if session.format.bookkeeping(message) == UNSENT else message.role
+        w(f"{i + 1:>6}  {str(role)[:9]:<9} {prep.message_tokens[i]:>7,}t  {preview}\n")
     return 0

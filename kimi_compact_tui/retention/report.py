@@ -22,6 +22,7 @@ from kimi_compact_tui.model import Message
 from kimi_compact_tui.retention.matching import Haystack, find, misstatement
 from kimi_compact_tui.sanitize import plain_text
 from kimi_compact_tui.specifics import (
+    UNSENT_STATUS,
     Item,
     Vocabulary,
     extract,
@@ -146,6 +147,12 @@ class CategoryReport:
         return f"{self.kept_count}/{self.total} {pct}"
 
     @property
+    def unsent(self) -> int:
+        """How many of its items the person saw but the agent never sent to its model."""
+        items = [i for i, _ in self.kept] + self.missing
+        return sum(1 for i in items if i.status == UNSENT_STATUS)
+
+    @property
     def critical_missing(self) -> list[Item]:
         """What this category loses that makes the summary critical."""
         if self.name not in CRITICAL:
@@ -175,6 +182,7 @@ class CategoryReport:
             "missing": [_item_json(i) for i in self.missing],
             "misstated_items": [m.to_json() for m in self.misstated],
             "kept_items": [{**_item_json(i), "where": where} for i, where in self.kept],
+            **({"unsent": self.unsent} if self.unsent else {}),
         }
 
 
@@ -292,6 +300,8 @@ class RetentionReport:
             note = f" ({in_tail} in the kept tail)" if in_tail else ""
             if c.misstated:
                 note += f" ({len(c.misstated)} misstated)"
+            if c.unsent:
+                note += f" ({c.unsent} seen by the user, not sent to the model)"
             if c.critical:
                 note += "  ! critical"
             pct = "-" if c.percent is None else f"{c.percent:.0f}%"
@@ -316,7 +326,8 @@ class RetentionReport:
             for name, item, c in missing:
                 mark = "! " if item in c.critical_missing else ""
                 where = ", ".join(str(n) for n in numbers(item))
-                status = f" [{item.status}]" if name == kinds.OPEN_TASKS and item.status else ""
+                shows = name == kinds.OPEN_TASKS or item.status == UNSENT_STATUS
+                status = f" [{item.status}]" if shows and item.status else ""
                 lines.append(
                     f"  {mark}[{name}] {display(item)}{status}  "
                     f"(message{_s(item.messages)} {where})"

@@ -13,7 +13,13 @@ from typing import Any
 
 from kimi_compact_tui.sanitize import plain_text
 from kimi_compact_tui.specifics import kinds
-from kimi_compact_tui.specifics.declare import OPEN_STATUSES, PENDING, PlanShape, plan_status
+from kimi_compact_tui.specifics.declare import (
+    OPEN_STATUSES,
+    PENDING,
+    UNSENT_STATUS,
+    PlanShape,
+    plan_status,
+)
 from kimi_compact_tui.specifics.items import OPEN, RESOLVED, Buckets, Item
 from kimi_compact_tui.specifics.patterns import (
     DEFINITION_RE,
@@ -131,11 +137,14 @@ class Requests(Collector):
             return
         short = len(m.text.split()) <= ACK_WORDS and len(m.text) < 25
         weight = ACK_WEIGHT if short else None
-        w.out.add(kinds.USER_REQUESTS, f"{m.index}", m.text, m.index, weight=weight)
+        status = UNSENT_STATUS if m.unsent else None
+        w.out.add(kinds.USER_REQUESTS, f"{m.index}", m.text, m.index, weight=weight, status=status)
 
     def finish(self, w: Walk) -> None:
         last = w.replies[-1] if w.replies else -1  # one look, not a scan per request
         for item in w.out.items[kinds.USER_REQUESTS].values():
+            if item.status == UNSENT_STATUS:
+                continue  # never sent: neither answered nor waiting for an answer
             item.status = ANSWERED if last > item.first else NOT_ANSWERED
 
 

@@ -23,6 +23,11 @@ CHECKPOINT = "checkpoint"  # a checkpoint marker
 ATTACHMENT = "attachment"  # an attachment the agent added
 SUMMARY = "summary"  # an earlier compaction's summary
 INTERRUPT = "interrupt"  # the agent's note that the person stopped it mid-turn
+#: Not bookkeeping: a request the person saw in the agent's UI that the agent never
+#: sent to its model (the record holds it only as a UI event). Read as a request,
+#: marked with :data:`UNSENT_STATUS`.
+UNSENT = "unsent"
+UNSENT_STATUS = "seen by the user, not sent to the model"
 
 #: The plan statuses the extractor reports (each agent's own are mapped to these).
 PENDING = "pending"

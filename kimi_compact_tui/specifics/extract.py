@@ -7,7 +7,8 @@ comes from and a weight (what a summary must keep first):
 
 - ``user_requests`` (10; a short acknowledgement 2): the person's own prompts,
   verbatim, in order; never a tool result, the agent's bookkeeping or an
-  earlier summary;
+  earlier summary; one the agent never sent to its model (declared
+  :data:`~.declare.UNSENT`) has the status :data:`~.declare.UNSENT_STATUS`;
 - ``instructions`` (9): ``system``/``developer`` messages in the range that are
   not bookkeeping, and the person's standing rules ("always …", "never …",
   "don't …");

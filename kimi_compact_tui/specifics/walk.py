@@ -16,7 +16,7 @@ from functools import cached_property
 
 from kimi_compact_tui.model import Message
 from kimi_compact_tui.sanitize import plain_text
-from kimi_compact_tui.specifics.declare import SUMMARY, Vocabulary
+from kimi_compact_tui.specifics.declare import SUMMARY, UNSENT, Vocabulary
 from kimi_compact_tui.specifics.items import Buckets, Item
 from kimi_compact_tui.specifics.patterns import SYSTEM_TAG_RE
 from kimi_compact_tui.specifics.views import Call, arg_strings, parsed_calls, without_tags
@@ -50,6 +50,9 @@ class Seen:
     run: Run | None = None
     #: A tool result the record marks as failed or refused, once read.
     flagged: bool | None = None
+    #: A prompt the person saw in the agent's UI that the agent never sent to its
+    #: model (declared :data:`~.declare.UNSENT`).
+    unsent: bool = False
 
     @cached_property
     def low(self) -> str:
@@ -131,7 +134,7 @@ def walk(
             for c in collectors:
                 c.earlier_summary(index, text, w)
             continue
-        if kind is not None:
+        if kind is not None and kind != UNSENT:
             continue  # the agent's bookkeeping: never a request, a rule, a path or a number
         text = plain_text(raw)
         is_tool = message.is_tool_result()
@@ -140,7 +143,9 @@ def walk(
             text = SYSTEM_TAG_RE.sub("", text).strip() if "<system>" in text else text
         if role == "assistant":
             w.replies.append(index)
-        seen = Seen(index, message, role, text, parsed_calls(message), is_tool)
+        seen = Seen(
+            index, message, role, text, parsed_calls(message), is_tool, unsent=kind == UNSENT
+        )
         for c in collectors:
             c.see(seen, w)
     for c in collectors:

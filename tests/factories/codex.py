@@ -84,12 +84,20 @@ class Rollout:
         reply: str | None = "ok",
         reasoning: str | None = None,
         complete: bool = True,
+        sent: bool = True,
+        ui: str | None = None,
     ) -> Rollout:
+        """One turn. ``ui``: the UI event that shows the prompt too (``"user_message"``,
+        as older Codex and Codex Desktop write it, or ``"item_completed"``, as Codex
+        0.171 does); ``sent=False``: the prompt is only that event (no response item)."""
         self.turns += 1
         turn_id = f"turn-{self.turns}"
         self.event("task_started", turn_id=turn_id)
         self.add("turn_context", {"turn_id": turn_id, "model": "fake-model"})
-        self.item(text_item("user", prompt))
+        if sent:
+            self.item(text_item("user", prompt))
+        if ui is not None or not sent:
+            self.ui_prompt(prompt, ui or "user_message", turn_id)
         if reasoning is not None:
             summary = [{"type": "summary_text", "text": reasoning}]
             self.item({"type": "reasoning", "id": f"rs_{self.turns}", "summary": summary})
@@ -101,6 +109,14 @@ class Rollout:
         if complete:
             self.event("task_complete", turn_id=turn_id)
         return self
+
+    def ui_prompt(self, prompt: str, kind: str = "user_message", turn_id: str = "") -> Rollout:
+        """The UI event of a prompt (what Codex shows the person, not the model)."""
+        if kind == "user_message":
+            return self.event(kind, message=prompt, images=[], local_images=[], text_elements=[])
+        item = {"type": "UserMessage", "id": f"um-{len(self.records)}"}
+        item["content"] = [{"type": "text", "text": prompt, "text_elements": []}]
+        return self.event(kind, turn_id=turn_id, item=item)
 
     def bytes(self) -> bytes:
         return b"".join(

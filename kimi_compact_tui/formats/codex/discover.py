@@ -74,12 +74,17 @@ def _short(text: str) -> str:
     return text if len(text) <= TITLE_LENGTH else text[: TITLE_LENGTH - 1] + "…"
 
 
+UNSENT_MARK = "(not sent) "  # a title from a prompt Codex's UI showed but never sent
+
+
 def first_prompt(messages: list[Message]) -> str | None:
     for message in messages:
         if message.role == "user":
             text = " ".join(message.text().split())
             if text:
-                return text
+                meta = message.data.get("codex")
+                unsent = isinstance(meta, dict) and meta.get("unsent") is True
+                return UNSENT_MARK + text if unsent else text
     return None
 
 

@@ -5,7 +5,9 @@
   shows it again after a compaction. It is kept out of the messages, like the
   base instructions of ``session_meta`` (``Session.meta.system_prompt``) that Codex
   sends first of all.
-- A real user message is a ``user`` message; a developer message or a context
+- A real user message is a ``user`` message; a prompt only Codex's UI showed
+  (never sent: :mod:`.history`) is a ``user`` message marked ``codex.unsent``;
+  a developer message or a context
   message later in the history is a ``system`` message (its Codex role under
   ``codex.role``).
 - An assistant turn (its reasoning, text and tool calls, in order) is one
@@ -144,6 +146,9 @@ class _Builder:
 def map_history(items: tuple[HistoryItem, ...]) -> Mapped:
     """The messages Codex's history stands for, with their item positions."""
     sent = as_sent(items)
+    unsent = [(i, h) for i, h in enumerate(items) if h.unsent]
+    if unsent:  # each at its place: before the first sent item read after it
+        sent = sorted(sent + unsent, key=lambda p: p[0])  # stable: a call keeps its output
     first = next((k for k, (_, h) in enumerate(sent) if not is_context_message(h.item)), len(sent))
     prefix = sent[first][0] if first < len(sent) else len(items)
     b = _Builder()
@@ -160,6 +165,8 @@ def map_history(items: tuple[HistoryItem, ...]) -> Mapped:
                 data = {"role": "user", "content": _content(item)}
                 if is_codex_summary(item):
                     data["codex"] = {"summary": True}
+                elif h.unsent:
+                    data["codex"] = {"unsent": True}
             b.add(start, data)
         elif kind in OUTPUT_TYPES:
             data = {

@@ -124,7 +124,9 @@ class CodexFormat(JournalFormat, state=CodexState, finder=discovery.FINDER, role
         state = state_of(session, CodexState)
         text = build_compact_summary_text(c.summary)
         start = state.starts[plan.boundary] if plan.boundary < len(state.starts) else None
-        kept = [] if start is None else list(state.history[start:])
+        # A prompt Codex never sent stays unsent: it is not written (its UI event
+        # stays in the rollout, before the record).
+        kept = [] if start is None else [h for h in state.history[start:] if not h.unsent]
         record = records.compacted_record(state, text, [h.item for h in kept], c.now)
         appended = records.encode(record, state)
         items = (HistoryItem(record["payload"]["replacement_history"][0], 0), *kept)

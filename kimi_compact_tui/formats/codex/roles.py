@@ -13,13 +13,21 @@ around the command's output.
 
 Bookkeeping: the context messages Codex writes itself (developer instructions,
 environment, permissions, AGENTS.md: ``system`` messages marked ``codex.role``)
-and the summary of its own compaction.
+and the summary of its own compaction. A prompt only Codex's UI showed (never
+sent: ``codex.unsent``) is declared :data:`UNSENT`: a request, so marked.
 """
 
 from __future__ import annotations
 
 from kimi_compact_tui.model import Message
-from kimi_compact_tui.specifics.declare import CONTEXT, SUMMARY, PlanShape, ToolRoles, Vocabulary
+from kimi_compact_tui.specifics.declare import (
+    CONTEXT,
+    SUMMARY,
+    UNSENT,
+    PlanShape,
+    ToolRoles,
+    Vocabulary,
+)
 
 TOOLS = ToolRoles(
     writes={},
@@ -43,6 +51,8 @@ def bookkeeping(message: Message) -> str | None:
         return None
     if meta.get("summary") is True:
         return SUMMARY
+    if meta.get("unsent") is True:
+        return UNSENT
     if message.role == "system" and meta.get("role") is not None:
         return CONTEXT
     return None

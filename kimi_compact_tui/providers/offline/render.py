@@ -4,7 +4,7 @@ The summary states only what the record shows (:mod:`kimi_compact_tui.specifics`
 so that an agent can continue from it:
 
 - ``<current_focus>``: every user request whole, verbatim and in order, the
-  last being the current one; the current work and the next step; any focus
+  last being the current one (one the agent never sent to its model says so); the current work and the next step; any focus
   the custom instructions ask for;
 - ``<environment>``: the leading system messages, the work folder, the
   programs run;
@@ -56,6 +56,7 @@ from kimi_compact_tui.specifics import (
     IN_PROGRESS,
     OPEN,
     OPEN_STATUSES,
+    UNSENT_STATUS,
     Item,
     Specifics,
     extract,
@@ -115,6 +116,11 @@ NEXT_RE = re.compile(
     r"remaining:|still (?:need|to do)|TODO)\b|接下来|下一步",
     re.I,
 )
+#: The same names for a count of one ("1 system message", never "1 system messages").
+KIND_NAME_ONE = {
+    **{kind: name.removesuffix("s") for kind, name in KIND_NAMES.items()},
+    "system": "system message (kept as it is)",
+}
 
 
 def cut(text: str, limit: int) -> str:
@@ -204,7 +210,8 @@ def focus(r: Reading) -> list[Line]:
     heading = "User requests, verbatim and in order:"
     for n, item in enumerate(requests, 1):
         label = "current request" if n == len(requests) else f"request {n}"
-        text = f"- {label} ({where(item)}): {flat(item.text)}"
+        marked = f"; {UNSENT_STATUS}" if item.status == UNSENT_STATUS else ""
+        text = f"- {label} ({where(item)}{marked}): {flat(item.text)}"
         out.append(Line("current_focus", text, CRITICAL, kinds.USER_REQUESTS, n, heading, item))
     for text in focus_lines(r.instructions, r.transcript.compacted, 4, 240):
         out.append(Line("current_focus", text if text.startswith("-") else f"- {text}", 9))
@@ -495,7 +502,10 @@ class Summary:
 
 
 def _cut_note(dropped: Counter[str], requests_gone: str = "") -> str | None:
-    parts = [f"{n} {KIND_NAMES.get(k, k)}" for k, n in dropped.most_common()]
+    parts = [
+        f"{n} {(KIND_NAME_ONE if n == 1 else KIND_NAMES).get(k, k)}"
+        for k, n in dropped.most_common()
+    ]
     notes = []
     if parts:
         notes.append("left out to fit the budget, lowest weight first: " + ", ".join(parts))
