@@ -41,9 +41,11 @@ def pytest_sessionfinish(session):
 
 @pytest.fixture(autouse=True)
 def _isolated_environment(monkeypatch, tmp_path_factory):
-    """No user config, no kimi-cli prompt found on this machine, no real keys:
-    every test (and every subprocess it starts) sees the same world, so the
-    prompt source and the snapshots do not depend on who runs them."""
+    """No user config, no kimi-cli prompt found on this machine, no agent's sessions
+    (every agent's home is under a fresh, empty HOME), no real keys: every test (and
+    every subprocess it starts) sees the same world, so the prompt source, the picker
+    and the snapshots do not depend on who runs them. The app's state folder is
+    ``$XDG_STATE_HOME`` (under that HOME)."""
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
     for name in (
@@ -59,7 +61,10 @@ def _isolated_environment(monkeypatch, tmp_path_factory):
         "KIMI_COMPACT_TUI_CONFIG",
         "KIMI_CLI_COMPACT_MD",
         "KIMI_SHARE_DIR",
+        "KIMI_CODE_HOME",
+        "CLAUDE_CONFIG_DIR",
         "CODEX_HOME",
+        "GEMINI_CLI_HOME",
         "OPENCODE_DB",
         "OPENAI_API_KEY",
         "MOONSHOT_API_KEY",
@@ -79,3 +84,17 @@ from tests.factories import FORMATS  # noqa: E402
 def session_format(request) -> str:
     """Runs the test once per session format (kimi, openai-json, openai-jsonl)."""
     return request.param
+
+
+# --- the review app (tests/tui_support.py: the Pilot harness) ---------------------------------
+
+
+@pytest.fixture
+def review_app():
+    """``review_app(path, provider=None, config=None)``: the real app on a session file,
+    with the offline summarizer and the default config unless given (not started:
+    ``async with app.run_test(size=SIZE) as pilot``). Run a compaction in it with
+    ``tests.tui_support.compact(pilot)``."""
+    from tests.tui_support import review_app as build
+
+    return build

@@ -10,8 +10,9 @@ from textual.widgets import TextArea
 
 from kimi_compact_tui.tui.screens.main import MainScreen
 from kimi_compact_tui.tui.screens.prompt_edit import EditPromptScreen
-from tests.tui.test_retention_wiring import SIZE, compact, make_app, runs  # noqa: F401
-from tests.tui_support import settle
+from tests.factories import write_kimi_session
+from tests.tui.test_retention_wiring import SIZE, runs  # noqa: F401
+from tests.tui_support import compact, settle
 
 BUNDLED = Path(__file__).resolve().parents[2] / "prompts" / "kimi_compact.md"
 
@@ -20,9 +21,11 @@ def sha(text: str) -> str:
     return hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-async def test_an_edited_prompt_is_a_copy_that_the_next_run_uses(tmp_path, runs):  # noqa: F811
+async def test_an_edited_prompt_is_a_copy_that_the_next_run_uses(
+    tmp_path, runs, review_app  # noqa: F811
+):
     bundled_before = BUNDLED.read_bytes()
-    app, _ = make_app(tmp_path)
+    app = review_app(write_kimi_session(tmp_path / "s"))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         configured = app.state.prompt

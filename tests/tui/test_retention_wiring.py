@@ -3,28 +3,23 @@ session file on disk, a fake provider returning a different summary per run)."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from textual.widgets import OptionList, TextArea
 
 from kimi_compact_tui.compaction.summary import COMPACTED_NOTICE
-from kimi_compact_tui.config import AppConfig
 from kimi_compact_tui.formats import load_session
-from kimi_compact_tui.providers import ProviderConfig, StreamResult
+from kimi_compact_tui.providers import StreamResult
 from kimi_compact_tui.retention import EDITOR_BLOCK_END, EDITOR_BLOCK_START, instructions_for
 from kimi_compact_tui.tui import screens
-from kimi_compact_tui.tui.app import ReviewApp
 from kimi_compact_tui.tui.screens.candidates import CandidatesScreen
 from kimi_compact_tui.tui.screens.confirm import AskScreen, ConfirmWriteScreen
 from kimi_compact_tui.tui.screens.diff import DiffScreen
 from kimi_compact_tui.tui.screens.edit import EditSummaryScreen
 from kimi_compact_tui.tui.screens.main import MainScreen
 from kimi_compact_tui.tui.screens.stream import StreamScreen
-from kimi_compact_tui.tui.state import ReviewState
 from kimi_compact_tui.tui.widgets.retention_pane import RetentionPane
 from tests.factories import write_kimi_session
-from tests.tui_support import settle
+from tests.tui_support import compact, settle
 
 SIZE = (140, 44)
 
@@ -44,27 +39,14 @@ def runs(monkeypatch):
     return bodies
 
 
-def make_app(tmp_path: Path) -> tuple[ReviewApp, Path]:
-    path = write_kimi_session(tmp_path / "s")
-    state = ReviewState(config=AppConfig(), provider=ProviderConfig(kind="offline"))
-    return ReviewApp(state, path), path
-
-
-async def compact(pilot) -> StreamScreen:
-    await pilot.press("c")
-    await settle(pilot)
-    assert isinstance(pilot.app.screen, StreamScreen)
-    return pilot.app.screen
-
-
 def pane_of(screen) -> RetentionPane:
     pane = screen.query_one("#retention-pane", RetentionPane)
     assert pane.display and pane.report is not None and pane.items
     return pane
 
 
-async def test_enter_on_a_missing_item_in_the_diff_jumps_to_its_message(tmp_path, runs):
-    app, _ = make_app(tmp_path)
+async def test_enter_on_a_missing_item_in_the_diff_jumps_to_its_message(tmp_path, runs, review_app):
+    app = review_app(write_kimi_session(tmp_path / "s"))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await compact(pilot)
@@ -87,8 +69,8 @@ async def test_enter_on_a_missing_item_in_the_diff_jumps_to_its_message(tmp_path
         assert app.screen.message_list.cursor == item.messages[0] != 0
 
 
-async def test_i_in_the_stream_adds_to_the_instructions_and_reruns(tmp_path, runs):
-    app, _ = make_app(tmp_path)
+async def test_i_in_the_stream_adds_to_the_instructions_and_reruns(tmp_path, runs, review_app):
+    app = review_app(write_kimi_session(tmp_path / "s"))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         app.state.set_custom_instruction("keep the test names")
@@ -110,8 +92,8 @@ async def test_i_in_the_stream_adds_to_the_instructions_and_reruns(tmp_path, run
         assert app.state.summary == "<current_focus>run 2</current_focus>"
 
 
-async def test_e_in_the_diff_opens_the_editor_with_the_marked_block(tmp_path, runs):
-    app, _ = make_app(tmp_path)
+async def test_e_in_the_diff_opens_the_editor_with_the_marked_block(tmp_path, runs, review_app):
+    app = review_app(write_kimi_session(tmp_path / "s"))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await compact(pilot)
@@ -127,8 +109,9 @@ async def test_e_in_the_diff_opens_the_editor_with_the_marked_block(tmp_path, ru
         assert item.text in text[start:end]
 
 
-async def test_candidates_accumulate_and_choosing_one_writes_it(tmp_path, runs):
-    app, path = make_app(tmp_path)
+async def test_candidates_accumulate_and_choosing_one_writes_it(tmp_path, runs, review_app):
+    path = write_kimi_session(tmp_path / "s")
+    app = review_app(path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await compact(pilot)
@@ -164,8 +147,8 @@ async def test_candidates_accumulate_and_choosing_one_writes_it(tmp_path, runs):
     assert len(written) == 1 and "run 1" in written[0] and "run 2" not in written[0]
 
 
-async def test_candidates_key_says_why_before_any_run(tmp_path, runs):
-    app, _ = make_app(tmp_path)
+async def test_candidates_key_says_why_before_any_run(tmp_path, runs, review_app):
+    app = review_app(write_kimi_session(tmp_path / "s"))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         seen: list[str] = []
@@ -176,8 +159,8 @@ async def test_candidates_key_says_why_before_any_run(tmp_path, runs):
         assert any("no candidates yet" in line for line in seen)
 
 
-async def test_a_refused_candidate_is_not_marked_chosen(tmp_path, runs):
-    app, _ = make_app(tmp_path)
+async def test_a_refused_candidate_is_not_marked_chosen(tmp_path, runs, review_app):
+    app = review_app(write_kimi_session(tmp_path / "s"))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await compact(pilot)

@@ -38,14 +38,6 @@ TIME = re.compile(r"\b\d[\d,]*\.\d+ s\b")
 RATE = re.compile(r"~?\d[\d,]* tokens/s")
 
 
-@pytest.fixture(autouse=True)
-def _isolated(monkeypatch, tmp_path):
-    monkeypatch.setenv("KIMI_COMPACT_TUI_CONFIG", "")
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    monkeypatch.setenv("KIMI_SHARE_DIR", str(tmp_path / "no-kimi"))
-
-
 def top(app) -> str:
     return type(app.screen).__name__
 

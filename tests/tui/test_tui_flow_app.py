@@ -9,35 +9,18 @@ import json
 from pathlib import Path
 
 from kimi_compact_tui.compaction.summary import COMPACTED_NOTICE
-from kimi_compact_tui.config import AppConfig
 from kimi_compact_tui.formats import load_session
 from kimi_compact_tui.providers import ProviderConfig
-from kimi_compact_tui.tui.app import ReviewApp
 from kimi_compact_tui.tui.screens.confirm import ConfirmWriteScreen
 from kimi_compact_tui.tui.screens.diff import DiffScreen
 from kimi_compact_tui.tui.screens.edit import EditSummaryScreen
 from kimi_compact_tui.tui.screens.restore import RestoreConfirmScreen
 from kimi_compact_tui.tui.screens.stream import StreamScreen
-from kimi_compact_tui.tui.state import ReviewState
 from tests.factories import SUMMARY, write_kimi_session
 from tests.loopback_server import openai_sse
-from tests.tui_support import first_text_gate, settle
+from tests.tui_support import compact, first_text_gate, settle
 
 SIZE = (120, 40)
-
-
-def make_app(path: Path, provider: ProviderConfig) -> ReviewApp:
-    state = ReviewState(config=AppConfig(), provider=provider)
-    return ReviewApp(state, path)
-
-
-async def compact(pilot) -> StreamScreen:
-    await pilot.press("c")
-    await pilot.pause()
-    screen = pilot.app.screen
-    assert isinstance(screen, StreamScreen)
-    await settle(pilot)
-    return screen
 
 
 def summary_texts(path: Path) -> list[str]:
@@ -45,10 +28,10 @@ def summary_texts(path: Path) -> list[str]:
     return [m.text() for m in session.messages if COMPACTED_NOTICE in m.text()]
 
 
-async def test_offline_flow_write_and_undo(tmp_path: Path) -> None:
+async def test_offline_flow_write_and_undo(tmp_path: Path, review_app) -> None:
     path = write_kimi_session(tmp_path / "s")
     original = path.read_bytes()
-    app = make_app(path, ProviderConfig(kind="offline"))
+    app = review_app(path, ProviderConfig(kind="offline"))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         stream = await compact(pilot)
@@ -92,10 +75,12 @@ async def test_offline_flow_write_and_undo(tmp_path: Path) -> None:
         assert path.read_bytes() == original
 
 
-async def test_loopback_flow_edit_then_write(tmp_path, loopback, provider_config) -> None:
+async def test_loopback_flow_edit_then_write(
+    tmp_path, loopback, provider_config, review_app
+) -> None:
     loopback.script([openai_sse([SUMMARY[:50], SUMMARY[50:]], reasoning=["thinking"])])
     path = write_kimi_session(tmp_path / "s")
-    app = make_app(path, provider_config("openai"))
+    app = review_app(path, provider_config("openai"))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         stream = await compact(pilot)
@@ -124,7 +109,7 @@ async def test_loopback_flow_edit_then_write(tmp_path, loopback, provider_config
 
 
 async def test_failed_and_cancelled_runs_cannot_be_written(
-    tmp_path, loopback, provider_config, monkeypatch
+    tmp_path, loopback, provider_config, monkeypatch, review_app
 ) -> None:
     from kimi_compact_tui.tui.screens import stream as stream_screen
 
@@ -138,7 +123,7 @@ async def test_failed_and_cancelled_runs_cannot_be_written(
     )
     path = write_kimi_session(tmp_path / "s")
     original = path.read_bytes()
-    app = make_app(path, provider_config("openai"))
+    app = review_app(path, provider_config("openai"))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         stream = await compact(pilot)

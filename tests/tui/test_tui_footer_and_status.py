@@ -19,19 +19,11 @@ import pytest
 from textual.widgets._footer import FooterKey
 
 from kimi_compact_tui.tui.app import create_app
-from tests.tui_support import press_and_settle, settle, wait_until
+from tests.tui_support import compact, press_and_settle, settle
 
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "sample_sessions" / "kimi-debugging-session"
 SIZES = [(80, 24), (120, 40)]
-
-
-@pytest.fixture(autouse=True)
-def _isolated(monkeypatch, tmp_path):
-    monkeypatch.setenv("KIMI_COMPACT_TUI_CONFIG", "")
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    monkeypatch.setenv("KIMI_SHARE_DIR", str(tmp_path / "no-kimi"))
 
 
 def sample_copy(tmp_path: Path) -> Path:
@@ -58,12 +50,6 @@ def assert_whole_keys(app) -> None:
         shown += 1
     assert shown >= 3, line
     assert rest.replace("▏", "").strip() == "", f"a cut key in the footer: {line!r}"
-
-
-async def compact(pilot) -> None:
-    await press_and_settle(pilot, "c")
-    await wait_until(pilot, lambda: pilot.app.screen.result is not None, "the run's end")
-    await settle(pilot)
 
 
 @pytest.mark.parametrize("size", SIZES, ids=["80x24", "120x40"])

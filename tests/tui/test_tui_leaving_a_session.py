@@ -13,6 +13,7 @@ the fixes.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 import pytest
@@ -20,20 +21,11 @@ import pytest
 from kimi_compact_tui.tui.app import create_app
 from tests.factories.kimi_code import conversation
 from tests.factories.plain import write_kimi_session, write_openai_session
-from tests.tui_support import press_and_settle, settle, wait_until
+from tests.tui_support import compact, press_and_settle, settle, wait_until
 
 SIZE = (120, 40)
 REPO = Path(__file__).resolve().parents[2]
 SAMPLE = REPO / "sample_sessions" / "kimi-debugging-session"
-
-
-@pytest.fixture(autouse=True)
-def _isolated(monkeypatch, tmp_path):
-    monkeypatch.setenv("KIMI_COMPACT_TUI_CONFIG", "")
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    monkeypatch.setenv("KIMI_SHARE_DIR", str(tmp_path / "no-kimi"))
-    monkeypatch.setenv("KIMI_CODE_HOME", str(tmp_path / "no-kimi-code"))
 
 
 def top(app) -> str:
@@ -50,17 +42,6 @@ def record_notes(app) -> list[str]:
 
     app.notify = notify  # type: ignore[method-assign]
     return notes
-
-
-async def compact(pilot) -> None:
-    """c (the offline summarizer), wait for the run's end, back to the main screen."""
-    await press_and_settle(pilot, "c")
-    assert top(pilot.app) == "StreamScreen"
-    await wait_until(pilot, lambda: pilot.app.screen.result is not None, "the run's end")
-    await settle(pilot)
-    assert pilot.app.state.summary is not None
-    await press_and_settle(pilot, "escape")
-    assert top(pilot.app) == "MainScreen"
 
 
 async def open_other(pilot, path: Path) -> None:
@@ -81,7 +62,7 @@ async def test_o_asks_before_dropping_an_unwritten_summary_and_no_keeps_it(tmp_p
     app = create_app(first)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await compact(pilot)
+        await compact(pilot, back=True)
         summary = app.state.summary
         await open_other(pilot, other)
         assert top(app) == "AskScreen", "o dropped an unwritten summary without asking"
@@ -99,7 +80,7 @@ async def test_o_asks_before_dropping_an_edited_summary(tmp_path):
     app = create_app(first)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await compact(pilot)
+        await compact(pilot, back=True)
         await press_and_settle(pilot, "e")
         await press_and_settle(pilot, "end", "x", "ctrl+s")  # an edit, saved but not written
         assert app.state.summary_edited
@@ -120,7 +101,7 @@ async def test_o_starts_the_next_session_with_none_of_the_last_ones_choices(tmp_
         state.set_prompt_text("An edited prompt for this review only.")
         state.set_boundary(3)
         app.refresh_view()
-        await compact(pilot)  # a candidate of the first session
+        await compact(pilot, back=True)  # a candidate of the first session
         await open_other(pilot, other)
         if top(app) == "AskScreen":  # the unwritten summary: yes, drop it
             await press_and_settle(pilot, "y")
@@ -146,7 +127,7 @@ async def test_quitting_with_an_unwritten_summary_asks(tmp_path, keys):
     app = create_app(write_kimi_session(tmp_path / "a"))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await compact(pilot)
+        await compact(pilot, back=True)
         await press_and_settle(pilot, *keys)
         assert top(app) == "AskScreen", f"{keys} quit with an unwritten summary"
         assert "not written" in str(app.screen.query_one("#ask-body").render())
@@ -161,7 +142,7 @@ async def test_the_palettes_quit_asks_too(tmp_path):
     app = create_app(write_kimi_session(tmp_path / "a"))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await compact(pilot)
+        await compact(pilot, back=True)
         await press_and_settle(pilot, "ctrl+p")
         await pilot.press(*"quit")
         hits = app.screen.query_one("CommandList")
@@ -216,9 +197,9 @@ async def test_a_bundled_sample_opens_as_a_copy_and_a_write_never_touches_it(
         assert (
             live is not None and SAMPLE not in live.parents
         ), f"the sample opened in place: {live}"
-        assert (tmp_path / "state") in live.parents  # the scratch folder under XDG_STATE_HOME
+        assert Path(os.environ["XDG_STATE_HOME"]) in live.parents  # the scratch folder
         assert "copy" in app.sub_title and "sample" in app.sub_title
-        await compact(pilot)
+        await compact(pilot, back=True)
         await press_and_settle(pilot, "w")
         assert top(app) == "ConfirmWriteScreen"
         await press_and_settle(pilot, "y")
@@ -261,7 +242,7 @@ async def test_the_palettes_screenshot_is_saved_and_says_where(tmp_path):
         await wait_until(pilot, lambda: any("creenshot" in n for n in notes), "the notification")
         said = " ".join(n for n in notes if "creenshot" in n)
         assert "Failed" not in said, said
-        saved = [p for p in (tmp_path / "state").rglob("*.svg")]
+        saved = [p for p in Path(os.environ["XDG_STATE_HOME"]).rglob("*.svg")]
         assert len(saved) == 1, said
         assert str(saved[0].parent) in said  # the notification names the folder
         assert saved[0].read_text(encoding="utf-8").startswith("<svg")
@@ -278,7 +259,7 @@ async def test_kimi_code_undo_dialog_says_the_compaction_is_cut_off(tmp_path):
     app = create_app(wire, provider="offline")
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await compact(pilot)
+        await compact(pilot, back=True)
         await press_and_settle(pilot, "w")
         await press_and_settle(pilot, "y")
         assert len(wire.read_bytes()) > len(original)

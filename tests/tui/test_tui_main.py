@@ -7,7 +7,6 @@ import hashlib
 import json
 from pathlib import Path
 
-import pytest
 from textual.widgets import DataTable, Footer
 
 from kimi_compact_tui.compaction.plan import (
@@ -39,14 +38,6 @@ from tests.factories import (
 from tests.tui_support import press_and_settle, screen_lines, screen_text, settle
 
 SIZE = (120, 40)
-
-
-@pytest.fixture(autouse=True)
-def _isolated(monkeypatch, tmp_path):
-    """No user config, no kimi-cli prompt or sessions from this machine."""
-    monkeypatch.setenv("KIMI_COMPACT_TUI_CONFIG", "")
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
-    monkeypatch.setenv("KIMI_SHARE_DIR", str(tmp_path / "no-kimi"))
 
 
 async def opened(app: ReviewApp, pilot) -> None:

@@ -26,16 +26,6 @@ REPO = Path(__file__).resolve().parents[2]
 SAMPLES = REPO / "sample_sessions"
 
 
-@pytest.fixture(autouse=True)
-def _isolated(monkeypatch, tmp_path):
-    monkeypatch.setenv("KIMI_COMPACT_TUI_CONFIG", "")
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    monkeypatch.setenv("KIMI_SHARE_DIR", str(tmp_path / "share"))
-    monkeypatch.setenv("KIMI_CODE_HOME", str(tmp_path / "no-kimi-code"))
-    monkeypatch.setenv("HOME", str(tmp_path / "home"))
-
-
 def screen_lines(app) -> list[str]:
     """What the terminal shows, line by line (the modal and what is behind it)."""
     return [strip.text for strip in app.screen._compositor.render_strips()]
@@ -75,8 +65,9 @@ async def open_picker(app, pilot) -> None:
     assert not app.screen.scanning
 
 
-async def test_sessions_that_cannot_be_opened_are_flagged_with_no_count(tmp_path):
+async def test_sessions_that_cannot_be_opened_are_flagged_with_no_count(tmp_path, monkeypatch):
     share = tmp_path / "share"
+    monkeypatch.setenv("KIMI_SHARE_DIR", str(share))
     kimi_session(share, "empty-session").write_bytes(b"")
     noise = bytes(range(256)) * 4 + b"\n" + os.urandom(512) + b"\n"
     kimi_session(share, "noise-session").write_bytes(noise)

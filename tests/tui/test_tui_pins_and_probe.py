@@ -25,7 +25,6 @@ from kimi_compact_tui.formats import load_session
 from kimi_compact_tui.job.probe import PROBE_PROMPT
 from kimi_compact_tui.providers import ProviderConfig
 from kimi_compact_tui.retention import EDITOR_BLOCK_END, EDITOR_BLOCK_START
-from kimi_compact_tui.tui.app import ReviewApp
 from kimi_compact_tui.tui.screens.confirm import AskScreen, ConfirmWriteScreen
 from kimi_compact_tui.tui.screens.diff import DiffScreen
 from kimi_compact_tui.tui.screens.retention_host import OFFLINE_PROBE, probe_inputs
@@ -35,7 +34,7 @@ from kimi_compact_tui.tui.widgets.retention_pane import RetentionPane, plan_ques
 from tests.factories import FORMAT_WRITERS, write_openai_json
 from tests.job.test_probe import COMPACTED_ONLY, MESSAGES
 from tests.loopback_server import openai_sse
-from tests.tui_support import SIZE, settle, wait_until
+from tests.tui_support import SIZE, compact, settle, wait_until
 
 REQUEST_1 = MESSAGES[1]["content"]
 REQUEST_2 = MESSAGES[7]["content"]
@@ -46,20 +45,9 @@ LOSSY = (
 )
 
 
-@pytest.fixture(autouse=True)
-def _isolated(monkeypatch, tmp_path):
-    monkeypatch.setenv("KIMI_COMPACT_TUI_CONFIG", "")
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-
-
 @pytest.fixture
 def session_file(tmp_path: Path) -> Path:
     return write_openai_json(tmp_path / "chat.json", MESSAGES)
-
-
-def make_app(path: Path, provider: ProviderConfig) -> ReviewApp:
-    return ReviewApp(ReviewState(config=AppConfig(), provider=provider), path)
 
 
 def figures(screen) -> str:
@@ -71,14 +59,8 @@ def figure_line(text: str, label: str) -> str:
 
 
 async def compacted(pilot) -> StreamScreen:
-    """c, then wait for the run to end and its retention to be scored; the pane focused."""
-    await settle(pilot)
-    await pilot.press("c")
-    screen = await wait_until(
-        pilot,
-        lambda: isinstance(pilot.app.screen, StreamScreen) and pilot.app.screen,
-        "the stream screen",
-    )
+    """c (:func:`compact`), then the retention report scored and the pane focused."""
+    screen = await compact(pilot)
     pane = screen.query_one(RetentionPane)
     await wait_until(pilot, lambda: pane.report is not None, "the retention report")
     await settle(pilot)
@@ -97,11 +79,11 @@ def summary_message(path: Path) -> str:
 
 
 async def test_pins_change_the_figures_then_the_diff_and_the_write_hold_the_block_and_undo(
-    session_file, loopback, provider_config
+    session_file, loopback, provider_config, review_app
 ):
     original = session_file.read_bytes()
     loopback.script([openai_sse([LOSSY])])
-    app = make_app(session_file, provider_config("openai"))
+    app = review_app(session_file, provider_config("openai"))
     async with app.run_test(size=SIZE) as pilot:
         stream = await compacted(pilot)
         pane = stream.query_one(RetentionPane)
@@ -172,10 +154,10 @@ async def test_pins_change_the_figures_then_the_diff_and_the_write_hold_the_bloc
 
 
 async def test_a_pin_on_the_diff_builds_the_diff_again_and_unpinning_drops_the_block(
-    session_file, loopback, provider_config
+    session_file, loopback, provider_config, review_app
 ):
     loopback.script([openai_sse([LOSSY])])
-    app = make_app(session_file, provider_config("openai"))
+    app = review_app(session_file, provider_config("openai"))
     async with app.run_test(size=SIZE) as pilot:
         await compacted(pilot)
         await pilot.press("escape")
@@ -208,9 +190,9 @@ async def test_a_pin_on_the_diff_builds_the_diff_again_and_unpinning_drops_the_b
 
 
 async def test_probe_asks_first_sends_the_summary_and_no_compacted_message_and_jumps(
-    session_file, loopback, provider_config
+    session_file, loopback, provider_config, review_app
 ):
-    app = make_app(session_file, provider_config("openai"))
+    app = review_app(session_file, provider_config("openai"))
     async with app.run_test(size=SIZE) as pilot:
         loopback.script([openai_sse([LOSSY])])
         stream = await compacted(pilot)
@@ -261,8 +243,10 @@ async def test_probe_asks_first_sends_the_summary_and_no_compacted_message_and_j
         assert app.message_list.cursor == target.messages[0]
 
 
-async def test_the_offline_provider_is_refused_in_one_line_without_a_dialog(session_file):
-    app = make_app(session_file, ProviderConfig(kind="offline"))
+async def test_the_offline_provider_is_refused_in_one_line_without_a_dialog(
+    session_file, review_app
+):
+    app = review_app(session_file, ProviderConfig(kind="offline"))
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         stream = await compacted(pilot)
         await pilot.press("P")
@@ -286,7 +270,7 @@ async def test_pane_keys_are_in_the_one_table_and_help():
 
 
 async def test_leaving_the_screen_while_asking_stops_the_probe(
-    session_file, loopback, provider_config, monkeypatch
+    session_file, loopback, provider_config, monkeypatch, review_app
 ):
     from kimi_compact_tui.tui.widgets import retention_pane
 
@@ -301,7 +285,7 @@ async def test_leaving_the_screen_while_asking_stops_the_probe(
 
     monkeypatch.setattr(retention_pane, "ask_questions", observed)
     # A model that takes a minute over its first answer, with a 30 s read timeout.
-    app = make_app(session_file, provider_config("openai", read_timeout=30.0))
+    app = review_app(session_file, provider_config("openai", read_timeout=30.0))
     async with app.run_test(size=SIZE) as pilot:
         loopback.script([openai_sse([LOSSY])])
         stream = await compacted(pilot)
@@ -320,14 +304,14 @@ async def test_leaving_the_screen_while_asking_stops_the_probe(
 
 
 async def test_e_on_pinned_items_opens_the_editor_on_the_summary_with_one_block(
-    session_file, loopback, provider_config
+    session_file, loopback, provider_config, review_app
 ):
     from textual.widgets import TextArea
 
     from kimi_compact_tui.tui.screens.edit import EditSummaryScreen
 
     loopback.script([openai_sse([LOSSY])])
-    app = make_app(session_file, provider_config("openai"))
+    app = review_app(session_file, provider_config("openai"))
     async with app.run_test(size=SIZE) as pilot:
         await compacted(pilot)
         await pilot.press("a")
@@ -408,9 +392,9 @@ def test_the_pinned_block_is_written_inside_every_formats_summary_and_undone(nam
 
 
 async def test_the_probe_asks_about_the_summary_as_written_with_its_pins(
-    session_file, loopback, provider_config
+    session_file, loopback, provider_config, review_app
 ):
-    app = make_app(session_file, provider_config("openai"))
+    app = review_app(session_file, provider_config("openai"))
     async with app.run_test(size=SIZE) as pilot:
         loopback.script([openai_sse([LOSSY])])
         stream = await compacted(pilot)
@@ -435,13 +419,13 @@ async def test_the_probe_asks_about_the_summary_as_written_with_its_pins(
 
 
 async def test_the_stream_screens_summary_is_the_one_written_with_its_pins(
-    session_file, loopback, provider_config
+    session_file, loopback, provider_config, review_app
 ):
     """The stream screen's "summary as it will be written" shows the pinned block
     as soon as items are pinned, and loses it on unpinning (it showed the
     model's text alone while the pins were written)."""
     loopback.script([openai_sse([LOSSY])])
-    app = make_app(session_file, provider_config("openai"))
+    app = review_app(session_file, provider_config("openai"))
     async with app.run_test(size=SIZE) as pilot:
         stream = await compacted(pilot)
         live = stream.query_one("#summary-live", TextArea)
@@ -456,7 +440,7 @@ async def test_the_stream_screens_summary_is_the_one_written_with_its_pins(
 
 
 async def test_a_pin_holds_for_the_write_before_its_figures_are_scored(
-    session_file, loopback, provider_config, monkeypatch
+    session_file, loopback, provider_config, monkeypatch, review_app
 ):
     """A pin reached the state only once its worker had scored the figures: ``w``
     (or escape) pressed meanwhile wrote the summary without the block that the pane
@@ -474,7 +458,7 @@ async def test_a_pin_holds_for_the_write_before_its_figures_are_scored(
 
     monkeypatch.setattr(retention_pane, "pin", slow)
     loopback.script([openai_sse([LOSSY])])
-    app = make_app(session_file, provider_config("openai"))
+    app = review_app(session_file, provider_config("openai"))
     async with app.run_test(size=SIZE) as pilot:
         await compacted(pilot)
         await pilot.press("space")  # pin, while the figures are still being scored

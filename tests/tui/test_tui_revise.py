@@ -18,7 +18,6 @@ from kimi_compact_tui.compaction.summary import COMPACTED_NOTICE
 from kimi_compact_tui.config import AppConfig
 from kimi_compact_tui.formats import load_session
 from kimi_compact_tui.providers import ProviderConfig
-from kimi_compact_tui.tui.app import ReviewApp
 from kimi_compact_tui.tui.screens.candidates import CandidatesScreen
 from kimi_compact_tui.tui.screens.confirm import AskScreen, ConfirmWriteScreen
 from kimi_compact_tui.tui.screens.feedback import FeedbackScreen
@@ -28,26 +27,12 @@ from kimi_compact_tui.tui.screens.stream import StreamScreen
 from kimi_compact_tui.tui.state import ReviewState
 from tests.factories import SUMMARY, write_kimi_session, write_openai_json
 from tests.loopback_server import openai_sse
-from tests.tui_support import SIZE, SMALL, screen_text, settle, static_text, wait_until
+from tests.tui_support import SIZE, SMALL, compact, screen_text, settle, static_text, wait_until
 
 REVISED = SUMMARY.replace("Finish the parser fix", "Finish the parser fix in db.py")
 AGAIN = REVISED + "\n\nThe changelog is done."
 F1 = "Name the file that was fixed."
 F2 = "keep the changelog\nand say it is done"
-
-
-def make_app(path: Path, provider: ProviderConfig) -> ReviewApp:
-    return ReviewApp(ReviewState(config=AppConfig(), provider=provider), path)
-
-
-async def compact(pilot) -> StreamScreen:
-    await pilot.press("c")
-    screen = await wait_until(
-        pilot, lambda: isinstance(pilot.app.screen, StreamScreen) and pilot.app.screen, "stream"
-    )
-    await settle(pilot)
-    assert screen.result is not None
-    return screen
 
 
 async def feedback(pilot, text: str) -> StreamScreen:
@@ -83,7 +68,7 @@ def summary_texts(path: Path) -> list[str]:
 
 
 async def test_the_revision_request_is_the_compaction_request_then_summary_then_feedback(
-    tmp_path, loopback, provider_config
+    tmp_path, loopback, provider_config, review_app
 ) -> None:
     """Two rounds through the app: each request is the compaction request's two
     messages, unchanged, then each summary as the assistant and each feedback as
@@ -95,7 +80,7 @@ async def test_the_revision_request_is_the_compaction_request_then_summary_then_
     )
     path = write_kimi_session(tmp_path / "s")
     original = path.read_bytes()
-    app = make_app(path, provider_config("openai"))
+    app = review_app(path, provider_config("openai"))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         first = await compact(pilot)
@@ -161,12 +146,14 @@ async def test_the_revision_request_is_the_compaction_request_then_summary_then_
         assert path.read_bytes() == original
 
 
-async def test_feedback_on_an_edit_sends_the_edit(tmp_path, loopback, provider_config) -> None:
+async def test_feedback_on_an_edit_sends_the_edit(
+    tmp_path, loopback, provider_config, review_app
+) -> None:
     """The summary feedback is on is the one the reviewer has: an edit is sent as
     the assistant's message, not the text the model wrote."""
     loopback.script([openai_sse([SUMMARY]), openai_sse([REVISED])])
     path = write_kimi_session(tmp_path / "s")
-    app = make_app(path, provider_config("openai"))
+    app = review_app(path, provider_config("openai"))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await compact(pilot)
@@ -204,11 +191,11 @@ async def test_feedback_on_an_edit_sends_the_edit(tmp_path, loopback, provider_c
 
 
 async def test_a_session_changed_on_disk_refuses_the_revision_before_any_request(
-    tmp_path, loopback, provider_config
+    tmp_path, loopback, provider_config, review_app
 ) -> None:
     loopback.script([openai_sse([SUMMARY]), openai_sse([REVISED])])
     path = write_kimi_session(tmp_path / "s")
-    app = make_app(path, provider_config("openai"))
+    app = review_app(path, provider_config("openai"))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await compact(pilot)
@@ -224,13 +211,13 @@ async def test_a_session_changed_on_disk_refuses_the_revision_before_any_request
 
 
 async def test_a_moved_boundary_refuses_the_revision_before_any_request(
-    tmp_path, loopback, provider_config
+    tmp_path, loopback, provider_config, review_app
 ) -> None:
     """A revision asked for a run made on another range (the boundary moved
     since) is refused, saying both ranges; nothing is sent."""
     loopback.script([openai_sse([SUMMARY]), openai_sse([REVISED])])
     path = write_kimi_session(tmp_path / "s")
-    app = make_app(path, provider_config("openai"))
+    app = review_app(path, provider_config("openai"))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await compact(pilot)
@@ -288,12 +275,12 @@ FAILING = [
 ]
 
 
-async def test_offline_revision_keeps_what_the_feedback_names(tmp_path) -> None:
+async def test_offline_revision_keeps_what_the_feedback_names(tmp_path, review_app) -> None:
     """The offline provider revises too: "add the failing test name" makes it
     keep that item. The revision is a candidate linked to its parent, and the
     candidates screen shows the chain and compares the two."""
     path = write_openai_json(tmp_path / "failing.json", FAILING)
-    app = make_app(path, ProviderConfig(kind="offline"))
+    app = review_app(path, ProviderConfig(kind="offline"))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         first = await compact(pilot)
@@ -322,13 +309,13 @@ async def test_offline_revision_keeps_what_the_feedback_names(tmp_path) -> None:
         assert "revises #1:" in str(screen.query_one("#right-report", Static).render())
 
 
-async def test_revisions_are_asked_about_and_kept_per_boundary(tmp_path) -> None:
+async def test_revisions_are_asked_about_and_kept_per_boundary(tmp_path, review_app) -> None:
     """After a revision, moving the boundary and opening another session ask
     first (the revision is the summary they would drop); the revision stays a
     candidate of its own range only."""
     path = write_kimi_session(tmp_path / "s")
     other = write_kimi_session(tmp_path / "other")
-    app = make_app(path, ProviderConfig(kind="offline"))
+    app = review_app(path, ProviderConfig(kind="offline"))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await compact(pilot)
@@ -368,11 +355,11 @@ async def test_revisions_are_asked_about_and_kept_per_boundary(tmp_path) -> None
         assert app.last_error is not None and "another range" in app.last_error
 
 
-async def test_feedback_needs_a_finished_summary_and_fits_80x24(tmp_path) -> None:
+async def test_feedback_needs_a_finished_summary_and_fits_80x24(tmp_path, review_app) -> None:
     """``f`` is in the stream screen's footer, whole, at 80x24 once a summary is
     finished; ``?`` lists it and the feedback box's keys."""
     path = write_kimi_session(tmp_path / "s")
-    app = make_app(path, ProviderConfig(kind="offline"))
+    app = review_app(path, ProviderConfig(kind="offline"))
     async with app.run_test(size=SMALL) as pilot:
         await settle(pilot)
         await compact(pilot)
@@ -399,11 +386,11 @@ async def test_feedback_needs_a_finished_summary_and_fits_80x24(tmp_path) -> Non
         assert any(row.startswith("ctrl+s ") and "send the feedback" in row for row in rows)
 
 
-async def test_feedback_is_shown_as_text_not_markup(tmp_path) -> None:
+async def test_feedback_is_shown_as_text_not_markup(tmp_path, review_app) -> None:
     """Feedback is the reviewer's text: the chain's row and report show it as
     typed, brackets and all, never parsed as markup."""
     path = write_kimi_session(tmp_path / "s")
-    app = make_app(path, ProviderConfig(kind="offline"))
+    app = review_app(path, ProviderConfig(kind="offline"))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await compact(pilot)
@@ -418,7 +405,7 @@ async def test_feedback_is_shown_as_text_not_markup(tmp_path) -> None:
 
 
 async def test_rounds_that_do_not_fit_are_left_out_and_said(
-    tmp_path, loopback, provider_config
+    tmp_path, loopback, provider_config, review_app
 ) -> None:
     """With a context size that holds the compaction request and one round, the
     third run sends only the latest summary and feedback, and says that the
@@ -435,7 +422,7 @@ async def test_rounds_that_do_not_fit_are_left_out_and_said(
     base = probe.preparation.request.estimated_input_tokens()
     room = RevisionRound(REVISED, F2).estimated_tokens() + 50
     assert RevisionRound(long_summary, F1).estimated_tokens() > room
-    app = make_app(path, provider_config("openai", num_ctx=ANSWER_ROOM + base + room))
+    app = review_app(path, provider_config("openai", num_ctx=ANSWER_ROOM + base + room))
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await compact(pilot)

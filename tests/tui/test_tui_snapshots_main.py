@@ -2,21 +2,11 @@
 
 from __future__ import annotations
 
-import pytest
-
 from kimi_compact_tui.tui.app import create_app
 from tests.factories import hostile_messages, regions_messages, write_kimi, write_openai_json
 from tests.tui_support import settle
 
 SIZE = (120, 40)
-
-
-@pytest.fixture(autouse=True)
-def _isolated(monkeypatch, tmp_path):
-    monkeypatch.setenv("KIMI_COMPACT_TUI_CONFIG", "")
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
-    monkeypatch.setenv("KIMI_SHARE_DIR", str(tmp_path / "no-kimi"))
-    monkeypatch.delenv("KIMI_CLI_COMPACT_MD", raising=False)
 
 
 loaded = settle  # the app at rest before the keys and the screenshot

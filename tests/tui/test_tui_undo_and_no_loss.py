@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import re
 
-import pytest
 from textual.widgets import TextArea
 
 from kimi_compact_tui.compaction.pairs import nearest_safe_up_to
@@ -20,16 +19,9 @@ from kimi_compact_tui.tui.screens.diff import DiffScreen
 from kimi_compact_tui.tui.screens.stream import StreamScreen
 from kimi_compact_tui.tui.widgets.status import StatusLine
 from tests.factories import KIMI_LINES, regions_messages, write_kimi_session, write_openai_json
-from tests.tui_support import press_and_settle, screen_lines, settle
+from tests.tui_support import compact, press_and_settle, screen_lines, settle
 
 SIZE = (120, 40)
-
-
-@pytest.fixture(autouse=True)
-def _isolated(monkeypatch, tmp_path):
-    monkeypatch.setenv("KIMI_COMPACT_TUI_CONFIG", "")
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
-    monkeypatch.setenv("KIMI_SHARE_DIR", str(tmp_path / "no-kimi"))
 
 
 def on(app, screen_name: str) -> bool:
@@ -55,17 +47,8 @@ def record_notes(app) -> list[str]:
     return notes
 
 
-async def compact(pilot) -> None:
-    """c (offline summary), wait for it, then back to the main screen."""
-    await press_and_settle(pilot, "c")
-    assert isinstance(pilot.app.screen, StreamScreen)
-    assert pilot.app.state.writable
-    await pilot.press("escape")
-    await pilot.pause()
-
-
 async def compact_and_write(pilot) -> None:
-    await compact(pilot)
+    await compact(pilot, back=True)
     await pilot.press("w")
     await pilot.pause()
     assert isinstance(pilot.app.screen, ConfirmWriteScreen)
@@ -207,7 +190,7 @@ async def test_writing_a_split_history_needs_the_explicit_key(tmp_path):
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         await split_boundary(pilot)
-        await compact(pilot)
+        await compact(pilot, back=True)
         await pilot.press("w")
         await pilot.pause()
         assert isinstance(app.screen, ConfirmWriteScreen)
@@ -229,7 +212,7 @@ async def test_leaving_the_stream_screen_keeps_the_summary_and_c_shows_it(tmp_pa
     app = create_app(path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await compact(pilot)
+        await compact(pilot, back=True)
         first, summary = app.state.stream_result, app.state.summary
         await press_and_settle(pilot, "c")
         assert isinstance(app.screen, StreamScreen)
@@ -246,7 +229,7 @@ async def test_r_runs_again_only_after_asking(tmp_path):
     app = create_app(path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await compact(pilot)
+        await compact(pilot, back=True)
         first = app.state.stream_result
         await press_and_settle(pilot, "c")  # the kept summary
         await pilot.press("r")
@@ -266,7 +249,7 @@ async def test_moving_the_boundary_or_escape_with_a_summary_asks_first(tmp_path)
         await settle(pilot)
         await pilot.press("j", "j", "j", "j", "j", "b")
         await pilot.pause()
-        await compact(pilot)
+        await compact(pilot, back=True)
         summary = app.state.summary
         await pilot.press("j", "b")
         await pilot.pause()
@@ -288,7 +271,7 @@ async def test_leaving_the_editor_with_unsaved_changes_asks(tmp_path):
     app = create_app(path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await compact(pilot)
+        await compact(pilot, back=True)
         summary = app.state.summary
         await pilot.press("e")
         await pilot.pause()
@@ -314,7 +297,7 @@ async def test_w_writes_from_the_diff_screen(tmp_path):
     app = create_app(path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await compact(pilot)
+        await compact(pilot, back=True)
         await press_and_settle(pilot, "d")
         assert isinstance(app.screen, DiffScreen)
         await press_and_settle(pilot, "w")

@@ -40,14 +40,6 @@ from tests.tui_support import (
 SAMPLE = SAMPLES / "kimi-debugging-session"
 
 
-@pytest.fixture(autouse=True)
-def _isolated(monkeypatch, tmp_path):
-    monkeypatch.setenv("KIMI_COMPACT_TUI_CONFIG", "")
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
-    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "state"))
-    monkeypatch.setenv("KIMI_SHARE_DIR", str(tmp_path / "no-kimi"))
-
-
 def toasts(app) -> list[Toast]:
     return [t for t in app.screen.query(Toast) if t.region.area]
 
@@ -122,7 +114,13 @@ async def test_the_palette_has_one_quit(tmp_path):
         await pilot.press(*"quit")
         listing = palette.query_one("CommandList", OptionList)
         await wait_until(pilot, lambda: listing.option_count, "the matches")
-        await pilot.pause(0.3)  # the providers answer in turn: let the last one answer
+        # The providers answer in turn, in the palette's search worker: wait for it to end.
+        group = CommandPalette._GATHER_COMMANDS_GROUP
+        await wait_until(
+            pilot,
+            lambda: not any(w.group == group and not w.is_finished for w in app.workers),
+            "every command provider's answer",
+        )
         await settle(pilot)
         prompts = [str(listing.get_option_at_index(i).prompt) for i in range(listing.option_count)]
         assert sum(1 for p in prompts if p.lower().startswith("quit")) == 1, prompts

@@ -10,7 +10,6 @@ import inspect
 import pkgutil
 from pathlib import Path
 
-import pytest
 from textual.dom import DOMNode
 from textual.widgets import Button, Static
 
@@ -21,16 +20,9 @@ from kimi_compact_tui.tui.app import create_app
 from kimi_compact_tui.tui.screens.confirm import AskScreen, ConfirmWriteScreen
 from kimi_compact_tui.tui.screens.error import ErrorDialog
 from tests.factories import regions_messages, write_kimi, write_openai_json
-from tests.tui_support import FlowHost, make_state, settle, wait_until
+from tests.tui_support import FlowHost, compact, make_state, settle, wait_until
 
 SIZE = (120, 40)
-
-
-@pytest.fixture(autouse=True)
-def _isolated(monkeypatch, tmp_path):
-    monkeypatch.setenv("KIMI_COMPACT_TUI_CONFIG", "")
-    monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg"))
-    monkeypatch.setenv("KIMI_SHARE_DIR", str(tmp_path / "no-kimi"))
 
 
 def dialog_text(screen: ConfirmWriteScreen) -> str:
@@ -73,15 +65,6 @@ async def test_no_growth_warning_when_the_session_shrinks(tmp_path):
 # ----------------------------------------------------------------------------- item 13
 
 
-async def summarised(pilot) -> None:
-    await settle(pilot)
-    await pilot.press("c")
-    await settle(pilot)
-    await pilot.press("escape")
-    await settle(pilot)
-    assert pilot.app.state.writable
-
-
 def append_turn(path: Path) -> None:
     with path.open("a", encoding="utf-8") as fh:  # the agent wrote a turn meanwhile
         fh.write('{"role":"user","content":"one more"}\n')
@@ -91,7 +74,7 @@ async def test_the_write_dialog_says_the_file_changed_on_disk_before_y(tmp_path)
     path = write_kimi(tmp_path / "sess", regions_messages()[2:], system_prompt="S", usage=50)
     app = create_app(path, provider="offline")
     async with app.run_test(size=SIZE) as pilot:
-        await summarised(pilot)
+        await compact(pilot, back=True)
         await pilot.press("w")
         screen = await wait_until(
             pilot, lambda: isinstance(app.screen, ConfirmWriteScreen) and app.screen, "the dialog"
@@ -118,7 +101,7 @@ async def test_a_refused_write_offers_the_reload_and_r_reloads(tmp_path):
     path = write_kimi(tmp_path / "sess", regions_messages()[2:], system_prompt="S", usage=50)
     app = create_app(path, provider="offline")
     async with app.run_test(size=SIZE) as pilot:
-        await summarised(pilot)
+        await compact(pilot, back=True)
         count = app.message_list.message_count
         append_turn(path)
         await pilot.press("w")
@@ -136,7 +119,7 @@ async def test_a_refused_write_offers_the_reload_and_r_reloads(tmp_path):
         await settle(pilot)
         assert app.message_list.message_count == count + 1  # the agent's turn is read
         assert app.state.summary is None
-        await summarised(pilot)  # and now the write goes through
+        await compact(pilot, back=True)  # and now the write goes through
         await pilot.press("w")
         await settle(pilot)
         await pilot.press("y")
@@ -172,7 +155,7 @@ async def test_r_reloads_the_session_keeping_the_choices(tmp_path):
         assert app.state.generation == generation + 1
         assert app.state.up_to == 4
         assert app.state.custom_instruction == "keep the file names"
-        await summarised(pilot)
+        await compact(pilot, back=True)
         await pilot.press("R")
         await settle(pilot)
         assert isinstance(app.screen, AskScreen)
