@@ -60,12 +60,15 @@ def test_a_busy_port_is_one_line_and_nothing_is_served():
     assert_refused(code, stderr, str(port), "in use")
 
 
-def test_an_unresolvable_host_is_one_line():
+@pytest.mark.parametrize(
+    "host, needles",
+    [("no-such-host.invalid", ("no-such-host.invalid", "--host")), ("", ("--host", "empty"))],
+    ids=["unresolvable", "empty"],
+)
+def test_a_host_that_cannot_be_served_on_is_one_line(host, needles):
     port = free_port()
-    code, stderr = run_serve(
-        str(SAMPLE), "--provider", "offline", "--host", "no-such-host.invalid", port=port
-    )
-    assert_refused(code, stderr, "no-such-host.invalid", "--host")
+    code, stderr = run_serve(str(SAMPLE), "--provider", "offline", "--host", host, port=port)
+    assert_refused(code, stderr, *needles)
 
 
 @pytest.mark.parametrize("what", ["missing", "folder", "not-a-session"])
@@ -81,12 +84,6 @@ def test_a_session_that_cannot_be_opened_is_refused_before_serving(tmp_path: Pat
     port = free_port()
     code, stderr = run_serve(str(session), "--provider", "offline", port=port)
     assert_refused(code, stderr, str(session))
-
-
-def test_an_empty_host_is_one_line():
-    port = free_port()
-    code, stderr = run_serve(str(SAMPLE), "--provider", "offline", "--host", "", port=port)
-    assert_refused(code, stderr, "--host", "empty")
 
 
 def test_a_session_id_is_served_as_the_session_it_names(tmp_path, monkeypatch):

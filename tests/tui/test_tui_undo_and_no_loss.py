@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import re
 
+import pytest
 from textual.widgets import TextArea
 
 from kimi_compact_tui.compaction.pairs import nearest_safe_up_to
@@ -291,29 +292,19 @@ async def test_leaving_the_editor_with_unsaved_changes_asks(tmp_path):
 # --- item 5: write from where you review ------------------------------------------------
 
 
-async def test_w_writes_from_the_diff_screen(tmp_path):
+@pytest.mark.parametrize("screen", [DiffScreen, StreamScreen], ids=["diff", "finished-stream"])
+async def test_w_writes_from_the_screen_under_review(tmp_path, screen):
     path = write_openai_json(tmp_path / "s.json", regions_messages())
     before = path.read_bytes()
     app = create_app(path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await compact(pilot, back=True)
-        await press_and_settle(pilot, "d")
-        assert isinstance(app.screen, DiffScreen)
-        await press_and_settle(pilot, "w")
-        assert isinstance(app.screen, ConfirmWriteScreen)
-        await press_and_settle(pilot, "y")
-        assert path.read_bytes() != before
-
-
-async def test_w_writes_from_the_finished_stream_screen(tmp_path):
-    path = write_openai_json(tmp_path / "s.json", regions_messages())
-    before = path.read_bytes()
-    app = create_app(path)
-    async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await press_and_settle(pilot, "c")
-        assert isinstance(app.screen, StreamScreen)
+        if screen is DiffScreen:
+            await compact(pilot, back=True)
+            await press_and_settle(pilot, "d")
+        else:
+            await compact(pilot)  # and stay on the finished stream screen
+        assert isinstance(app.screen, screen)
         await press_and_settle(pilot, "w")
         assert isinstance(app.screen, ConfirmWriteScreen)
         await press_and_settle(pilot, "y")
