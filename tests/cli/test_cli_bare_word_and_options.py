@@ -1,9 +1,8 @@
-"""Command line trust, round 2 (issue 18 items 7 and 8, and bad input found
-around them): the bare ``kimi-compact-tui <session id>`` opens the TUI while a
-typo of a command is still named; ``restore`` says a session does not exist
-and names a missing point (with the ones there are) before asking anything;
-the TUI refuses a session it cannot open before it starts; an option given
-twice is an error, not a silent last-one-wins."""
+"""The bare word and the options of the command line: the bare ``kimi-compact-tui
+<session id>`` opens the TUI while a typo of a command is still named; ``restore``
+says a session does not exist and names a missing point (with the ones there are)
+before asking anything; the TUI refuses a session it cannot open before it starts;
+an option given twice is an error, not a silent last-one-wins."""
 
 from __future__ import annotations
 
@@ -37,7 +36,7 @@ def started(monkeypatch) -> list[ReviewApp]:
     return apps
 
 
-# ----------------------------------------------------------------------------- item 7
+# ------------------------------------------------------------------------------------ the bare word
 
 
 async def test_the_bare_form_opens_a_kimi_code_session_by_id(
@@ -91,7 +90,7 @@ def test_the_tui_refuses_a_session_it_cannot_open_before_starting(
     assert started == []
 
 
-# ----------------------------------------------------------------------------- item 8
+# --------------------------------------------------------------------- restore of what is not there
 
 
 @pytest.mark.parametrize("extra", [["--list"], ["--list", "--json"], ["--yes"], []])

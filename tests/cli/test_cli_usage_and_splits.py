@@ -1,4 +1,4 @@
-"""Command line trust fixes (issue 9, items 3, 10, 11, 12), in process through
+"""The command line, in process through
 ``cli.main``: usage errors are one line with exit 2, options before the
 command work, output says what happened once and plainly, a disabled config is
 said first, and a boundary that splits a tool call from its result is flagged
@@ -51,7 +51,7 @@ def assert_usage_error(result, *needles: str) -> None:
         assert needle in result.stderr, result.stderr
 
 
-# ----------------------------------------------------------------------------- item 10
+# ------------------------------------------------------------------------------------- usage errors
 
 
 @pytest.mark.parametrize(
@@ -114,7 +114,7 @@ def test_remote_provider_without_a_model_is_a_config_error(cli_main, session, lo
     assert loopback.requests == [] and not out.exists()
 
 
-# ----------------------------------------------------------------------------- item 11
+# ------------------------------------------------------------------ what happened, once and plainly
 
 
 @pytest.mark.parametrize("provider", ["offline", "openai"])
@@ -140,7 +140,7 @@ def test_compact_says_no_model_wrote_the_summary_once(cli_main, session):
 def test_noop_compact_output_says_nothing_was_written(cli_main, tmp_path, existing):
     short = write_session(tmp_path, "openai-json", conversation(1, system=None), "short")
     out = tmp_path / "out.json"
-    if existing:  # an existing --output needs --force (issue 18 item 1); a no-op keeps it
+    if existing:  # an existing --output needs --force; a no-op keeps it
         out.write_text("keep me", encoding="utf-8")
     result = cli_main("compact", short, "--output", out, *(["--force"] if existing else []))
     assert result.code == 0, result.stderr
@@ -149,7 +149,7 @@ def test_noop_compact_output_says_nothing_was_written(cli_main, tmp_path, existi
     assert out.read_text(encoding="utf-8") == "keep me" if existing else not out.exists()
 
 
-# ----------------------------------------------------------------------------- item 12
+# ------------------------------------------------------------------------- a disabled config, first
 
 
 @pytest.fixture
@@ -188,7 +188,7 @@ def test_compact_still_refuses_a_disabled_config(cli_main, session, disabled):
     assert not out.exists()
 
 
-# ----------------------------------------------------------------------------- item 3
+# --------------------------------------------------------------------------------- split tool calls
 
 
 def test_plan_json_lists_the_tool_splits(cli_main, tools):

@@ -1,5 +1,5 @@
 """A compaction that makes the session larger is said, with both figures,
-before it is written (issue 23, item 8): ``compact`` with ``--output``, with
+before it is written: ``compact`` with ``--output``, with
 ``--in-place`` (in its question too) and when it only prints the summary."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""`compact --output FILE` (issue 18 item 1): an existing file is refused
+"""`compact --output FILE`: an existing file is refused
 (exit 2, one line naming it, before any request) unless ``--force``, and
 ``--force`` never writes over the session being compacted, however it is
 named (the same path, ``./x``, a symlink, a hard link, the file inside a

@@ -1,5 +1,5 @@
 """Every command's JSON carries a ``schema`` version, and its message numbers
-follow one rule (issue 23, item 7): the spec's own fields (``compact_indices``
+follow one rule: the spec's own fields (``compact_indices``
 and the other ``*_indices``) keep the spec's 0-based indices; every other
 message number is the 1-based number the screen shows; a 0-based field is
 named ``…_index`` or ``…_indices``, and nothing else is 0-based."""
@@ -75,7 +75,7 @@ def outputs(cli_main, tmp_path: Path) -> dict[str, dict[str, Any]]:
 
 
 #: Commands whose JSON needs a model to answer: their own tests check its schema
-#: (tests/test_probe.py).
+#: (tests/job/test_probe.py).
 JSON_TESTED_ELSEWHERE = ("probe",)
 
 

@@ -1,4 +1,4 @@
-"""`serve` in a real browser (issue 23 item 19): headless Chromium (Debian's
+"""`serve` in a real browser: headless Chromium (Debian's
 ``chromium`` package) driven by Playwright, on a copy of the kimi-cli sample.
 
 The page is textual-serve's client: xterm.js running the app over the page's

@@ -1,4 +1,4 @@
-"""`serve` refuses before anything is served (issue 18 item 6): a busy port,
+"""`serve` refuses before anything is served: a busy port,
 an address that does not resolve and a session that cannot be opened are one
 line on stderr with exit 2, no traceback, and nothing ever listens. Real
 subprocesses and a real socket holding the port."""

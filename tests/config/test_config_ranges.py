@@ -1,4 +1,4 @@
-"""Config values (issue 18 item 9): the compaction block's required keys are
+"""Config values: the compaction block's required keys are
 errors naming the field, every number has a documented range, and no message
 speaks Python (``None``, ``True``, a repr) where a person wrote YAML."""
 

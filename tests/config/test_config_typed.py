@@ -1,5 +1,5 @@
 """The engine reads the config as typed values; the spec's helper reads the
-same values (issue 24)."""
+same values."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
 """An OpenAI ``developer`` message (OpenAI's current name for the system role)
 at the start of a session is part of the leading system region: always kept,
-never compacted (issue 23, item 5)."""
+never compacted."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""One preview of a message everywhere (issue 18, item 12c): the TUI's message list and
+"""One preview of a message everywhere: the TUI's message list and
 diff panes, ``plan`` and ``diff`` on the command line all show a message through
 :func:`kimi_compact_tui.previews.message_preview`, cut at their own width."""
 

@@ -1,4 +1,4 @@
-"""Injected context and the preserved tail (issue 19, part 2).
+"""Injected context and the preserved tail.
 
 kimi-code puts context it injects (the date reminder, the permission-mode reminder) into
 the history as user messages (``origin.kind: "injection"``). Counted like prompts, the

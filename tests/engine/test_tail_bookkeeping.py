@@ -1,5 +1,5 @@
-"""Claude Code's command echoes are the agent's bookkeeping, not turns (issue 23,
-item 6): a transcript that ends with ``/compact``'s local-command records keeps
+"""Claude Code's command echoes are the agent's bookkeeping, not turns: a
+transcript that ends with ``/compact``'s local-command records keeps
 its last real exchange in the default tail, as kimi-code's injected reminders do."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """A Claude Code sub-agent transcript is refused in one line that says what it
-is and names the session's transcript (issue 23, item 11): Claude Code never
+is and names the session's transcript: Claude Code never
 resumes it as a session, so "0 messages … NO-OP" misled."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""kimi-cli sessions with checkpoint messages (the D-Mail tool; issue 19, part 1).
+"""kimi-cli sessions with checkpoint messages (the D-Mail tool).
 
 Files here are written line by line the way kimi-cli 1.51 writes them (special records
 with ``json.dumps`` defaults, messages as compact JSON); tests/agents/test_kimi_cli_dmail.py

@@ -1,4 +1,4 @@
-"""A kimi-cli ``wire.jsonl`` (issue 18 item 20) is kimi-cli's UI event log,
+"""A kimi-cli ``wire.jsonl`` is kimi-cli's UI event log,
 not a history: the error says so and points to the ``context.jsonl`` beside
 it, instead of calling it an unsupported Kimi Code journal. The shapes are
 kimi-cli 1.51's (a ``metadata`` record with ``protocol_version`` only, then

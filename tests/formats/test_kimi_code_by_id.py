@@ -93,7 +93,7 @@ async def test_the_picker_lists_kimi_code_sessions_beside_kimi_clis(tmp_path, mo
 
 
 def test_a_record_kimi_code_skips_is_warned_about_by_plan(tmp_path, cli_main):  # noqa: F811
-    """Issue 16: kimi-code's skip warnings lived in ``extra["warnings"]`` and
+    """kimi-code's skip warnings lived in ``extra["warnings"]`` and
     reached nobody; they are the session's warnings now, as for kimi-cli."""
     from kimi_compact_tui.formats import load
 

@@ -1,6 +1,6 @@
 """The kimi-code format: reading wire.jsonl as kimi-code 2.1 resumes it, on
 journals shaped like kimi-code 2.1.0's (the builder is in
-tests/test_kimi_code_records.py); tests/agents/ checks the same against the
+tests/formats/test_kimi_code_records.py); tests/agents/ checks the same against the
 real agent."""
 
 from __future__ import annotations

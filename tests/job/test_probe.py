@@ -1,4 +1,4 @@
-"""Probe what the agent will still know (issue 26, part 2): the questions, the
+"""Probe what the agent will still know: the questions, the
 requests (one per question, with only what the agent keeps, secrets masked),
 the grading and the command.
 

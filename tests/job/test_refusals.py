@@ -1,6 +1,6 @@
-"""The job's refusals (issue 24, "the job owns readiness and refusals, as
-typed values"; issue 23, items 9 and 10): each is computed once in the job,
-before any request, and every front end renders the same value.
+"""The job's refusals, typed values the job owns with its readiness (an empty
+prompt, a file or folder that cannot be written): each is computed once in the
+job, before any request, and every front end renders the same value.
 
 Requests go to a real HTTP server on 127.0.0.1 that records them: "nothing was
 sent" is checked by its record, not by trusting the code.
@@ -45,7 +45,7 @@ def one_line_exit_2(result) -> str:
     return result.stderr
 
 
-# ----------------------------------------------------------------------------- item 9
+# ------------------------------------------------------------------------------------ empty prompts
 
 
 @pytest.mark.parametrize("content", ["", "  \n\n"])
@@ -94,7 +94,7 @@ def test_the_facade_refuses_an_empty_prompt_without_calling_the_model(tmp_path):
     assert str(tmp_path / "p.md") in result["error"]["message"]
 
 
-# ----------------------------------------------------------------------------- item 10
+# --------------------------------------------------------------------------- what cannot be written
 
 
 def can_chattr(tmp_path: Path) -> bool:
@@ -195,7 +195,7 @@ def test_output_into_a_read_only_folder_is_refused_before_the_request(cli_main, 
     assert loopback.requests == []
 
 
-# ----------------------------------------------------------------------------- issue 24
+# --------------------------------------------------------------------- one refusal, every front end
 
 
 def test_the_cli_split_refusal_is_the_jobs_own_line(cli_main, tmp_path):

@@ -1,4 +1,4 @@
-"""Revise a summary by feedback (issue 26, part 1): the revision request, its
+"""Revise a summary by feedback: the revision request, its
 rounds and what does not fit, ``--from-summary`` alone, the usage errors, the
 write with its backup and undo, and the offline provider's reading of the
 feedback.

@@ -1,4 +1,4 @@
-"""The documentation says what the code does (issue 23 item 17): the README's
+"""The documentation says what the code does: the README's
 two commands as CI runs them, its key table as ``tui/keys.py`` defines it,
 every command's options in the CLI reference, and no dead link between the
 README, CONTRIBUTING.md and ``docs/``."""

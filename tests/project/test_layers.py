@@ -1,4 +1,4 @@
-"""The layers run one way, and no module imports itself back (issue 16).
+"""The layers run one way, and no module imports itself back.
 
 Every import in the package is read from the source (module level, inside
 functions and under ``TYPE_CHECKING`` alike), so a cycle hidden behind a

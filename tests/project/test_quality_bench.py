@@ -1,4 +1,4 @@
-"""The quality benchmark's sessions (issue 25, section 5 and "done means"): on
+"""The quality benchmark's sessions: on
 Claude Code, Codex, kimi-cli and an OpenAI file, the offline summary keeps every
 user request, instruction, open plan item and file written, never lists an open
 item as completed and carries no bookkeeping; the shipped lossy model summary

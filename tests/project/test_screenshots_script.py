@@ -1,7 +1,7 @@
-"""The README's screenshots come from ``scripts/screenshots.py`` (issue 18
-item 23): it runs the real app on a copy of a bundled sample, writes the four
-SVG pictures, leaves the sample as it was, and puts no clock or path of this
-machine in them (two runs give the same bytes)."""
+"""The README's screenshots come from ``scripts/screenshots.py``: it runs the real app
+on a copy of a bundled sample, writes the four SVG pictures, leaves the sample as it
+was, and puts no clock or path of this machine in them (two runs give the same
+bytes)."""
 
 from __future__ import annotations
 

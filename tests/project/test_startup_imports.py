@@ -1,4 +1,4 @@
-"""Commands start fast: each loads only what it uses (issue 24).
+"""Commands start fast: each loads only what it uses.
 
 The real command runs in a child process (``tests/procs.py``) through a tiny
 wrapper that, at exit, prints which heavy libraries were imported. ``--help``

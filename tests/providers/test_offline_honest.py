@@ -1,5 +1,5 @@
-"""The offline summary states only what the record shows (issue 25, section 2), and
-retention weighs what a summary loses (section 3): each bug the issue names, on a
+"""The offline summary states only what the record shows, and
+retention weighs what a summary loses: each bug found in them, on a
 Claude Code session and an OpenAI file written as the agents write them."""
 
 from __future__ import annotations

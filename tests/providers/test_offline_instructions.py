@@ -1,4 +1,4 @@
-"""The offline summarizer honours custom instructions (issue 18, item 11): every item the
+"""The offline summarizer honours custom instructions: every item the
 retention pane's ``i`` lists is kept verbatim, plain "keep" / "focus on" instructions are
 followed where it can, the rest is counted (not echoed), and an offline run does not name
 a model it does not use."""

@@ -1,4 +1,4 @@
-"""The offline summarizer on a realistic kimi-cli transcript (issue 9 item 14).
+"""The offline summarizer on a realistic kimi-cli transcript.
 
 The session is built the way kimi-cli writes it: assistant turns with tool
 calls, tool results opening with a ``<system>`` note, a pytest run with a

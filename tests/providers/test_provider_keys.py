@@ -1,4 +1,4 @@
-"""A provider that needs a key never sends without one (issue 18 item 10).
+"""A provider that needs a key never sends without one.
 
 The public default endpoints (api.openai.com, api.moonshot.ai, api.moonshot.cn,
 api.anthropic.com) are reached here through a real proxy on 127.0.0.1: the

@@ -1,5 +1,5 @@
 """A provider kind is declared once (``registry.KINDS``), and everything else
-about it is read from that line (issue 24)."""
+about it is read from that line."""
 
 from __future__ import annotations
 

@@ -30,7 +30,7 @@ from kimi_compact_tui.providers.http import (
 from kimi_compact_tui.providers.offline import OfflineProvider, parse_transcript
 from kimi_compact_tui.providers.registry import KIND_BY_NAME, KINDS
 
-#: The configuration reference (moved from the README, issue 23 item 17).
+#: The configuration reference (moved from the README).
 CONFIG_DOC = Path(__file__).resolve().parents[2] / "docs" / "configuration.md"
 
 

@@ -1,4 +1,4 @@
-"""`compact --anchor` (issue 25, section 4): the summary gets the one marked block
+"""`compact --anchor`: the summary gets the one marked block
 of exact references it lost, by weight, within ``--anchor-budget``; requests,
 instructions and open tasks are shortened, never dropped; secrets are masked;
 without --output/--in-place the final summary is printed and nothing written."""

@@ -1,5 +1,5 @@
-"""The one extractor of a session's specifics (issue 25, section 1) and the one
-bookkeeping hook it shares with the tail rule (issue 23, item 6), on sessions
+"""The one extractor of a session's specifics and the one
+bookkeeping hook it shares with the tail rule, on sessions
 written in each agent's own shapes with its real tool names."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Terminal escape sequences in session text (issue 18, item 17): an OSC 8 hyperlink,
+"""Terminal escape sequences in session text: an OSC 8 hyperlink,
 CSI colour codes and other C0/C1 controls are never part of what retention extracts
 or what the offline summarizer writes; an OSC 8 link's target URL is extracted
 cleanly."""

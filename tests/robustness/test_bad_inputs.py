@@ -150,8 +150,8 @@ def test_kimi_cli_skipped_line_loads_with_a_warning(
 
 
 def test_a_kimi_cli_event_log_is_named_as_one(corpus: dict[str, Case]) -> None:
-    """Not "not supported yet": it is no history at all (issue 18 item 20;
-    tests/test_kimi_cli_wire_wording.py)."""
+    """Not "not supported yet": it is no history at all (see
+    tests/formats/test_kimi_cli_wire_wording.py)."""
     with pytest.raises(UserError) as info:
         load_session(corpus["kimi_cli_wire_log"].session)
     assert "kimi-cli's wire.jsonl, its UI event log" in str(info.value)

@@ -1,4 +1,4 @@
-"""Sample copies do not pile up (issue 23, item 16): making a new copy removes
+"""Sample copies do not pile up: making a new copy removes
 the earlier ones that are unmodified (the sample's files, byte for byte) and
 more than a day old. A modified copy (the user's work) and anything the app
 did not make are never deleted."""

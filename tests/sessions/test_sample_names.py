@@ -1,5 +1,5 @@
 """``sample:NAME``, the picker's own name for a bundled sample, names it
-wherever a session is named (issue 23, item 18): the CLI's commands, the bare
+wherever a session is named: the CLI's commands, the bare
 word, the picker's path box; also from an installed (non-editable) copy of
 the package, whose samples are its bundled ones."""
 

@@ -1,4 +1,4 @@
-"""A bundled sample is never written (issue 23, item 1), whichever front end
+"""A bundled sample is never written, whichever front end
 asks: the job refuses a write to it (and ``restore`` over it), and
 ``compact --in-place`` works on a fresh copy under the state folder, as the
 TUI does, and says so.

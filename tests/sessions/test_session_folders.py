@@ -1,5 +1,5 @@
 """A folder that holds sessions but is not one session's folder names the
-sessions it holds, with their ids, and how to name one (issue 23, item 4)."""
+sessions it holds, with their ids, and how to name one."""
 
 from __future__ import annotations
 

@@ -1,6 +1,6 @@
-"""Every id the picker shows names its session wherever a session is named
-(issue 23, item 3): a full id, the short id the picker shows, the unique start
-of an id; an id two sessions start with is one line naming both."""
+"""Every id the picker shows names its session wherever a session is named: a full id,
+the short id the picker shows, the unique start of an id; an id two sessions start
+with is one line naming both."""
 
 from __future__ import annotations
 

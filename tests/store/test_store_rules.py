@@ -1,4 +1,4 @@
-"""The store's trust rules (issue: undo and restore must never surprise; a
+"""The store's trust rules (undo and restore must never surprise; a
 boundary must not cut a tool call from its result; a skipped line is never
 written back)."""
 

@@ -1,4 +1,4 @@
-"""Issue 12 item 7: the prompt is edited in the TUI as a copy and re-run; the
+"""The prompt is edited in the TUI as a copy and re-run; the
 request and the candidate carry the edited prompt's sha256; no prompt file changes."""
 
 from __future__ import annotations

@@ -89,7 +89,7 @@ def test_first_session_under_no_color(terminal, tmp_path):
     assert all(r["tokens"].replace(",", "").isdigit() for r in rows)
     line = footer(screen)
     assert "? Help" in line and "q Quit" in line
-    rest = line  # whole keys only (issue 18 item 15: never "d Di")
+    rest = line  # whole keys only (never "d Di")
     for shown in MAIN_FOOTER:
         rest = rest.replace(shown, "", 1)
     assert rest.strip() == "", f"a cut key in the footer: {line!r}"

@@ -1,5 +1,5 @@
 """A session the TUI cannot open is one line and exit 2 before the TUI starts
-(issue 23, item 2), however it is named; a good one is loaded once, before
+however it is named; a good one is loaded once, before
 the TUI starts, and handed to the app."""
 
 from __future__ import annotations

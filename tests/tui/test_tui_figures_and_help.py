@@ -1,7 +1,6 @@
-"""Issue 18 through the real app, what the screens say: one run has one set of
-figures everywhere (item 12), the editor says what it did with the missing
-items (13), cut text ends in an ellipsis (16) and ``?`` lists every key of
-every screen (23).
+"""What the screens say, through the real app: one run has one set of figures
+everywhere, the editor says what it did with the missing items, cut text ends
+in an ellipsis and ``?`` lists every key of every screen.
 
 Helpers are local to this file except ``wait_until``, ``settle`` and
 ``press_and_settle`` (``tests/tui_support.py``);
@@ -65,7 +64,7 @@ def candidate_rows(app) -> list[str]:
     return [str(listing.get_option_at_index(i).prompt) for i in range(listing.option_count)]
 
 
-# --- item 12: one run, one set of figures ----------------------------------------------------
+# --- one run, one set of figures ----------------------------------------------------
 
 
 async def test_a_run_with_reported_tokens_shows_that_figure_and_time_everywhere(tmp_path, loopback):
@@ -110,7 +109,7 @@ async def test_an_offline_run_shows_one_estimate_everywhere(tmp_path):
         assert figures[0] in row, (row, status)
 
 
-# --- item 13: the editor, opened with the missing items ---------------------------------------
+# --- the editor, opened with the missing items ---------------------------------------
 
 
 async def test_missing_items_in_the_editor_are_not_called_control_characters(tmp_path):
@@ -146,7 +145,7 @@ async def test_the_editor_still_names_control_characters_it_shows_as_symbols(tmp
         assert "control characters" in text_of(app.screen, "#edit-head")
 
 
-# --- item 16: cut text ends in an ellipsis ------------------------------------------------------
+# --- cut text ends in an ellipsis ------------------------------------------------------
 
 INSTRUCTIONS = [
     "Keep the port numbers and the failing test ids 🚀",  # fits: shown whole, emoji too
@@ -200,7 +199,7 @@ async def test_diff_previews_are_whole_or_end_in_an_ellipsis(tmp_path, size):
         assert checked > 20
 
 
-# --- item 23: ? lists every key of every screen -------------------------------------------
+# --- ? lists every key of every screen -------------------------------------------
 
 
 def our_classes(package, base) -> list[type]:

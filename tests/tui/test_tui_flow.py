@@ -225,7 +225,7 @@ async def test_stream_cancel_with_escape(kimi_path, loopback, provider_config) -
         assert state.summary is None
         outcome = str(screen.query_one("#stream-outcome", Static).render())
         assert outcome.startswith("cancelled — ")
-        # Nothing to write: the footer does not offer w (issue 23, item 15), and w says why.
+        # Nothing to write: the footer does not offer w, and w says why.
         await wait_until(pilot, lambda: footer_in_sync(app), "the footer")
         offered = {key.action for key in screen.query("FooterKey")}
         assert "write" not in offered and "rerun" in offered

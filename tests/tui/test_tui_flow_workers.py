@@ -1,4 +1,4 @@
-"""Issue 10, item 6: the slow parts of a compaction run off the UI's event loop,
+"""The slow parts of a compaction run off the UI's event loop,
 workers hand their results to the UI thread, and the app's default screen is
 the main screen."""
 

@@ -1,4 +1,4 @@
-"""Issue 18 item 15, the layout at 80x24 and 120x40 through the real app: the
+"""The layout at 80x24 and 120x40 through the real app: the
 footer shows whole keys only (never ``d Di`` or a bare ``/``), the status area
 (legend and status line) stays within three lines with the list keeping the
 rest, a split warning keeps the model/prompt/provider line, and the retention

@@ -1,5 +1,5 @@
 """The TUI goes through the compaction job, and its runs are tied to what they
-summarised (issue 16: "the TUI stream bypasses the job", "candidates keyed by
+summarised (bugs this fixed: "the TUI stream bypasses the job", "candidates keyed by
 ``id(state.session)``", "four definitions of writable").
 """
 

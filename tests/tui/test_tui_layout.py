@@ -1,4 +1,4 @@
-"""Layout at real terminal sizes (issue 9, item 7): what reaches the screen.
+"""Layout at real terminal sizes: what reaches the screen.
 
 The screen is read cell by cell (a wide character fills two cells), so a
 row cut by the scrollbar or pushed out by CJK text shows as a missing or

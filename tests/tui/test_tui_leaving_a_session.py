@@ -1,8 +1,7 @@
-"""Issue 18 through the real app, leaving a session: ``o`` starts the next
-session clean and asks before dropping work (item 2), every way of quitting
-asks too (3), the bundled samples are never modified (4), the palette's
-screenshot lands in a folder that exists (19), and kimi-code's undo dialog
-says what happens (20).
+"""Leaving a session, through the real app: ``o`` starts the next session clean
+and asks before dropping work, every way of quitting asks too, the bundled
+samples are never modified, the palette's screenshot lands in a folder that
+exists, and kimi-code's undo dialog says what happens.
 
 Every test drives the app with keys (or the command palette) and checks what a
 person sees and what is on disk. The helpers are local to this file, except
@@ -53,7 +52,7 @@ async def open_other(pilot, path: Path) -> None:
     await press_and_settle(pilot, "enter")
 
 
-# --- item 2: o resets every per-session choice and asks before dropping work ----------------
+# --- o resets every per-session choice and asks before dropping work ----------------
 
 
 async def test_o_asks_before_dropping_an_unwritten_summary_and_no_keeps_it(tmp_path):
@@ -119,7 +118,7 @@ async def test_o_starts_the_next_session_with_none_of_the_last_ones_choices(tmp_
         assert any("no candidates" in n for n in notes)
 
 
-# --- item 3: every way of quitting asks before dropping a summary ---------------------------
+# --- every way of quitting asks before dropping a summary ---------------------------
 
 
 @pytest.mark.parametrize("keys", [("q",), ("ctrl+q",)], ids=["q", "ctrl+q"])
@@ -168,7 +167,7 @@ async def test_quitting_with_nothing_unwritten_does_not_ask(tmp_path):
     assert app.return_code == 0
 
 
-# --- item 4: a bundled sample is opened as a copy --------------------------------------------
+# --- a bundled sample is opened as a copy --------------------------------------------
 
 
 def tree_bytes(folder: Path) -> dict[str, bytes]:
@@ -227,7 +226,7 @@ async def test_the_pickers_sample_entries_open_as_copies(tmp_path, sample_guard)
     assert tree_bytes(SAMPLE) == sample_guard
 
 
-# --- item 19: the palette's screenshot is saved where it says -------------------------------
+# --- the palette's screenshot is saved where it says -------------------------------
 
 
 async def test_the_palettes_screenshot_is_saved_and_says_where(tmp_path):
@@ -248,7 +247,7 @@ async def test_the_palettes_screenshot_is_saved_and_says_where(tmp_path):
         assert saved[0].read_text(encoding="utf-8").startswith("<svg")
 
 
-# --- item 20: kimi-code's undo dialog ------------------------------------------------------
+# --- kimi-code's undo dialog ------------------------------------------------------
 
 
 async def test_kimi_code_undo_dialog_says_the_compaction_is_cut_off(tmp_path):

@@ -1,4 +1,4 @@
-"""The app under every line filter Textual applies (issue 9, item 1).
+"""The app under every line filter Textual applies.
 
 Textual runs each rendered line through its filters: ``Monochrome`` under
 ``NO_COLOR`` (``NoColor`` with an ANSI theme), ``DimFilter`` under
@@ -196,7 +196,7 @@ async def test_picker_no_color_env(tmp_path, monkeypatch):
 
 
 async def test_no_color_regions_differ_on_screen(tmp_path, monkeypatch):
-    """Issue 23 item 12: under NO_COLOR each row's first cell shows its region by
+    """Under NO_COLOR each row's first cell shows its region by
     shape (compactable and preserved tail rows differ), and the legend shows the
     same mark before each region's name. Read from the screen's cells."""
     from kimi_compact_tui.compaction.plan import REGION_COMPACT, REGION_TAIL

@@ -1,4 +1,4 @@
-"""The session picker and kimi-cli session discovery (issue 9, item 9).
+"""The session picker and kimi-cli session discovery.
 
 A kimi-cli session is labelled by its title (``state.json``'s
 ``custom_title``, else the first ``TurnBegin`` user input in ``wire.jsonl``,
@@ -255,7 +255,7 @@ async def test_picker_reports_a_failed_lookup_in_one_line(tmp_path, monkeypatch)
         assert "kimi-debugging-session" in cells_text(app)  # the samples are still there
 
 
-# ----------------------------------------------------------------------------- issue 23, item 14
+# ------------------------------------------------------------------ every agent's sessions, flagged
 
 
 def claude_home(root: Path) -> Path:

@@ -1,4 +1,4 @@
-"""Issue 18 item 14, the session picker through the real app: a session that
+"""The session picker through the real app: a session that
 cannot be opened (an empty ``context.jsonl``, random bytes) is flagged ``✗``
 with the load's reason and no message count; every sample has its count; with
 no session loaded the footer shows the picker's keys, not the main screen's.

@@ -1,11 +1,11 @@
 """The retention pane's pins and probe, through the real app (Pilot).
 
-Pins (issue 25 §4, TUI): the pane's marks are pins; the figures show the
+Pins: the pane's marks are pins; the figures show the
 summary WITH the pinned block before anything is written; the diff, the write
 and the written session hold the block inside the summary message; undo puts
 the file back byte for byte.
 
-Probe (issue 26 §2, TUI): ``P`` in the pane asks first (how many requests, their
+Probe: ``P`` in the pane asks first (how many requests, their
 size), then asks a real model server on 127.0.0.1 one question per request,
 holding the summary and no compacted message; the answers sit beside the
 figures; a question not answered right jumps to its message. The offline

@@ -1,4 +1,4 @@
-"""Revise by feedback in the TUI (issue 26, part 1): ``f`` on the stream screen
+"""Revise by feedback in the TUI: ``f`` on the stream screen
 after a finished summary opens the feedback box; sent, the revision streams as
 a new candidate linked to the one it revises. The request is the compaction
 request for the range, unchanged, then each summary (assistant) and feedback

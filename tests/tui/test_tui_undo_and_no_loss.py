@@ -1,7 +1,7 @@
-"""Issue 9 through the real app: undo and restore never surprise (item 2), a
-boundary never cuts a tool call from its result unnoticed (3), no silent loss
-of work (4), write from where you review (5), the summary pane shows the text
-as written (6), and one token figure everywhere (8).
+"""Undo and no loss, through the real app: undo and restore never surprise, a
+boundary never cuts a tool call from its result unnoticed, no work is lost
+silently, a write starts from where you review, the summary pane shows the text
+as written, and one token figure everywhere.
 
 Every test drives the app with keys and checks what a user sees (dialogs,
 status text) and what is on disk."""
@@ -57,7 +57,7 @@ async def compact_and_write(pilot) -> None:
     assert pilot.app.last_error is None
 
 
-# --- item 2: undo and restore ------------------------------------------------------------
+# --- undo and restore ------------------------------------------------------------
 
 
 async def test_u_asks_naming_the_file_that_becomes_live_and_where_the_current_goes(tmp_path):
@@ -151,7 +151,7 @@ async def test_restore_refuses_when_the_live_file_changed_and_force_keeps_it(tmp
         assert path.with_name("context_2.jsonl").read_bytes() == appended
 
 
-# --- item 3: split tool exchanges -------------------------------------------------------
+# --- split tool exchanges -------------------------------------------------------
 
 
 async def split_boundary(pilot) -> None:
@@ -205,7 +205,7 @@ async def test_writing_a_split_history_needs_the_explicit_key(tmp_path):
         assert path.read_bytes() != before
 
 
-# --- item 4: no silent loss of work -----------------------------------------------------
+# --- no silent loss of work -----------------------------------------------------
 
 
 async def test_leaving_the_stream_screen_keeps_the_summary_and_c_shows_it(tmp_path):
@@ -289,7 +289,7 @@ async def test_leaving_the_editor_with_unsaved_changes_asks(tmp_path):
         assert app.state.summary == summary and not app.state.summary_edited
 
 
-# --- item 5: write from where you review ------------------------------------------------
+# --- write from where you review ------------------------------------------------
 
 
 @pytest.mark.parametrize("screen", [DiffScreen, StreamScreen], ids=["diff", "finished-stream"])
@@ -326,7 +326,7 @@ async def test_an_unavailable_key_says_why(tmp_path):
         ]
 
 
-# --- item 6 and item 8: the summary as written, one token figure -----------------------
+# --- the summary as written, one token figure -----------------------
 
 
 async def test_summary_panes_show_the_raw_text_and_markdown_is_a_toggle(tmp_path):

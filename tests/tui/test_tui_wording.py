@@ -1,4 +1,4 @@
-"""Layout and wording a new user met (issue 23, item 15): notices that covered
+"""Layout and wording a new user met: notices that covered
 the status lines and dialogs, the title cut to ``(copy…``, two Quit entries in
 the palette, candidate rows wrapped mid-figure, "1 messages" and ranges of one,
 "nothing to compact" said twice, a command name the user never typed, and CLI

@@ -1,7 +1,7 @@
-"""The write dialog's warnings and the way back after a refused write (issue 23,
-items 8 and 13): a compaction that makes the session larger, a file changed on
-disk since it was loaded, the reload key ``R`` and the reload a refusal offers.
-Also: every screen's keys come from the key tables (issue 24)."""
+"""The write dialog's warnings and the way back after a refused write: a
+compaction that makes the session larger, a file changed on disk since it was
+loaded, the reload key ``R`` and the reload a refusal offers.
+Also: every screen's keys come from the key tables."""
 
 from __future__ import annotations
 
@@ -38,7 +38,7 @@ async def confirm_text(state) -> str:
         return dialog_text(screen)
 
 
-# ----------------------------------------------------------------------------- item 8
+# ----------------------------------------------------------------------------- a session that grows
 
 
 async def test_the_write_dialog_warns_with_both_figures_when_the_session_grows(tmp_path):
@@ -62,7 +62,7 @@ async def test_no_growth_warning_when_the_session_shrinks(tmp_path):
     assert "larger after compaction" not in await confirm_text(state)
 
 
-# ----------------------------------------------------------------------------- item 13
+# --------------------------------------------------------------- a file changed on disk, the reload
 
 
 def append_turn(path: Path) -> None:
@@ -165,7 +165,7 @@ async def test_r_reloads_the_session_keeping_the_choices(tmp_path):
         assert app.state.generation == generation + 1
 
 
-# ----------------------------------------------------------------------------- issue 24
+# ----------------------------------------------------------------------------------- the key tables
 
 
 def test_every_binding_in_the_tui_comes_from_a_key_table():

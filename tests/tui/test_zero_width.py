@@ -1,4 +1,4 @@
-"""Zero-width and bidi characters (issue 18, item 18) are shown as visible placeholders
+"""Zero-width and bidi characters are shown as visible placeholders
 wherever session text is shown: the TUI's message list, detail, diff panes, stream,
 retention pane and picker titles, and the CLI's plan, preview, diff and retention. What
 is stored and sent is untouched; emoji joined by ZWJ stay readable."""
