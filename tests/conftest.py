@@ -2,6 +2,7 @@
 
 import os
 import signal
+from pathlib import Path
 
 import pytest
 
@@ -20,6 +21,51 @@ def pytest_configure(config):
     Give the run the default a terminal gives, so children inherit the default."""
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+# --- markers: the fast lane (CONTRIBUTING.md) -------------------------------------------------
+
+TESTS = Path(__file__).resolve().parent
+
+#: The tests marked ``slow``, relative to tests/: a whole file, or ``file::test`` (every
+#: parameter of it). Real terminals, a real browser, a writer killed at many moments,
+#: hypothesis, the 50 MB inputs, a 20,000-message diff, the app walked under every colour
+#: filter, whole scripts run end to end. CI runs them all;
+#: ``pytest -m "not agents and not slow"`` leaves them out. tests/project/test_fast_lane.py
+#: checks that each still names a test.
+SLOW = (
+    "tui/test_tmux_walkthrough.py",
+    "tui/test_tmux_revise.py",
+    "tui/test_opencode_tui.py",
+    "cli/test_serve_browser.py",
+    "store/test_apply_crash.py",
+    "robustness/test_properties.py",
+    "tui/test_tui_flow.py::test_diff_large_session",
+    "tui/test_tui_nocolor.py::test_session_renders_under_filter",
+    "tui/test_tui_nocolor.py::test_no_color_with_ansi_theme_and_dim",
+    "tui/test_tui_nocolor.py::test_no_color_env_session",
+    "robustness/test_bad_inputs.py::test_console_entry_50mb_message",
+    "robustness/test_bad_inputs.py::test_tui_opens_the_50mb_message",
+    "robustness/test_bad_inputs.py::test_50mb_message_loads_and_round_trips",
+    "project/test_screenshots_script.py",
+    "project/test_install_agents.py",
+)
+
+
+def pytest_collection_modifyitems(items):
+    """``agents`` on every test under tests/agents/ (by folder: a new file there has it
+    without saying so), ``slow`` on the tests SLOW names."""
+    agents, slow = pytest.mark.agents, pytest.mark.slow
+    for item in items:
+        try:
+            where = Path(str(item.fspath)).resolve().relative_to(TESTS).as_posix()
+        except ValueError:  # a test outside tests/ (a pytester run)
+            continue
+        if where.startswith("agents/"):
+            item.add_marker(agents)
+        test = getattr(item, "originalname", item.name)
+        if where in SLOW or f"{where}::{test}" in SLOW:
+            item.add_marker(slow)
 
 
 # --- xdist workers at the end of a run --------------------------------------------------------
