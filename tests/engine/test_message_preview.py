@@ -18,7 +18,7 @@ from kimi_compact_tui.tui.app import create_app
 from kimi_compact_tui.tui.screens.diff import DiffScreen
 from kimi_compact_tui.tui.widgets.diff_view import DiffView, format_tokens
 from tests.factories import write_kimi
-from tests.tui_support import settle
+from tests.tui_support import compact, press_and_settle, settle
 
 SHELL_CALL = '→ Shell({"command": "pytest -q"})'
 CJK = "修复订单模块的金额计算，" * 12
@@ -114,10 +114,8 @@ async def test_the_four_places_show_the_same_preview(tmp_path, cli_main):
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
         tui_list = {i + 1: list_preview(app, i) for i in range(len(messages))}
-        await pilot.press("c")
-        await settle(pilot)
-        await pilot.press("escape", "d")
-        await settle(pilot)
+        await compact(pilot, back=True)
+        await press_and_settle(pilot, "d")
         assert isinstance(app.screen, DiffScreen)
         view = app.screen.query_one("#before", DiffView)
         tui_diff = {view.rows[i].number: diff_preview(view, i) for i in range(len(view.rows))}

@@ -25,7 +25,7 @@ from tests.factories.codex import (
     parse,
     summary,
 )
-from tests.tui_support import settle
+from tests.tui_support import compact, settle
 
 NOW = datetime(2026, 12, 2, 8, 30, 1, 234567, tzinfo=UTC)
 
@@ -194,23 +194,17 @@ def test_discover_flags_a_rollout_it_cannot_read(tmp_path):
 # --- the TUI ----------------------------------------------------------------------------
 
 
-async def test_the_tui_appends_our_record_and_undo_cuts_it_off(tmp_path):
-    from kimi_compact_tui.config import AppConfig
-    from kimi_compact_tui.providers import ProviderConfig
-    from kimi_compact_tui.tui.app import ReviewApp
+async def test_the_tui_appends_our_record_and_undo_cuts_it_off(tmp_path, review_app):
     from kimi_compact_tui.tui.screens.confirm import ConfirmWriteScreen
-    from kimi_compact_tui.tui.state import ReviewState
 
     path = conversation().write(tmp_path)
     original = path.read_bytes()
-    app = ReviewApp(ReviewState(config=AppConfig(), provider=ProviderConfig(kind="offline")), path)
+    app = review_app(path)
 
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         assert app.state.session.format.name == "codex"
-        await pilot.press("c")
-        await settle(pilot)
-        await pilot.press("escape")
+        await compact(pilot, back=True)
         await pilot.press("w")
         await pilot.pause()
         assert isinstance(app.screen, ConfirmWriteScreen)

@@ -196,12 +196,9 @@ def test_the_append_strategy_says_why_our_records_cannot_be_cut_off():
     assert parse(ours[:n]).messages == parse(original).messages
 
 
-async def test_the_tui_appends_our_records_and_undo_cuts_them_off(tmp_path):
-    from kimi_compact_tui.config import AppConfig
-    from kimi_compact_tui.providers import ProviderConfig
-    from kimi_compact_tui.tui.app import ReviewApp
+async def test_the_tui_appends_our_records_and_undo_cuts_them_off(tmp_path, review_app):
     from kimi_compact_tui.tui.screens.confirm import ConfirmWriteScreen
-    from kimi_compact_tui.tui.state import ReviewState
+    from tests import tui_support
     from tests.tui_support import settle
 
     folder = tmp_path / "sessions" / "wd_work_d7a539110fa4" / "session_1"
@@ -209,16 +206,12 @@ async def test_the_tui_appends_our_records_and_undo_cuts_them_off(tmp_path):
     wire.parent.mkdir(parents=True)
     original = conversation().bytes()
     wire.write_bytes(original)
-    app = ReviewApp(
-        ReviewState(config=AppConfig(), provider=ProviderConfig(kind="offline")), folder
-    )
+    app = review_app(folder)
 
     async with app.run_test(size=(120, 40)) as pilot:
         await settle(pilot)
         assert app.state.session.format.name == "kimi-code"
-        await pilot.press("c")
-        await settle(pilot)
-        await pilot.press("escape")
+        await tui_support.compact(pilot, back=True)
         await pilot.press("w")
         await pilot.pause()
         assert isinstance(app.screen, ConfirmWriteScreen)

@@ -21,7 +21,7 @@ from kimi_compact_tui.tui.screens.confirm import AskScreen
 from kimi_compact_tui.tui.screens.stream import StreamScreen
 from kimi_compact_tui.tui.widgets.retention_pane import RetentionPane
 from tests.providers.test_offline_summary import FIXTURE_MESSAGES, assert_six_sections, make_request
-from tests.tui_support import FlowHost, make_state, settle
+from tests.tui_support import FlowHost, compact, make_state, settle
 
 ROOT = Path(__file__).resolve().parents[2]
 KIMI = ROOT / "sample_sessions" / "kimi-debugging-session"
@@ -96,10 +96,7 @@ async def test_i_in_the_retention_pane_changes_the_offline_summary(tmp_path):
     app = create_app(path, provider="offline")
     async with app.run_test(size=(140, 44)) as pilot:
         await settle(pilot)
-        await pilot.press("c")
-        await settle(pilot)
-        first = app.screen
-        assert isinstance(first, StreamScreen)
+        first = await compact(pilot)
         before = first.query_one("#retention-pane", RetentionPane).items
         item = before[0]
         await pilot.press("i")  # the highlighted missing item to the instructions, run again

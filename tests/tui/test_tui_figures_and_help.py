@@ -27,7 +27,7 @@ from kimi_compact_tui.tui.app import create_app
 from tests.factories.messages import SUMMARY
 from tests.factories.plain import write_kimi_session
 from tests.loopback_server import openai_sse
-from tests.tui_support import press_and_settle, settle, wait_until
+from tests.tui_support import compact, press_and_settle, settle
 
 SIZE = (120, 40)
 REPO = Path(__file__).resolve().parents[2]
@@ -51,14 +51,6 @@ def sample_copy(tmp_path: Path) -> Path:
     return target
 
 
-async def run_to_end(pilot) -> None:
-    """c, then wait for the run to end and its retention to be scored."""
-    await press_and_settle(pilot, "c")
-    assert top(pilot.app) == "StreamScreen"
-    await wait_until(pilot, lambda: pilot.app.screen.result is not None, "the run's end")
-    await settle(pilot)
-
-
 def candidate_rows(app) -> list[str]:
     listing = app.screen.query_one("#candidates-list")
     return [str(listing.get_option_at_index(i).prompt) for i in range(listing.option_count)]
@@ -75,7 +67,7 @@ async def test_a_run_with_reported_tokens_shows_that_figure_and_time_everywhere(
     app = create_app(path, provider="openai", model="test-model", base_url=loopback.base_url)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await run_to_end(pilot)
+        await compact(pilot)
         assert app.screen.result.status == "complete", app.screen.result.error
         status = text_of(app.screen, "#stream-status")
         outcome = text_of(app.screen, "#stream-outcome")
@@ -97,7 +89,7 @@ async def test_an_offline_run_shows_one_estimate_everywhere(tmp_path):
     app = create_app(write_kimi_session(tmp_path / "s"), provider="offline")
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await run_to_end(pilot)
+        await compact(pilot)
         status = text_of(app.screen, "#stream-status")
         outcome = text_of(app.screen, "#stream-outcome")
         figures = re.findall(r"~\d[\d,]* tokens(?!/)", status)
@@ -119,7 +111,7 @@ async def test_missing_items_in_the_editor_are_not_called_control_characters(tmp
     app = create_app(figures_session(tmp_path), provider="offline")
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await run_to_end(pilot)
+        await compact(pilot)
         summary = app.state.summary
         assert "\x1b" not in summary
         await press_and_settle(pilot, "e")  # the retention pane's missing items → the editor
@@ -138,7 +130,7 @@ async def test_the_editor_still_names_control_characters_it_shows_as_symbols(tmp
     app = create_app(path, provider="openai", model="test-model", base_url=loopback.base_url)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await run_to_end(pilot)
+        await compact(pilot)
         await press_and_settle(pilot, "escape")
         await press_and_settle(pilot, "e")
         assert top(app) == "EditSummaryScreen"
@@ -161,7 +153,7 @@ async def test_candidate_instructions_are_whole_or_cut_with_an_ellipsis(tmp_path
         await settle(pilot)
         app.state.set_custom_instruction(instructions)
         app.refresh_view()
-        await run_to_end(pilot)
+        await compact(pilot)
         await press_and_settle(pilot, "escape")
         await press_and_settle(pilot, "C")
         (row,) = candidate_rows(app)
@@ -182,7 +174,7 @@ async def test_diff_previews_are_whole_or_end_in_an_ellipsis(tmp_path, size):
     app = create_app(sample_copy(tmp_path), provider="offline")
     async with app.run_test(size=size) as pilot:
         await settle(pilot)
-        await run_to_end(pilot)
+        await compact(pilot)
         await press_and_settle(pilot, "escape")
         await press_and_settle(pilot, "d")
         assert top(app) == "DiffScreen"

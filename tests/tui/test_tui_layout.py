@@ -21,7 +21,7 @@ from kimi_compact_tui.tui.screens.diff import DiffScreen
 from kimi_compact_tui.tui.screens.help import BASIC_FLOW, HelpScreen
 from kimi_compact_tui.tui.widgets.diff_view import DiffRow, DiffView, format_tokens
 from tests.factories import write_openai_jsonl
-from tests.tui_support import press_and_settle, screen_cells, settle
+from tests.tui_support import compact, press_and_settle, screen_cells, settle
 
 WIDE_TEXTS = [
     "帮我写一个基于 sqlite 的订单存储模块，要求：建表、插入订单、按客户汇总金额。" * 3,
@@ -111,8 +111,7 @@ async def test_diff_screen_keeps_token_figures_for_wide_rows(tmp_path):
     app = create_app(wide_session(tmp_path / "wide.jsonl"), provider="offline")
     async with app.run_test(size=(80, 24)) as pilot:
         await settle(pilot)
-        await press_and_settle(pilot, "c")
-        await press_and_settle(pilot, "escape")
+        await compact(pilot, back=True)
         await press_and_settle(pilot, "d")
         assert isinstance(app.screen, DiffScreen)
         view = app.screen.query_one("#before", DiffView)

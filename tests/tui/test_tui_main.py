@@ -35,7 +35,7 @@ from tests.factories import (
     write_kimi,
     write_openai_json,
 )
-from tests.tui_support import press_and_settle, screen_lines, screen_text, settle
+from tests.tui_support import compact, press_and_settle, screen_lines, screen_text, settle
 
 SIZE = (120, 40)
 
@@ -554,10 +554,7 @@ async def test_offline_compact_stores_summary(tmp_path):
     app = create_app(path)
     async with app.run_test(size=SIZE) as pilot:
         await opened(app, pilot)
-        await pilot.press("c")
-        await pilot.pause()
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        await compact(pilot)
         assert app.state.stream_result is not None
         assert app.state.stream_result.status == "complete"
         assert app.state.summary
@@ -620,9 +617,7 @@ async def test_write_refuses_when_file_changed_since_loading(tmp_path):
     app = create_app(path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await press_and_settle(pilot, "c")
-        await pilot.press("escape")
-        await pilot.pause()
+        await compact(pilot, back=True)
         assert app.state.writable
         assert app.main_screen.check_action("write", ()) is True
         with path.open("a", encoding="utf-8") as fh:  # kimi-cli appended meanwhile
@@ -664,8 +659,8 @@ async def test_write_then_undo_reloads_session(tmp_path):
     app = create_app(path)
     async with app.run_test(size=SIZE) as pilot:
         await settle(pilot)
-        await press_and_settle(pilot, "c")
-        await pilot.press("escape", "w")
+        await compact(pilot, back=True)
+        await pilot.press("w")
         await pilot.pause()
         await press_and_settle(pilot, "y")
         assert app.last_error is None

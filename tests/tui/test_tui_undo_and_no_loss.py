@@ -333,8 +333,7 @@ async def test_summary_panes_show_the_raw_text_and_markdown_is_a_toggle(tmp_path
     path = write_kimi_session(tmp_path / "s")
     app = create_app(path)
     async with app.run_test(size=SIZE) as pilot:
-        await settle(pilot)
-        await press_and_settle(pilot, "c")
+        await compact(pilot)
         summary = app.state.summary
         live = app.screen.query_one("#summary-live", TextArea)
         assert live.text == summary and live.border_title == "summary as it will be written"

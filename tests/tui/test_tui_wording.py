@@ -30,6 +30,7 @@ from tests.factories import regions_messages, write_openai_json, write_openai_se
 from tests.factories.cli import run_cli
 from tests.tui_support import (
     FlowHost,
+    compact,
     make_state,
     press_and_settle,
     screen_lines,
@@ -66,8 +67,8 @@ async def test_a_dialog_is_not_covered_by_earlier_notices(tmp_path):
     app = create_app(path, provider="offline")
     async with app.run_test(size=(80, 24), notifications=True) as pilot:
         await settle(pilot)
-        await press_and_settle(pilot, "c")
-        await press_and_settle(pilot, "escape", "w")
+        await compact(pilot, back=True)
+        await press_and_settle(pilot, "w")
         await press_and_settle(pilot, "y")
         assert app.last_error is None
         await wait_until(pilot, lambda: toasts(app), "the write's notice")

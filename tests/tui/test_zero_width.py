@@ -18,12 +18,11 @@ from kimi_compact_tui.sanitize import one_line, visible
 from kimi_compact_tui.tui.app import create_app
 from kimi_compact_tui.tui.screens.diff import DiffScreen
 from kimi_compact_tui.tui.screens.picker import PickerScreen
-from kimi_compact_tui.tui.screens.stream import StreamScreen
 from tests import procs
 from tests.factories import write_kimi
 from tests.factories.kimi_cli import share_session, write_kimi_json
 from tests.tui.test_tui_picker import CHAT, WORK
-from tests.tui_support import cells_text, settle
+from tests.tui_support import cells_text, compact, settle
 
 REPO = Path(__file__).resolve().parents[2]
 # Every zero-width or bidi control of the issue, each between two letters.
@@ -90,9 +89,7 @@ async def test_the_tui_shows_placeholders_in_list_detail_stream_retention_and_di
         # the message list and the detail pane (first message highlighted)
         assert_shown(cells_text(app), f"Open {ZW_SHOWN} please {FAMILY}")
         assert ZW_SHOWN in app.message_list.row_plain(0, 200)
-        await pilot.press("c")
-        await settle(pilot)
-        assert isinstance(app.screen, StreamScreen)
+        await compact(pilot)
         # the summary as shown (where it is scrolled to does not matter)
         shown = app.screen.query_one("#summary-live", TextArea).text
         assert_shown(shown, f"Now fix {ZW_SHOWN} in the parser.")
