@@ -72,7 +72,7 @@ def test_a_write_made_with_a_relative_path_restores_from_another_folder(
     assert "Restored" in result.stdout or "Undid" in result.stdout
 
 
-LEGACY = Path(__file__).parent / "fixtures" / "relative_audit"
+LEGACY = Path(__file__).resolve().parents[1] / "fixtures" / "relative_audit"
 
 
 def test_an_audit_log_with_relative_paths_from_an_older_version_still_restores(
