@@ -9,6 +9,8 @@ done); ``--anchor`` puts back every request, instruction and file it lost."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from benchmarks.quality_bench import KINDS, REFERENCE_LOSSY, bench_realistic, bench_reference
@@ -102,3 +104,27 @@ def test_reference_sessions_are_scored_when_present():
         assert kept >= 1 and wrong == 0 and missing == 0, name
         for category in CRITICAL:
             assert result["lossy+anchor"]["categories"][category][2] == 0, name
+
+
+def test_the_documented_table_holds_for_the_critical_categories(results):
+    """docs/BENCHMARKS.md's rows for the realistic sessions: their critical
+    categories and CRITICAL column are what the benchmark gives today."""
+    doc = (Path(__file__).resolve().parents[1] / "docs" / "BENCHMARKS.md").read_text("utf-8")
+    head = "| debug (claude-code) | offline |"
+    rows = {}
+    for line in doc[doc.index(head) :].split("\n"):
+        if not line.startswith("| "):
+            break
+        cells = [c.strip() for c in line.strip("|").split("|")]
+        rows[(cells[0], cells[1].replace(" ", ""))] = cells
+    for name in SESSIONS:
+        for kind in KINDS:
+            cells = rows[(name, kind)]
+            got = results[name][kind]
+            for column, category in zip((2, 3, 4), CRITICAL, strict=True):
+                assert cells[column] == "/".join(map(str, got["categories"][category])), (
+                    name,
+                    kind,
+                    category,
+                )
+            assert (cells[-1] == "**CRITICAL**") == bool(got["critical"]), (name, kind)
