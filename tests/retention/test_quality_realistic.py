@@ -87,7 +87,7 @@ def test_anchor_puts_back_what_the_lossy_summary_lost(results, name):
     kept, wrong, missing = anchored["categories"]["open_tasks"]
     assert missing == 0
     # a task the lossy summary misstates stays misstated (the block adds what is
-    # missing only): tests/test_quality_gaps.py holds what should happen
+    # missing only): tests/retention/test_quality_gaps.py holds what should happen
     assert wrong == results[name]["lossy"]["categories"]["open_tasks"][1]
     assert (anchored["critical"] is None) == (wrong == 0)
     assert 0 < results[name]["anchor"]["tokens"] <= 800
@@ -109,7 +109,7 @@ def test_reference_sessions_are_scored_when_present():
 def test_the_documented_table_holds_for_the_critical_categories(results):
     """docs/BENCHMARKS.md's rows for the realistic sessions: their critical
     categories and CRITICAL column are what the benchmark gives today."""
-    doc = (Path(__file__).resolve().parents[1] / "docs" / "BENCHMARKS.md").read_text("utf-8")
+    doc = (Path(__file__).resolve().parents[2] / "docs" / "BENCHMARKS.md").read_text("utf-8")
     head = "| debug (claude-code) | offline |"
     rows = {}
     for line in doc[doc.index(head) :].split("\n"):
