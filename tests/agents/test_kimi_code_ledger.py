@@ -76,3 +76,61 @@ def test_kimi_codes_own_compaction_in_the_ledger_and_its_meter(cli_main, tmp_pat
     assert (full.used_tokens, full.tokens_source) == (counts[-1]["tokens"], "recorded")
     assert (full.window, full.compacts_at) == (200_000, 150_000)  # max_context_size 200000
     assert str(agent.state / "config.toml") in full.window_source
+
+
+class Configured(KimiCode):
+    """kimi-code with the model's window (and ``[loop_control]``) set per run."""
+
+    window = 200_000
+    loop = ""
+
+    def write_config(self) -> None:
+        super().write_config()
+        path = self.state / "config.toml"
+        text = path.read_text().replace(
+            "max_context_size = 200000", f"max_context_size = {self.window}"
+        )
+        path.write_text(text + self.loop)
+
+
+def auto_compactions(wire: Path) -> int:
+    return sum(
+        1 for r in records(wire) if r["type"] == "full_compaction.begin" and r["source"] == "auto"
+    )
+
+
+def test_kimi_code_compacts_on_its_own_where_the_meter_says_it_will(tmp_path):
+    """The session's recorded count stays; only kimi-code's window changes. Where the
+    meter puts the threshold just under that count, kimi-code's next turn begins with
+    its own automatic compaction; where it puts it 2,000 tokens over, it does not. Both
+    of kimi-code's rules are tried: the window less reserved_context_size, and
+    compaction_trigger_ratio of the window."""
+    require_agent(kimi_code_installed(), "kimi-code")
+    with FakeModel(summary=SUMMARY, lifetime=900) as fake:
+        template = Configured(tmp_path / "template", fake)
+        sid = template.create_session()
+        used = [r for r in records(template.wire_file(sid))
+                if r["type"].startswith("token_counting.")][-1]["tokens"]  # fmt: skip
+        reserved = 50_000
+        cases = [  # (window, [loop_control], kimi-code compacts)
+            (used + reserved - 10, "", True),
+            (used + reserved + 2_000, "", False),
+            (int((used - 10) / 0.6), "[loop_control]\ncompaction_trigger_ratio = 0.6\n", True),
+            (int((used + 2_000) / 0.6), "[loop_control]\ncompaction_trigger_ratio = 0.6\n", False),
+        ]
+        for n, (window, loop, compacts) in enumerate(cases):
+            agent = template.clone(tmp_path / f"case-{n}", fake)
+            assert isinstance(agent, Configured)
+            agent.window, agent.loop = window, loop
+            agent.write_config()
+            wire = agent.wire_file(sid)
+            session = load_session(wire)
+            env = {"HOME": "/nonexistent-home"}
+            meter = session.format.context_usage(session, env)
+            assert (meter.used_tokens, meter.window) == (used, window)
+            assert meter.compacts_at is not None
+            assert (meter.used_tokens >= meter.compacts_at) is compacts, (window, meter.describe())
+            assert auto_compactions(wire) == 0
+            agent.resume(sid, "One more question.")
+            # (in a small window it may compact again: its count after one is its estimate)
+            assert (auto_compactions(wire) > 0) is compacts, (window, loop, meter.describe())
