@@ -82,11 +82,14 @@ def test_no_sessions_is_said_on_stderr_with_nothing_on_stdout(cli_main):  # noqa
 # --- the context meter and the pending reviews (issue 33 item 2) ---------------------------------
 
 
-def claude_near(home: Path, total: int, prompt: str) -> Path:
-    """A Claude Code session under ``home`` whose last reply used ``total`` tokens."""
+def claude_near(home: Path, total: int, prompt: str, sid: str | None = None) -> Path:
+    """A Claude Code session under ``home`` whose last reply used ``total`` tokens (its
+    own id: the prompt's, beside the factory's session)."""
+    import uuid
+
     from tests.factories import claude_code as cc
 
-    t = cc.Transcript()
+    t = cc.Transcript(sid or str(uuid.uuid5(uuid.NAMESPACE_URL, prompt)))
     t.user(prompt)
     t.assistant([cc.text("hi")])
     t.user("Run the tests, please.")
@@ -162,3 +165,23 @@ def test_a_session_needing_a_full_read_is_read_only_among_the_newest(home, tmp_p
     assert read.usage is not None and read.usage.tokens_source == "estimated"
     (unread,) = rows_of(found, full_reads=0)
     assert unread.usage is None and unread.note == NOT_READ
+
+
+def test_a_held_session_outside_the_folders_the_picker_scans_is_listed_too(
+    home, cli_main, tmp_path  # noqa: F811
+):
+    from kimi_compact_tui.hooks.pending import GateState
+    from kimi_compact_tui.hooks.run import run_hook
+
+    elsewhere = claude_near(tmp_path / "other-config", 150_000, "held in another config dir",
+                            sid="9d3c1f7a-2b4e-4f60-8a1b-0c2d3e4f5a6b")  # fmt: skip
+    assert not any(s.ref.path == elsewhere for s in registry.discover_all())
+    stdin = json.dumps({"session_id": elsewhere.stem, "transcript_path": str(elsewhere),
+                        "trigger": "auto"})  # fmt: skip
+    assert run_hook("claude-code", stdin.encode(), state=GateState()).held
+    rows = json.loads(cli_main("list", "--json").stdout)["sessions"]
+    assert rows[0]["ref"] == str(elsewhere) and rows[0]["pending_review"] is not None
+    assert rows[0]["short_id"] is None  # named by its path: no short id reaches it
+    assert rows[0]["context"]["percent"] == 75 and len(rows) == 3  # and the two in HOME
+    line = cli_main("list").stdout.split("\n")[0]
+    assert line.startswith(str(elsewhere)) and "PENDING REVIEW" in line

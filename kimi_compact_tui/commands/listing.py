@@ -238,6 +238,29 @@ def rows_of(
     return [r for r in rows if r.pending is not None] + [r for r in rows if r.pending is None]
 
 
+def held_elsewhere(found: list[SessionInfo]) -> list[SessionInfo]:
+    """The sessions of pending reviews that the picker's discovery does not find (a
+    transcript outside the folders it scans: another ``CLAUDE_CONFIG_DIR`` or
+    ``CODEX_HOME``), described from the transcript the hook named: listed too, so
+    a held compaction is never out of sight."""
+    import os
+    from pathlib import Path
+
+    from kimi_compact_tui.formats import registry
+    from kimi_compact_tui.hooks.pending import GateState
+
+    known = {os.path.realpath(info.path) for info in found}
+    out = []
+    for p in GateState().pending():
+        if not p.transcript or not os.path.isfile(p.transcript):
+            continue
+        real = os.path.realpath(p.transcript)
+        if real not in known:
+            known.add(real)
+            out.append(registry.describe_path(Path(p.transcript)))
+    return out
+
+
 def run(args: argparse.Namespace) -> int:
     import os
     from pathlib import Path
@@ -249,6 +272,7 @@ def run(args: argparse.Namespace) -> int:
     wanted = agent_filter(opts.agent) if opts.agent is not None else None
     found = registry.discover_all(os.environ, Path.home())
     short = registry.short_ids(found)  # each short id names one session among them all
+    found += held_elsewhere(found)  # no short id: they are named by their path
     found.sort(key=lambda s: when_of(s) or 0.0, reverse=True)
     sessions = [s for s in found if wanted is None or s.format in wanted]
     rows = rows_of(sessions)
