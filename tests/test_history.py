@@ -259,3 +259,26 @@ def test_kimi_code_our_compaction_is_listed_as_ours_with_what_it_replaced(cli_ma
     assert cli_main("restore", wire, "--yes").code == 0
     (entry,) = history(cli_main, wire)["compactions"]
     assert entry["in_file"] is False and "undone" in entry["notes"][-1]
+
+
+def test_opencode_tokens_after_its_compaction_are_the_first_replys(cli_main, tmp_path):
+    from tests.factories import opencode as oc
+
+    db = oc.OpencodeDb(tmp_path / "opencode.db")
+    sid = db.session("compacted")
+    first = db.user(sid, "Run the tests in tests/unit.")
+    db.assistant(sid, first, [oc.step_start(), oc.text("They pass."), oc.step_finish()],
+                 tokens={"total": 9_000})  # fmt: skip
+    tail = db.user(sid, "Now the linter.")
+    db.assistant(sid, tail, [oc.step_start(), oc.text("Clean."), oc.step_finish()],
+                 tokens={"total": 9_500})  # fmt: skip
+    db.compaction(sid, "The user asked: Run the tests in tests/unit. They pass.", tail)
+    again = db.user(sid, "Anything else?")
+    db.assistant(sid, again, [oc.step_start(), oc.text("No."), oc.step_finish()],
+                 tokens={"total": 1_200})  # fmt: skip
+    db.close()
+    (entry,) = history(cli_main, f"{tmp_path / 'opencode.db'}#{sid}")["compactions"]
+    assert (entry["tokens_before"], entry["tokens_after"]) == (9_500, 1_200)
+    assert entry["messages_replaced"] == 2 and entry["messages_kept"] == 2
+    lost = {m["item"] for m in entry["retention"]["missing"]}
+    assert "Run the tests in tests/unit." not in lost  # its summary names the tests
