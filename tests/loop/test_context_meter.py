@@ -215,3 +215,175 @@ def test_codex_after_a_compaction_with_no_count_since_is_estimated(tmp_path):
     assert last_count(b"\n".join([count(5), count(7), compacted, b""])) == (None, 1000)
     assert last_count(b"\n".join([count(5), compacted, count(9, 2000)])) == (9, 2000)
     assert last_count(b"") == (None, None)
+
+
+# --- the cheap reading (list, the picker) agrees with the full one -------------------------------
+
+
+def full_and_peek(ref, env=None):
+    """(the meter of the session read in full, the one read from its end only)."""
+    from kimi_compact_tui.formats.base import SessionInfo
+    from kimi_compact_tui.formats.meter import meter_of
+
+    env = env if env is not None else NO_CONFIG
+    session = load_session(ref)
+    info = SessionInfo(ref=session.ref, format=session.format.name)
+    peeked, why = meter_of(info, env)
+    full, _ = meter_of(info, env, full=True)
+    assert full == session.format.context_usage(session, env)
+    return full, peeked, why
+
+
+def kimi_cli_golden(tmp_path: Path) -> Path:
+    golden = need(REFERENCE / "kimi-cli" / "golden" / "context_before_compaction.jsonl")
+    folder = tmp_path / "share" / "sessions" / "0123abcd" / "9f1c2d3e-uuid"
+    folder.mkdir(parents=True)
+    shutil.copy(golden, folder / "context.jsonl")
+    return folder / "context.jsonl"
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "claude-session-before-compact.jsonl",
+        "claude-session-after-compact.jsonl",
+        "codex-session-before-compact.jsonl",
+        "codex-session-after-compact.jsonl",
+        "gemini-session-before-compress.jsonl",
+        "gemini-session-after-compress.jsonl",
+        "opencode-before-compact.db",
+        "opencode-after-compact.db",
+        "kimi-cli",
+    ],
+)
+def test_the_meter_read_from_the_end_is_the_full_reading_on_each_reference(tmp_path, name):
+    if name.endswith(".db"):
+        ref = opencode_copy(tmp_path, name)
+    elif name == "kimi-cli":
+        ref = kimi_cli_golden(tmp_path)
+    else:
+        ref = tmp_path / name
+        shutil.copy(need(AGENTS / name), ref)
+    full, peeked, why = full_and_peek(ref)
+    if full.tokens_source == "recorded":
+        assert peeked == full and why is None
+    else:  # no reply since the agent's own compaction: only a full read can estimate
+        assert peeked is None and why == "not read"
+
+
+def test_lines_from_the_end_are_the_files_lines_reversed_whatever_the_chunk(tmp_path, monkeypatch):
+    import random
+
+    from kimi_compact_tui.formats import context
+
+    rng = random.Random(7)
+    path = tmp_path / "f.jsonl"
+    for chunk in (1, 2, 3, 7, 64):
+        monkeypatch.setattr(context, "TAIL_CHUNK", chunk)
+        for _ in range(60):
+            lines = [rng.choice([b"", b"a", b"bX", b"X" * rng.randint(1, 40), b"ccccXcc"])
+                     for _ in range(rng.randint(0, 8))]  # fmt: skip
+            data = b"\n".join(lines) + rng.choice([b"", b"\n"])
+            path.write_bytes(data)
+            want = [x for x in reversed(data.split(b"\n")) if b"X" in x]
+            assert list(context.lines_from_end(path, (b"X",))) == want
+
+
+# --- each agent near its threshold, its figures from its own configuration -----------------------
+
+
+def test_gemini_cli_near_its_threshold_and_its_settings(tmp_path):
+    from tests.factories import gemini_cli as gc
+
+    records = gc.conversation()
+    reply = dict(gc.gemini("m9", "ok"), timestamp="2026-01-01T10:00:09.000Z")
+    reply["tokens"] = dict(reply["tokens"], input=520_000)
+    path = gc.session_file(tmp_path / "home", records + [gc.user("m8", "go on"), reply])
+    full, peeked, _ = full_and_peek(path)
+    assert peeked == full and full.line() == "50% · compacts at 50%"
+    assert (full.used_tokens, full.compacts_at) == (520_000, 524_288)
+    settings = tmp_path / "gh" / ".gemini" / "settings.json"
+    settings.parent.mkdir(parents=True)
+    settings.write_text(json.dumps({"model": {"compressionThreshold": 0.7}}))
+    got, peeked, _ = full_and_peek(path, {**NO_CONFIG, "GEMINI_CLI_HOME": str(tmp_path / "gh")})
+    assert peeked == got and got.line() == "50% · compacts at 70%"
+    assert str(settings) in got.threshold_source
+
+
+def test_opencode_near_its_overflow(tmp_path):
+    from tests.factories import opencode as oc
+
+    db = oc.OpencodeDb(tmp_path / "opencode.db")
+    sid = db.session("near")
+    u = db.user(sid, "a long task")
+    db.assistant(sid, u, [oc.step_start(), oc.text("working"), oc.step_finish()],
+                 tokens={"total": 107_000, "input": 106_000, "output": 1_000})  # fmt: skip
+    db.close()
+    config = tmp_path / "cfg" / "opencode" / "opencode.json"
+    config.parent.mkdir(parents=True)
+    config.write_text(json.dumps({"provider": {"fake": {"models": {"fake-model": {
+        "limit": {"context": 128_000, "output": 32_000}}}}}}))  # fmt: skip
+    env = {**NO_CONFIG, "XDG_CONFIG_HOME": str(tmp_path / "cfg")}
+    full, peeked, _ = full_and_peek(f"{tmp_path / 'opencode.db'}#{sid}", env)
+    assert peeked == full and full.compacts_at == 128_000 - 20_000
+    assert full.line() == "84% · compacts at 84%" and full.used_tokens == 107_000
+
+
+def test_kimi_cli_near_its_threshold(tmp_path):
+    from tests.factories.plain import write_kimi
+    from tests.factories.writers import kimi_cli_messages
+
+    share = tmp_path / "share"
+    path = write_kimi(share / "sessions" / "0123abcd" / "uuid-1", kimi_cli_messages(),
+                      usage=149_000)  # fmt: skip
+    (share / "config.toml").write_text(
+        'default_model = "k"\n[models.k]\nmax_context_size = 200000\n'
+    )
+    full, peeked, _ = full_and_peek(path)
+    assert peeked == full and full.line() == "74% · compacts at 75%"
+
+
+def kimi_code_home(tmp_path: Path, tokens: int, config: str) -> Path:
+    from tests.factories import kimi_code as kc
+
+    j = kc.conversation()
+    j.add("token_counting.measured", length=9, tokens=tokens)
+    home = tmp_path / "kimi-code-home"
+    folder = kc.write_home(home, j.bytes())
+    (home / "config.toml").write_text(config)
+    return folder / "agents" / "main" / "wire.jsonl"
+
+
+def test_kimi_code_its_own_count_against_its_rule(tmp_path):
+    # the session is bound to the model alias "fake" (profile.bind), not the default one
+    config = ('default_model = "other"\n[models.other]\nmax_context_size = 1000\n'
+              "[models.fake]\nmax_context_size = 200000\n")  # fmt: skip
+    path = kimi_code_home(tmp_path, 160_000, config)
+    full, peeked, _ = full_and_peek(path)
+    assert peeked == full and (full.window, full.compacts_at) == (200_000, 150_000)
+    assert full.line() == "80% · compacts at 75%" and full.tokens_source == "recorded"
+    assert "max_context_size of fake" in full.window_source
+
+
+def test_kimi_code_input_size_and_loop_control(tmp_path):
+    config = ("[models.fake]\nmax_context_size = 200000\nmax_input_size = 180000\n"
+              "[loop_control]\ncompaction_trigger_ratio = 0.6\nreserved_context_size = 0\n")  # fmt: skip
+    full, peeked, _ = full_and_peek(kimi_code_home(tmp_path, 100_000, config))
+    assert peeked == full and (full.window, full.compacts_at) == (180_000, 108_000)
+    assert "max_input_size of fake" in full.window_source
+
+
+def test_kimi_code_without_its_model_in_the_config_says_unknown(tmp_path):
+    full, _, _ = full_and_peek(kimi_code_home(tmp_path, 5_000, 'default_model = "x"\n'))
+    assert full.window is None and full.line() == "5,000 tokens · window unknown"
+    assert "fake" in full.window_source
+
+
+def test_kimi_code_after_our_compaction_the_count_is_the_one_we_recorded(cli_main, tmp_path):
+    config = "[models.fake]\nmax_context_size = 200000\n"
+    path = kimi_code_home(tmp_path, 160_000, config)
+    res = cli_main("compact", path, "--in-place", "--yes", "--provider", "offline", "--up-to", "4")
+    assert res.code == 0, res.stderr
+    rebased = [r for r in lines(path) if r["type"] == "token_counting.rebased"][-1]
+    full, peeked, _ = full_and_peek(path)
+    assert peeked == full and full.used_tokens == rebased["tokens"] < 160_000

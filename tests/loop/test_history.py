@@ -193,3 +193,92 @@ def test_gemini_clis_own_compression_and_ours(cli_main, tmp_path):
     # a file whose only rewrites are resumes has none
     before = copy(tmp_path, "gemini-session-before-compress.jsonl")
     assert history(cli_main, before)["compactions"] == []
+
+
+def opencode_copy(tmp_path: Path, name: str) -> tuple[Path, str]:
+    """A copy of a reference opencode database (never opened in place), and its session."""
+    db = tmp_path / name
+    src = sqlite3.connect(need(name))
+    out = sqlite3.connect(db)
+    src.backup(out)
+    out.close()
+    (sid,) = src.execute("select id from session").fetchone()
+    src.close()
+    return db, sid
+
+
+def test_opencodes_own_compaction_names_what_its_summary_lost(cli_main, tmp_path):
+    db, sid = opencode_copy(tmp_path, "opencode-after-compact.db")
+    con = sqlite3.connect(db)
+    rows = [(mid, json.loads(data)) for mid, data in con.execute(
+        "select id, data from message order by time_created, id")]  # fmt: skip
+    parts = {mid: [json.loads(d) for (d,) in con.execute(
+        "select data from part where message_id = ? order by id", (mid,))] for mid, _ in rows}  # fmt: skip
+    con.close()
+    (pair,) = [k for k, (mid, _) in enumerate(rows) if parts[mid][0]["type"] == "compaction"]
+    tail = parts[rows[pair][0]][0]["tail_start_id"]
+    start = [mid for mid, _ in rows].index(tail)
+    replaced_requests = [p["text"] for mid, d in rows[:start] if d["role"] == "user"
+                         for p in parts[mid] if p["type"] == "text"]  # fmt: skip
+    kept_requests = [p["text"] for mid, d in rows[start:pair] if d["role"] == "user"
+                     for p in parts[mid] if p["type"] == "text"]  # fmt: skip
+    assert replaced_requests and kept_requests
+    (entry,) = history(cli_main, f"{db}#{sid}")["compactions"]
+    assert entry["by"] == "opencode" and entry["latest_agent_compaction"] is True
+    last_reply = [d for _, d in rows[:pair] if d["role"] == "assistant"][-1]
+    assert entry["tokens_before"] == last_reply["tokens"]["total"]
+    lost = {m["item"]: m["critical"] for m in entry["retention"]["missing"]}
+    # the requests before its kept tail are not in its summary: lost, and critical
+    assert all(lost.get(r) is True for r in replaced_requests), lost
+    assert not any(r in lost for r in kept_requests)  # the tail it kept verbatim
+    text = cli_main("history", f"{db}#{sid}").stdout
+    for request in replaced_requests:
+        assert f"lost: ! [user_requests] {request}" in text
+    assert "CRITICAL:" in text
+    # the database before its compaction records none
+    before, bsid = opencode_copy(tmp_path, "opencode-before-compact.db")
+    assert history(cli_main, f"{before}#{bsid}")["compactions"] == []
+
+
+def test_kimi_code_our_compaction_is_listed_as_ours_with_what_it_replaced(cli_main, tmp_path):
+    from tests.factories import kimi_code as kc
+
+    folder = kc.write_home(tmp_path / "kimi-code-home", kc.conversation().bytes())
+    wire = folder / "agents" / "main" / "wire.jsonl"
+    assert history(cli_main, wire)["compactions"] == []
+    res = cli_main("compact", wire, "--in-place", "--yes", "--provider", "offline", "--up-to", "4")
+    assert res.code == 0, res.stderr
+    apply = [json.loads(x) for x in wire.read_bytes().split(b"\n")
+             if b'"context.apply_compaction"' in x][-1]  # fmt: skip
+    (entry,) = history(cli_main, wire)["compactions"]
+    assert entry["by"] == "kimi-compact-tui" and entry["trigger"] == "review"
+    assert entry["messages_replaced"] == apply["compactedCount"] == 4
+    assert (entry["tokens_before"], entry["tokens_after"]) == (
+        apply["tokensBefore"], apply["tokensAfter"])  # fmt: skip
+    assert entry["in_file"] is True and entry["latest_agent_compaction"] is False
+    assert cli_main("restore", wire, "--yes").code == 0
+    (entry,) = history(cli_main, wire)["compactions"]
+    assert entry["in_file"] is False and "undone" in entry["notes"][-1]
+
+
+def test_opencode_tokens_after_its_compaction_are_the_first_replys(cli_main, tmp_path):
+    from tests.factories import opencode as oc
+
+    db = oc.OpencodeDb(tmp_path / "opencode.db")
+    sid = db.session("compacted")
+    first = db.user(sid, "Run the tests in tests/unit.")
+    db.assistant(sid, first, [oc.step_start(), oc.text("They pass."), oc.step_finish()],
+                 tokens={"total": 9_000})  # fmt: skip
+    tail = db.user(sid, "Now the linter.")
+    db.assistant(sid, tail, [oc.step_start(), oc.text("Clean."), oc.step_finish()],
+                 tokens={"total": 9_500})  # fmt: skip
+    db.compaction(sid, "The user asked: Run the tests in tests/unit. They pass.", tail)
+    again = db.user(sid, "Anything else?")
+    db.assistant(sid, again, [oc.step_start(), oc.text("No."), oc.step_finish()],
+                 tokens={"total": 1_200})  # fmt: skip
+    db.close()
+    (entry,) = history(cli_main, f"{tmp_path / 'opencode.db'}#{sid}")["compactions"]
+    assert (entry["tokens_before"], entry["tokens_after"]) == (9_500, 1_200)
+    assert entry["messages_replaced"] == 2 and entry["messages_kept"] == 2
+    lost = {m["item"] for m in entry["retention"]["missing"]}
+    assert "Run the tests in tests/unit." not in lost  # its summary names the tests
