@@ -105,7 +105,10 @@ class DiffScreen(RetentionHost, Screen[FlowRequest | None]):
     DiffScreen #diff-columns {
         height: 1fr;
     }
-    DiffScreen #diff-columns > Vertical {
+    DiffScreen #diff-lists {
+        width: 2fr;
+    }
+    DiffScreen #diff-lists > Vertical {
         width: 1fr;
     }
     DiffScreen #retention-pane {
@@ -142,19 +145,22 @@ class DiffScreen(RetentionHost, Screen[FlowRequest | None]):
             yield KeysFooter()
             return
         with Horizontal(id="diff-columns"):
-            with Vertical():
-                yield Static(Text("now"), classes="column-title", id="before-title")
-                yield DiffView(id="before")
-            with Vertical():
-                yield Static(Text("after the write"), classes="column-title", id="after-title")
-                yield DiffView(id="after")
+            # Only the two lists wait for a diff: the pane beside them is never
+            # covered, so a pin there keeps the focus where it is.
+            with Horizontal(id="diff-lists"):
+                with Vertical():
+                    yield Static(Text("now"), classes="column-title", id="before-title")
+                    yield DiffView(id="before")
+                with Vertical():
+                    yield Static(Text("after the write"), classes="column-title", id="after-title")
+                    yield DiffView(id="after")
             yield RetentionPane(id="retention-pane")
         yield SummaryPane(self.summary or "", prefix="diff-summary", id="summary-pane")
         yield KeysFooter()
 
     def on_mount(self) -> None:
         if self.reason is None:
-            self.query_one("#diff-columns").loading = True
+            self.query_one("#diff-lists").loading = True
             session = self.state.session
             draft = self.state.draft()  # built here, on the UI thread: the one the write uses
             tokens = self.state.message_tokens
@@ -171,7 +177,7 @@ class DiffScreen(RetentionHost, Screen[FlowRequest | None]):
             return
         self.summary = self.state.summary_to_write
         self.query_one(SummaryPane).set_summary(self.summary or "")
-        self.query_one("#diff-columns").loading = True
+        self.query_one("#diff-lists").loading = True
         self._compute(session, draft.compacted, self.state.message_tokens)
 
     @work(
@@ -205,13 +211,13 @@ class DiffScreen(RetentionHost, Screen[FlowRequest | None]):
             self._failed(str(result))
 
     def _failed(self, message: str) -> None:
-        self.query_one("#diff-columns").loading = False
+        self.query_one("#diff-lists").loading = False
         self.query_one("#diff-head", Static).update(Text(f"cannot build the diff: {message}"))
 
     def _show(self, diff: SessionDiff, before: list[DiffRow], after: list[DiffRow]) -> None:
         first = self.diff is None
         self.diff = diff
-        self.query_one("#diff-columns").loading = False
+        self.query_one("#diff-lists").loading = False
         edited = self.state.summary_edited
         pinned = self.state.pinned
         n = len(pinned.items) if pinned is not None else 0
