@@ -227,6 +227,8 @@ SPOKEN = {
     "exclamation_mark": "!",
     "question_mark": "?",
     "slash": "/",
+    "plus": "+",
+    "minus": "-",
     "pageup": "pgup",
     "pagedown": "pgdn",
     "up": "↑",

@@ -123,9 +123,6 @@ async def write_and_read(pilot, path: Path) -> tuple[str, str]:
 # ----------------------------------------------------------------------------- the three stories
 
 
-@pytest.mark.xfail(
-    strict=True, reason="fails on the old code: fixed by the review model (next commit)"
-)
 @pytest.mark.parametrize("keeps_block", [False, True], ids=["revision-drops", "revision-keeps"])
 async def test_after_feedback_with_pins_the_box_the_dialog_and_the_file_agree(
     tmp_path, loopback, provider_config, keeps_block
@@ -162,9 +159,6 @@ async def test_after_feedback_with_pins_the_box_the_dialog_and_the_file_agree(
         assert written.count(EDITOR_BLOCK_START) == 1 and shown.strip() in written
 
 
-@pytest.mark.xfail(
-    strict=True, reason="fails on the old code: fixed by the review model (next commit)"
-)
 async def test_a_candidate_chosen_again_shows_and_writes_its_pins(
     tmp_path, loopback, provider_config
 ):
@@ -200,9 +194,6 @@ async def test_a_candidate_chosen_again_shows_and_writes_its_pins(
 # ----------------------------------------------------------------------------- the pane's keys
 
 
-@pytest.mark.xfail(
-    strict=True, reason="fails on the old code: fixed by the review model (next commit)"
-)
 async def test_the_panes_keys_act_on_the_stream_screen_without_focusing_it(
     tmp_path, loopback, provider_config
 ):
@@ -230,9 +221,6 @@ async def test_the_panes_keys_act_on_the_stream_screen_without_focusing_it(
         await pilot.press("n")
 
 
-@pytest.mark.xfail(
-    strict=True, reason="fails on the old code: fixed by the review model (next commit)"
-)
 async def test_the_panes_keys_act_on_the_diff_screen_without_focusing_it(
     tmp_path, loopback, provider_config
 ):
