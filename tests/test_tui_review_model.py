@@ -247,3 +247,45 @@ async def test_the_panes_keys_act_on_the_diff_screen_without_focusing_it(
         )
         await pilot.press("space")  # the same item: unpinned
         await wait_until(pilot, lambda: app.state.pinned is None, "unpinned")
+
+
+# ----------------------------------------------------------------------------- the model itself
+
+
+def test_pins_are_item_keys_of_the_range_held_across_summaries_and_ended_by_an_edit(tmp_path):
+    """No Textual: the state alone. A pin holds on any summary of the range (the
+    block holds the items that summary misses, none when it keeps them), an edit
+    or a boundary move ends it, and every change is signalled once to watchers."""
+    from kimi_compact_tui.providers import StreamResult
+
+    path = write_openai_json(tmp_path / "chat.json", MESSAGES)
+    state = ReviewState(config=AppConfig(), provider=ProviderConfig())
+    state.load(path)
+    seen: list[str | None] = []
+    stop = state.watch(lambda: seen.append(state.summary_to_write))
+    state.set_result(StreamResult(status="complete", summary=LOSSY))
+    first = state.retention(LOSSY).missing_items()[0]
+    assert first.text == REQUEST_1
+    state.set_pins([first])
+    assert seen[-1] == state.summary_to_write and REQUEST_1 in seen[-1]
+    assert state.pins_line() == "1 pinned item: written inside the summary"
+
+    # Another summary of the same range (a revision, a candidate): the pin holds.
+    state.set_result(StreamResult(status="complete", summary=REVISED_WITHOUT))
+    assert EDITOR_BLOCK_START in state.summary_to_write and REQUEST_1 in state.summary_to_write
+    # One that keeps the item itself: pinned, and no block is added.
+    keeps = REVISED_WITHOUT + f"\n- the user asked: {REQUEST_1}\n"
+    state.set_result(StreamResult(status="complete", summary=keeps))
+    assert state.summary_to_write == keeps
+    assert state.pins_line() == "1 pinned item: the summary already holds them"
+
+    state.set_summary(keeps + "\nedited")  # an edit ends the pins
+    assert state.pinned_keys() == frozenset() and state.pins_line() is None
+    state.set_result(StreamResult(status="complete", summary=LOSSY))
+    state.set_pins([first])
+    state.set_boundary(5)  # another range: the pins were of the old one
+    assert state.pinned is None and state.summary_to_write is None
+    stop()
+    count = len(seen)
+    state.set_boundary(None)
+    assert len(seen) == count  # stopped watching

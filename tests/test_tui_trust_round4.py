@@ -114,10 +114,12 @@ async def test_space_and_a_are_not_offered_when_nothing_is_missing(
         loopback.script([openai_sse([everything])])
         stream = await finished(pilot)
         assert app.state.scored(stream.subject()).missing_items() == []
+        options = stream.query_one("#retention-missing", OptionList)
         assert stream.check_action("retention_pin", ()) is False
         assert stream.check_action("retention_pin_all", ()) is False
         assert not {"retention_pin", "retention_pin_all"} & footer_actions(stream)
-        assert "nothing is missing" in str(stream.query_one("#retention-hint").render())
+        assert "nothing is missing" in str(options.get_option_at_index(0).prompt)
+        assert "Q: probe" in str(stream.query_one("#retention-hint").render())
 
 
 async def test_the_main_footer_shows_write_diff_and_edit_at_80_columns_once_a_summary_exists():
@@ -312,3 +314,28 @@ async def test_the_sample_copy_notice_is_short_and_brief_at_80x24():
         )
         assert notices[0].timeout <= NOTICE_SECONDS <= 4
         assert len(notices[0].message) <= 80 and "\n" not in notices[0].message
+
+
+async def test_feedback_on_an_edit_asks_in_words_that_read(tmp_path, loopback, provider_config):
+    path = write_openai_json(tmp_path / "chat.json", MESSAGES)
+    app = make_app(path, provider_config("openai"))
+    async with app.run_test(size=SMALL) as pilot:
+        loopback.script([openai_sse([LOSSY])])
+        await finished(pilot)
+        await back_to_main(pilot)
+        app.state.set_summary(LOSSY + "\nedited by hand")
+        await pilot.press("c")
+        await wait_until(pilot, lambda: isinstance(app.screen, StreamScreen), "the kept run")
+        await settle(pilot)
+        await pilot.press("f")
+        box = await wait_until(
+            pilot, lambda: isinstance(app.screen, FeedbackScreen) and app.screen, "box"
+        )
+        box.query_one(TextArea).load_text("Shorter.")
+        await pilot.press("ctrl+s")
+        ask = await wait_until(
+            pilot, lambda: isinstance(app.screen, AskScreen) and app.screen, "asked"
+        )
+        # It read "your edit go to the model with the summary, but are no longer ...".
+        assert ask.body.startswith("Your edit goes to the model as the summary it revises.")
+        assert "in place of your edit" in ask.body

@@ -34,7 +34,7 @@ from kimi_compact_tui.tui.widgets.retention_pane import RetentionPane
 W = TypeVar("W", bound=Widget)
 
 #: The host's actions that need a listed missing item.
-ITEM_ACTIONS = ("retention_pin", "retention_pin_all")
+ITEM_ACTIONS = ("retention_pin", "retention_pin_all", "retention_instructions", "retention_editor")
 PANE_ACTIONS = (*ITEM_ACTIONS, "retention_probe", "retention_instructions", "retention_editor")
 
 

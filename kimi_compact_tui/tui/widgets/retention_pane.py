@@ -44,7 +44,7 @@ HINT_ITEMS = (
     "space: pin the highlighted item · a: all of its kind · {probe}: probe · "
     "enter: its message · i / e: to instructions / editor"
 )
-HINT_NONE = "nothing is missing · {probe}: probe what the agent will know"
+HINT_NONE = "{probe}: probe what the agent will know with this summary"
 
 
 class RetentionFigures(Static):
@@ -82,6 +82,14 @@ class RetentionPane(Vertical, can_focus=False):
         height: 1fr;
         min-height: 3;
         border: none;
+    }
+    RetentionPane.-nothing-listed > #retention-figures {
+        height: 1fr;
+        max-height: 100%;
+    }
+    RetentionPane.-nothing-listed > #retention-missing {
+        height: 1;
+        min-height: 1;
     }
     RetentionPane > #retention-hint {
         height: 1;
@@ -190,6 +198,8 @@ class RetentionPane(Vertical, can_focus=False):
             self.query_one(RetentionFigures).show(text_at)
         self.items = report.missing_items() if report is not None else []
         self.failed = [] if probe is None or note else probe_failures(probe)
+        # nothing to list: the figures take the room (one row says so)
+        self.set_class(not self.items and not self.failed, "-nothing-listed")
         self._fill(report)
 
     def _fill(self, report: RetentionReport | None) -> None:
