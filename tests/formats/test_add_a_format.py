@@ -104,7 +104,9 @@ def registered(monkeypatch: pytest.MonkeyPatch, line: registry.Entry) -> None:
 
 @pytest.fixture
 def chat_format(monkeypatch: pytest.MonkeyPatch) -> ChatFormat:
-    registered(monkeypatch, registry.Entry("tests.formats.test_add_a_format:CHAT_FORMAT", ChatFormat.label))
+    registered(
+        monkeypatch, registry.Entry("tests.formats.test_add_a_format:CHAT_FORMAT", ChatFormat.label)
+    )
     assert registry.get("test-chat") is CHAT_FORMAT and "test .chat transcript" in registry.labels()
     return CHAT_FORMAT
 
@@ -287,7 +289,8 @@ CHATDB_FORMAT = ChatDbFormat()
 @pytest.fixture
 def chatdb_format(monkeypatch: pytest.MonkeyPatch) -> ChatDbFormat:
     registered(
-        monkeypatch, registry.Entry("tests.formats.test_add_a_format:CHATDB_FORMAT", ChatDbFormat.label)
+        monkeypatch,
+        registry.Entry("tests.formats.test_add_a_format:CHATDB_FORMAT", ChatDbFormat.label),
     )
     return CHATDB_FORMAT
 

@@ -210,6 +210,8 @@ SPOKEN = {
     "exclamation_mark": "!",
     "question_mark": "?",
     "slash": "/",
+    "plus": "+",
+    "minus": "-",
     "pageup": "pgup",
     "pagedown": "pgdn",
     "up": "↑",

@@ -25,16 +25,16 @@ from kimi_compact_tui.formats import load_session
 from kimi_compact_tui.job.probe import PROBE_PROMPT
 from kimi_compact_tui.providers import ProviderConfig
 from kimi_compact_tui.retention import EDITOR_BLOCK_END, EDITOR_BLOCK_START
+from kimi_compact_tui.tui.retention_controller import OFFLINE_PROBE, job_probe, probe_inputs
 from kimi_compact_tui.tui.screens.confirm import AskScreen, ConfirmWriteScreen
 from kimi_compact_tui.tui.screens.diff import DiffScreen
-from kimi_compact_tui.tui.screens.retention_host import OFFLINE_PROBE, probe_inputs
 from kimi_compact_tui.tui.screens.stream import StreamScreen
 from kimi_compact_tui.tui.state import ReviewState
-from kimi_compact_tui.tui.widgets.retention_pane import RetentionPane, plan_questions
+from kimi_compact_tui.tui.widgets.retention_pane import RetentionPane
 from tests.factories import FORMAT_WRITERS, write_openai_json
 from tests.job.test_probe import COMPACTED_ONLY, MESSAGES
 from tests.loopback_server import openai_sse
-from tests.tui_support import SIZE, compact, settle, wait_until
+from tests.tui_support import SIZE, settle, wait_until
 
 REQUEST_1 = MESSAGES[1]["content"]
 REQUEST_2 = MESSAGES[7]["content"]
@@ -59,14 +59,34 @@ def figure_line(text: str, label: str) -> str:
 
 
 async def compacted(pilot) -> StreamScreen:
-    """c (:func:`compact`), then the retention report scored and the pane focused."""
-    screen = await compact(pilot)
+    """c, then wait for the run to end and its retention to be scored; the pane focused
+    (its keys act without the focus too: tests/tui/test_tui_review_model.py)."""
+    await settle(pilot)
+    await pilot.press("c")
+    screen = await wait_until(
+        pilot,
+        lambda: isinstance(pilot.app.screen, StreamScreen) and pilot.app.screen,
+        "the stream screen",
+    )
     pane = screen.query_one(RetentionPane)
     await wait_until(pilot, lambda: pane.report is not None, "the retention report")
     await settle(pilot)
     pane.option_list.focus()
     await pilot.pause()
     return screen
+
+
+def shown_summary(diff: DiffScreen) -> str:
+    """The diff screen's "summary as it will be written", as drawn."""
+    from kimi_compact_tui.tui.widgets.stream_view import SummaryPane
+
+    return diff.query_one(SummaryPane).summary
+
+
+def marked_rows(pane: RetentionPane) -> int:
+    """How many missing items the pane shows pinned (``●``)."""
+    rows = [str(pane.option_list.get_option_at_index(i).prompt) for i in range(len(pane.items))]
+    return sum(row.startswith("●") for row in rows)
 
 
 def summary_message(path: Path) -> str:
@@ -122,12 +142,12 @@ async def test_pins_change_the_figures_then_the_diff_and_the_write_hold_the_bloc
             lambda: isinstance(app.screen, DiffScreen) and app.screen.diff and app.screen,
             "the diff",
         )
-        assert EDITOR_BLOCK_START in diff.summary and REQUEST_2 in diff.summary
+        assert EDITOR_BLOCK_START in shown_summary(diff) and REQUEST_2 in shown_summary(diff)
         added = [r for r in diff.diff.rows if r.kind == "added"]
         assert len(added) == 1 and EDITOR_BLOCK_START in added[0].message.text()
         assert "● 2 pinned" in str(diff.query_one("#diff-head").render())
         dpane = diff.query_one(RetentionPane)
-        await wait_until(pilot, lambda: len(dpane.marked) == 2, "the pins shown on the diff")
+        await wait_until(pilot, lambda: marked_rows(dpane) == 2, "the pins shown on the diff")
         assert "user requests     2/2    100%" in figures(diff)
 
         await pilot.press("escape")
@@ -170,19 +190,28 @@ async def test_a_pin_on_the_diff_builds_the_diff_again_and_unpinning_drops_the_b
         )
         pane = diff.query_one(RetentionPane)
         await wait_until(pilot, lambda: pane.items, "the missing items")
-        assert EDITOR_BLOCK_START not in diff.summary
+        assert EDITOR_BLOCK_START not in shown_summary(diff)
         plain = diff.diff
         pane.option_list.focus()
         await pilot.press("space")  # pin the first user request, here on the diff
         await wait_until(pilot, lambda: diff.diff is not plain, "the diff built again")
         added = [r for r in diff.diff.rows if r.kind == "added"][0].message.text()
         assert f"- user requests: {REQUEST_1}" in added and REQUEST_2 not in added
-        assert "user requests     1/2     50% !" in figures(diff)
-        assert pane.option_list.has_focus  # the pin did not move the focus
+        await wait_until(
+            pilot, lambda: "user requests     1/2     50% !" in figures(diff), "the pinned figures"
+        )
+        # The diff is built again beside the pane, never over it: the focus stays
+        # (it left the pane when the rebuild covered it, depending on the timing).
+        assert pane.option_list.has_focus
         await pilot.press("space")  # unpin: the summary as the model wrote it
         await wait_until(pilot, lambda: app.state.pinned is None, "no pins in the state")
-        await wait_until(pilot, lambda: EDITOR_BLOCK_START not in diff.summary, "the block gone")
-        assert "user requests     0/2      0% !" in figures(diff)
+        await wait_until(
+            pilot, lambda: EDITOR_BLOCK_START not in shown_summary(diff), "the block gone"
+        )
+        await wait_until(
+            pilot, lambda: "user requests     0/2      0% !" in figures(diff), "the plain figures"
+        )
+        assert pane.option_list.has_focus
         assert app.state.summary_to_write == LOSSY
 
 
@@ -197,7 +226,7 @@ async def test_probe_asks_first_sends_the_summary_and_no_compacted_message_and_j
         loopback.script([openai_sse([LOSSY])])
         stream = await compacted(pilot)
         pane = stream.query_one(RetentionPane)
-        probe = plan_questions(probe_inputs(app.state))  # the questions the pane will ask
+        probe = job_probe(probe_inputs(app.state))  # the questions the pane will ask
         n = len(probe.questions)
         assert n >= 5
         edited = next(q for q in probe.questions if q.category == "edited_files")
@@ -207,7 +236,7 @@ async def test_probe_asks_first_sends_the_summary_and_no_compacted_message_and_j
         ]
         loopback.script([openai_sse([a]) for a in answers])
 
-        await pilot.press("P")
+        await pilot.press("Q")
         ask = await wait_until(
             pilot, lambda: isinstance(app.screen, AskScreen) and app.screen, "the question"
         )
@@ -249,7 +278,7 @@ async def test_the_offline_provider_is_refused_in_one_line_without_a_dialog(
     app = review_app(session_file, ProviderConfig(kind="offline"))
     async with app.run_test(size=SIZE, notifications=True) as pilot:
         stream = await compacted(pilot)
-        await pilot.press("P")
+        await pilot.press("Q")
         await pilot.pause()
         assert isinstance(app.screen, StreamScreen) and app.screen is stream
         said = [n.message for n in app._notifications]
@@ -262,45 +291,54 @@ async def test_the_offline_provider_is_refused_in_one_line_without_a_dialog(
 async def test_pane_keys_are_in_the_one_table_and_help():
     from kimi_compact_tui.tui import keys
 
-    actions = {k.action: k for k in keys.RETENTION_PANE_KEYS}
-    assert actions["probe"].key == "P" and actions["probe"].label == "Probe"
-    assert actions["toggle_mark"].label == "Pin"
-    bound = {b.action for b in RetentionPane.BINDINGS}  # type: ignore[union-attr]
-    assert {"probe", "toggle_mark", "mark_category"} <= bound
+    actions = {k.action: k for k in keys.RETENTION_KEYS}
+    # P edits the prompt on the main screen: the probe has a key of its own.
+    assert actions["retention_probe"].key == "Q" and actions["retention_probe"].label == "Probe"
+    assert keys.by_action(keys.MAIN_KEYS, "prompt").key == "P"
+    assert actions["retention_pin"].label == "Pin"
+    for table in (keys.STREAM_KEYS, keys.DIFF_KEYS):  # the host screens' own keys
+        bound = {k.action for k in table}
+        assert {"retention_probe", "retention_pin", "retention_pin_all"} <= bound
 
 
 async def test_leaving_the_screen_while_asking_stops_the_probe(
     session_file, loopback, provider_config, monkeypatch, review_app
 ):
-    from kimi_compact_tui.tui.widgets import retention_pane
+    from kimi_compact_tui.tui import retention_controller
 
-    returned = threading.Event()  # set when the worker's call returns (or raises)
-    real = retention_pane.ask_questions
+    returned = threading.Event()  # set when the asking call returns (or raises)
+    real = retention_controller.job_probe
 
-    def observed(*args, **kwargs):
+    def observed(inputs, questions=None, stopped=None):
         try:
-            return real(*args, **kwargs)
+            return real(inputs, questions, stopped)
         finally:
-            returned.set()
+            if questions is not None:
+                returned.set()
 
-    monkeypatch.setattr(retention_pane, "ask_questions", observed)
+    monkeypatch.setattr(retention_controller, "job_probe", observed)
     # A model that takes a minute over its first answer, with a 30 s read timeout.
     app = review_app(session_file, provider_config("openai", read_timeout=30.0))
     async with app.run_test(size=SIZE) as pilot:
         loopback.script([openai_sse([LOSSY])])
-        stream = await compacted(pilot)
-        pane = stream.query_one(RetentionPane)
-        n = len(plan_questions(probe_inputs(app.state)).questions)
+        await compacted(pilot)
+        n = len(real(probe_inputs(app.state)).questions)
         loopback.script([openai_sse(["slow"], stall=60.0, stall_after=1)] * n)
-        await pilot.press("P")
+        await pilot.press("Q")
         await wait_until(pilot, lambda: isinstance(app.screen, AskScreen), "the question")
         await pilot.press("y")
         await wait_until(pilot, lambda: len(loopback.requests) == 2, "the first question sent")
         await pilot.press("escape")  # leave the stream screen while the model is silent
+        ask = await wait_until(
+            pilot, lambda: isinstance(app.screen, AskScreen) and app.screen, "asked first"
+        )
+        assert "leaving stops it" in ask.body
+        await pilot.press("y")
         # The request under way is cancelled, not waited for (30 s of read timeout).
         await wait_until(pilot, returned.is_set, "the probe to stop", timeout=10)
         assert len(loopback.requests) == 2  # nothing more was sent
-        assert pane.probe is None
+        assert app.state.probe_of(app.state.summary_to_write) is None
+        assert not isinstance(app.screen, StreamScreen)
 
 
 async def test_e_on_pinned_items_opens_the_editor_on_the_summary_with_one_block(
@@ -362,7 +400,6 @@ def test_the_pinned_block_is_written_inside_every_formats_summary_and_undone(nam
 
     from kimi_compact_tui.formats import registry
     from kimi_compact_tui.retention import retention_report
-    from kimi_compact_tui.tui.pins import pin
 
     opened = FORMAT_WRITERS[name](tmp_path)
     fmt = load_session(opened).format
@@ -379,8 +416,8 @@ def test_the_pinned_block_is_written_inside_every_formats_summary_and_undone(nam
     base = retention_report(session, prep.plan, LOSSY)
     items = base.missing_items()[:3]
     assert items, "the lossy summary misses something to pin"
-    state.set_pins(pin(session, prep.plan, LOSSY, base, items))
-    assert state.pinned is not None
+    state.set_pins(items)
+    assert state.pinned is not None and state.pinned.items == tuple(items)
     state.write()
     texts = [m.text() for m in load_session(opened).messages if "LOSSY-MARKER" in m.text()]
     assert len(texts) == 1
@@ -400,9 +437,9 @@ async def test_the_probe_asks_about_the_summary_as_written_with_its_pins(
         pane = stream.query_one(RetentionPane)
         await pilot.press("a")  # pin every user request
         await wait_until(pilot, lambda: app.state.pinned, "the pins in the state")
-        n = len(plan_questions(probe_inputs(app.state)).questions)
+        n = len(job_probe(probe_inputs(app.state)).questions)
         loopback.script([openai_sse(["I do not know."]) for _ in range(n)])
-        await pilot.press("P")
+        await pilot.press("Q")
         ask = await wait_until(
             pilot, lambda: isinstance(app.screen, AskScreen) and app.screen, "the question"
         )
@@ -446,16 +483,17 @@ async def test_a_pin_holds_for_the_write_before_its_figures_are_scored(
     already showed as pinned."""
     import threading
 
-    from kimi_compact_tui.tui.widgets import retention_pane
+    from kimi_compact_tui.tui import retention_controller
 
     gate = threading.Event()
-    real = retention_pane.pin
+    real = retention_controller.retention_report
 
-    def slow(*args, **kwargs):
-        gate.wait(10)  # the scoring takes its time
-        return real(*args, **kwargs)
+    def slow(session, plan, summary):
+        if EDITOR_BLOCK_START in summary:
+            gate.wait(10)  # the scoring of the pinned text takes its time
+        return real(session, plan, summary)
 
-    monkeypatch.setattr(retention_pane, "pin", slow)
+    monkeypatch.setattr(retention_controller, "retention_report", slow)
     loopback.script([openai_sse([LOSSY])])
     app = review_app(session_file, provider_config("openai"))
     async with app.run_test(size=SIZE) as pilot:
