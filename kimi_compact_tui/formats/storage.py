@@ -54,6 +54,24 @@ class SessionRef:
     def __str__(self) -> str:
         return str(self.path) if self.key is None else f"{self.path}{KEY_MARK}{self.key}"
 
+    def shown(self) -> str:
+        """The reference as a person reads it on a screen: relative to the
+        current folder when the file is inside it, else from ``~`` when under
+        the home folder, else absolute (what the store records stays absolute)."""
+        path = self.path
+        try:
+            here = Path.cwd()
+        except OSError:  # the current folder is gone
+            here = Path(path.anchor)
+        for base, prefix in ((here, ""), (Path.home(), "~/")):
+            try:
+                rel = path.relative_to(base)
+            except ValueError:
+                continue
+            path = Path(prefix + str(rel)) if prefix or str(rel) != "." else path
+            break
+        return str(path) if self.key is None else f"{path}{KEY_MARK}{self.key}"
+
     @property
     def name(self) -> str:
         """The name its restore points and audit log are kept under: the file

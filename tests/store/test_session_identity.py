@@ -266,3 +266,17 @@ def test_the_title_names_a_database_session_as_db_key(tmp_path):
     ref = str(write_opencode(tmp_path))
     key = ref.rpartition("#")[2]
     assert session_label(load(ref).session) == f"opencode.db#{key}"
+
+
+def test_a_reference_is_shown_from_the_current_folder_or_home(tmp_path, monkeypatch):
+    """The absolute identity is what the store records; a screen shows it from
+    the current folder (or from ``~``), as the person typed it."""
+    from kimi_compact_tui.formats.storage import SessionRef
+
+    (tmp_path / "work").mkdir()
+    monkeypatch.chdir(tmp_path / "work")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    inside = SessionRef(Path("s") / "context.jsonl")
+    assert inside.path.is_absolute() and inside.shown() == "s/context.jsonl"
+    assert SessionRef(tmp_path / "db.sqlite", "ses_1").shown() == "~/db.sqlite#ses_1"
+    assert SessionRef(Path("/srv/x.jsonl")).shown() == "/srv/x.jsonl"

@@ -114,7 +114,7 @@ def test_first_session_under_no_color(terminal, tmp_path):
     terminal.keys("c")
     screen = terminal.wait_for(lambda s: "all 6 sections present" in s, "the finished summary")
     assert "Compacting 3 messages" in screen
-    assert "No model wrote this summary" in screen
+    assert "no model wrote this summary" in screen.lower()
 
     # escape, then d: before and after, side by side.
     terminal.keys("Escape")

@@ -33,10 +33,10 @@ from kimi_compact_tui.tui.state import ReviewState
 from kimi_compact_tui.tui.widgets.footer import KeysFooter
 from tests.factories import write_openai_json
 from tests.loopback_server import Reply, openai_sse
-from tests.test_probe import MESSAGES
+from tests.job.test_probe import MESSAGES
 from tests.tui_support import SMALL, settle, wait_until
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 SAMPLE = ROOT / "sample_sessions" / "kimi-debugging-session"
 LOSSY = (
     "<current_focus>\nThe changelog.\n</current_focus>\n\n"

@@ -199,7 +199,7 @@ class ConfirmWriteScreen(ModalScreen[bool]):
         fmt = session.format.label if session is not None else "?"
         text = Text()
         text.append("file     ", style="bold")
-        text.append(visible(str(path)) if path is not None else "(none)")
+        text.append(visible(path.shown()) if path is not None else "(none)")
         text.append(f"  ({fmt})\n")
         text.append("keeps    ", style="bold")
         session = state.session
