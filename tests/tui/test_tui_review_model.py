@@ -31,8 +31,8 @@ from kimi_compact_tui.tui.screens.feedback import FeedbackScreen
 from kimi_compact_tui.tui.screens.stream import StreamScreen
 from kimi_compact_tui.tui.state import ReviewState
 from tests.factories import write_openai_json
-from tests.loopback_server import openai_sse
 from tests.job.test_probe import MESSAGES
+from tests.loopback_server import openai_sse
 from tests.tui_support import SIZE, settle, wait_until
 
 REQUEST_1 = MESSAGES[1]["content"]

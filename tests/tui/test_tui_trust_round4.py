@@ -32,8 +32,8 @@ from kimi_compact_tui.tui.screens.stream import StreamScreen
 from kimi_compact_tui.tui.state import ReviewState
 from kimi_compact_tui.tui.widgets.footer import KeysFooter
 from tests.factories import write_openai_json
-from tests.loopback_server import Reply, openai_sse
 from tests.job.test_probe import MESSAGES
+from tests.loopback_server import Reply, openai_sse
 from tests.tui_support import SMALL, settle, wait_until
 
 ROOT = Path(__file__).resolve().parents[2]
