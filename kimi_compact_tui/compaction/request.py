@@ -22,6 +22,7 @@ from kimi_compact_tui.compaction.plan import CompactionPlan
 from kimi_compact_tui.compaction.prompts import PromptSource
 from kimi_compact_tui.compaction.tokens import estimate_tokens, token_counts, tokens_from_counts
 from kimi_compact_tui.model import Message
+from kimi_compact_tui.secrets import mask_texts
 
 COMPACTOR_SYSTEM_PROMPT = "You are a helpful assistant that compacts conversation context."
 CUSTOM_INSTRUCTION_HEADER = (
@@ -113,6 +114,19 @@ def build_kimi_compaction_request_session(
         {"role": "system", "content": COMPACTOR_SYSTEM_PROMPT},
         {"role": "user", "content": [{"type": "text", "text": t} for t in parts]},
     ]
+
+
+def masked_messages(request_messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``request_messages`` with the secrets in their texts masked (the one
+    masker, ``secrets.mask_texts``: a quick prefilter, then the masker on the
+    texts it lets through); the very list when nothing was masked."""
+    user = request_messages[1]["content"]
+    texts = [part["text"] for part in user]
+    masked = mask_texts(texts)
+    if masked == texts:
+        return request_messages
+    content = [{**part, "text": text} for part, text in zip(user, masked, strict=True)]
+    return [request_messages[0], {**request_messages[1], "content": content}, *request_messages[2:]]
 
 
 def merged_request_config(
@@ -248,12 +262,20 @@ def build_request(
     compaction_model: str | None = None,
     base_model: str | None = None,
     custom_instruction: str = "",
+    mask: bool = True,
 ) -> CompactionRequest:
+    """The compaction request for ``plan``: kimi-cli's two messages, with
+    every secret-looking string in their texts masked (``mask``;
+    :func:`masked_messages`), so what a model is sent, what ``preview`` shows
+    and what the offline provider reads is the same masked text. A session
+    with nothing to mask gives kimi-cli's request byte for byte."""
     if plan.noop:
         raise ValueError(f"no request for a no-op plan: {plan.noop}")
     request_messages = build_kimi_compaction_request_session(
         messages, plan.request_indices, prompt.text, custom_instruction
     )
+    if mask:
+        request_messages = masked_messages(request_messages)
     config = merged_request_config(compaction_cfg, compaction_model, base_model)
     body = build_http_body(request_messages, config)
     return CompactionRequest(plan, prompt, custom_instruction, request_messages, config, body)
