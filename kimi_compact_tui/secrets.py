@@ -1,7 +1,7 @@
 """The one masker: secret-looking strings in session text, replaced with
-``[masked]`` wherever that text leaves the session again (the anchor block
-written into the summary, the probe's requests, the revision request) or is
-logged (the audit record).
+``[masked]`` wherever that text leaves the session again (the summary and
+its anchor block written into the session, the compaction request, the
+probe's requests, the revision request) or is logged (the audit record).
 
 It is built on a maintained detector, `detect-secrets`
 (https://github.com/Yelp/detect-secrets): every regex plugin it ships (AWS,
@@ -25,7 +25,9 @@ masked even if it is not a key); the name before it (``api_key=``) is kept,
 so the text still reads. detect-secrets loads on the first text that needs
 masking, never at start-up. Each detector runs only on the lines that hold
 one of its needles (:data:`NEEDLES`), so a long transcript costs a few
-substring searches (figures in docs/BENCHMARKS.md).
+substring searches; :func:`mask_texts` masks many texts (the compaction
+request's parts) behind one quick prefilter over all of them (figures in
+docs/BENCHMARKS.md).
 """
 
 from __future__ import annotations

@@ -16,7 +16,10 @@ so the rules exist once:
 - :meth:`CompactionJob.draft` turns a finished run (or an edited text) into a
   :class:`Draft`: the one rule for "writable" (``StreamResult.write_refusal``),
   the one place the compacted session is built (by the session's format), the
-  one rule for the summary's output tokens (``StreamResult.output_tokens``);
+  one rule for the summary's output tokens (``StreamResult.output_tokens``),
+  and the one place the summary to write is masked (``secrets.mask_secrets``:
+  every front end writes a masked summary; :meth:`CompactionJob.summarize`
+  masks each run's summary too, so what a front end shows is what is written);
 - :meth:`CompactionJob.commit` writes a draft through the store, after the
   same write refusals (the readiness the front end computed before the
   request, or computed now), with the same audit record whichever front end
