@@ -428,11 +428,12 @@ def without_userinfo(text: str) -> str:
 #   GitLab, OpenAI, PyPI, SendGrid, Stripe, Mailchimp, Google and Hugging Face
 #   keys, and the keyword plugins (Cloudant, IBM, SoftLayer: 24 characters
 #   and more after the name);
-# - the patterns of :data:`GATE` stand for the shorter ones: literals
+# - the patterns of :data:`GATE_PATTERNS` stand for the shorter ones: literals
 #   (``AKIA``, ``eyJ``, ``xox``, ``-password``, ``mysql``, ...), grouped by
 #   their first character so that each pattern starts with a literal (the
 #   regex engine then skips to it quickly); ``user:password@`` after ``://``;
-#   and a name that says secret followed by ``=`` or ``:`` (the ``assigned``
+#   and a name that says secret (:data:`GATE_NAMES`) followed by ``=`` or
+#   ``:`` (the ``assigned``
 #   rule), each name its own pattern. A text let through by those names
 #   alone can hold no other shape (every other detector stands behind a run
 #   or a literal), so only the ``assigned`` rule runs on it.
@@ -440,44 +441,54 @@ def without_userinfo(text: str) -> str:
 # Texts are looked at as one UTF-8 blob (byte searches are fast); the four
 # characters a case-insensitive match or ``str.lower`` treats as ASCII
 # letters (İ ı ſ K) are folded to them first, so the blob never misses what
-# the text holds. Each entry: (looked for in the lower-cased blob, pattern).
-GATE: tuple[tuple[bool, re.Pattern[bytes]], ...] = tuple(
-    (lower, re.compile(pattern))
-    for lower, pattern in (
-        (False, rb"A(?:KC|KIA|SIA|3T|BIA|CCA|ccountKey=|P[0-9A-F])"),
-        (False, rb"eyJ"),
-        (False, rb"_authToken"),
-        (False, rb"xox"),
-        (False, rb"hooks\.slack\.com"),
-        (False, rb"sq0csp-"),
-        (False, rb"k-(?<=[srp]k-)"),
-        (False, rb"sshpass"),
-        (False, rb"P(?:RIVATE KEY|uTTY-User-Key-File)"),
-        (False, rb"://[^\s@]*@"),
-        (True, rb"aws"),
-        (True, rb"-(?:pass|pwd|token|api|secret|auth)"),
-        (True, rb"m(?:ysql|ariadb)"),
-        (True, rb"login"),
-        (True, rb"b(?:earer|asic) "),
+# the text holds.
+#: Each entry: (looked for in the lower-cased blob, pattern).
+GATE_PATTERNS: tuple[tuple[bool, bytes], ...] = (
+    (False, rb"A(?:KC|KIA|SIA|3T|BIA|CCA|ccountKey=|P[0-9A-F])"),
+    (False, rb"eyJ"),
+    (False, rb"_authToken"),
+    (False, rb"xox"),
+    (False, rb"hooks\.slack\.com"),
+    (False, rb"sq0csp-"),
+    (False, rb"k-(?<=[srp]k-)"),
+    (False, rb"sshpass"),
+    (False, rb"P(?:RIVATE KEY|uTTY-User-Key-File)"),
+    (False, rb"://[^\s@]*@"),
+    (True, rb"aws"),
+    (True, rb"-(?:pass|pwd|token|api|secret|auth)"),
+    (True, rb"m(?:ysql|ariadb)"),
+    (True, rb"login"),
+    (True, rb"b(?:earer|asic) "),
+)
+#: The ``assigned`` rule's names (each followed by ``=`` or ``:``).
+GATE_NAMES = (b"key", b"pass", b"pwd", b"secret", b"token", b"cred", b"auth", b"contrase")
+GATE_RUN_LENGTH = 23
+
+
+@lru_cache(maxsize=1)
+def gate() -> tuple[tuple[tuple[bool, re.Pattern[bytes]], ...], tuple[re.Pattern[bytes], ...]]:
+    """The prefilter's patterns, compiled on first use: those that let a text
+    through to every detector, and those (the names) that let it through to
+    the ``assigned`` rule."""
+    full = tuple((lower, re.compile(pattern)) for lower, pattern in GATE_PATTERNS)
+    names = tuple(
+        re.compile(name + rb"[\w.\x80-\xff-]*[\s\"'\]\x1c-\x1f\x80-\xff]*[:=]")
+        for name in GATE_NAMES
     )
-)
-#: The ``assigned`` rule's names, each followed by ``=`` or ``:``.
-GATE_ASSIGNED = tuple(
-    re.compile(name + rb"[\w.\x80-\xff-]*[\s\"'\]\x1c-\x1f\x80-\xff]*[:=]")
-    for name in (b"key", b"pass", b"pwd", b"secret", b"token", b"cred", b"auth", b"contrase")
-)
-GATE_RUN_RE = re.compile(b"a" * 23)
+    return full, names
+
+
 #: Bytes of a long run as ``a``, every other byte as a space.
 GATE_RUN = bytes(
     ord("a") if chr(b).isascii() and (chr(b).isalnum() or chr(b) in "_-") else ord(" ")
     for b in range(256)
 )
 GATE_FOLD = {0x130: "i", 0x131: "i", 0x17F: "s", 0x212A: "k"}
-GATE_FOLD_RE = re.compile("[\u0130\u0131\u017f\u212a]")
+GATE_FOLD_CHARS = "\u0130\u0131\u017f\u212a"
 
 
 def _folded(text: str) -> str:
-    if text.isascii() or GATE_FOLD_RE.search(text) is None:
+    if text.isascii() or not any(c in text for c in GATE_FOLD_CHARS):
         return text
     return text.translate(GATE_FOLD)
 
@@ -505,12 +516,19 @@ def _gated(texts: list[str]) -> tuple[set[int], set[int]]:
             m = pattern.search(haystack, max(m.start() + 1, starts[index + 1]))
 
     lowered = blob.lower()
+    patterns, names = gate()
     full: set[int] = set()
-    search(blob.translate(GATE_RUN), GATE_RUN_RE, full)
-    for lower, pattern in GATE:
+    run = b"a" * GATE_RUN_LENGTH
+    runs = blob.translate(GATE_RUN)
+    at = runs.find(run)
+    while at != -1:
+        index = part_of(at)
+        full.add(index)
+        at = runs.find(run, max(at + 1, starts[index + 1]))
+    for lower, pattern in patterns:
         search(lowered if lower else blob, pattern, full)
     assigned: set[int] = set()
-    for pattern in GATE_ASSIGNED:
+    for pattern in names:
         search(lowered, pattern, assigned)
     return full, assigned - full
 

@@ -288,3 +288,15 @@ def test_a_long_text_is_masked_line_by_line_as_it_is_whole():
     with_block = text + "\n-----BEGIN RSA PRIVATE KEY-----\nabc\n-----END RSA PRIVATE KEY-----"
     masked = mask_secrets(with_block)  # the block masked whole, not line by line
     assert masked.endswith("\n" + MASK) and "\nabc\n" not in masked
+
+
+def test_an_edit_typed_in_the_tui_is_shown_as_it_is_written(tmp_path):
+    """The TUI shows the summary to write (after an edit too): masked."""
+    state = ReviewState.create()
+    state.load(corpus_session(tmp_path))
+    state.set_result(StreamResult(status="complete", summary=LOSSY, provider="openai"))
+    state.set_summary(LOSSY + "\n".join(c["text"] for c in SECRETS[20:30]))
+    shown = state.summary_to_write
+    assert shown is not None and leaked([shown]) == [] and MASK in shown
+    draft = state.draft()
+    assert draft is not None and draft.summary == shown

@@ -32,6 +32,7 @@ from kimi_compact_tui.job import (
 )
 from kimi_compact_tui.job.revise import RevisionOrigin, origin_refusal
 from kimi_compact_tui.providers import ProviderConfig, StreamResult, provider_config_from
+from kimi_compact_tui.secrets import mask_secrets
 from kimi_compact_tui.tui import undo as undo_rules
 from kimi_compact_tui.tui.pins import Pinned, Pins
 from kimi_compact_tui.tui.runs import RunBook, RunKey, RunLink
@@ -306,7 +307,7 @@ class ReviewState:
         self.set_result(result)
 
     def set_summary(self, text: str) -> None:
-        self.summary = text
+        self.summary = mask_secrets(text)  # shown as it is written
         self.summary_edited = True
 
     # --- pins (the retention pane's missing items, written inside the summary) -----
