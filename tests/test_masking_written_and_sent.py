@@ -11,6 +11,7 @@ HTTP server on 127.0.0.1 that records what it is sent.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import shutil
 from collections.abc import Iterator
@@ -300,3 +301,30 @@ def test_an_edit_typed_in_the_tui_is_shown_as_it_is_written(tmp_path):
     assert shown is not None and leaked([shown]) == [] and MASK in shown
     draft = state.draft()
     assert draft is not None and draft.summary == shown
+
+
+def test_the_spec_facade_sends_and_writes_no_corpus_secret(tmp_path, monkeypatch):
+    from kimi_compact_tui.formats import load_session
+    from kimi_compact_tui.job.feature import KimiCompactionFeature
+    from kimi_compact_tui.providers import stream_summary
+
+    monkeypatch.delenv("OPENAI_API_KEY", raising=False)
+    session = load_session(corpus_session(tmp_path))
+    echo = LOSSY + "\n".join(case["text"] for case in SECRETS[30:40])
+    with LoopbackServer(lifetime=60) as server:
+        server.script([openai_sse([echo])])
+        config = ProviderConfig(kind="openai", base_url=server.base_url, model="m")
+
+        def summarize(request: Any) -> str:
+            return asyncio.run(stream_summary(config, request)).summary
+
+        result = KimiCompactionFeature().execute_action(
+            "compact_conversation",
+            session=session,
+            config={"compaction": {"enabled": True, "type": "kimi"}},
+            summarize=summarize,
+        )
+        sent = texts_sent(server)
+    assert result["ok"] and not result["noop"], result
+    assert leaked(sent) == [] and MASK in "".join(sent)
+    assert leaked(strings_in(result["native_messages"])) == []
