@@ -4,7 +4,10 @@ Two messages: the generic compactor system prompt, then one user message
 whose content is a list of text parts — for each message in the request
 range a header part ``## Message N\\nRole: <role>\\nContent:\\n`` followed by
 that message's text parts unchanged, then one final part ``"\\n" + prompt``
-with the custom instructions appended to that same part.
+with the custom instructions appended to that same part. Secrets in those
+texts are masked (:func:`masked_messages`, the one deviation, and only where
+a secret was: a session with nothing to mask gives kimi-cli's request byte
+for byte).
 
 A revision (:func:`revision_request`) is a deliberate deviation from those two
 messages: the same two, unchanged, then each round's summary (an assistant
@@ -72,7 +75,8 @@ def estimate_request_tokens(
 ) -> int:
     """``CompactionRequest.estimated_input_tokens`` without building the request:
     the token counts of the system prompt, every header and text part and the
-    prompt part, added up (the same figure, exactly). ``text_counts``: the
+    prompt part, added up (the same figure, exactly, but for what masking
+    changed: a few tokens per masked secret). ``text_counts``: the
     summed counts of the range's text parts, when already known."""
     header_counts: dict[Any, tuple[int, int, int]] = {}
     non_ascii = punct = plain = 0
