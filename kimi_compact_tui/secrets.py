@@ -433,8 +433,8 @@ def without_userinfo(text: str) -> str:
 #   their first character so that each pattern starts with a literal (the
 #   regex engine then skips to it quickly); ``user:password@`` after ``://``;
 #   and a name that says secret (:data:`GATE_NAMES`) followed by ``=`` or
-#   ``:`` (the ``assigned``
-#   rule), each name its own pattern. A text let through by those names
+#   ``:`` and six characters of a value (the ``assigned`` rule), each name
+#   its own pattern. A text let through by those names
 #   alone can hold no other shape (every other detector stands behind a run
 #   or a literal), so only the ``assigned`` rule runs on it.
 #
@@ -460,7 +460,7 @@ GATE_PATTERNS: tuple[tuple[bool, bytes], ...] = (
     (True, rb"login"),
     (True, rb"b(?:earer|asic) "),
 )
-#: The ``assigned`` rule's names (each followed by ``=`` or ``:``).
+#: The ``assigned`` rule's names (each followed by ``=`` or ``:`` and a value).
 GATE_NAMES = (b"key", b"pass", b"pwd", b"secret", b"token", b"cred", b"auth", b"contrase")
 GATE_RUN_LENGTH = 23
 
@@ -472,7 +472,10 @@ def gate() -> tuple[tuple[tuple[bool, re.Pattern[bytes]], ...], tuple[re.Pattern
     the ``assigned`` rule."""
     full = tuple((lower, re.compile(pattern)) for lower, pattern in GATE_PATTERNS)
     names = tuple(
-        re.compile(name + rb"[\w.\x80-\xff-]*[\s\"'\]\x1c-\x1f\x80-\xff]*[:=]")
+        re.compile(
+            name + rb"[\w.\x80-\xff-]*[\s\"'\]\x1c-\x1f\x80-\xff]*[:=][=>]?"
+            rb"[\s\x1c-\x1f\x80-\xff]*[\"']?[^\s\"',;()\[\]{}<>]{6}"
+        )
         for name in GATE_NAMES
     )
     return full, names

@@ -237,6 +237,11 @@ NEAR_THE_PREFILTER = [
     "auth=abcdefgh12",
     "contrase\u00f1a=abcdefgh12",
     "//registry.example.com/:_authToken=npm_ab.cd",
+    "api_key => abcdef12",
+    "password := 'hunter22x'",
+    "token:\u00a0abcdefgh",
+    'secret="abcdef"',
+    "passwd:\u3000\u5bc6\u7801\u5bc6\u7801\u5bc6\u7801",
     *(f"art AP{c}234567890ab done" for c in "0123456789ABCDEF"),
 ]
 
