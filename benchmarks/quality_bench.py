@@ -15,21 +15,34 @@ rule, and a short thanks. For each session it scores, by retention category:
 - an exhaustive but overconfident summary (:data:`OVERCONFIDENT_SUMMARY`): it
   calls the open plan items done and the failing lint run clean (misstated).
 
+It also scores (issue 31), per category kept / misstated / missing, the offline
+summary, a lossy model summary written for the session and that summary with
+``--anchor``, on:
+
+- the three long realistic sessions of :mod:`benchmarks.realistic` (a debugging
+  session as Claude Code writes it, a refactor as Codex writes it, a session in
+  Chinese as kimi-cli writes it), each with its own lossy summary;
+- the agents' reference sessions (``../shared/reference/agents/``, written by
+  the real agents against a fake model; skipped when absent), with the lossy
+  summaries of :data:`REFERENCE_LOSSY`.
+
 Run it::
 
-    .venv/bin/python -m benchmarks.quality_bench          # a table
+    .venv/bin/python -m benchmarks.quality_bench          # the tables
     .venv/bin/python -m benchmarks.quality_bench --json   # the figures
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from benchmarks.realistic import REALISTIC
 from kimi_compact_tui.compaction.tokens import estimate_tokens
 from kimi_compact_tui.config import AppConfig
 from kimi_compact_tui.formats import load_session
@@ -195,7 +208,9 @@ def _call(cid: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
     }
 
 
-def _messages(shell: str, write: str, plan_tool: str, title: str, note: str) -> list[dict]:
+def _messages(
+    shell: str, write: str, plan_tool: str, title: str, note: str
+) -> list[dict[str, Any]]:
     def plan(items: list[tuple[str, str]]) -> dict[str, Any]:
         return {"todos": [{title: t, "status": s.replace("completed", "done")} for t, s in items]}
 
@@ -325,18 +340,132 @@ def table(results: dict[str, Any]) -> str:
     return "\n".join("  ".join(c.ljust(w) for c, w in zip(r, widths, strict=True)) for r in rows)
 
 
+# ----------------------------------------------------------------------------- issue 31
+
+
+def _reference() -> Path:
+    """../shared/reference beside the checkout (or beside the folder of worktrees
+    it is in), or $KIMI_COMPACT_TUI_REFERENCE."""
+    if os.environ.get("KIMI_COMPACT_TUI_REFERENCE"):
+        return Path(os.environ["KIMI_COMPACT_TUI_REFERENCE"])
+    here = Path(__file__).resolve()
+    places = [here.parents[n] / "shared" / "reference" for n in (2, 3)]
+    return next((p for p in places if p.is_dir()), places[0])
+
+
+#: The agents' reference sessions: the session each is read from, and a lossy
+#: summary of it written here. Gemini CLI's "before" file holds no message, so
+#: its "after" file (the agent's own summary, then two turns) is the one scored.
+REFERENCE = _reference()
+REFERENCE_LOSSY: dict[str, tuple[str, str]] = {
+    "claude-code (reference)": (
+        "claude-session-before-compact.jsonl",
+        "The user greeted the assistant and the assistant answered.\n",
+    ),
+    "codex (reference)": (
+        "codex-session-before-compact.jsonl",
+        "The user greeted the assistant, which answered twice.\n",
+    ),
+    "opencode (reference)": (
+        "opencode-before-compact.db",
+        "The user asked to list things and ran `echo MARK-T1`; then asked a sum (4).\n",
+    ),
+    "gemini-cli (reference)": (
+        "gemini-session-after-compress.jsonl",
+        "An earlier summary said the user greeted the assistant.\n",
+    ),
+}
+KINDS = ("offline", "lossy", "lossy+anchor")
+
+
+def verdicts(path: Path, lossy: str) -> dict[str, Any]:
+    """Per category kept / misstated / missing of the offline summary, ``lossy``
+    and ``lossy`` with ``--anchor``'s block, for the session at ``path``."""
+    session = load_session(path)
+    prep = prepare_compaction(session, CONFIG)
+    out: dict[str, Any] = {"messages": len(session.messages)}
+    if prep.request is None:
+        out["noop"] = prep.plan.noop
+        return out
+    out["compacted"] = len(prep.plan.compact_indices)
+    anchored = anchor(retention_report(session, prep.plan, lossy), lossy)
+    texts = {"offline": offline_summary(prep.request), "lossy": lossy}
+    texts["lossy+anchor"] = anchored.text
+    for kind, text in texts.items():
+        report = retention_report(session, prep.plan, text)
+        cats = report.categories
+        out[kind] = {
+            "categories": {
+                c: [len(cats[c].kept), len(cats[c].misstated), len(cats[c].missing)]
+                for c in CATEGORIES
+            },
+            "critical": report.critical_line(),
+            "misstated": [
+                f"[{m.item.category}] {m.item.text[:60]}: {m.describe()}"
+                for m in report.misstated_items()
+            ],
+            "score": round(report.score(), 1),
+        }
+    out["anchor"] = {"tokens": estimate_tokens(anchored.block), "left_out": len(anchored.left_out)}
+    return out
+
+
+def bench_realistic() -> dict[str, Any]:
+    """:func:`verdicts` of each session of :mod:`benchmarks.realistic`."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = {}
+        for name, (agent, make, lossy) in REALISTIC.items():
+            out[f"{name} ({agent})"] = verdicts(make(Path(tmp) / name), lossy)
+        return out
+
+
+def bench_reference() -> dict[str, Any]:
+    """:func:`verdicts` of each reference session that is here."""
+    out = {}
+    for name, (file, lossy) in REFERENCE_LOSSY.items():
+        path = REFERENCE / "agents" / file
+        if path.exists():
+            out[name] = verdicts(path, lossy)
+    return out
+
+
+def verdict_table(results: dict[str, Any]) -> str:
+    """A markdown table: per category kept/misstated/missing (``-``: empty)."""
+    head = ["session", "summary", *CATEGORIES, "critical"]
+    rows = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for name, result in results.items():
+        if "noop" in result:
+            rows.append(f"| {name} | (nothing to compact) |" + " |" * (len(head) - 2))
+            continue
+        for kind in KINDS:
+            r = result[kind]
+            cells = [
+                "-" if not sum(r["categories"][c]) else "/".join(map(str, r["categories"][c]))
+                for c in CATEGORIES
+            ]
+            crit = "**CRITICAL**" if r["critical"] else "no"
+            rows.append("| " + " | ".join([name, kind, *cells, crit]) + " |")
+    return "\n".join(rows)
+
+
 def main(argv: list[str]) -> int:
     results = bench_quality()
+    realistic, reference = bench_realistic(), bench_reference()
     if "--json" in argv:
-        print(json.dumps(results, indent=2, ensure_ascii=False))
-    else:
-        print(table(results))
-        print("(k/t: kept of total; !n: n misstated; score: (kept - misstated) / total, %)")
-        for name, result in results.items():
-            a = result["anchor"]
-            print(
-                f"{name}: anchor block {a['tokens']}/{a['budget']} tokens, {a['left_out']} left out"
-            )
+        both = {"scenarios": results, "realistic": realistic, "reference": reference}
+        print(json.dumps(both, indent=2, ensure_ascii=False))
+        return 0
+    print(table(results))
+    print("(k/t: kept of total; !n: n misstated; score: (kept - misstated) / total, %)")
+    for name, result in results.items():
+        a = result["anchor"]
+        print(f"{name}: anchor block {a['tokens']}/{a['budget']} tokens, {a['left_out']} left out")
+    print("\nkept/misstated/missing:\n")
+    print(verdict_table({**realistic, **reference}))
+    for name, result in {**realistic, **reference}.items():
+        for kind in KINDS:
+            for line in result.get(kind, {}).get("misstated", []):
+                print(f"{name} {kind}: misstated {line}")
     return 0
 
 

@@ -421,7 +421,7 @@ def without_userinfo(text: str) -> str:
 # one of these, so a text that holds none is left as it is without running
 # the detectors. Each entry is implied by every match of the detectors it
 # stands for (checked against the masker, text by text, in
-# tests/test_masking_written_and_sent.py):
+# tests/providers/test_masking_written_and_sent.py):
 #
 # - a run of 23 characters of ``[A-Za-z0-9_-]`` (:data:`GATE_RUN`) stands for
 #   every shape whose value is that long: the needle-less plugins, GitHub,

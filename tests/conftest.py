@@ -2,6 +2,7 @@
 
 import os
 import signal
+from pathlib import Path
 
 import pytest
 
@@ -20,6 +21,51 @@ def pytest_configure(config):
     Give the run the default a terminal gives, so children inherit the default."""
     if signal.getsignal(signal.SIGINT) == signal.SIG_IGN:
         signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+# --- markers: the fast lane (CONTRIBUTING.md) -------------------------------------------------
+
+TESTS = Path(__file__).resolve().parent
+
+#: The tests marked ``slow``, relative to tests/: a whole file, or ``file::test`` (every
+#: parameter of it). Real terminals, a real browser, a writer killed at many moments,
+#: hypothesis, the 50 MB inputs, a 20,000-message diff, the app walked under every colour
+#: filter, whole scripts run end to end. CI runs them all;
+#: ``pytest -m "not agents and not slow"`` leaves them out. tests/project/test_fast_lane.py
+#: checks that each still names a test.
+SLOW = (
+    "tui/test_tmux_walkthrough.py",
+    "tui/test_tmux_revise.py",
+    "tui/test_opencode_tui.py",
+    "cli/test_serve_browser.py",
+    "store/test_apply_crash.py",
+    "robustness/test_properties.py",
+    "tui/test_tui_flow.py::test_diff_large_session",
+    "tui/test_tui_nocolor.py::test_session_renders_under_filter",
+    "tui/test_tui_nocolor.py::test_no_color_with_ansi_theme_and_dim",
+    "tui/test_tui_nocolor.py::test_no_color_env_session",
+    "robustness/test_bad_inputs.py::test_console_entry_50mb_message",
+    "robustness/test_bad_inputs.py::test_tui_opens_the_50mb_message",
+    "robustness/test_bad_inputs.py::test_50mb_message_loads_and_round_trips",
+    "project/test_screenshots_script.py",
+    "project/test_install_agents.py",
+)
+
+
+def pytest_collection_modifyitems(items):
+    """``agents`` on every test under tests/agents/ (by folder: a new file there has it
+    without saying so), ``slow`` on the tests SLOW names."""
+    agents, slow = pytest.mark.agents, pytest.mark.slow
+    for item in items:
+        try:
+            where = Path(str(item.fspath)).resolve().relative_to(TESTS).as_posix()
+        except ValueError:  # a test outside tests/ (a pytester run)
+            continue
+        if where.startswith("agents/"):
+            item.add_marker(agents)
+        test = getattr(item, "originalname", item.name)
+        if where in SLOW or f"{where}::{test}" in SLOW:
+            item.add_marker(slow)
 
 
 # --- xdist workers at the end of a run --------------------------------------------------------
@@ -41,9 +87,11 @@ def pytest_sessionfinish(session):
 
 @pytest.fixture(autouse=True)
 def _isolated_environment(monkeypatch, tmp_path_factory):
-    """No user config, no kimi-cli prompt found on this machine, no real keys:
-    every test (and every subprocess it starts) sees the same world, so the
-    prompt source and the snapshots do not depend on who runs them."""
+    """No user config, no kimi-cli prompt found on this machine, no agent's sessions
+    (every agent's home is under a fresh, empty HOME), no real keys: every test (and
+    every subprocess it starts) sees the same world, so the prompt source, the picker
+    and the snapshots do not depend on who runs them. The app's state folder is
+    ``$XDG_STATE_HOME`` (under that HOME)."""
     home = tmp_path_factory.mktemp("home")
     monkeypatch.setenv("HOME", str(home))
     for name in (
@@ -59,7 +107,10 @@ def _isolated_environment(monkeypatch, tmp_path_factory):
         "KIMI_COMPACT_TUI_CONFIG",
         "KIMI_CLI_COMPACT_MD",
         "KIMI_SHARE_DIR",
+        "KIMI_CODE_HOME",
+        "CLAUDE_CONFIG_DIR",
         "CODEX_HOME",
+        "GEMINI_CLI_HOME",
         "OPENCODE_DB",
         "OPENAI_API_KEY",
         "MOONSHOT_API_KEY",
@@ -79,3 +130,17 @@ from tests.factories import FORMATS  # noqa: E402
 def session_format(request) -> str:
     """Runs the test once per session format (kimi, openai-json, openai-jsonl)."""
     return request.param
+
+
+# --- the review app (tests/tui_support.py: the Pilot harness) ---------------------------------
+
+
+@pytest.fixture
+def review_app():
+    """``review_app(path, provider=None, config=None)``: the real app on a session file,
+    with the offline summarizer and the default config unless given (not started:
+    ``async with app.run_test(size=SIZE) as pilot``). Run a compaction in it with
+    ``tests.tui_support.compact(pilot)``."""
+    from tests.tui_support import review_app as build
+
+    return build

@@ -7,7 +7,7 @@ every process a test starts goes through this module: it gets its own session
 (``start_new_session=True``; its process group id is its pid), and when the test is
 done with it, its whole group is killed, so nothing it started outlives the test.
 
-``tests/test_procs.py`` checks that no test starts a process any other way.
+``tests/project/test_procs.py`` checks that no test starts a process any other way.
 """
 
 from __future__ import annotations

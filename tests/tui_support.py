@@ -102,6 +102,41 @@ async def press_and_settle(pilot, *keys: str, timeout: float = WAIT) -> None:
     await settle(pilot, timeout)
 
 
+async def compact(pilot, *, back: bool = False):
+    """``c`` on the main screen at rest: the stream screen, once its run has ended (its
+    ``result`` set: complete, failed or cancelled) and the app is at rest. With
+    ``back``, the run left a summary that can be written, and ``escape`` goes back
+    to the main screen. The one way the Pilot tests run a compaction."""
+    from kimi_compact_tui.tui.screens.stream import StreamScreen
+
+    await settle(pilot)  # the session loaded: c does nothing before
+    await pilot.press("c")
+    screen = await wait_until(
+        pilot,
+        lambda: isinstance(pilot.app.screen, StreamScreen) and pilot.app.screen,
+        "the stream screen",
+    )
+    await settle(pilot)
+    assert screen.result is not None, "the run did not end"
+    if back:
+        assert pilot.app.state.summary is not None and pilot.app.state.writable
+        await press_and_settle(pilot, "escape")
+        assert type(pilot.app.screen).__name__ == "MainScreen", type(pilot.app.screen).__name__
+    return screen
+
+
+def review_app(path: Path | None, provider: ProviderConfig | None = None, config=None):
+    """The real app on ``path`` with a state of its own: ``config`` (default: the
+    defaults) and ``provider`` (default: the offline summarizer). Tests use it
+    through the ``review_app`` fixture (tests/conftest.py)."""
+    from kimi_compact_tui.tui.app import ReviewApp
+
+    state = ReviewState(
+        config=config or AppConfig(), provider=provider or ProviderConfig(kind="offline")
+    )
+    return ReviewApp(state, path)
+
+
 def wait_for(predicate: Callable[[], object], what: str, timeout: float = WAIT):
     """The same outside an event loop (a thread, a process, a file)."""
     deadline = time.monotonic() + timeout

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import os
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -120,6 +120,7 @@ READERS: dict[str, str] = {
     "codex": "kimi_compact_tui.formats.codex.usage",
     "gemini-cli": "kimi_compact_tui.formats.gemini_cli.usage",
     "kimi": "kimi_compact_tui.formats.kimi_cli.usage",
+    "kimi-code": "kimi_compact_tui.formats.kimi_code.usage",
     "opencode": "kimi_compact_tui.formats.opencode.usage",
 }
 
@@ -134,6 +135,61 @@ def reader_of(name: str) -> Any:
     return importlib.import_module(module).context_usage
 
 
+def peeker_of(name: str) -> Any:
+    """The cheap meter of the format named ``name`` (``peek(ref, env)``: read from
+    the session's end only; None when that cannot decide), or None."""
+    module = READERS.get(name)
+    if module is None:
+        return None
+    import importlib
+
+    return importlib.import_module(module).peek
+
+
 def table(value: Any) -> dict[str, Any]:
     """``value`` when it is a JSON object or TOML table, else an empty one."""
     return value if isinstance(value, dict) else {}
+
+
+#: How much of a file's end :func:`lines_from_end` reads at a time.
+TAIL_CHUNK = 64 * 1024
+
+
+def lines_from_end(path: Path, marks: tuple[bytes, ...]) -> Iterator[bytes]:
+    """The lines of the file at ``path`` holding one of ``marks``, last first,
+    read backwards a chunk at a time: the meter of a long session is at its end,
+    so ``list`` reads only as far back as it must. Lines are split on ``\\n``."""
+    with open(path, "rb") as fh:
+        end = fh.seek(0, os.SEEK_END)
+        carry: list[bytes] = []  # the pieces of a line that starts in an earlier chunk, last first
+        while end > 0:
+            start = max(0, end - TAIL_CHUNK)
+            fh.seek(start)
+            block = fh.read(end - start)
+            end = start
+            head = b""
+            if start > 0:
+                cut = block.find(b"\n")
+                if cut < 0:  # inside one long line: keep reading back
+                    carry.append(block)
+                    continue
+                head, block = block[:cut], block[cut + 1 :]
+            carry.reverse()
+            lines = (block + b"".join(carry)).split(b"\n")
+            carry = [head]
+            for line in reversed(lines):
+                if any(m in line for m in marks):
+                    yield line
+
+
+def records_from_end(path: Path, marks: tuple[bytes, ...]) -> Iterator[dict[str, Any]]:
+    """The JSON objects of :func:`lines_from_end` (lines that are not one are skipped)."""
+    import json
+
+    for line in lines_from_end(path, marks):
+        try:
+            record = json.loads(line)
+        except (ValueError, RecursionError):
+            continue
+        if isinstance(record, dict):
+            yield record

@@ -52,6 +52,7 @@ READERS: dict[str, str] = {
     "codex": "kimi_compact_tui.formats.codex.ledger",
     "opencode": "kimi_compact_tui.formats.opencode.ledger",
     "kimi": "kimi_compact_tui.formats.kimi_cli.ledger",
+    "kimi-code": "kimi_compact_tui.formats.kimi_code.ledger",
     "gemini-cli": "kimi_compact_tui.formats.gemini_cli.ledger",
 }
 

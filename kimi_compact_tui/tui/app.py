@@ -43,6 +43,7 @@ from kimi_compact_tui.tui.snapshot import JobLoader
 from kimi_compact_tui.tui.state import ReviewState
 from kimi_compact_tui.tui.undo import RestoreOffer, run_restore
 from kimi_compact_tui.tui.widgets.message_list import MessageList
+from kimi_compact_tui.wording import count
 
 # The interpreter's thread switch interval, set once when the app starts: a
 # loading or diffing thread keeps the GIL longer before the UI thread takes it
@@ -52,6 +53,7 @@ SWITCH_INTERVAL = 0.02
 SCREENSHOTS = "screenshots"  # under the state folder (kimi_compact_tui.samples.state_dir)
 SCREENSHOT_DELIVERY = "review-screenshot"  # Textual's own "screenshot" handler stays quiet
 QUIT_PURPOSE = "quit"
+NOTICE_SECONDS = 4  # a load's notice (it covers part of the message list at 80x24)
 HEADER_SIDES = 18  # the header's icon (8 cells) and its right-hand space (10)
 
 
@@ -100,7 +102,9 @@ def open_session(
     note = None
     origin = samples.copied_sample(opened.path) if opened != ref else None
     if origin is not None:
-        note = f"opened a copy of the sample {origin} (the sample never changes): {opened}"
+        # short, and shown briefly: at 80x24 a notice covers the message list
+        # (the title names the copy: "(copy of the sample)")
+        note = f"opened a copy of the sample {origin} (it never changes)"
     try:
         return Outcome(job=loader.load(opened), up_to=up_to, message=note)
     except Exception as exc:
@@ -215,13 +219,24 @@ class ReviewApp(App[None]):
         """Run ``then`` now, or after asking when a summary or an edit is not
         written (quitting or opening another session would lose it)."""
         state = self.state
-        if not state.has_work:
+        runs = state.unwritten_runs()
+        if not state.has_work and not runs:
             then()
             return
-        edited = " and your edit" if state.summary_edited else ""
         paid = "" if state.offline else " (a model wrote it: running again costs another request)"
-        note = state.revision_note()
-        body = f"The summary{note}{edited} is not written{paid}. {what} loses it."
+        if state.has_work:
+            edited = " and your edit" if state.summary_edited else ""
+            pins = len(state.pinned_keys())
+            pinned = f" with its {count(pins, 'pinned item')}" if pins else ""
+            note = state.revision_note()
+            body = f"The summary{note}{pinned}{edited} is not written{paid}. {what} loses it."
+        else:  # the last run left nothing to write; earlier runs of the range are kept
+            numbers = ", ".join(f"#{n}" for n in runs)
+            body = (
+                f"The last run left nothing to write, but {count(len(runs), 'earlier run')} "
+                f"of this range ({numbers}, C: candidates) {'is' if len(runs) == 1 else 'are'} "
+                f"not written{paid}. {what} loses {'it' if len(runs) == 1 else 'them'}."
+            )
 
         def done(ok: bool | None) -> None:
             if ok:
@@ -350,7 +365,7 @@ class ReviewApp(App[None]):
                 self._warn_skipped(outcome.job.session.warnings)
         if error is None:
             if outcome.message:
-                self.notify(visible(outcome.message), markup=False, timeout=8)
+                self.notify(visible(outcome.message), markup=False, timeout=NOTICE_SECONDS)
             return
         if outcome.message:  # done, then an error: both in the dialog (a notice would go)
             error = f"{outcome.message}\n\n{error}"

@@ -251,22 +251,28 @@ MAIN_KEYS: tuple[Key, ...] = (
 
 # ----------------------------------------------------------------------------- other screens
 
+#: The retention pane's keys: its host screen's (the stream, the diff), so they act
+#: on the pane's highlighted row wherever the pane is shown, focused or not.
+PROBE_KEY = "Q"
 RETENTION_KEYS: tuple[Key, ...] = (
+    Key("space", "retention_pin", "Pin",
+        "pin or unpin the retention pane's highlighted missing item: written back inside "
+        "the summary (● marks it)"),
+    Key("a", "retention_pin_all", "Pin all",
+        "pin or unpin every missing item of the highlighted one's category"),
+    Key(PROBE_KEY, "retention_probe", "Probe",
+        "probe: ask the model about the compacted messages with only the summary as "
+        "written (asks first, + / - for more or fewer questions; not offline)"),
     Key("i", "retention_instructions", "Missing → instructions",
-        "add the marked missing items to the instructions and run again (asks first)"),
+        "add the pinned (else the highlighted) missing items to the instructions and run "
+        "again (asks first)"),
     Key("e", "retention_editor", "Missing → editor",
-        "open the summary editor with the marked missing items appended"),
+        "open the summary editor with the pinned (else the highlighted) missing items "
+        "appended"),
 )  # fmt: skip
 
-#: The pane's own keys (``i`` and ``e`` are its host screen's: :data:`RETENTION_KEYS`).
+#: The pane's own rows on the help screen (its other keys: :data:`RETENTION_KEYS`).
 RETENTION_PANE_KEYS: tuple[Key, ...] = (
-    Key("space", "toggle_mark", "Pin",
-        "pin or unpin the highlighted missing item: written back inside the summary (● marks it)"),
-    Key("a", "mark_category", "Pin all",
-        "pin or unpin every missing item of the highlighted one's category"),
-    Key("P", "probe", "Probe",
-        "probe: ask the model about the compacted messages with only the summary "
-        "(asks first; not offline)"),
     Key("enter", "", "",
         "show the message the highlighted missing item (or failed probe question) comes from"),
 )  # fmt: skip
@@ -295,6 +301,12 @@ DIFF_KEYS: tuple[Key, ...] = (
 CANDIDATES_KEYS: tuple[Key, ...] = (
     Key("space", "toggle_mark", "Mark to compare", "mark a candidate; two marked are compared"),
     Key("enter", "", "", "choose the highlighted candidate as the summary to edit and write"),
+    Key(
+        "f",
+        "feedback",
+        "Feedback",
+        "feedback on the highlighted candidate: the model revises it (a new candidate)",
+    ),
     Key("escape", "close", "Close", "back to the main screen", display="esc"),
 )
 
@@ -333,6 +345,12 @@ CONFIRM_WRITE_KEYS: tuple[Key, ...] = (
 ASK_KEYS: tuple[Key, ...] = (
     Key("y", "answer(True)", "Yes", "yes"),
     Key("n,escape", "answer(False)", "No", "no", display="n"),
+)
+
+PROBE_ASK_KEYS: tuple[Key, ...] = (
+    *ASK_KEYS,
+    Key("plus", "step('more')", "More", "ask more questions", display="+"),
+    Key("minus", "step('fewer')", "Fewer", "ask fewer questions", display="-"),
 )
 
 RESTORE_KEYS: tuple[Key, ...] = (
@@ -396,6 +414,7 @@ SCREEN_TABLES: tuple[tuple[str, tuple[Key, ...]], ...] = (
     ("Undo and restore dialogs (u, r)", RESTORE_KEYS),
     ("Restore points (r)", RESTORE_POINTS_KEYS),
     ("Questions", ASK_KEYS),
+    ("Before a probe is sent", PROBE_ASK_KEYS),
     ("Model (m)", MODEL_KEYS),
     ("Search (/)", SEARCH_KEYS),
     ("Help (?)", HELP_KEYS),

@@ -3,16 +3,23 @@
 A :class:`ReviewState` holds the config and provider, the compaction job of
 the session under review (the same job the CLI runs), the user's choices, the
 engine's :class:`~kimi_compact_tui.job.Preparation`, the last run and the
-summary to write (possibly edited), and the runs kept as candidates. Screens
-change it only through its methods, on the UI thread. Thread workers never
-read it: they get a frozen :class:`Snapshot` (or a draft) taken on the UI
-thread, and return a value the UI thread applies.
+summary to write (possibly edited), the runs kept as candidates, the pins
+(item keys of the range: they hold on any summary of it until an edit, see
+:attr:`ReviewState.pinned`), the retention reports scored so far and the
+probe reports (by the text probed: per candidate and pins). It is the one
+copy: screens and panes keep none of these and render from it, told by one
+change signal (:meth:`ReviewState.watch`). Screens change it only through its
+methods, on the UI thread. Thread workers never read it: they get a frozen
+:class:`Snapshot` (or a draft) taken on the UI thread, and return a value the
+UI thread applies.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from kimi_compact_tui import store
 from kimi_compact_tui.compaction.pairs import ToolSplit, find_splits, nearest_safe_up_to
@@ -32,13 +39,23 @@ from kimi_compact_tui.job import (
 )
 from kimi_compact_tui.job.revise import RevisionOrigin, origin_refusal
 from kimi_compact_tui.providers import ProviderConfig, StreamResult, provider_config_from
+from kimi_compact_tui.retention import Item, RetentionReport, retention_report
 from kimi_compact_tui.secrets import mask_secrets
 from kimi_compact_tui.tui import undo as undo_rules
-from kimi_compact_tui.tui.pins import Pinned, Pins
+from kimi_compact_tui.tui.pins import Pinned, pinned_now
 from kimi_compact_tui.tui.runs import RunBook, RunKey, RunLink
 from kimi_compact_tui.tui.snapshot import JobLoader, Snapshot
 from kimi_compact_tui.tui.undo import RestoreOffer
 from kimi_compact_tui.wording import noop_line
+
+#: A pin: an item of the range by its category and key (not by its text or place).
+ItemKey = tuple[str, str]
+#: How many scored texts are kept (each summary, with and without its pins).
+SCORES_KEPT = 64
+
+
+def item_key(item: Item) -> ItemKey:
+    return (item.category, item.key)
 
 
 @dataclass
@@ -57,7 +74,15 @@ class ReviewState:
     summary: str | None = None  # the summary to write (edited or as streamed)
     summary_edited: bool = False
     runs: RunBook = field(default_factory=RunBook)
-    pins: Pins | None = None  # the retention pane's pins (see summary_to_write)
+    pin_keys: frozenset[ItemKey] = frozenset()  # the pins, of the range of _pin_run
+    _pin_run: RunKey | None = None
+    _scores: dict[str, RetentionReport] = field(default_factory=dict)  # by the text scored
+    probes: dict[str, Any] = field(default_factory=dict)  # ProbeReport by the text probed
+    probe_notes: dict[str, str] = field(default_factory=dict)  # what a probe is doing, by text
+    probe_count: int | None = None  # questions a probe asks (None: the job's default)
+    _observers: list[Callable[[], None]] = field(default_factory=list)
+    _pinned: tuple[tuple[str, frozenset[ItemKey], int], Pinned | None] | None = None
+    _scored_version: int = 0  # one more per report kept
     _prompt: PromptSource | None = None
     _edited_prompt: bool = False
     # safe_boundaries() of the session (tool_exchanges is ~0.5 s at 100k messages):
@@ -143,6 +168,9 @@ class ReviewState:
             if self._edited_prompt:
                 self._prompt, self._edited_prompt = None, False
             self.runs = RunBook()
+        self._scores.clear()
+        self.probes.clear()
+        self.probe_notes.clear()
         self.safe = None
         self._splits = None
         self.up_to = None
@@ -150,6 +178,23 @@ class ReviewState:
         self.replan()
         if up_to is not None:
             self.set_boundary(up_to - 1)
+        self.changed()
+
+    # --- the change signal ------------------------------------------------------------
+    def watch(self, observer: Callable[[], None]) -> Callable[[], None]:
+        """Call ``observer`` (on the UI thread) after every change of the review;
+        returns the call that stops it."""
+        self._observers.append(observer)
+
+        def stop() -> None:
+            if observer in self._observers:
+                self._observers.remove(observer)
+
+        return stop
+
+    def changed(self) -> None:
+        for observer in list(self._observers):
+            observer()
 
     # --- planning -----------------------------------------------------------------
     @property
@@ -188,12 +233,14 @@ class ReviewState:
             self.replan()
             raise
         self.clear_result()
+        self.changed()
 
     def set_custom_instruction(self, text: str) -> None:
         if text != self.custom_instruction:
             self.custom_instruction = text
             self.clear_result()
             self.replan()
+            self.changed()
 
     def set_prompt_text(self, text: str | None) -> None:
         """Use an edited copy of the prompt (None: back to the configured one)."""
@@ -201,6 +248,7 @@ class ReviewState:
         self._edited_prompt = text is not None
         self.clear_result()
         self.replan()
+        self.changed()
 
     def set_compaction_model(self, model: str | None) -> None:
         model = (model or "").strip() or None
@@ -208,13 +256,16 @@ class ReviewState:
             self.compaction_model = model
             self.clear_result()
             self.replan()
+            self.changed()
 
     # --- results ------------------------------------------------------------------
     def clear_result(self) -> None:
-        self.pins = None
+        """Drop the summary and its pins (a new range, instructions, model or prompt)."""
+        self.pin_keys, self._pin_run = frozenset(), None
         self.stream_result = None
         self.summary = None
         self.summary_edited = False
+        self.changed()
 
     def run_key(self) -> RunKey | None:
         """What a run started now summarises (None when nothing compacts)."""
@@ -230,6 +281,7 @@ class ReviewState:
         ok = result is not None and result.write_refusal() is None
         self.summary = result.summary if ok and result is not None else None
         self.summary_edited = False
+        self.changed()
 
     def origin(self) -> RevisionOrigin | None:
         """What a run started now is made on (its range and the bytes loaded):
@@ -304,29 +356,124 @@ class ReviewState:
         it summarised another session or range, or cannot be written)."""
         result = self.runs.choosable(number, self.run_key())
         self.runs.mark_chosen(number)
-        self.set_result(result)
+        self.set_result(result)  # the pins of the range hold on it
 
     def set_summary(self, text: str) -> None:
-        self.summary = mask_secrets(text)  # shown as it is written
+        """An edit by hand: it is what is written, pins done (the editor opened on
+        the summary with their block); masked, so it is shown as it is written."""
+        self.summary = mask_secrets(text)
         self.summary_edited = True
+        self.pin_keys, self._pin_run = frozenset(), None
+        self.changed()
 
-    # --- pins (the retention pane's missing items, written inside the summary) -----
-    def set_pins(self, pinned: Pinned | None) -> None:
-        """Pin (the pane's worker made ``pinned`` for the summary under review),
-        or unpin everything (None or no items)."""
-        if pinned is None or not pinned.items or pinned.summary != self.summary:
-            self.pins = None
-        else:
-            self.pins = Pins(self.run_key(), pinned)
+    # --- retention (reports scored by a controller's worker, kept by text) ----------
+    def scored(self, text: str | None) -> RetentionReport | None:
+        """The retention report of ``text`` when it has been scored, else None."""
+        return None if text is None else self._scores.get(text)
+
+    def set_score(self, text: str, report: RetentionReport) -> None:
+        """Keep the report of ``text`` (scored in a worker); a candidate's own
+        text gives the candidate its figures."""
+        if len(self._scores) >= SCORES_KEPT:
+            self._scores.pop(next(iter(self._scores)))
+        self._scores[text] = report
+        self._scored_version += 1
+        for number, result in self.runs.results.items():
+            if result.summary == text:
+                self.runs.set_retention(number, report)
+        self.changed()
+
+    def retention(self, text: str | None) -> RetentionReport | None:
+        """The report of ``text``, scored here (on this thread) when no worker has
+        yet: what is written must never wait for a worker."""
+        report = self.scored(text)
+        if report is None and text is not None and self.job is not None:
+            prep = self.preparation
+            if prep is not None and not prep.plan.noop:
+                report = retention_report(self.job.session, prep.plan, text)
+                self._scores[text] = report
+                self._scored_version += 1
+        return report
+
+    # --- pins (missing items of the range, written inside the summary) ---------------
+    def pinned_keys(self) -> frozenset[ItemKey]:
+        """The pins while the range they were made on is under review, with a summary."""
+        if self.summary is None or self._pin_run is None or self._pin_run != self.run_key():
+            return frozenset()
+        return self.pin_keys
+
+    def set_pins(self, items: Iterable[Item]) -> None:
+        """Pin exactly ``items`` (none: unpin every item)."""
+        keys = frozenset(item_key(i) for i in items)
+        self.pin_keys = keys
+        self._pin_run = self.run_key() if keys else None
+        self.changed()
+
+    def toggle_pins(self, items: Iterable[Item]) -> None:
+        """Pin ``items``, or unpin them when all are pinned already."""
+        wanted = {item_key(i) for i in items}
+        keys = self.pinned_keys()
+        self.pin_keys = keys - wanted if wanted <= keys else keys | wanted
+        self._pin_run = self.run_key() if self.pin_keys else None
+        self.changed()
+
+    def is_pinned(self, item: Item) -> bool:
+        return item_key(item) in self.pinned_keys()
 
     @property
     def pinned(self) -> Pinned | None:
-        """The pins, while the summary and the range they were made on are the
-        ones under review (an edit, a new run or a boundary move drops them)."""
-        pins = self.pins
-        if pins is None or pins.pinned.summary != self.summary or pins.key != self.run_key():
+        """The summary under review with the block of the pinned items it misses
+        (None: nothing pinned, or the summary holds every pinned item itself).
+        Built from the pins, the summary and its report: the one place, so the
+        stream, the diff, the dialog, the probe and the write cannot differ."""
+        keys = self.pinned_keys()
+        summary = self.summary
+        if not keys or summary is None:
             return None
-        return pins.pinned
+        cache = self._pinned
+        if cache is not None and cache[0] == (summary, keys, self._scored_version):
+            return cache[1]
+        base = self.retention(summary)
+        pinned: Pinned | None = None
+        if base is not None:
+            items = [i for i in base.missing_items() if item_key(i) in keys]
+            if items:
+                pinned = pinned_now(summary, base, items)
+                report = self.scored(pinned.text)
+                if report is not None:
+                    pinned = replace(pinned, report=report, scored=True)
+        self._pinned = ((summary, keys, self._scored_version), pinned)
+        return pinned
+
+    def pins_line(self) -> str | None:
+        """What the pins do to the summary to write, for people (None: no pins)."""
+        n = len(self.pinned_keys())
+        if not n:
+            return None
+        pinned = self.pinned
+        held = n - (len(pinned.items) if pinned is not None else 0)
+        what = f"{n} pinned item{'' if n == 1 else 's'}"
+        if held == n:
+            return f"{what}: the summary already holds them"
+        if held:
+            return f"{what}: {n - held} written inside the summary, {held} already in it"
+        return f"{what}: written inside the summary"
+
+    # --- the probe (reports kept by the text probed: per candidate and pins) ----------
+    def probe_of(self, text: str | None) -> Any:
+        return None if text is None else self.probes.get(text)
+
+    def set_probe(self, text: str, report: Any) -> None:
+        self.probes[text] = report
+        self.probe_notes.pop(text, None)
+        self.changed()
+
+    def set_probe_note(self, text: str, note: str | None) -> None:
+        if note is None:
+            self.probe_notes.pop(text, None)
+        else:
+            self.probe_notes[text] = note
+        self.changed()
 
     @property
     def summary_to_write(self) -> str | None:
@@ -419,6 +566,19 @@ class ReviewState:
     @property
     def can_compact(self) -> bool:
         return self.enabled and self.preparation is not None and not self.preparation.plan.noop
+
+    def unwritten_runs(self) -> list[int]:
+        """The candidates of the range under review that could be written: kept
+        when the last run (a cancelled or failed revision) left nothing to write,
+        and lost by quitting or opening another session."""
+        key = self.run_key()
+        if key is None:
+            return []
+        return [
+            number
+            for number, kept in self.runs.keys.items()
+            if kept == key and self.runs.results[number].write_refusal() is None
+        ]
 
     @property
     def has_work(self) -> bool:

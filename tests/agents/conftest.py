@@ -1,4 +1,5 @@
-"""Fixtures for the real-agent tests (marker ``agents``).
+"""Fixtures for the real-agent tests (marker ``agents``, given to every test in this
+folder by tests/conftest.py).
 
 The agents come from ``.ci/install-agents``. Where they are not installed the tests
 skip with a reason, except under CI=true, where CI installs them and a missing agent
@@ -6,8 +7,6 @@ fails the test.
 """
 
 from __future__ import annotations
-
-import os
 
 import pytest
 
@@ -30,12 +29,6 @@ from tests.agents.harness import (
 from tests.agents.kimi_cli_upstream import shared_upstream_results
 
 _require = require_agent
-
-
-def pytest_collection_modifyitems(items):
-    for item in items:
-        if "tests/agents/" in str(item.fspath).replace(os.sep, "/"):
-            item.add_marker(pytest.mark.agents)
 
 
 @pytest.fixture

@@ -1,4 +1,4 @@
-"""Claude Code 2.1.197 resumes an anchored write (issue 25, section 4): the block
+"""Claude Code 2.1.197 resumes an anchored write: the block
 of exact references stays inside the summary message, which the agent sends as
 the first message of the history, followed by the kept messages."""
 

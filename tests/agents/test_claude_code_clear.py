@@ -1,5 +1,5 @@
 """What Claude Code 2.1.197 sends of a transcript that starts with ``/clear``'s
-records, as an older Claude Code wrote them (issue 23, item 6): an ``isMeta``
+records, as an older Claude Code wrote them: an ``isMeta``
 caveat, ``<command-name>/clear``, an empty ``<local-command-stdout>``, chained
 before the first prompt. What the agent sends on resume is what our messages
 must be: checked here, it sends all three (as text blocks of the first user

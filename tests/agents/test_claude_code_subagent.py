@@ -1,5 +1,4 @@
-"""What Claude Code 2.1.197 writes for a sub-agent, and that we refuse it
-(issue 23, item 11).
+"""What Claude Code 2.1.197 writes for a sub-agent, and that we refuse it.
 
 The real Claude Code, offline against a FakeAnthropic, runs one prompt whose
 reply calls its ``Agent`` tool; the sub-agent's own request is answered too.

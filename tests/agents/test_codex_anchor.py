@@ -1,4 +1,4 @@
-"""Codex 0.171 resumes an anchored write (issue 25, section 4): the block of
+"""Codex 0.171 resumes an anchored write: the block of
 exact references stays inside the summary message Codex sends first."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Gemini CLI 0.61 resumes an anchored write (issue 25, section 4): the block of
+"""Gemini CLI 0.61 resumes an anchored write: the block of
 exact references stays inside the summary message it sends first."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""kimi-cli 1.51 resumes an anchored write (issue 25, section 4): the block of
+"""kimi-cli 1.51 resumes an anchored write: the block of
 exact references stays inside the summary's text part, which kimi-cli sends as
 its own summary message; the messages after the boundary follow as before."""
 

@@ -1,4 +1,4 @@
-"""kimi-cli sessions with D-Mail checkpoints (issue 19, part 1).
+"""kimi-cli sessions with D-Mail checkpoints.
 
 With the D-Mail tool (``SendDMail``: kimi-cli's built-in ``--agent okabe``) every
 ``{"role": "_checkpoint", "id": N}`` record kimi-cli writes is followed by a user message

@@ -1,5 +1,5 @@
 """The wire.jsonl that kimi-cli itself wrote is named as its event log, with
-the context.jsonl beside it (issue 18 item 20)."""
+the context.jsonl beside it."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Kimi Code 2.1 resumes an anchored write (issue 25, section 4): the block of
+"""Kimi Code 2.1 resumes an anchored write: the block of
 exact references stays inside the summary message it sends first."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""kimi-code resumes a preserved tail that starts at the user's own prompt (issue 19, part 2).
+"""kimi-code resumes a preserved tail that starts at the user's own prompt.
 
 kimi-code injects its reminders into the history as user messages (``origin.kind:
 "injection"``), after the prompt of each turn. Counted as the spec counts "user or

@@ -1,7 +1,7 @@
 """The one place tests write sessions.
 
 - :data:`FORMAT_WRITERS` (``writers.py``): a realistic session of every registered
-  format, laid out as its agent lays it out (``tests/test_every_format.py`` runs
+  format, laid out as its agent lays it out (``tests/formats/test_every_format.py`` runs
   the common tests over all of them);
 - the per-format builders, for the cases a test needs record by record:
   ``kimi_code`` (``Journal``), ``claude_code`` (``Transcript``), ``codex``

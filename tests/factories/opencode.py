@@ -173,6 +173,17 @@ class OpencodeDb:
         data.update(info)
         return self.message(sid, data, parts)
 
+    def todos(self, sid: str, *items: tuple[str, str]) -> None:
+        """The session's todo list as opencode's ``todowrite`` stores it: the whole list
+        replaced, one ``todo`` row per item in order (content, status)."""
+        self.conn.execute("DELETE FROM todo WHERE session_id = ?", (sid,))
+        for position, (content, status) in enumerate(items):
+            now = self.tick()
+            self.conn.execute(
+                "INSERT INTO todo VALUES (?, ?, ?, 'medium', ?, ?, ?)",
+                (sid, content, status, position, now, now),
+            )
+
     def compaction(
         self,
         sid: str,

@@ -4,7 +4,7 @@ and its result, thinking where the format has it) under a tmp folder laid out as
 the agent lays it out, and returns the path a user would open (a file, or the
 session folder when that is how the agent's sessions are opened).
 
-``tests/test_every_format.py`` runs the round trip, the plan, the write, undo,
+``tests/formats/test_every_format.py`` runs the round trip, the plan, the write, undo,
 the diff and retention over every format of ``formats.registry.FORMATS`` with
 these writers, and fails when a registered format has none: a new format gets
 those tests by adding its writer here.

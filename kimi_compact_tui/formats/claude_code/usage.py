@@ -17,7 +17,8 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
+from typing import Any
 
 from kimi_compact_tui.compaction.tokens import session_tokens
 from kimi_compact_tui.formats.base import Session
@@ -28,9 +29,11 @@ from kimi_compact_tui.formats.context import (
     ContextUsage,
     env_folder,
     read_json,
+    records_from_end,
     table,
     whole,
 )
+from kimi_compact_tui.formats.storage import SessionRef
 
 WINDOW = 200_000
 WINDOW_1M = 1_000_000
@@ -44,16 +47,17 @@ USAGE_KEYS = (
 )
 
 
-def last_usage(state: ClaudeState) -> tuple[int | None, str | None]:
-    """(the last reply's context size since the last compaction, its model)."""
-    for rec in reversed(state.records):
-        obj = rec.obj
+def _last(objs: Iterable[dict[str, Any]]) -> tuple[int | None, str | None]:
+    """(the last reply's context size since the last compaction, its model), from
+    the transcript's records last first."""
+    for obj in objs:
         if obj.get("isCompactSummary") is True or obj.get("subtype") == "compact_boundary":
             return None, None
-        if rec.kind != "assistant" or obj.get("isSidechain") is True:
+        if obj.get("type") != "assistant" or obj.get("isSidechain") is True:
             continue
-        usage = rec.message.get("usage")
-        model = rec.message.get("model")
+        message = table(obj.get("message"))
+        usage = message.get("usage")
+        model = message.get("model")
         if not isinstance(usage, dict) or model == "<synthetic>":
             continue
         total = sum(whole(usage.get(k)) or 0 for k in USAGE_KEYS)
@@ -62,13 +66,34 @@ def last_usage(state: ClaudeState) -> tuple[int | None, str | None]:
     return None, None
 
 
+def last_usage(state: ClaudeState) -> tuple[int | None, str | None]:
+    """(the last reply's context size since the last compaction, its model)."""
+    return _last(rec.obj for rec in reversed(state.records))
+
+
+#: What a line must hold to matter to :func:`peek` (a reply's usage, a compaction).
+MARKS = (b'"usage"', b'"compact_boundary"', b'"isCompactSummary"')
+
+
+def peek(ref: SessionRef, env: Mapping[str, str] | None = None) -> ContextUsage | None:
+    """The meter read from the transcript's end only (``list``, the picker); None
+    when no reply came since the last compaction (the estimate needs a full read)."""
+    used, model = _last(records_from_end(ref.path, MARKS))
+    return None if used is None else meter(used, RECORDED, model, env)
+
+
 def context_usage(session: Session, env: Mapping[str, str] | None = None) -> ContextUsage:
-    env = os.environ if env is None else env
     state = session.format_state
     used, model = last_usage(state) if isinstance(state, ClaudeState) else (None, None)
     source = RECORDED
     if used is None:
         used, source = session_tokens(session.messages), ESTIMATED
+    return meter(used, source, model, env)
+
+
+def meter(used: int, source: str, model: str | None, env: Mapping[str, str] | None) -> ContextUsage:
+    """The meter of ``used`` tokens of a session whose last reply came from ``model``."""
+    env = os.environ if env is None else env
     if model and "[1m]" in model:
         window, window_source = WINDOW_1M, f"Claude Code's window for {model}"
     else:

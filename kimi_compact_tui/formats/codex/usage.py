@@ -13,7 +13,7 @@
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -26,8 +26,10 @@ from kimi_compact_tui.formats.context import (
     ContextUsage,
     env_folder,
     read_toml,
+    records_from_end,
     whole,
 )
+from kimi_compact_tui.formats.storage import SessionRef
 
 AUTO_SHARE = 0.9
 
@@ -47,12 +49,19 @@ def _lines_from_end(data: bytes, marks: tuple[bytes, ...]) -> Iterator[Any]:
                 continue
 
 
+MARKS = (b'"token_count"', b'"compacted"')
+
+
 def last_count(data: bytes) -> tuple[int | None, int | None]:
     """(the last ``total_tokens`` since the last compaction, the last window seen)."""
+    return _count(_lines_from_end(data, MARKS))
+
+
+def _count(found: Iterable[Any]) -> tuple[int | None, int | None]:
     used: int | None = None
     window: int | None = None
     decided = False
-    for record in _lines_from_end(data, (b'"token_count"', b'"compacted"')):
+    for record in found:
         if not isinstance(record, dict):
             continue
         if record.get("type") == "compacted":
@@ -81,13 +90,27 @@ def codex_home(path: Path | None, env: Mapping[str, str] | None) -> Path:
     return env_folder(env, "CODEX_HOME", ".codex")
 
 
+def peek(ref: SessionRef, env: Mapping[str, str] | None = None) -> ContextUsage | None:
+    """The meter read from the rollout's end only (``list``, the picker); None when
+    no count came since the last compaction (the estimate needs a full read)."""
+    used, window = _count(records_from_end(ref.path, MARKS))
+    return None if used is None else meter(used, RECORDED, window, ref.path, env)
+
+
 def context_usage(session: Session, env: Mapping[str, str] | None = None) -> ContextUsage:
     state = session.format_state
     used, window = last_count(state.data) if isinstance(state, CodexState) else (None, None)
     source = RECORDED
     if used is None:
         used, source = session_tokens(session.messages), ESTIMATED
-    config_path = codex_home(session.path, env) / "config.toml"
+    return meter(used, source, window, session.path, env)
+
+
+def meter(
+    used: int, source: str, window: int | None, path: Path | None, env: Mapping[str, str] | None
+) -> ContextUsage:
+    """The meter of ``used`` tokens of the rollout at ``path`` (``window``: as it records it)."""
+    config_path = codex_home(path, env) / "config.toml"
     config = read_toml(config_path)
     window_source = "the rollout's model_context_window"
     if window is None and whole(config.get("model_context_window")):

@@ -22,10 +22,12 @@ from kimi_compact_tui.formats.context import (
     ContextUsage,
     env_folder,
     read_json,
+    records_from_end,
     table,
     whole,
 )
 from kimi_compact_tui.formats.gemini_cli.state import GeminiState
+from kimi_compact_tui.formats.storage import SessionRef
 
 WINDOW = 1_048_576
 GEMMA_4_WINDOW = 256_000
@@ -52,12 +54,43 @@ def last_prompt(records: tuple[dict[str, Any], ...]) -> tuple[int | None, str | 
     return found, model
 
 
+#: What a line must hold to matter to :func:`peek`: a reply, a rewrite of the history.
+MARKS = (b'"gemini"', b'"$set"', b'"$rewindTo"')
+
+
+def peek(ref: SessionRef, env: Mapping[str, str] | None = None) -> ContextUsage | None:
+    """The meter read from the session file's end only (``list``, the picker): the
+    last reply's prompt when no rewrite of the history (a compression, a resume,
+    a rewind) came after it; None otherwise, or for a one-object ``.json`` session (its
+    reading needs the whole file)."""
+    if ref.path.suffix != ".jsonl":
+        return None
+    for msg in records_from_end(ref.path, MARKS):
+        if "$rewindTo" in msg:
+            return None  # messages were dropped since: the full reading decides
+        if "$set" in msg:
+            if "messages" in table(msg.get("$set")):
+                return None  # the history was rewritten since: the full reading decides
+            continue
+        tokens = msg.get("tokens") if msg.get("type") == "gemini" else None
+        value = whole(tokens.get("input")) if isinstance(tokens, dict) else None
+        if value:
+            model = msg.get("model")
+            return meter(value, RECORDED, model if isinstance(model, str) else None, env)
+    return None
+
+
 def context_usage(session: Session, env: Mapping[str, str] | None = None) -> ContextUsage:
     state = session.format_state
     used, model = last_prompt(state.records) if isinstance(state, GeminiState) else (None, None)
     source = RECORDED
     if used is None:
         used, source = session_tokens(session.messages), ESTIMATED
+    return meter(used, source, model, env)
+
+
+def meter(used: int, source: str, model: str | None, env: Mapping[str, str] | None) -> ContextUsage:
+    """The meter of ``used`` tokens of a session whose last reply came from ``model``."""
     if model and model.startswith("gemma-4"):
         window = GEMMA_4_WINDOW
     else:

@@ -24,9 +24,11 @@ from kimi_compact_tui.formats.context import (
     ContextUsage,
     env_folder,
     read_toml,
+    records_from_end,
     table,
     whole,
 )
+from kimi_compact_tui.formats.storage import SessionRef
 
 RATIO = 0.85
 RESERVED = 50_000
@@ -38,12 +40,27 @@ def share_folder(path: Path | None, env: Mapping[str, str] | None) -> Path:
     return env_folder(env, "KIMI_SHARE_DIR", ".kimi")
 
 
+def peek(ref: SessionRef, env: Mapping[str, str] | None = None) -> ContextUsage | None:
+    """The meter read from ``context.jsonl``'s end only (``list``, the picker): its
+    last ``_usage`` line; None when it has none (the estimate needs a full read)."""
+    for record in records_from_end(ref.path, (b'"_usage"',)):
+        used = whole(record.get("token_count")) if record.get("role") == "_usage" else None
+        if used is not None:
+            return meter(used, RECORDED, ref.path, env)
+    return None
+
+
 def context_usage(session: Session, env: Mapping[str, str] | None = None) -> ContextUsage:
     used = session.meta.recorded_tokens
     source = RECORDED
     if used is None:
         used, source = session_tokens(session.messages), ESTIMATED
-    config_path = share_folder(session.path, env) / "config.toml"
+    return meter(used, source, session.path, env)
+
+
+def meter(used: int, source: str, path: Path | None, env: Mapping[str, str] | None) -> ContextUsage:
+    """The meter of ``used`` tokens of the session at ``path``."""
+    config_path = share_folder(path, env) / "config.toml"
     config = read_toml(config_path)
     models = table(config.get("models"))
     name = config.get("default_model")

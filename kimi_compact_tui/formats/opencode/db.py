@@ -75,11 +75,13 @@ class SessionRow:
 @dataclass(frozen=True)
 class SessionRows:
     """One session as stored: its ``session`` row and its messages with their parts,
-    in opencode's load order."""
+    in opencode's load order, and its todo list (``todo`` rows in ``position``
+    order: content, status), as opencode shows it."""
 
     db: Path
     session: SessionRow
     messages: tuple[MessageRow, ...]
+    todos: tuple[tuple[str, str], ...] = ()
 
     def fingerprint(self) -> str:
         """A digest of this session's own rows (ids, times, data): unchanged by any
@@ -167,7 +169,21 @@ def load_session(conn: sqlite3.Connection, path: Path, session_id: str) -> Sessi
                 tuple(parts.get(str(mid), ())),
             )  # fmt: skip
         )
-    return SessionRows(Path(path), session, tuple(messages))
+    return SessionRows(Path(path), session, tuple(messages), session_todos(conn, session_id))
+
+
+def session_todos(conn: sqlite3.Connection, session_id: str) -> tuple[tuple[str, str], ...]:
+    """The session's todo list as opencode shows it: ``(content, status)`` of its
+    ``todo`` rows in ``position`` order (none when the schema has no such table)."""
+    if conn.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'todo'"
+    ).fetchone():
+        rows = conn.execute(
+            "SELECT content, status FROM todo WHERE session_id = ? ORDER BY position",
+            (session_id,),
+        )
+        return tuple((str(c), str(s)) for c, s in rows if isinstance(c, str) and c.strip())
+    return ()
 
 
 def read_session(path: Path, session_id: str) -> SessionRows:

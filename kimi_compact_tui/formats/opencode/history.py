@@ -43,6 +43,14 @@ parts it came from and whether it is the first message of its row (only there ca
 a boundary be written: ``tail_start_id`` names a row, so a boundary inside an
 assistant row holding a tool call and its result moves to the row's start).
 
+**The todo list.** opencode shows a session's todos (its ``todo`` table: what its
+``todowrite`` tool last set) beside the conversation. When no ``todowrite`` call is
+among the messages sent (its calls are behind opencode's own compaction), the list
+is put as one made ``todowrite`` call (no id, so no result belongs to it; marked
+``"opencode": {"todo_table": true}``) on the first reply after any earlier
+summary: the plan the extractor reads, with the statuses opencode shows. It is
+never written: :func:`without_todo_plan` takes it off the messages kept.
+
 Not followed here: opencode sends reasoning as plain text when the resuming model
 differs from the one that wrote it, truncates tool outputs only when asked to,
 and sends tool attachments and file data (kept here as references).
@@ -363,6 +371,62 @@ def resume_history(rows: SessionRows) -> History:
     tail_id = _tail_of(ordered[0]) if compaction >= 0 else None
     return History(
         rows, tuple(messages), tuple(origins), tuple(r.id for r in ordered), compaction_id, tail_id
+    )
+
+
+TODO_TOOL = "todowrite"
+TODO_MARK = "todo_table"
+
+
+def with_todo_plan(
+    messages: tuple[Message, ...], todos: tuple[tuple[str, str], ...]
+) -> tuple[Message, ...]:
+    """``messages`` with the session's todo list as one made ``todowrite`` call on the
+    first reply after any earlier summary, when no message calls ``todowrite``."""
+    if not todos or any(_calls_todowrite(m) for m in messages):
+        return messages
+    at = next(
+        (
+            i
+            for i, m in enumerate(messages)
+            if m.role == "assistant" and not as_dict(m.data.get("opencode")).get("summary")
+        ),
+        None,
+    )
+    if at is None:
+        return messages
+    listed = [{"content": content, "status": status} for content, status in todos]
+    call = {
+        "type": "function",
+        "function": {"name": TODO_TOOL, "arguments": json.dumps({"todos": listed})},
+        "opencode": {TODO_MARK: True},
+    }
+    target = messages[at]
+    made = Message({**target.data, "tool_calls": [*target.tool_calls, call]}, target.raw)
+    return (*messages[:at], made, *messages[at + 1 :])
+
+
+def without_todo_plan(message: Message) -> Message:
+    """``message`` without the call :func:`with_todo_plan` made (the same message
+    when it has none)."""
+    calls = message.tool_calls
+    kept = [c for c in calls if not (isinstance(c, dict) and _made(c))]
+    if len(kept) == len(calls):
+        return message
+    data = {k: v for k, v in message.data.items() if k != "tool_calls"}
+    if kept:
+        data["tool_calls"] = kept
+    return Message(data, message.raw)
+
+
+def _made(call: dict[str, Any]) -> bool:
+    return as_dict(call.get("opencode")).get(TODO_MARK) is True
+
+
+def _calls_todowrite(message: Message) -> bool:
+    return any(
+        isinstance(c, dict) and as_dict(c.get("function")).get("name") == TODO_TOOL
+        for c in message.tool_calls
     )
 
 

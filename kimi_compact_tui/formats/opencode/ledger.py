@@ -3,7 +3,8 @@
 opencode keeps every row: a compaction is a ``user`` row with a ``compaction``
 part (``auto`` says whether opencode started it, ``tail_start_id`` its first
 kept row), then an ``assistant`` row marked ``summary`` whose text is the
-summary. The history it had before is read back from the rows before the
+summary. The tokens before and after are the last reply's before it and the
+first reply's after it (``tokens.total``). The history it had before is read back from the rows before the
 compaction's user row, as opencode would have resumed them; the rows from
 ``tail_start_id`` on are what it kept verbatim.
 """
@@ -54,12 +55,18 @@ def compactions(session: Session) -> list[Compaction]:
         earlier = [
             _tokens(m) for m in messages[:k] if m.role == "assistant" and not m.data.get("summary")
         ]
+        later = [
+            _tokens(m) for m in messages[k + 1 :]
+            if m.role == "assistant" and not m.data.get("summary")
+            and m.data.get("mode") != "compaction"
+        ]  # fmt: skip
         entry = Compaction(
             time=_iso(row.time_created),
             trigger="auto" if part.data.get("auto") else "manual",
             summary=summary,
             tokens_before=next((t for t in reversed(earlier) if t), None),
-            tokens_after=None,
+            # the first reply after it: the context opencode then counted
+            tokens_after=later[0] if later else None,
         )
         history = resume_history(replace(rows, messages=messages[:k]))
         entry.before = list(history.messages)

@@ -36,7 +36,13 @@ from kimi_compact_tui.formats.database import DatabaseFormat, Listed
 from kimi_compact_tui.formats.opencode import discover
 from kimi_compact_tui.formats.opencode import roles as opencode_roles
 from kimi_compact_tui.formats.opencode.db import SessionRows, load_session
-from kimi_compact_tui.formats.opencode.history import FRAMING_PART, History, resume_history
+from kimi_compact_tui.formats.opencode.history import (
+    FRAMING_PART,
+    History,
+    resume_history,
+    with_todo_plan,
+    without_todo_plan,
+)
 from kimi_compact_tui.formats.opencode.rows import build_compaction
 from kimi_compact_tui.formats.opencode.schema import check_schema
 from kimi_compact_tui.formats.opencode.store import (
@@ -99,7 +105,8 @@ class OpencodeFormat(DatabaseFormat):
         history = resume_history(rows)
         state = OpencodeState(rows, history, busy)
         ref = SessionRef(rows.db, rows.session.id)
-        return Session(ref, self, list(history.messages), format_state=state), export_bytes(rows)
+        messages = list(with_todo_plan(history.messages, rows.todos))
+        return Session(ref, self, messages, format_state=state), export_bytes(rows)
 
     # --- the compaction ---------------------------------------------------------------
     #: opencode's tools, its framing of a summary and the summary itself (bookkeeping).
@@ -141,7 +148,7 @@ class OpencodeFormat(DatabaseFormat):
         if not isinstance(state, OpencodeState):
             raise SessionFormatError(f"{session.ref}: not a loaded opencode session")
         boundary = plan.boundary
-        kept = [session.messages[i] for i in plan.preserved_indices]
+        kept = [without_todo_plan(session.messages[i]) for i in plan.preserved_indices]
         made = [framing_message(), self.summary_message(summary), *kept]
         refusal = boundary_refusal(state.history, boundary)
         rows = None

@@ -133,7 +133,7 @@ def with_rows(rows: SessionRows, new: CompactionRows) -> SessionRows:
             )  # fmt: skip
         )
     messages.sort(key=lambda m: (m.time_created, m.id))
-    return SessionRows(rows.db, rows.session, tuple(messages))
+    return SessionRows(rows.db, rows.session, tuple(messages), rows.todos)
 
 
 def touch(tx: sqlite3.Connection, session_id: str, when_ms: int) -> None:

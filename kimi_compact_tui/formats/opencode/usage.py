@@ -14,7 +14,7 @@
 from __future__ import annotations
 
 import os
-from collections.abc import Mapping
+from collections.abc import Generator, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -28,15 +28,20 @@ from kimi_compact_tui.formats.context import (
     table,
     whole,
 )
+from kimi_compact_tui.formats.opencode.db import open_snapshot
 from kimi_compact_tui.formats.opencode.store import OpencodeState
+from kimi_compact_tui.formats.storage import SessionRef
 
 SUMMARY_ROOM = 20_000
 
 
 def last_tokens(state: OpencodeState) -> tuple[int | None, str | None, str | None]:
     """(the last assistant reply's tokens, its provider, its model)."""
-    for row in reversed(state.rows.messages):
-        data = row.data
+    return _last(row.data for row in reversed(state.rows.messages))
+
+
+def _last(found: Iterable[dict[str, Any]]) -> tuple[int | None, str | None, str | None]:
+    for data in found:
         if data.get("role") != "assistant":
             continue
         if data.get("summary") is True or data.get("mode") == "compaction":
@@ -86,8 +91,38 @@ def model_limit(
     return {}, f"unknown ({provider}/{model} is in neither {config} nor {cache})"
 
 
+def _rows_from_end(ref: SessionRef) -> Generator[dict[str, Any], None, None]:
+    """The session's message rows' data, last first (opencode's order reversed)."""
+    import json
+
+    with open_snapshot(ref.path) as conn:
+        cursor = conn.execute(
+            "SELECT data FROM message WHERE session_id = ? ORDER BY time_created DESC, id DESC",
+            (ref.key,),
+        )
+        for (raw,) in cursor:
+            try:
+                data = json.loads(raw)
+            except (TypeError, ValueError):
+                continue
+            if isinstance(data, dict):
+                yield data
+
+
+def peek(ref: SessionRef, env: Mapping[str, str] | None = None) -> ContextUsage | None:
+    """The meter read from the session's last rows only (``list``, the picker); None
+    when no reply came since the last compaction (the estimate needs a full read)."""
+    if ref.key is None:
+        return None
+    rows = _rows_from_end(ref)
+    try:
+        used, provider, model = _last(rows)
+    finally:
+        rows.close()
+    return None if used is None else meter(used, RECORDED, provider, model, env)
+
+
 def context_usage(session: Session, env: Mapping[str, str] | None = None) -> ContextUsage:
-    env = os.environ if env is None else env
     state = session.format_state
     used, provider, model = (
         last_tokens(state) if isinstance(state, OpencodeState) else (None, None, None)
@@ -95,6 +130,20 @@ def context_usage(session: Session, env: Mapping[str, str] | None = None) -> Con
     source = RECORDED
     if used is None:
         used, source = session_tokens(session.messages), ESTIMATED
+    return meter(used, source, provider, model, env)
+
+
+def meter(
+    used: int,
+    source: str,
+    provider: Any,
+    model: Any,
+    env: Mapping[str, str] | None,
+) -> ContextUsage:
+    """The meter of ``used`` tokens of a session whose last reply came from ``model``."""
+    env = os.environ if env is None else env
+    provider = provider if isinstance(provider, str) else None
+    model = model if isinstance(model, str) else None
     limit, where = model_limit(provider, model, env)
     window = whole(limit.get("context"))
     if window is None:

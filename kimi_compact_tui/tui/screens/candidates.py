@@ -6,7 +6,10 @@ the retention figures). ``space`` marks a candidate for the comparison; with
 two marked (the two latest at first) the screen shows both retention reports
 side by side and a text diff of the two summaries. ``enter`` chooses the
 highlighted candidate (the screen is dismissed with its number, the app
-decides what to do); ``escape`` closes it with None.
+decides what to do); ``f`` gives feedback on the highlighted candidate (dismissed
+with a :class:`FeedbackOn`: the main screen opens the feedback box, and the
+revision streams as for ``f`` on the stream screen); ``escape`` closes it
+with None.
 
 A revision (feedback on a run, ``f`` on the stream screen) shows its chain:
 its row says which run it revises and quotes the feedback's first line
@@ -21,6 +24,7 @@ through :func:`visible`, never parsed as markup.
 from __future__ import annotations
 
 from collections.abc import Mapping
+from dataclasses import dataclass
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -34,9 +38,16 @@ from kimi_compact_tui.sanitize import clip_cells, one_line, visible
 from kimi_compact_tui.tui import keys
 from kimi_compact_tui.tui.runs import RunLink, first_line
 from kimi_compact_tui.tui.widgets.footer import KeysFooter
-from kimi_compact_tui.tui.widgets.retention_pane import figures_text
+from kimi_compact_tui.tui.widgets.retention_text import figures_text
 
 MAX_MISSING_SHOWN = 30
+
+
+@dataclass(frozen=True)
+class FeedbackOn:
+    """``f`` on the candidates screen: feedback on candidate ``number``."""
+
+    number: int
 
 
 #: The instructions' line of a candidate is cut at this many cells (with …).
@@ -113,7 +124,7 @@ def diff_line(line: str) -> Text:
     return Text(visible(line), style=style, no_wrap=True)
 
 
-class CandidatesScreen(Screen[int | None]):
+class CandidatesScreen(Screen[int | FeedbackOn | None]):
     BINDINGS = keys.bindings(keys.CANDIDATES_KEYS)
 
     DEFAULT_CSS = """
@@ -238,6 +249,11 @@ class CandidatesScreen(Screen[int | None]):
         event.stop()
         # The app marks it chosen once its checks pass (ReviewState.choose_candidate).
         self.dismiss(self.candidates.items[event.option_index].number)
+
+    def action_feedback(self) -> None:
+        index = self.query_one("#candidates-list", OptionList).highlighted
+        if index is not None:
+            self.dismiss(FeedbackOn(self.candidates.items[index].number))
 
     def action_close(self) -> None:
         self.dismiss(None)

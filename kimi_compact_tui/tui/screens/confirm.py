@@ -134,6 +134,23 @@ class AskScreen(ModalScreen[bool]):
         self.dismiss(yes)
 
 
+class ProbeAskScreen(AskScreen):
+    """The question before a probe is sent: ``y`` sends, ``n`` does not, ``+`` and
+    ``-`` dismiss asking for more or fewer questions (:attr:`step`)."""
+
+    BINDINGS = keys.bindings(keys.PROBE_ASK_KEYS)
+
+    def __init__(self, title: str, body: str, *, count: int) -> None:
+        plural = "" if count == 1 else "s"
+        steps = f"\n\n{count} question{plural} · +: more · -: fewer (asked again first)"
+        super().__init__(title, body + steps, yes="Send (y)")
+        self.step: str | None = None  # "more" or "fewer" when + or - was pressed
+
+    def action_step(self, step: str) -> None:
+        self.step = step
+        self.dismiss(False)
+
+
 class ConfirmWriteScreen(ModalScreen[bool]):
     AUTO_FOCUS = None
     BINDINGS = keys.bindings(keys.CONFIRM_WRITE_KEYS)
@@ -212,12 +229,9 @@ class ConfirmWriteScreen(ModalScreen[bool]):
                 )
         if state.summary_edited:
             text.append("\nthe summary was edited: the edited text is written", style="yellow")
-        if state.pinned is not None:
-            n = len(state.pinned.items)
-            text.append(
-                f"\n● {n} pinned item{'' if n == 1 else 's'}: written inside the summary",
-                style="bold",
-            )
+        pins = state.pins_line()  # the one account of the pins, as the stream and diff show
+        if pins is not None:
+            text.append(f"\n● {pins}", style="bold")
         if state.stream_result is not None and state.stream_result.offline:
             text.append("\noffline — no model wrote this summary", style="bold yellow")
         if self.splits:

@@ -5,12 +5,19 @@ right, the compacted session (the summary message marked ``+``). Both are
 line-based :class:`DiffView` lists, so 100,000 messages stay fast; the diff
 itself (``kimi_compact_tui.diff.diff_sessions``) runs in a thread worker
 that returns it; the UI thread shows it. Below, the summary exactly as it
-will be written (raw text; ``m`` shows it rendered as Markdown), with the
-retention pane's pinned block when items are pinned: a pin or an unpin here
-builds the diff again. ``w`` writes from here (the app asks to confirm first).
+will be written (raw text; ``m`` shows it rendered as Markdown): the state's
+:attr:`~ReviewState.summary_to_write`, with the pinned block when items are
+pinned. The screen keeps no copy of it: on each change of the review it
+builds the diff again when the summary to write is not the one shown (a pin
+or an unpin here). The retention pane beside the lists takes this screen's
+keys (``space``, ``a``, the probe key, ``i``, ``e``), focused or not; the
+rebuild never covers it, so the focus stays where it is. ``w`` writes from
+here (the app asks to confirm first).
 """
 
 from __future__ import annotations
+
+from collections.abc import Callable
 
 from rich.text import Text
 from textual import work
@@ -24,6 +31,7 @@ from kimi_compact_tui.diff import ADDED, KEPT, REMOVED, SessionDiff, diff_sessio
 from kimi_compact_tui.formats.base import Session
 from kimi_compact_tui.tui import keys
 from kimi_compact_tui.tui.flow import FlowRequest, WriteRequested
+from kimi_compact_tui.tui.retention_controller import RetentionController
 from kimi_compact_tui.tui.screens.retention_host import RetentionHost
 from kimi_compact_tui.tui.state import ReviewState
 from kimi_compact_tui.tui.widgets.diff_view import DiffRow, DiffView
@@ -105,7 +113,10 @@ class DiffScreen(RetentionHost, Screen[FlowRequest | None]):
     DiffScreen #diff-columns {
         height: 1fr;
     }
-    DiffScreen #diff-columns > Vertical {
+    DiffScreen #diff-lists {
+        width: 2fr;
+    }
+    DiffScreen #diff-lists > Vertical {
         width: 1fr;
     }
     DiffScreen #retention-pane {
@@ -133,7 +144,9 @@ class DiffScreen(RetentionHost, Screen[FlowRequest | None]):
         self.state = state
         self.reason = why_no_diff(state)
         self.diff: SessionDiff | None = None
-        self.summary: str | None = state.summary_to_write  # as written: with any pinned block
+        self.built_for: str | None = None  # the summary to write the shown diff was built for
+        self.controller = RetentionController(self, state)
+        self._unwatch: Callable[[], None] | None = None
 
     def compose(self) -> ComposeResult:
         yield Static(Text("Diff", style="bold"), id="diff-head")
@@ -142,37 +155,57 @@ class DiffScreen(RetentionHost, Screen[FlowRequest | None]):
             yield KeysFooter()
             return
         with Horizontal(id="diff-columns"):
-            with Vertical():
-                yield Static(Text("now"), classes="column-title", id="before-title")
-                yield DiffView(id="before")
-            with Vertical():
-                yield Static(Text("after the write"), classes="column-title", id="after-title")
-                yield DiffView(id="after")
-            yield RetentionPane(id="retention-pane")
-        yield SummaryPane(self.summary or "", prefix="diff-summary", id="summary-pane")
+            # Only the two lists wait for a diff: the pane beside them is never
+            # covered, so a pin there keeps the focus where it is.
+            with Horizontal(id="diff-lists"):
+                with Vertical():
+                    yield Static(Text("now"), classes="column-title", id="before-title")
+                    yield DiffView(id="before")
+                with Vertical():
+                    yield Static(Text("after the write"), classes="column-title", id="after-title")
+                    yield DiffView(id="after")
+            yield RetentionPane(self.state, probe_key=keys.PROBE_KEY, id="retention-pane")
+        yield SummaryPane(
+            self.state.summary_to_write or "", prefix="diff-summary", id="summary-pane"
+        )
         yield KeysFooter()
 
     def on_mount(self) -> None:
         if self.reason is None:
-            self.query_one("#diff-columns").loading = True
+            self.query_one("#diff-lists").loading = True
             session = self.state.session
             draft = self.state.draft()  # built here, on the UI thread: the one the write uses
             tokens = self.state.message_tokens
             if session is None or draft is None:
                 self._failed("no compacted session to compare")
                 return
+            self.built_for = self.state.summary_to_write
             self._compute(session, draft.compacted, tokens)
-            self.score_retention(self.state, self.state.summary or "")  # pins are its items
+            self.controller.score(self.state.summary)
+            self._unwatch = self.state.watch(self.review_changed)
 
-    def pins_changed(self) -> None:
-        """The summary to write changed with the pins: the diff and the summary pane again."""
-        session, draft = self.state.session, self.state.draft()
-        if self.reason is not None or session is None or draft is None:
+    def on_unmount(self) -> None:
+        if self._unwatch is not None:
+            self._unwatch()
+
+    def review_changed(self) -> None:
+        """The state changed: when the summary to write is another (a pin, an
+        unpin), the summary pane and the diff again; the pane's pins scored."""
+        if not self.is_attached or self.reason is not None:
             return
-        self.summary = self.state.summary_to_write
-        self.query_one(SummaryPane).set_summary(self.summary or "")
-        self.query_one("#diff-columns").loading = True
+        self.controller.score(self.state.summary)
+        self.refresh_bindings()
+        text = self.state.summary_to_write
+        session, draft = self.state.session, self.state.draft()
+        if text == self.built_for or session is None or draft is None:
+            return
+        self.built_for = text
+        self.query_one(SummaryPane).set_summary(text or "")
+        self.query_one("#diff-lists").loading = True
         self._compute(session, draft.compacted, self.state.message_tokens)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        return self.retention_check(action)
 
     @work(
         thread=True,
@@ -205,13 +238,13 @@ class DiffScreen(RetentionHost, Screen[FlowRequest | None]):
             self._failed(str(result))
 
     def _failed(self, message: str) -> None:
-        self.query_one("#diff-columns").loading = False
+        self.query_one("#diff-lists").loading = False
         self.query_one("#diff-head", Static).update(Text(f"cannot build the diff: {message}"))
 
     def _show(self, diff: SessionDiff, before: list[DiffRow], after: list[DiffRow]) -> None:
         first = self.diff is None
         self.diff = diff
-        self.query_one("#diff-columns").loading = False
+        self.query_one("#diff-lists").loading = False
         edited = self.state.summary_edited
         pinned = self.state.pinned
         n = len(pinned.items) if pinned is not None else 0
@@ -228,7 +261,7 @@ class DiffScreen(RetentionHost, Screen[FlowRequest | None]):
             self.query_one("#before", DiffView).focus()
 
     def action_close(self) -> None:
-        self.dismiss(None)
+        self.leave(lambda: self.dismiss(None))
 
     def action_toggle_summary(self) -> None:
         self.toggle_class("no-summary-pane")

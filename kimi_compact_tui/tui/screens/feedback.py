@@ -8,9 +8,13 @@ Its text is shown as ``Text`` (never parsed as markup).
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import Any
+
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.containers import Vertical
+from textual.screen import Screen
 from textual.widgets import Static, TextArea
 
 from kimi_compact_tui.tui import keys
@@ -68,3 +72,48 @@ class FeedbackScreen(TextBoxScreen):
             self.notify("write the feedback first (escape: cancel)", markup=False, timeout=3)
             return
         self.dismiss(text)
+
+
+EDIT_KEPT_OFFLINE = (
+    "With no model (offline), your edit stays in the revision, and only feedback a "
+    "rule can follow is applied. The revision then becomes the summary to write."
+)
+EDIT_REPLACED = (
+    "Your edit goes to the model as the summary it revises. The revision "
+    "then becomes the summary to write, in place of your edit."
+)
+
+
+def ask_feedback(
+    screen: Screen[Any],
+    number: int,
+    summary: str,
+    send: Callable[[str], object],
+    *,
+    rounds: int = 0,
+    edited: bool = False,
+    offline: bool = False,
+) -> None:
+    """The feedback box on candidate ``number``'s ``summary`` (as the reviewer has
+    it); ``send`` gets the feedback. An edit lives only in the summary the
+    revision replaces: it is sent, but asked about first (pins hold on the
+    revision, and the run stays a candidate: nothing else is lost)."""
+    from kimi_compact_tui.tui.screens.confirm import AskScreen
+
+    def done(feedback: str | None) -> None:
+        if not feedback:
+            return
+        if not edited:
+            send(feedback)
+            return
+
+        def answered(ok: bool | None) -> None:
+            if ok:
+                send(feedback)
+
+        body = EDIT_KEPT_OFFLINE if offline else EDIT_REPLACED
+        ask = AskScreen("Send the feedback?", body, yes="Send (y)")
+        screen.app.push_screen(ask, answered)
+
+    box = FeedbackScreen(number, summary, rounds=rounds, edited=edited, offline=offline)
+    screen.app.push_screen(box, done)

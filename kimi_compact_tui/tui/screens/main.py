@@ -36,10 +36,11 @@ from kimi_compact_tui.tui.flow import (
     WriteRequested,
 )
 from kimi_compact_tui.tui.keys import MAIN_KEYS
-from kimi_compact_tui.tui.screens.candidates import CandidatesScreen
+from kimi_compact_tui.tui.screens.candidates import CandidatesScreen, FeedbackOn
 from kimi_compact_tui.tui.screens.confirm import AskScreen
 from kimi_compact_tui.tui.screens.diff import DiffScreen
 from kimi_compact_tui.tui.screens.edit import EditSummaryScreen
+from kimi_compact_tui.tui.screens.feedback import ask_feedback
 from kimi_compact_tui.tui.screens.help import HelpScreen
 from kimi_compact_tui.tui.screens.instructions import InstructionsScreen
 from kimi_compact_tui.tui.screens.model import ModelScreen
@@ -201,6 +202,13 @@ class MainScreen(Screen[None]):
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         return keys.check(MAIN_KEYS, action, self.state)
 
+    def footer_priority(self) -> tuple[str, ...]:
+        """The keys the footer shows first: once a summary exists, write, diff and
+        edit (found only through ? at 80 columns before); else compact."""
+        if self.state.summary is not None:
+            return ("write", "diff", "edit", "compact", "candidates")
+        return ("compact", "boundary", "preview", "instructions")
+
     def on_key(self, event: events.Key) -> None:
         """A review key that is unavailable now says why (the binding does not run)."""
         key = keys.key_for(MAIN_KEYS, event.key)
@@ -315,8 +323,10 @@ class MainScreen(Screen[None]):
             self._replan("New instructions", change)
 
     def action_candidates(self) -> None:
-        def done(number: int | None) -> None:
-            if number is not None:
+        def done(number: int | FeedbackOn | None) -> None:
+            if isinstance(number, FeedbackOn):
+                self.feedback_on(number.number)
+            elif number is not None:
                 self._apply(self.state.choose_candidate, number)
                 if self.state.summary is not None and self.state.runs.candidates.chosen == number:
                     self.notify(f"candidate #{number} is the summary to write", markup=False)
@@ -324,6 +334,26 @@ class MainScreen(Screen[None]):
         self.app.push_screen(
             CandidatesScreen(self.state.runs.candidates, self.state.runs.links), done
         )
+
+    def feedback_on(self, number: int) -> None:
+        """Feedback on candidate ``number`` (``f`` on the candidates screen): the
+        box, then its revision streams (asked first when it is the summary under
+        review and an edit: the revision replaces the edit)."""
+        state = self.state
+        result = state.runs.results.get(number)
+        if result is None:
+            return
+        under = result is state.stream_result and state.summary is not None
+        summary = (state.summary_to_write or result.summary) if under else result.summary
+        edited = under and state.summary_edited
+        link = state.runs.links.get(number)
+
+        def send(feedback: str) -> None:
+            self._after_flow(ReviseRequested(state.revision_link(number, summary, feedback)))
+
+        rounds = len(link.rounds) if link is not None else 0
+        offline = state.provider is None or state.provider.offline
+        ask_feedback(self, number, summary, send, rounds=rounds, edited=edited, offline=offline)
 
     def action_compact(self) -> None:
         self.app.push_screen(StreamScreen(self.state), self._after_flow)

@@ -1,149 +1,152 @@
 """The retention pane inside a flow screen (the diff, the finished stream).
 
-:class:`RetentionHost` is mixed into those screens: ``i`` and ``e`` act on the
-pane's selected missing items from anywhere on the screen, and the pane's
-messages dismiss the screen with a typed request the main screen carries out
-(:mod:`kimi_compact_tui.tui.flow`: ``JumpToMessage``, ``AddInstructions``,
-``OpenEditor``).
+:class:`RetentionHost` is mixed into those screens. The pane's keys are the
+screen's (:data:`~kimi_compact_tui.tui.keys.RETENTION_KEYS`), so they act on
+the pane's highlighted row wherever the pane is shown, focused or not:
+``space`` pins or unpins it, ``a`` its whole category, the probe key probes the
+summary as it would be written, ``i`` and ``e`` take the pinned (else the
+highlighted) items to the instructions or the editor. ``space`` and ``a`` are
+offered only while the pane lists a missing item. The work is the screen's
+:class:`~kimi_compact_tui.tui.retention_controller.RetentionController`; the
+pins are the review state's, so the diff, the write dialog and the write use
+the summary with the pinned block. Leaving while a probe runs asks first.
 
-The pane's pins go to the review state (``ReviewState.set_pins``), so the
-diff, the write dialog and the write use the summary with the pinned block;
-a host that shows that summary redraws it in :meth:`RetentionHost.pins_changed`.
-``P`` in the pane probes the summary as it would be written: refused in one
-line for the offline provider (it cannot answer) or when the job would refuse
-a request, else the pane asks first and runs it (:meth:`RetentionPane.start_probe`).
+The pane's requests dismiss the screen with a typed request the main screen
+carries out (:mod:`kimi_compact_tui.tui.flow`: ``JumpToMessage``,
+``AddInstructions``, ``OpenEditor``).
 """
 
 from __future__ import annotations
 
-from typing import Any, cast
+from collections.abc import Callable
+from typing import Any, Protocol, TypeVar
 
+from textual.app import App
+from textual.css.query import NoMatches
+from textual.widget import Widget
+
+from kimi_compact_tui.retention import editor_block, instructions_for
 from kimi_compact_tui.tui.flow import AddInstructions, JumpToMessage, OpenEditor
-from kimi_compact_tui.tui.widgets.retention_pane import ProbeInputs, RetentionPane
+from kimi_compact_tui.tui.retention_controller import RetentionController
+from kimi_compact_tui.tui.state import ReviewState
+from kimi_compact_tui.tui.widgets.retention_pane import RetentionPane
 
-OFFLINE_PROBE = (
-    "the offline provider cannot answer questions: probing needs a model "
-    "(--provider KIND with --model, or a provider block in the config)"
-)
+W = TypeVar("W", bound=Widget)
 
-
-def probe_refusal(state: Any) -> str | None:
-    """Why the summary under review cannot be probed now (one line), or None."""
-    from kimi_compact_tui.job import RefusalKind
-
-    prep, job = state.preparation, state.job
-    if job is None or prep is None:
-        return "no session is loaded"
-    if prep.plan.noop:
-        return "nothing to probe: nothing is compacted"
-    if state.summary_to_write is None:
-        return "no summary to probe yet: press c to compact first"
-    if state.offline:
-        return OFFLINE_PROBE
-    wanted = (RefusalKind.NO_MODEL, RefusalKind.NO_KEY)
-    first = job.readiness(prep, state.provider).of(*wanted).first
-    return None if first is None else f"not probed: {first}"
+#: The host's actions that need a listed missing item.
+ITEM_ACTIONS = ("retention_pin", "retention_pin_all", "retention_instructions", "retention_editor")
+PANE_ACTIONS = (*ITEM_ACTIONS, "retention_probe", "retention_instructions", "retention_editor")
 
 
-def probe_inputs(state: Any) -> ProbeInputs:
-    """What the probe's workers need, taken from ``state`` on the UI thread."""
-    prep, job = state.preparation, state.job
-    pinned = state.pinned
-    n = len(pinned.items) if pinned is not None else 0
-    what = "the summary" + (f" with its {n} pinned item{'' if n == 1 else 's'}" if n else "")
-    return ProbeInputs(
-        session=job.session,
-        plan=prep.plan,
-        summary=state.summary_to_write,
-        compaction_cfg=job.config.compaction.as_spec(),
-        model=prep.compaction_model,
-        base_model=state.base_model,
-        provider=state.provider,
-        what=what,
-        pins=n,
-    )
+class Hosting(Protocol):
+    """What the mixin uses of the screen it is mixed into."""
+
+    state: ReviewState
+    controller: RetentionController
+
+    @property
+    def app(self) -> App[Any]: ...
+
+    def query_one(self, selector: str, expect_type: type[W]) -> W: ...
+
+    def dismiss(self, result: Any = None) -> Any: ...
+
+    def notify(self, message: str, *, markup: bool = ..., timeout: float | None = ...) -> None: ...
+
+    def pane_shown(self) -> RetentionPane | None: ...
 
 
 class RetentionHost:
     """Mixin for a Screen holding a ``RetentionPane`` with id ``retention-pane``."""
 
-    candidate: int | None = None  # the number of the candidate the scored report belongs to
-
-    def retention_pane(self) -> RetentionPane:
-        pane: RetentionPane = self.query_one(  # type: ignore[attr-defined]
-            "#retention-pane", RetentionPane
-        )
-        return pane
-
-    def score_retention(self, state: Any, summary: str) -> None:
-        prep = state.preparation
-        if state.session is None or prep is None or prep.plan.noop:
-            return
-        pane = self.retention_pane()
-        pane.display = True
-        pane.score(state.session, prep.plan, summary)
-
-    def on_retention_pane_scored(self, event: RetentionPane.Scored) -> None:
-        state = self.state  # type: ignore[attr-defined]
-        state.runs.set_retention(self.candidate, event.report)
-        pinned = state.pinned
-        if pinned is not None:  # pinned earlier on this summary: shown pinned again
-            self.retention_pane().show_pins(pinned)
-
-    def on_retention_pane_pins_changed(self, event: RetentionPane.PinsChanged) -> None:
-        event.stop()
-        state = self.state  # type: ignore[attr-defined]
-        state.set_pins(event.pinned)
-        if event.pinned is not None and state.pinned is None:
-            self.notify(  # type: ignore[attr-defined]
-                "pins apply to the summary to write: this run's summary is not it",
-                markup=False,
-                timeout=4,
-            )
-        self.pins_changed()
-
-    def pins_changed(self) -> None:
-        """The summary to write changed with the pins (a host showing it redraws)."""
-
-    def on_retention_pane_probe_requested(self, event: RetentionPane.ProbeRequested) -> None:
-        event.stop()
-        state = self.state  # type: ignore[attr-defined]
-        why = probe_refusal(state)
-        if why is not None:
-            self.notify(why, markup=False, severity="warning", timeout=5)  # type: ignore
-            return
-        self.retention_pane().start_probe(probe_inputs(state))
-
-    def on_retention_pane_jump_to_message(self, event: RetentionPane.JumpToMessage) -> None:
-        event.stop()
-        self.dismiss(JumpToMessage(event.number))  # type: ignore[attr-defined]
-
-    def on_retention_pane_add_to_instructions(self, event: RetentionPane.AddToInstructions) -> None:
-        event.stop()
-        self.dismiss(AddInstructions(event.text))  # type: ignore[attr-defined]
-
-    def on_retention_pane_append_to_editor(self, event: RetentionPane.AppendToEditor) -> None:
-        event.stop()
-        pinned = self.state.pinned  # type: ignore[attr-defined]
-        block = event.block
-        if pinned is not None and all(item in pinned.items for item in event.items):
-            block = ""  # pinned: the editor opens on the summary with their block already
-        self.dismiss(OpenEditor(block))  # type: ignore[attr-defined]
-
-    def _pane_ready(self) -> RetentionPane | None:
-        panes = self.query("#retention-pane")  # type: ignore[attr-defined]
-        pane = panes.first() if panes else None
-        if pane is None or not pane.display or not pane.items:
-            self.notify("no missing items to use", markup=False, timeout=3)  # type: ignore
+    def pane_shown(self: Hosting) -> RetentionPane | None:
+        """The pane, while it is shown (None: not composed, or hidden)."""
+        try:
+            pane = self.query_one("#retention-pane", RetentionPane)
+        except NoMatches:
             return None
-        return cast(RetentionPane, pane)
+        return pane if pane.display else None
 
-    def action_retention_instructions(self) -> None:
-        pane = self._pane_ready()
-        if pane is not None:
-            pane.action_add_to_instructions()
+    def retention_check(self: Hosting, action: str) -> bool | None:
+        """``check_action`` for the pane's keys: hidden while the pane is not
+        shown, ``space``/``a`` while it lists no missing item."""
+        if action not in PANE_ACTIONS:
+            return True
+        pane = self.pane_shown()
+        if pane is None:
+            return False
+        if action in ITEM_ACTIONS and not pane.items:
+            return False
+        return True
 
-    def action_retention_editor(self) -> None:
-        pane = self._pane_ready()
-        if pane is not None:
-            pane.action_append_to_editor()
+    def action_retention_pin(self: Hosting) -> None:
+        pane = self.pane_shown()
+        item = pane.highlighted_item() if pane is not None else None
+        if pane is None or item is None:
+            self.notify("no missing item to pin", markup=False, timeout=3)
+        elif not pane.pins_apply:
+            self.notify("pins apply to the summary to write: this run is not it", markup=False)
+        else:
+            self.controller.toggle([item])
+
+    def action_retention_pin_all(self: Hosting) -> None:
+        pane = self.pane_shown()
+        items = pane.category_items() if pane is not None else []
+        if pane is None or not items:
+            self.notify("no missing item to pin", markup=False, timeout=3)
+        elif not pane.pins_apply:
+            self.notify("pins apply to the summary to write: this run is not it", markup=False)
+        else:
+            self.controller.toggle(items)
+
+    def action_retention_probe(self: Hosting) -> None:
+        self.controller.probe()
+
+    def _chosen(self: Hosting) -> list[Any]:
+        pane = self.pane_shown()
+        items = pane.chosen_items() if pane is not None else []
+        if not items:
+            self.notify("no missing items to use", markup=False, timeout=3)
+        return items
+
+    def action_retention_instructions(self: Hosting) -> None:
+        items = RetentionHost._chosen(self)
+        if items:
+            self.dismiss(AddInstructions(instructions_for(items)))
+
+    def action_retention_editor(self: Hosting) -> None:
+        items = RetentionHost._chosen(self)
+        if not items:
+            return
+        pinned = self.state.pinned
+        block = editor_block(items)
+        if pinned is not None and all(item in pinned.items for item in items):
+            block = ""  # pinned: the editor opens on the summary with their block already
+        self.dismiss(OpenEditor(block))
+
+    def on_retention_pane_jump_to_message(
+        self: Hosting, event: RetentionPane.JumpToMessage
+    ) -> None:
+        event.stop()
+        self.dismiss(JumpToMessage(event.number))
+
+    def leave(self: Hosting, then: Callable[[], object]) -> None:
+        """Run ``then`` (leaving the screen), asking first while a probe runs."""
+        if not self.controller.probing:
+            then()
+            return
+        from kimi_compact_tui.tui.screens.confirm import AskScreen
+
+        def done(ok: bool | None) -> None:
+            if ok:
+                self.controller.stop_probe()
+                then()
+
+        ask = AskScreen(
+            "Stop the probe?",
+            "The probe is still asking the model: leaving stops it, and its answers "
+            "so far are not kept.",
+            yes="Stop and leave (y)",
+            no="Stay (n)",
+        )
+        self.app.push_screen(ask, done)

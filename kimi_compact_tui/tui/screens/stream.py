@@ -14,15 +14,21 @@ stream (and closes the screen once it has ended). A run that is not complete
 (truncated, failed, cancelled) says so and leaves nothing to write. A complete
 summary is checked against the six-section contract (a warning, not a block).
 A finished run (complete or truncated) is kept as a candidate and its retention
-pane is shown below (``i``/``e``: missing items to the instructions / editor).
+pane is shown below (its keys are this screen's: ``space``/``a`` pin, the
+probe key probes, ``i``/``e`` take missing items to the instructions /
+editor). The summary shown once the run ends is the one ``w`` writes: the
+state's :attr:`~ReviewState.summary_to_write` (with any pinned block), redrawn
+on each change of the review; a run that is not the summary under review
+(truncated, or of another range) shows its own text and takes no pins.
 
 Leaving the screen keeps the finished summary: opened again, the screen shows
 it; ``r`` runs again (asking first). ``w`` asks the app to write once the run is
 complete (a :class:`~kimi_compact_tui.tui.flow.WriteRequested`); ``m`` toggles
 raw text / Markdown.
 
-``f`` (once a summary is finished) opens the feedback box; sent, the screen
-asks for a revision (a :class:`~kimi_compact_tui.tui.flow.ReviseRequested`
+``f`` (once a summary is finished) opens the feedback box (asking first when
+the summary is an edit: the revision replaces it; pins hold on the revision);
+sent, the screen asks for a revision (a :class:`~kimi_compact_tui.tui.flow.ReviseRequested`
 with the chain of rounds), which a new stream screen runs: the same request
 for the range, then each earlier summary and feedback, then this summary (as
 the reviewer has it, perhaps edited) and the feedback. Before any request it
@@ -68,6 +74,7 @@ from kimi_compact_tui.tui.flow import (
     ReviseRequested,
     WriteRequested,
 )
+from kimi_compact_tui.tui.retention_controller import RetentionController
 from kimi_compact_tui.tui.runs import RunKey, RunLink
 from kimi_compact_tui.tui.screens.retention_host import RetentionHost
 from kimi_compact_tui.tui.state import ReviewState
@@ -137,7 +144,25 @@ class StreamScreen(RetentionHost, Screen[FlowRequest | None]):
         height: auto;
         padding: 0 1;
     }
+    /* A short terminal (80x24): once the run has ended, the retention pane gets
+       the room its missing items and failed probe questions need. */
+    StreamScreen.short.finished #stream-note {
+        display: none;
+    }
+    StreamScreen.short.finished #stream-outcome {
+        max-height: 2;
+    }
+    StreamScreen.short.finished #stream-view {
+        height: 1fr;
+        min-height: 4;
+    }
+    StreamScreen.short.finished #retention-pane {
+        height: 2fr;
+    }
     """
+
+    #: Below this many rows the finished screen gives the retention pane more room.
+    SHORT_ROWS = 40
 
     def __init__(
         self,
@@ -174,14 +199,58 @@ class StreamScreen(RetentionHost, Screen[FlowRequest | None]):
         self._started: float | None = None
         self._ended: float | None = None
         self._timer: Timer | None = None
+        self.candidate: int | None = None  # the number this screen's run was kept as
+        self.controller = RetentionController(self, state)
+        self._unwatch: Callable[[], None] | None = None
 
-    # --- layout -------------------------------------------------------------------
-    def pins_changed(self) -> None:
-        """The summary shown is the one ``w`` writes: with the pinned block
-        while items are pinned, the model's text again once none is."""
-        text = self.state.summary_to_write
-        if text is not None:
-            self.query_one(StreamView).show_written(text)
+    # --- the review ---------------------------------------------------------------
+    def under_review(self) -> bool:
+        """This screen's run is the summary under review (the one ``w`` writes)."""
+        result = self.result
+        return (
+            result is not None
+            and result is self.state.stream_result
+            and (self.state.summary is not None)
+        )
+
+    def subject(self) -> str | None:
+        """What the retention pane scores: the summary under review when this run
+        is it (an edit included), else this run's own text."""
+        if self.under_review():
+            return self.state.summary
+        return self.result.summary if self.result is not None else None
+
+    def review_changed(self) -> None:
+        """The state changed: the summary shown is the one ``w`` writes (with the
+        pinned block while items are pinned), and it is scored."""
+        if not self.is_attached or self.result is None:
+            return
+        if self.under_review():
+            text = self.state.summary_to_write
+            if text is not None:
+                self.view.show_written(text)
+        if self.retention_pane_shown:
+            self.controller.score(self.subject())
+        self.refresh_bindings()
+
+    @property
+    def retention_pane_shown(self) -> bool:
+        return self.query_one(RetentionPane).display
+
+    def show_retention(self) -> None:
+        self.add_class("finished")
+        pane = self.query_one(RetentionPane)
+        pane.display = True
+        pane.redraw()  # its subject is this run now (scored already, or scored next)
+        self.controller.score(self.subject())
+        self.refresh_bindings()
+
+    def footer_priority(self) -> tuple[str, ...]:
+        """Once the run has ended, the keys that act on it first: write, the
+        pane's pin and probe, feedback (at 80 columns the rest is in ?)."""
+        if self.running:
+            return ("cancel_or_close",)
+        return ("write", "retention_pin", "retention_probe", "feedback", "rerun")
 
     def compose(self) -> ComposeResult:
         with Vertical(id="stream-head"):
@@ -191,7 +260,9 @@ class StreamScreen(RetentionHost, Screen[FlowRequest | None]):
             yield Static(Text(""), id="stream-note")
         yield StreamView(id="stream-view")
         yield Static(Text(""), id="stream-outcome")
-        yield RetentionPane(id="retention-pane")
+        yield RetentionPane(
+            self.state, subject=self.subject, probe_key=keys.PROBE_KEY, id="retention-pane"
+        )
         yield KeysFooter()
 
     def _title(self) -> Text:
@@ -218,10 +289,15 @@ class StreamScreen(RetentionHost, Screen[FlowRequest | None]):
     def view(self) -> StreamView:
         return self.query_one(StreamView)
 
+    def on_resize(self, event: events.Resize) -> None:
+        self.set_class(event.size.height < self.SHORT_ROWS, "short")
+
     def on_mount(self) -> None:
+        self.set_class(self.app.size.height < self.SHORT_ROWS, "short")
         self._view = self.query_one(StreamView)
         self.show_timing = self.show_timing and getattr(self.app, "show_timing", True)
-        self.retention_pane().display = False
+        self.query_one(RetentionPane).display = False
+        self._unwatch = self.state.watch(self.review_changed)
         if self.provider.offline:
             self.add_class("offline")
         prep = self.state.preparation
@@ -335,6 +411,8 @@ class StreamScreen(RetentionHost, Screen[FlowRequest | None]):
         """Leaving (or the app closing) stops a run still going in its thread."""
         self.cancelling = True
         self.control.stop()
+        if self._unwatch is not None:
+            self._unwatch()
 
     def _done(self, result: StreamResult) -> None:
         if self.result is not None:
@@ -349,10 +427,11 @@ class StreamScreen(RetentionHost, Screen[FlowRequest | None]):
             result, self.run_key, link=self.revision, origin=self.origin
         )
         self.refresh_bindings()
-        if self.candidate is not None:
-            self.score_retention(self.state, result.summary)
         complete = result.status == "complete" and bool(result.summary.strip())
-        self.view.finish(result.summary if complete else None, render=complete)
+        shown = self.state.summary_to_write if self.under_review() else result.summary
+        self.view.finish(shown if complete else None, render=complete)
+        if self.candidate is not None:
+            self.show_retention()
         if result.offline or self.provider.offline:
             self.add_class("offline")
         self._update_status()
@@ -367,10 +446,11 @@ class StreamScreen(RetentionHost, Screen[FlowRequest | None]):
     def _show_kept(self, result: StreamResult) -> None:
         """Show the summary kept from an earlier run (or the user's edit)."""
         self.result = result
-        summary = self.state.summary or result.summary
+        summary = self.state.summary_to_write or result.summary  # with any pinned block
         self.view.push_text(summary)
         self.view.finish(summary)
-        self.score_retention(self.state, summary)
+        self.candidate = self.state.runs.number_of(result)
+        self.show_retention()
         if result.offline or self.provider.offline:
             self.add_class("offline")
         self._update_status()
@@ -443,7 +523,7 @@ class StreamScreen(RetentionHost, Screen[FlowRequest | None]):
     # --- actions ------------------------------------------------------------------
     def action_cancel_or_close(self) -> None:
         if not self.running:
-            self.dismiss(None)
+            self.leave(lambda: self.dismiss(None))
             return
         if not self.cancelling:
             self.cancelling = True
@@ -457,7 +537,7 @@ class StreamScreen(RetentionHost, Screen[FlowRequest | None]):
 
     def action_close(self) -> None:
         if not self.running:
-            self.dismiss(None)
+            self.leave(lambda: self.dismiss(None))
 
     def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
         """``w`` is offered once there is a summary to write: greyed while the
@@ -467,7 +547,7 @@ class StreamScreen(RetentionHost, Screen[FlowRequest | None]):
             return None if self.running else False
         if action == "feedback" and self.feedback_refusal() is not None:
             return None if self.running else False
-        return True
+        return self.retention_check(action)
 
     def on_key(self, event: events.Key) -> None:
         key = keys.key_for(keys.STREAM_KEYS, event.key)
@@ -527,9 +607,9 @@ class StreamScreen(RetentionHost, Screen[FlowRequest | None]):
         result = self.result
         assert result is not None
         state = self.state
-        if state.stream_result is result and state.summary is not None:
-            written = state.summary_to_write or state.summary  # with its pinned block
-            return written, state.summary_edited or state.pinned is not None
+        if self.under_review():
+            written = state.summary_to_write or result.summary  # with its pinned block
+            return written, state.summary_edited
         return result.summary, False
 
     def feedback_refusal(self) -> str | None:
@@ -551,7 +631,7 @@ class StreamScreen(RetentionHost, Screen[FlowRequest | None]):
         number = self.revised_number()
         assert number is not None
         summary, edited = self._reviewed_summary()
-        from kimi_compact_tui.tui.screens.feedback import FeedbackScreen
+        from kimi_compact_tui.tui.screens.feedback import ask_feedback
 
         link = self.state.runs.links.get(number)
         rounds = len(link.rounds) if link is not None else 0
@@ -559,28 +639,6 @@ class StreamScreen(RetentionHost, Screen[FlowRequest | None]):
         def send(feedback: str) -> None:
             self.dismiss(ReviseRequested(self.state.revision_link(number, summary, feedback)))
 
-        def done(feedback: str | None) -> None:
-            if not feedback:
-                return
-            if not edited:  # the run stays a candidate: nothing of the reviewer's is lost
-                send(feedback)
-                return
-            # An edit or pins live only in the summary under review, which the
-            # revision replaces: they are sent to the model, but ask first.
-            from kimi_compact_tui.tui.screens.confirm import AskScreen
-
-            what = "your edit" if self.state.summary_edited else "the pinned items"
-            body = (
-                f"The revision becomes the summary under review; with no model (offline), "
-                f"{what} stay in it, and only feedback a rule can follow is applied."
-                if self.provider.offline
-                else f"The revision becomes the summary under review; {what} go to the model "
-                "with the summary, but are no longer what is written."
-            )
-            ask = AskScreen("Send the feedback?", body, yes="Send (y)")
-            self.app.push_screen(ask, lambda ok: send(feedback) if ok else None)
-
-        box = FeedbackScreen(
-            number, summary, rounds=rounds, edited=edited, offline=self.provider.offline
+        ask_feedback(
+            self, number, summary, send, rounds=rounds, edited=edited, offline=self.provider.offline
         )
-        self.app.push_screen(box, done)

@@ -6,9 +6,17 @@ pinned keys sit in a group docked at the right; the other keys fill the room
 left of it. A key that does not fit whole is left out, never cut mid-word
 (``d Di``), and the keys that fit keep their full labels (``/ Search``, not
 ``/``); ``?`` lists them all.
+
+The room goes first to the keys that matter now: a screen may say which
+(``footer_priority()``, a sequence of actions: on the main screen, once a
+summary exists, ``w``, ``d`` and ``e``), then to the other keys that can run,
+then to the greyed ones.
 """
 
 from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
 
 from rich.cells import cell_len
 from textual import events
@@ -58,6 +66,7 @@ class KeysFooter(Footer):
                 pinned.append(widget)
             else:
                 others.append(widget)
+        others = self._by_priority(others)
         width = self.size.width or self.app.size.width
         self._laid_out_for = width
         room = width - docked - sum(key_cells(k, self.compact) for k in pinned)
@@ -78,6 +87,23 @@ class KeysFooter(Footer):
             order = {action: i for i, action in enumerate(PINNED_ACTIONS)}
             pinned.sort(key=lambda key: order[key.action])
             yield HorizontalGroup(*pinned, id="pinned-keys")
+
+    def _by_priority(self, widgets: list[Any]) -> list[Any]:
+        """The keys the screen names first (in its order), then the keys that can
+        run, then the greyed ones; otherwise in the table's order."""
+        wanted = getattr(self.screen, "footer_priority", None)
+        first: Sequence[str] = wanted() if callable(wanted) else ()
+        rank = {action: i for i, action in enumerate(first)}
+
+        def order(pair: tuple[int, Any]) -> tuple[int, int, int]:
+            index, widget = pair
+            if not isinstance(widget, FooterKey):
+                return (2, 0, index)
+            if widget.action in rank and not widget.disabled:
+                return (0, rank[widget.action], index)
+            return (1 if not widget.disabled else 2, 0, index)
+
+        return [w for _i, w in sorted(enumerate(widgets), key=order)]
 
     def on_resize(self, event: events.Resize) -> None:
         if event.size.width != self._laid_out_for and self._bindings_ready:

@@ -1,0 +1,291 @@
+"""The retention pane's work, for the screen that shows it: scores, pins and the probe.
+
+A :class:`RetentionController` belongs to a host screen (the diff, the finished
+stream). Its work runs in the screen's async workers: each awaits one plain
+function in a thread (given what it needs, taken on the UI thread; it reads
+nothing else) and gives the result to the review state on the UI thread. The
+pane only renders what the state holds, so nothing here is a widget and no
+result is dispatched by a worker's name. Leaving the screen cancels its
+workers; a probe's request under way is then cancelled too.
+
+- :meth:`RetentionController.score`: the retention of a summary, once per text;
+  then the figures of the summary with its pins (:attr:`ReviewState.pinned`).
+- :meth:`RetentionController.toggle`: pin or unpin items (the state's pins are
+  item keys; they hold for the write at once, their figures follow).
+- :meth:`RetentionController.probe`: refused in one line when it cannot run
+  (:func:`probe_refusal`), else the questions are planned, the reviewer is
+  asked first (how many requests, their size; ``+``/``-`` ask more or fewer),
+  the questions are sent and graded, and the report is kept by the text
+  probed (per candidate and pins).
+
+Every call into the job's probe goes through :func:`job_probe` (one place to
+switch to the job's own probe entry).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import threading
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass
+from functools import partial
+from typing import TYPE_CHECKING, Any, Protocol
+
+from kimi_compact_tui.retention import Item, retention_report
+from kimi_compact_tui.tui.state import ReviewState
+
+if TYPE_CHECKING:
+    from textual.app import App
+    from textual.worker import Worker
+
+OFFLINE_PROBE = (
+    "the offline provider cannot answer questions: probing needs a model "
+    "(--provider KIND with --model, or a provider block in the config)"
+)
+STOP_POLL = 0.1  # seconds between two looks at whether the probe was stopped
+#: The question counts ``+`` and ``-`` step through before a probe is sent.
+PROBE_COUNTS = (3, 5, 10, 15, 20)
+
+
+class Host(Protocol):
+    """What a controller needs of its screen (a Textual Screen is one)."""
+
+    @property
+    def app(self) -> App[Any]: ...
+
+    def run_worker(self, work: Any, *, group: str, exclusive: bool, exit_on_error: bool) -> Any: ...
+
+    def notify(self, message: str, *, markup: bool, severity: Any, timeout: float) -> None: ...
+
+
+@dataclass(frozen=True)
+class ProbeInputs:
+    """What probing needs, taken on the UI thread (the thread reads nothing else)."""
+
+    session: Any
+    plan: Any
+    summary: str  # as it would be written (with any pinned block)
+    compaction_cfg: dict[str, Any]
+    model: str | None
+    base_model: str | None
+    provider: Any
+    what: str  # what is probed, for people ("the summary", "… with 2 pinned items")
+    pins: int = 0  # how many pinned items the summary carries
+    limit: int | None = None
+
+
+def probe_refusal(state: ReviewState) -> str | None:
+    """Why the summary under review cannot be probed now (one line), or None."""
+    from kimi_compact_tui.job import RefusalKind
+
+    prep, job = state.preparation, state.job
+    if job is None or prep is None:
+        return "no session is loaded"
+    if prep.plan.noop:
+        return "nothing to probe: nothing is compacted"
+    if state.summary_to_write is None:
+        return "no summary to probe yet: press c to compact first"
+    if state.offline:
+        return OFFLINE_PROBE
+    wanted = (RefusalKind.NO_MODEL, RefusalKind.NO_KEY)
+    first = job.readiness(prep, state.provider).of(*wanted).first
+    return None if first is None else f"not probed: {first}"
+
+
+def probe_inputs(state: ReviewState, limit: int | None = None) -> ProbeInputs:
+    """What the probe needs, taken from ``state`` on the UI thread."""
+    prep, job, summary = state.preparation, state.job, state.summary_to_write
+    assert prep is not None and job is not None and summary is not None
+    pinned = state.pinned
+    n = len(pinned.items) if pinned is not None else 0
+    what = "the summary" + (f" with its {n} pinned item{'' if n == 1 else 's'}" if n else "")
+    return ProbeInputs(
+        session=job.session,
+        plan=prep.plan,
+        summary=summary,
+        compaction_cfg=job.config.compaction.as_spec(),
+        model=prep.compaction_model,
+        base_model=state.base_model,
+        provider=state.provider,
+        what=what,
+        pins=n,
+        limit=limit,
+    )
+
+
+class ProbeStopped(Exception):
+    """The probe was stopped (its screen went away): nothing more is sent."""
+
+
+def job_probe(inputs: ProbeInputs, questions: Any = None, stopped: Any = None) -> Any:
+    """The one call into the job's probe. Without ``questions``: plan them (a
+    ProbePlan; no request). With them: send each, grade the answers (a
+    ProbeReport); once ``stopped()`` is true the request under way is cancelled
+    and :class:`ProbeStopped` raised (a thread cannot be interrupted)."""
+    from kimi_compact_tui.job.prepare import specifics_of
+    from kimi_compact_tui.job.probe import DEFAULT_QUESTIONS, ask, plan_probe
+    from kimi_compact_tui.providers import StreamResult, stream_summary
+
+    if questions is None:
+        return plan_probe(
+            inputs.session,
+            inputs.plan,
+            inputs.summary,
+            specifics_of(inputs.session, inputs.plan)(),
+            inputs.compaction_cfg,
+            model=inputs.model,
+            base_model=inputs.base_model,
+            limit=inputs.limit or DEFAULT_QUESTIONS,
+        )
+    is_stopped: Callable[[], bool] = stopped or (lambda: False)
+
+    async def run() -> Any:
+        cancel = asyncio.Event()
+
+        async def watch() -> None:
+            while not is_stopped():
+                await asyncio.sleep(STOP_POLL)
+            cancel.set()
+
+        async def send(config: Any, body: dict[str, Any]) -> StreamResult:
+            if cancel.is_set():
+                raise ProbeStopped
+            return await stream_summary(config, body, None, cancel)
+
+        watcher = asyncio.create_task(watch())
+        try:
+            report = await ask(questions, inputs.provider, send)
+        finally:
+            watcher.cancel()
+        if cancel.is_set():
+            raise ProbeStopped
+        return report
+
+    return asyncio.run(run())
+
+
+class RetentionController:
+    """The retention work of one host screen over the review ``state``."""
+
+    def __init__(self, host: Host, state: ReviewState) -> None:
+        self.host = host
+        self.state = state
+        self._probe: Worker[None] | None = None
+        self._scoring: dict[str, str] = {}  # group → the text its worker scores
+
+    # --- scores ------------------------------------------------------------------------
+    def score(self, text: str | None) -> None:
+        """Score ``text`` (a summary) unless it is scored; then its pins' figures."""
+        state, prep = self.state, self.state.preparation
+        if text is None or state.job is None or prep is None or prep.plan.noop:
+            return
+        if state.scored(text) is not None:
+            self.score_pins()
+            return
+        self._score_in("retention", state.job.session, prep.plan, text)
+
+    def score_pins(self) -> None:
+        """Score the summary with its pinned block, when it is not scored yet."""
+        state, prep, pinned = self.state, self.state.preparation, self.state.pinned
+        if pinned is None or pinned.scored or state.job is None or prep is None:
+            return
+        self._score_in("pins", state.job.session, prep.plan, pinned.text)
+
+    def _score_in(self, group: str, session: Any, plan: Any, text: str) -> None:
+        """Score ``text`` in ``group``'s worker (a newer text replaces an older one)."""
+        if self._scoring.get(group) == text:
+            return  # under way
+        self._scoring[group] = text
+        self._run(partial(self._score, group, session, plan, text), group)
+
+    async def _score(self, group: str, session: Any, plan: Any, text: str) -> None:
+        try:
+            report = await asyncio.to_thread(retention_report, session, plan, text)
+        finally:
+            if self._scoring.get(group) == text:
+                del self._scoring[group]
+        self.state.set_score(text, report)
+        self.score_pins()
+
+    def toggle(self, items: Iterable[Item]) -> None:
+        """Pin ``items`` (or unpin them, all pinned already): held for the write at once."""
+        self.state.toggle_pins(items)
+        self.score_pins()
+
+    # --- the probe ---------------------------------------------------------------------
+    @property
+    def probing(self) -> bool:
+        """A probe is planning, asking or waiting for its answers."""
+        return self._probe is not None and self._probe.is_running
+
+    def probe(self) -> None:
+        why = probe_refusal(self.state)
+        if why is not None:
+            self.host.notify(why, markup=False, severity="warning", timeout=5)
+            return
+        self._probe = self._run(self._probing, "probe")
+
+    async def _probing(self) -> None:
+        from kimi_compact_tui.job.probe import DEFAULT_QUESTIONS
+        from kimi_compact_tui.tui.screens.confirm import ProbeAskScreen
+
+        state = self.state
+        count = state.probe_count or DEFAULT_QUESTIONS
+        while True:
+            inputs = probe_inputs(state, count)
+            text = inputs.summary
+            state.set_probe_note(text, "probe: choosing the questions…")
+            try:
+                questions = await asyncio.to_thread(job_probe, inputs)
+            except Exception as exc:  # shown in the pane, never a traceback
+                state.set_probe_note(text, f"probe: failed: {type(exc).__name__}: {exc}")
+                return
+            if not questions.questions:
+                why = "the compacted messages hold nothing the kept ones do not"
+                state.set_probe_note(text, f"probe: no questions: {why}")
+                return
+            body = (
+                f"Send {questions.describe()} to {inputs.provider.describe()}?\n\n"
+                f"Each request holds what the agent keeps: the leading system messages, "
+                f"{inputs.what} and the kept tail; no compacted message. "
+                "Secret-looking strings are masked."
+            )
+            ask = ProbeAskScreen("Probe the summary?", body, count=len(questions.questions))
+            answer = await self.host.app.push_screen_wait(ask)
+            if ask.step is None:
+                break
+            count = step_count(len(questions.questions), ask.step == "more")
+            state.probe_count = count
+        if answer is not True:
+            state.set_probe_note(text, "probe: not sent")
+            return
+        n = len(questions.questions)
+        state.set_probe_note(text, f"probe: asking {n} question{'' if n == 1 else 's'}…")
+        stop = threading.Event()
+        try:
+            report = await asyncio.to_thread(job_probe, inputs, questions, stop.is_set)
+        except asyncio.CancelledError:
+            stop.set()
+            state.probe_notes.pop(text, None)
+            raise
+        except ProbeStopped:
+            state.set_probe_note(text, None)
+            return
+        except Exception as exc:  # shown in the pane, never a traceback
+            state.set_probe_note(text, f"probe: failed: {type(exc).__name__}: {exc}")
+            return
+        state.set_probe(text, report)
+
+    def stop_probe(self) -> None:
+        if self._probe is not None:
+            self._probe.cancel()
+
+    def _run(self, work: Any, group: str) -> Any:
+        return self.host.run_worker(work, group=group, exclusive=True, exit_on_error=False)
+
+
+def step_count(count: int, more: bool) -> int:
+    """The next question count up (``more``) or down from ``count``."""
+    if more:
+        return next((c for c in PROBE_COUNTS if c > count), PROBE_COUNTS[-1])
+    return next((c for c in reversed(PROBE_COUNTS) if c < count), PROBE_COUNTS[0])

@@ -1,0 +1,1 @@
+"""The command line: commands, usage errors, JSON output and ``serve``."""

@@ -1,0 +1,1 @@
+"""The YAML config: ranges, typed values, prompts and token estimates."""

@@ -1,0 +1,1 @@
+"""The compaction engine's plain-data steps: the plan, the tail, the request, sections, the diff."""

@@ -1,0 +1,1 @@
+"""The compaction job: refusals, the probe, revisions and the spec facade."""

@@ -1,0 +1,233 @@
+"""The layers run one way, and no module imports itself back.
+
+Every import in the package is read from the source (module level, inside
+functions and under ``TYPE_CHECKING`` alike), so a cycle hidden behind a
+function-local import is still a cycle here. Two rules:
+
+1. each area imports only the areas below it (:data:`ALLOWED`): the plain
+   engine steps under the formats, the providers and the store; the
+   compaction job above them; the front ends on top;
+2. the module graph has no cycle.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import kimi_compact_tui
+
+PACKAGE = Path(kimi_compact_tui.__file__).parent
+ROOT = "kimi_compact_tui"
+
+# The areas, bottom to top, and what each may import (besides itself).
+BASE = {
+    "__init__",
+    "errors",
+    "fsutil",
+    "sanitize",
+    "secrets",
+    "model",
+    "limits",
+    "previews",
+    "samples",
+    "wording",
+}
+ALLOWED: dict[str, set[str]] = {
+    "base": set(),
+    "compaction": {"base"},
+    "hooks": {"base"},  # the gate: the hook runs before every compaction of an agent
+    "specifics": {"base", "compaction"},
+    "retention": {"base", "compaction", "specifics"},
+    "providers": {"base", "compaction", "retention", "specifics"},  # offline: the specifics
+    "config": {"base", "compaction", "retention", "providers"},  # it checks the provider block
+    "formats": {"base", "compaction", "specifics"},  # their tool roles
+    "diff": {"base", "compaction", "formats"},
+    "store": {"base", "compaction", "formats", "hooks"},  # a write clears a pending review
+    "job": {"base", "compaction", "providers", "config", "formats", "store", "retention",
+            "specifics"},
+    "tui": {"base", "compaction", "providers", "config", "formats", "retention", "diff",
+            "store", "job", "specifics"},
+    "commands": {"base", "compaction", "providers", "config", "formats", "retention", "diff",
+                 "store", "job", "tui", "specifics", "hooks"},
+    "cli": {"base", "commands", "formats"},  # a bare word may be a session id
+}  # fmt: skip
+
+
+def module_name(path: Path) -> str:
+    rel = path.relative_to(PACKAGE).with_suffix("")
+    parts = list(rel.parts)
+    if parts[-1] == "__init__" and len(parts) > 1:
+        parts = parts[:-1]
+    return ".".join(parts) if parts != ["__init__"] else "__init__"
+
+
+def area(module: str) -> str:
+    head = module.split(".")[0]
+    if head == "__main__":  # ``python -m kimi_compact_tui`` is the command line
+        return "cli"
+    return "base" if head in BASE else head
+
+
+def modules() -> dict[str, Path]:
+    return {module_name(p): p for p in PACKAGE.rglob("*.py")}
+
+
+def imports(path: Path, known: set[str]) -> set[str]:
+    """The package modules ``path`` imports, wherever the import statement is."""
+    out: set[str] = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names = [a.name for a in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+            names = [f"{node.module}.{a.name}" for a in node.names]
+            names = [n if n[len(ROOT) + 1 :] in known else node.module for n in names]
+        else:
+            continue
+        for name in names:
+            if name == ROOT:
+                out.add("__init__")
+            elif name.startswith(ROOT + "."):
+                target = name[len(ROOT) + 1 :]
+                while target not in known and "." in target:
+                    target = target.rsplit(".", 1)[0]
+                if target in known:
+                    out.add(target)
+    return out
+
+
+def graph() -> dict[str, set[str]]:
+    mods = modules()
+    known = set(mods)
+    return {name: imports(path, known) - {name} for name, path in mods.items()}
+
+
+def test_every_area_is_known():
+    unknown = sorted({area(m) for m in modules()} - set(ALLOWED))
+    assert not unknown, f"place these areas in ALLOWED: {unknown}"
+
+
+def test_imports_point_down():
+    wrong = []
+    for module, targets in graph().items():
+        here = area(module)
+        for target in targets:
+            there = area(target)
+            if there != here and there not in ALLOWED[here]:
+                wrong.append(f"{module} -> {target} ({here} may not import {there})")
+    assert not wrong, "\n".join(sorted(wrong))
+
+
+def test_no_import_cycle():
+    g = graph()
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    cycles: list[list[str]] = []
+    counter = [0]
+
+    def visit(v: str) -> None:  # Tarjan's strongly connected components
+        index[v] = low[v] = counter[0]
+        counter[0] += 1
+        stack.append(v)
+        on_stack.add(v)
+        for w in sorted(g[v]):
+            if w not in index:
+                visit(w)
+                low[v] = min(low[v], low[w])
+            elif w in on_stack:
+                low[v] = min(low[v], index[w])
+        if low[v] == index[v]:
+            component = []
+            while True:
+                w = stack.pop()
+                on_stack.discard(w)
+                component.append(w)
+                if w == v:
+                    break
+            if len(component) > 1:
+                cycles.append(sorted(component))
+
+    for v in sorted(g):
+        if v not in index:
+            visit(v)
+    assert not cycles, f"import cycles: {cycles}"
+
+
+def test_the_checker_sees_function_local_imports(tmp_path):
+    """The scan would catch a cycle hidden in a function."""
+    probe = tmp_path / "probe.py"
+    probe.write_text(
+        "def f():\n    from kimi_compact_tui.job import CompactionJob\n    return CompactionJob\n"
+    )
+    assert imports(probe, set(modules())) == {"job"}
+
+
+def _calls(tree: ast.AST, name: str) -> list[ast.Call]:
+    return [
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id == name
+    ]
+
+
+def test_no_format_is_read_with_getattr():
+    """Every hook is declared on SessionFormat: nothing reads a format (or a
+    plan) with getattr."""
+    found = []
+    for module, path in modules().items():
+        for call in _calls(ast.parse(path.read_text(encoding="utf-8")), "getattr"):
+            subject = ast.unparse(call.args[0]) if call.args else ""
+            if any(w in subject.lower() for w in ("fmt", "format", "plugin", "plan")):
+                found.append(f"{module}: getattr({subject}, ...)")
+    assert not found, "\n".join(found)
+
+
+def test_no_format_file_name_outside_formats():
+    """Only the formats know their files' names."""
+    names = ("context.jsonl", "wire.jsonl", "context_", ".chat", "rollout-", "session-")
+    found = []
+    for module, path in modules().items():
+        if area(module) == "formats":
+            continue
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        docstrings = {
+            id(n.body[0].value)
+            for n in ast.walk(tree)
+            if isinstance(n, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+            and n.body
+            and isinstance(n.body[0], ast.Expr)
+            and isinstance(n.body[0].value, ast.Constant)
+        }
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Constant) and isinstance(node.value, str):
+                if id(node) in docstrings:
+                    continue  # prose may name a file by way of example
+                # ``context_window`` is a config setting, not kimi-cli's ``context_N``.
+                text = node.value.replace("context_window", "")
+                if any(n in text for n in names):
+                    found.append(f"{module}: {node.value[:60]!r}")
+    assert not found, "\n".join(found)
+
+
+def test_thread_workers_read_only_their_arguments():
+    """A TUI thread worker is given what it needs (taken on the UI thread) and
+    touches no state, widget or process-wide setting."""
+    forbidden = ("self.state", "self.query", "self._view", "self.app", "gc.freeze",
+                 "setswitchinterval", "self.notify")  # fmt: skip
+    found = []
+    for module, path in modules().items():
+        if area(module) != "tui":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                continue
+            decorators = [ast.unparse(d) for d in node.decorator_list]
+            if not any(d.startswith("work(") and "thread=True" in d for d in decorators):
+                continue
+            body = "\n".join(ast.unparse(stmt) for stmt in node.body)
+            for word in forbidden:
+                if word in body:
+                    found.append(f"{module}.{node.name}: {word}")
+    assert not found, "\n".join(found)

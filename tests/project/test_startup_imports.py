@@ -1,0 +1,114 @@
+"""Commands start fast: each loads only what it uses.
+
+The real command runs in a child process (``tests/procs.py``) through a tiny
+wrapper that, at exit, prints which heavy libraries were imported. ``--help``
+must import none of them; ``plan`` of a plain session with no config file
+needs no config parser, no provider transport and no TUI.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests import procs
+
+ROOT = Path(__file__).resolve().parents[2]
+HEAVY = ("pydantic", "yaml", "httpx", "asyncio", "textual", "msgspec")
+
+# Runs the command line like the installed script does, and reports at exit
+# (after the command has done everything it does) the heavy modules loaded.
+WRAPPER = """
+import atexit, json, sys
+HEAVY = {heavy!r}
+def report():
+    loaded = sorted(h for h in HEAVY if h in sys.modules)
+    sys.stderr.write("\\nLOADED " + json.dumps(loaded) + "\\n")
+atexit.register(report)
+sys.argv = ["kimi-compact-tui", *sys.argv[1:]]
+from kimi_compact_tui.cli import main
+raise SystemExit(main())
+"""
+
+
+def loaded_by(tmp_path: Path, *args: str) -> tuple[int, str, list[str]]:
+    """Run the command line with ``args``: its exit status, its stdout and the
+    heavy modules it loaded."""
+    env = dict(os.environ)
+    env.pop("KIMI_COMPACT_TUI_CONFIG", None)
+    env["XDG_CONFIG_HOME"] = str(tmp_path / "no-config")  # no user config file is read
+    env["HOME"] = str(tmp_path)
+    code = WRAPPER.format(heavy=HEAVY)
+    result = procs.run(
+        [sys.executable, "-c", code, *args],
+        capture_output=True,
+        text=True,
+        cwd=str(tmp_path),
+        env=env,
+        timeout=60,
+    )
+    line = next(x for x in result.stderr.split("\n") if x.startswith("LOADED "))
+    return result.returncode, result.stdout, json.loads(line[len("LOADED ") :])
+
+
+def small_session(tmp_path: Path) -> Path:
+    path = tmp_path / "small.jsonl"
+    lines = [{"role": "system", "content": "You are terse."}]
+    for i in range(5):
+        lines.append({"role": "user", "content": f"question {i}"})
+        lines.append({"role": "assistant", "content": f"answer {i}"})
+    path.write_text("".join(json.dumps(x) + "\n" for x in lines), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("args", [("--help",), ("--version",), ("-h",)])
+def test_top_level_help_loads_no_heavy_library(tmp_path, args):
+    code, out, loaded = loaded_by(tmp_path, *args)
+    assert code == 0
+    assert "kimi-compact-tui" in out
+    assert loaded == []
+
+
+def test_the_help_lists_every_command_with_its_own_help(tmp_path):
+    from kimi_compact_tui.cli import COMMAND_MODULES
+
+    _, out, _ = loaded_by(tmp_path, "--help")
+    flat = " ".join(out.split())
+    for name, module in COMMAND_MODULES.items():
+        assert f"{name} {' '.join(module.HELP.split())}" in flat
+
+
+def test_the_light_help_is_the_full_parsers_help():
+    """Listing the commands without their options prints the same help as
+    registering them all."""
+    from kimi_compact_tui.cli import build_parser
+
+    assert build_parser(only=()).format_help() == build_parser().format_help()
+
+
+def test_plan_of_a_small_session_without_config_loads_only_the_decoder(tmp_path):
+    code, out, loaded = loaded_by(tmp_path, "plan", str(small_session(tmp_path)))
+    assert code == 0, out
+    assert "question 4" in out
+    assert set(loaded) <= {"msgspec"}  # the session decoder; no config, provider or TUI
+
+
+def test_a_command_help_loads_no_config_or_provider_library(tmp_path):
+    code, out, loaded = loaded_by(tmp_path, "compact", "--help")
+    assert code == 0 and "--provider" in out
+    assert not {"pydantic", "yaml", "httpx", "asyncio", "textual"} & set(loaded)
+
+
+def test_a_config_file_is_still_checked(tmp_path):
+    """The lazy path still reads and validates a config file when one is given."""
+    config = tmp_path / "config.yaml"
+    config.write_text("compaction:\n  enabled: true\n  type: kimi\n  max_preserved: 3\n")
+    code, _, loaded = loaded_by(
+        tmp_path, "plan", str(small_session(tmp_path)), "--config", str(config)
+    )
+    assert code == 2
+    assert {"yaml", "pydantic"} <= set(loaded)

@@ -1,0 +1,1 @@
+"""Retention: the specifics a summary keeps and loses, anchors and candidates."""

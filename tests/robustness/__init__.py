@@ -1,0 +1,1 @@
+"""Robustness: property tests, the bad-input corpus and provider fault injection."""

@@ -1,0 +1,1 @@
+"""Naming and finding sessions: ids, folders, the bundled samples and their copies."""

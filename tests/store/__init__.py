@@ -1,0 +1,1 @@
+"""The store: safe writes, backups, crash safety, the audit log and restore."""

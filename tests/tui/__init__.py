@@ -1,0 +1,1 @@
+"""The review TUI: screens, dialogs, the picker, snapshots and real terminals (tmux)."""
