@@ -8,7 +8,11 @@ labelled corpus (tests/fixtures/secrets/corpus.json), and its speed.
   (a look-alike that comes out changed is a false positive);
 - speed: ``mask_secrets`` over the text of a generated session of
   ``--messages`` messages (the default shape, one text), CPU seconds and MB/s,
-  and over each message apart (as the probe masks its tail).
+  and over each message apart (as the probe masks its tail);
+- the compaction request of a generated ``--request`` -message kimi session
+  (``build_request``) with and without masking (``mask_texts``: the
+  prefilter, then the masker on what it lets through), and ``mask_texts``
+  against ``mask_secrets`` text by text on the same parts.
 """
 
 from __future__ import annotations
@@ -71,9 +75,47 @@ def speed(mask: Callable[[str], str], n: int) -> dict[str, float]:
     return {"messages": n, "mb": mb, "whole_s": one, "each_s": each, "mb_per_s": mb / one}
 
 
+def request_speed(n: int) -> dict[str, float]:
+    """CPU seconds of the compaction request of a generated ``n``-message
+    session, masked and not, and of masking its parts both ways."""
+    from benchmarks import generate
+    from kimi_compact_tui.compaction.request import build_request
+    from kimi_compact_tui.config import AppConfig
+    from kimi_compact_tui.formats import load_session
+    from kimi_compact_tui.job import prepare_compaction
+    from kimi_compact_tui.secrets import mask_secrets, mask_texts
+
+    session = load_session(generate.ensure(n)["kimi"])
+    prep = prepare_compaction(session, AppConfig())
+    spec = AppConfig().compaction.as_spec()
+    mask_secrets("warm up: password=abcdefgh")
+
+    def best(fn: Callable[[], object]) -> float:
+        times = []
+        for _ in range(3):
+            start = time.process_time()
+            fn()
+            times.append(time.process_time() - start)
+        return min(times)
+
+    def build(mask: bool) -> Any:
+        return build_request(session.messages, prep.plan, prep.prompt, spec, mask=mask)
+
+    parts = build(False).parts
+    return {
+        "messages": n,
+        "parts": len(parts),
+        "plain_s": best(lambda: build(False)),
+        "masked_s": best(lambda: build(True)),
+        "mask_texts_s": best(lambda: mask_texts(parts)),
+        "each_s": best(lambda: [mask_secrets(p) for p in parts]),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--messages", type=int, default=20_000)
+    parser.add_argument("--request", type=int, default=10_000)
     args = parser.parse_args(argv)
     from kimi_compact_tui.secrets import mask_secrets
 
@@ -91,6 +133,12 @@ def main(argv: list[str] | None = None) -> int:
     print(
         f"speed: {f['messages']:,} messages, {f['mb']:.1f} MB: one text {f['whole_s']:.2f} s CPU "
         f"({f['mb_per_s']:.1f} MB/s); message by message {f['each_s']:.2f} s"
+    )
+    r = request_speed(args.request)
+    print(
+        f"compaction request of {r['messages']:,} messages ({r['parts']:,} parts), best of 3: "
+        f"built {r['plain_s']:.3f} s, built and masked {r['masked_s']:.3f} s CPU; "
+        f"mask_texts {r['mask_texts_s']:.3f} s, mask_secrets part by part {r['each_s']:.3f} s"
     )
     return 0
 

@@ -1,7 +1,7 @@
 """The one masker: secret-looking strings in session text, replaced with
-``[masked]`` wherever that text leaves the session again (the anchor block
-written into the summary, the probe's requests, the revision request) or is
-logged (the audit record).
+``[masked]`` wherever that text leaves the session again (the summary and
+its anchor block written into the session, the compaction request, the
+probe's requests, the revision request) or is logged (the audit record).
 
 It is built on a maintained detector, `detect-secrets`
 (https://github.com/Yelp/detect-secrets): every regex plugin it ships (AWS,
@@ -25,11 +25,14 @@ masked even if it is not a key); the name before it (``api_key=``) is kept,
 so the text still reads. detect-secrets loads on the first text that needs
 masking, never at start-up. Each detector runs only on the lines that hold
 one of its needles (:data:`NEEDLES`), so a long transcript costs a few
-substring searches (figures in docs/BENCHMARKS.md).
+substring searches; :func:`mask_texts` masks many texts (the compaction
+request's parts) behind one quick prefilter over all of them (figures in
+docs/BENCHMARKS.md).
 """
 
 from __future__ import annotations
 
+import bisect
 import re
 from functools import lru_cache
 from typing import Any
@@ -333,16 +336,19 @@ def _spans_in(
     return out
 
 
-def secret_spans(text: str) -> list[tuple[int, int]]:
+def secret_spans(
+    text: str, detectors: list[tuple[str, re.Pattern[str]]] | None = None
+) -> list[tuple[int, int]]:
     """The spans of ``text`` the masker replaces, sorted and merged. Each
-    detector runs on the windows its needles (or a long run) point to."""
+    detector (``detectors``: these only) runs on the windows its needles (or
+    a long run) point to."""
     # U+0130 is the one character whose lower case is two: replaced, the
     # lower-cased text keeps every offset of ``text``.
     lowered = text.replace("\u0130", "I").lower()
     long_runs: list[tuple[int, int]] | None = None
     seen: dict[tuple[str, bool], list[tuple[int, int]]] = {}
     spans: list[tuple[int, int]] = []
-    for name, pattern in _detectors():
+    for name, pattern in _detectors() if detectors is None else detectors:
         if name in BLOCKS:
             if any(marker in text for marker in BLOCK_MARKERS):
                 spans.extend(_spans_in(text, name, pattern, (0, len(text))))
@@ -366,13 +372,29 @@ def secret_spans(text: str) -> list[tuple[int, int]]:
     return merged
 
 
+#: A text at least this long, of more than one line, is masked line by line
+#: through :func:`mask_texts` (the same result: every detector but the
+#: whole-block ones sees one line at a time, see :func:`_window`).
+LINES_FROM = 4096
+
+
 def mask_secrets(text: str) -> str:
     """``text`` with every secret-looking string replaced by ``[masked]``."""
     if not text:
         return text
+    if (
+        len(text) >= LINES_FROM
+        and "\n" in text
+        and not any(marker in text for marker in BLOCK_MARKERS)
+    ):
+        return "\n".join(mask_texts(text.split("\n")))
+    return _masked(text)
+
+
+def _masked(text: str, detectors: list[tuple[str, re.Pattern[str]]] | None = None) -> str:
     out: list[str] = []
     at = 0
-    for start, end in secret_spans(text):
+    for start, end in secret_spans(text, detectors):
         if text[start:end] == MASK:
             continue
         out.append(text[at:start])
@@ -391,3 +413,138 @@ URL_USERINFO_RE = re.compile(r"(\w+://)[^/@\s]*@")
 def without_userinfo(text: str) -> str:
     """``text`` with every URL's user info (``user:password@``) left out."""
     return URL_USERINFO_RE.sub(r"\1", text)
+
+
+# ----------------------------------------------------------------------------- many texts
+#
+# The prefilter of :func:`mask_texts`: a text the masker would change holds
+# one of these, so a text that holds none is left as it is without running
+# the detectors. Each entry is implied by every match of the detectors it
+# stands for (checked against the masker, text by text, in
+# tests/providers/test_masking_written_and_sent.py):
+#
+# - a run of 23 characters of ``[A-Za-z0-9_-]`` (:data:`GATE_RUN`) stands for
+#   every shape whose value is that long: the needle-less plugins, GitHub,
+#   GitLab, OpenAI, PyPI, SendGrid, Stripe, Mailchimp, Google and Hugging Face
+#   keys, and the keyword plugins (Cloudant, IBM, SoftLayer: 24 characters
+#   and more after the name);
+# - the patterns of :data:`GATE_PATTERNS` stand for the shorter ones: literals
+#   (``AKIA``, ``eyJ``, ``xox``, ``-password``, ``mysql``, ...), grouped by
+#   their first character so that each pattern starts with a literal (the
+#   regex engine then skips to it quickly); ``user:password@`` after ``://``;
+#   and a name that says secret (:data:`GATE_NAMES`) followed by ``=`` or
+#   ``:`` and six characters of a value (the ``assigned`` rule), each name
+#   its own pattern. A text let through by those names
+#   alone can hold no other shape (every other detector stands behind a run
+#   or a literal), so only the ``assigned`` rule runs on it.
+#
+# Texts are looked at as one UTF-8 blob (byte searches are fast); the four
+# characters a case-insensitive match or ``str.lower`` treats as ASCII
+# letters (İ ı ſ K) are folded to them first, so the blob never misses what
+# the text holds.
+#: Each entry: (looked for in the lower-cased blob, pattern).
+GATE_PATTERNS: tuple[tuple[bool, bytes], ...] = (
+    (False, rb"A(?:KC|KIA|SIA|3T|BIA|CCA|ccountKey=|P[0-9A-F])"),
+    (False, rb"eyJ"),
+    (False, rb"_authToken"),
+    (False, rb"xox"),
+    (False, rb"hooks\.slack\.com"),
+    (False, rb"sq0csp-"),
+    (False, rb"k-(?<=[srp]k-)"),
+    (False, rb"sshpass"),
+    (False, rb"P(?:RIVATE KEY|uTTY-User-Key-File)"),
+    (False, rb"://[^\s@]*@"),
+    (True, rb"aws"),
+    (True, rb"-(?:pass|pwd|token|api|secret|auth)"),
+    (True, rb"m(?:ysql|ariadb)"),
+    (True, rb"login"),
+    (True, rb"b(?:earer|asic) "),
+)
+#: The ``assigned`` rule's names (each followed by ``=`` or ``:`` and a value).
+GATE_NAMES = (b"key", b"pass", b"pwd", b"secret", b"token", b"cred", b"auth", b"contrase")
+GATE_RUN_LENGTH = 23
+
+
+@lru_cache(maxsize=1)
+def gate() -> tuple[tuple[tuple[bool, re.Pattern[bytes]], ...], tuple[re.Pattern[bytes], ...]]:
+    """The prefilter's patterns, compiled on first use: those that let a text
+    through to every detector, and those (the names) that let it through to
+    the ``assigned`` rule."""
+    full = tuple((lower, re.compile(pattern)) for lower, pattern in GATE_PATTERNS)
+    names = tuple(
+        re.compile(
+            name + rb"[\w.\x80-\xff-]*[\s\"'\]\x1c-\x1f\x80-\xff]*[:=][=>]?"
+            rb"[\s\x1c-\x1f\x80-\xff]*[\"']?[^\s\"',;()\[\]{}<>]{6}"
+        )
+        for name in GATE_NAMES
+    )
+    return full, names
+
+
+#: Bytes of a long run as ``a``, every other byte as a space.
+GATE_RUN = bytes(
+    ord("a") if chr(b).isascii() and (chr(b).isalnum() or chr(b) in "_-") else ord(" ")
+    for b in range(256)
+)
+GATE_FOLD = {0x130: "i", 0x131: "i", 0x17F: "s", 0x212A: "k"}
+GATE_FOLD_CHARS = "\u0130\u0131\u017f\u212a"
+
+
+def _folded(text: str) -> str:
+    if text.isascii() or not any(c in text for c in GATE_FOLD_CHARS):
+        return text
+    return text.translate(GATE_FOLD)
+
+
+def _gated(texts: list[str]) -> tuple[set[int], set[int]]:
+    """The indices of ``texts`` the prefilter lets through to the masker: to
+    every detector, and to the ``assigned`` rule only."""
+    encoded = [_folded(t).encode("utf-8", "surrogatepass") for t in texts]
+    blob = b"\n".join(encoded)
+    starts: list[int] = []
+    at = 0
+    for chunk in encoded:
+        starts.append(at)
+        at += len(chunk) + 1
+    starts.append(at)  # the end, past the last separator
+
+    def part_of(offset: int) -> int:
+        return bisect.bisect_right(starts, offset) - 1
+
+    def search(haystack: bytes, pattern: re.Pattern[bytes], hit: set[int]) -> None:
+        m = pattern.search(haystack)
+        while m is not None:
+            index = part_of(m.start())
+            hit.add(index)  # then on from the next text
+            m = pattern.search(haystack, max(m.start() + 1, starts[index + 1]))
+
+    lowered = blob.lower()
+    patterns, names = gate()
+    full: set[int] = set()
+    run = b"a" * GATE_RUN_LENGTH
+    runs = blob.translate(GATE_RUN)
+    at = runs.find(run)
+    while at != -1:
+        index = part_of(at)
+        full.add(index)
+        at = runs.find(run, max(at + 1, starts[index + 1]))
+    for lower, pattern in patterns:
+        search(lowered if lower else blob, pattern, full)
+    assigned: set[int] = set()
+    for pattern in names:
+        search(lowered, pattern, assigned)
+    return full, assigned - full
+
+
+def mask_texts(texts: list[str]) -> list[str]:
+    """Each of ``texts`` masked as :func:`mask_secrets` masks it, the same
+    result, faster: a quick prefilter over all of them (byte searches over
+    one blob) leaves the texts that hold nothing a detector could match as
+    they are, and the masker runs on the others (a 10,000-message request
+    in docs/BENCHMARKS.md)."""
+    full, assigned = _gated(texts)
+    only = [d for d in _detectors() if d[0] == "assigned"]
+    return [
+        mask_secrets(t) if i in full else _masked(t, only) if i in assigned else t
+        for i, t in enumerate(texts)
+    ]

@@ -4,7 +4,10 @@ Two messages: the generic compactor system prompt, then one user message
 whose content is a list of text parts — for each message in the request
 range a header part ``## Message N\\nRole: <role>\\nContent:\\n`` followed by
 that message's text parts unchanged, then one final part ``"\\n" + prompt``
-with the custom instructions appended to that same part.
+with the custom instructions appended to that same part. Secrets in those
+texts are masked (:func:`masked_messages`, the one deviation, and only where
+a secret was: a session with nothing to mask gives kimi-cli's request byte
+for byte).
 
 A revision (:func:`revision_request`) is a deliberate deviation from those two
 messages: the same two, unchanged, then each round's summary (an assistant
@@ -22,6 +25,7 @@ from kimi_compact_tui.compaction.plan import CompactionPlan
 from kimi_compact_tui.compaction.prompts import PromptSource
 from kimi_compact_tui.compaction.tokens import estimate_tokens, token_counts, tokens_from_counts
 from kimi_compact_tui.model import Message
+from kimi_compact_tui.secrets import mask_texts
 
 COMPACTOR_SYSTEM_PROMPT = "You are a helpful assistant that compacts conversation context."
 CUSTOM_INSTRUCTION_HEADER = (
@@ -71,7 +75,8 @@ def estimate_request_tokens(
 ) -> int:
     """``CompactionRequest.estimated_input_tokens`` without building the request:
     the token counts of the system prompt, every header and text part and the
-    prompt part, added up (the same figure, exactly). ``text_counts``: the
+    prompt part, added up (the same figure, exactly, but for what masking
+    changed: a few tokens per masked secret). ``text_counts``: the
     summed counts of the range's text parts, when already known."""
     header_counts: dict[Any, tuple[int, int, int]] = {}
     non_ascii = punct = plain = 0
@@ -113,6 +118,19 @@ def build_kimi_compaction_request_session(
         {"role": "system", "content": COMPACTOR_SYSTEM_PROMPT},
         {"role": "user", "content": [{"type": "text", "text": t} for t in parts]},
     ]
+
+
+def masked_messages(request_messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
+    """``request_messages`` with the secrets in their texts masked (the one
+    masker, ``secrets.mask_texts``: a quick prefilter, then the masker on the
+    texts it lets through); the very list when nothing was masked."""
+    user = request_messages[1]["content"]
+    texts = [part["text"] for part in user]
+    masked = mask_texts(texts)
+    if masked == texts:
+        return request_messages
+    content = [{**part, "text": text} for part, text in zip(user, masked, strict=True)]
+    return [request_messages[0], {**request_messages[1], "content": content}, *request_messages[2:]]
 
 
 def merged_request_config(
@@ -248,12 +266,20 @@ def build_request(
     compaction_model: str | None = None,
     base_model: str | None = None,
     custom_instruction: str = "",
+    mask: bool = True,
 ) -> CompactionRequest:
+    """The compaction request for ``plan``: kimi-cli's two messages, with
+    every secret-looking string in their texts masked (``mask``;
+    :func:`masked_messages`), so what a model is sent, what ``preview`` shows
+    and what the offline provider reads is the same masked text. A session
+    with nothing to mask gives kimi-cli's request byte for byte."""
     if plan.noop:
         raise ValueError(f"no request for a no-op plan: {plan.noop}")
     request_messages = build_kimi_compaction_request_session(
         messages, plan.request_indices, prompt.text, custom_instruction
     )
+    if mask:
+        request_messages = masked_messages(request_messages)
     config = merged_request_config(compaction_cfg, compaction_model, base_model)
     body = build_http_body(request_messages, config)
     return CompactionRequest(plan, prompt, custom_instruction, request_messages, config, body)

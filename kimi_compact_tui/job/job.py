@@ -16,7 +16,10 @@ so the rules exist once:
 - :meth:`CompactionJob.draft` turns a finished run (or an edited text) into a
   :class:`Draft`: the one rule for "writable" (``StreamResult.write_refusal``),
   the one place the compacted session is built (by the session's format), the
-  one rule for the summary's output tokens (``StreamResult.output_tokens``);
+  one rule for the summary's output tokens (``StreamResult.output_tokens``),
+  and the one place the summary to write is masked (``secrets.mask_secrets``:
+  every front end writes a masked summary; :meth:`CompactionJob.summarize`
+  masks each run's summary too, so what a front end shows is what is written);
 - :meth:`CompactionJob.commit` writes a draft through the store, after the
   same write refusals (the readiness the front end computed before the
   request, or computed now), with the same audit record whichever front end
@@ -53,6 +56,7 @@ from kimi_compact_tui.providers import (
     require_model,
     stream_summary,
 )
+from kimi_compact_tui.secrets import mask_secrets
 from kimi_compact_tui.store import ApplyResult, Provenance, apply_compaction
 
 if TYPE_CHECKING:
@@ -96,6 +100,18 @@ def draft_output_tokens(result: StreamResult | None, edited: bool) -> int | None
     if edited or result is None:
         return None
     return result.output_tokens
+
+
+def masked_result(result: StreamResult) -> StreamResult:
+    """``result`` with its summary masked (``secrets.mask_secrets``): what a
+    front end shows once a run ends is the text that will be written (the
+    offline summary quotes requests verbatim; a model may echo a secret). The
+    usage the provider reported is kept: it is the run's (a masked secret
+    changes the output tokens by a few)."""
+    text = mask_secrets(result.summary)
+    if text == result.summary:
+        return result
+    return dataclasses.replace(result, summary=text)
 
 
 def writable_reason(
@@ -436,7 +452,7 @@ class CompactionJob:
         (ready if ready is not None else self.readiness(prep, provider)).raise_first()
         request = prep.request
         assert request is not None  # the readiness refused a no-op
-        return await stream(provider, request, on_event, cancel)
+        return masked_result(await stream(provider, request, on_event, cancel))
 
     def draft(
         self,
@@ -451,9 +467,10 @@ class CompactionJob:
         why = writable_reason(result, summary, allow_truncated=allow_truncated)
         if why is not None or result is None:
             raise UserError(f"{self.session.ref}: not written: {why}")
-        text = result.summary if summary is None else summary
-        edited = text != result.summary
-        tokens = draft_output_tokens(result, edited)
+        given = result.summary if summary is None else summary
+        edited = given != result.summary
+        text = mask_secrets(given)  # what is written holds no secret in clear
+        tokens = draft_output_tokens(result, edited or text != given)
         compacted = build_compacted_session(self.session, prep.plan, text, output_tokens=tokens)
         splits = find_splits(self.session.messages, prep.plan)
         return Draft(text, compacted, prep, result, edited, tokens, splits)

@@ -77,7 +77,8 @@ class Preparation:
 
     def request_estimated(self) -> int:
         """The request's estimated input tokens; counted from the messages when
-        the request itself has not been built (the same figure)."""
+        the request itself has not been built (the same figure, but for
+        the few tokens a masked secret changes)."""
         if self._request is not None:
             return self._request.estimated_input_tokens()
         if self.build_request is None:

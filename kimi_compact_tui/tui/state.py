@@ -40,6 +40,7 @@ from kimi_compact_tui.job import (
 from kimi_compact_tui.job.revise import RevisionOrigin, origin_refusal
 from kimi_compact_tui.providers import ProviderConfig, StreamResult, provider_config_from
 from kimi_compact_tui.retention import Item, RetentionReport, retention_report
+from kimi_compact_tui.secrets import mask_secrets
 from kimi_compact_tui.tui import undo as undo_rules
 from kimi_compact_tui.tui.pins import Pinned, pinned_now
 from kimi_compact_tui.tui.runs import RunBook, RunKey, RunLink
@@ -359,8 +360,8 @@ class ReviewState:
 
     def set_summary(self, text: str) -> None:
         """An edit by hand: it is what is written, pins done (the editor opened on
-        the summary with their block)."""
-        self.summary = text
+        the summary with their block); masked, so it is shown as it is written."""
+        self.summary = mask_secrets(text)
         self.summary_edited = True
         self.pin_keys, self._pin_run = frozenset(), None
         self.changed()

@@ -6,9 +6,10 @@ verbatim, instructions, the agent's plan with its real statuses, files written,
 commands with their results, open errors), which the compaction job hands it
 with the request; a bare request body is read from its text
 (:mod:`.transcript`), without the tool calls. Never larger than the messages it
-replaces when it can help it. The text is deterministic (no clock, no
-randomness) and streams in small chunks through the same path as a real
-provider.
+replaces when it can help it. What it streams is masked
+(``secrets.mask_secrets``), as the compaction job writes it. The text is
+deterministic (no clock, no randomness) and streams in small chunks through
+the same path as a real provider.
 
 Asked for a revision (a request with rounds of feedback), it writes no new
 summary: it keeps the last round's summary and applies only what a rule can
@@ -32,6 +33,7 @@ from kimi_compact_tui.providers.base import (
 from kimi_compact_tui.providers.offline.render import Summary, summarize
 from kimi_compact_tui.providers.offline.revision import OfflineRevision, revise_offline
 from kimi_compact_tui.providers.offline.transcript import TMessage, Transcript, read_request
+from kimi_compact_tui.secrets import mask_secrets
 from kimi_compact_tui.specifics import Specifics
 
 CHUNK_CHARS = 40
@@ -134,6 +136,9 @@ class OfflineProvider:
                 if not summary.fits:
                     col.emit(StreamEvent("status", size_warning(summary)))
                 text = summary.text
+            # Masked before it streams: the summary quotes the session's
+            # requests and commands, and what is shown is what is written.
+            text = mask_secrets(text)
             for piece in chunks(text):
                 col.text(piece)
                 await asyncio.sleep(pause)  # yields even at 0 so a cancel can land
