@@ -19,6 +19,7 @@ from functools import cached_property
 
 from kimi_compact_tui.retention.passage import Passages, Request
 from kimi_compact_tui.retention.passage import kept as passage_kept
+from kimi_compact_tui.retention.textindex import TokenIndex
 from kimi_compact_tui.specifics import OPEN_STATUSES, Item, kinds
 from kimi_compact_tui.specifics.patterns import (
     GENERIC_ERRORS,
@@ -94,6 +95,10 @@ class Haystack:
     @cached_property
     def flat(self) -> str:  # commands: no quotes, one space, lower case
         return command_key(self.text)
+
+    @cached_property
+    def flat_index(self) -> TokenIndex:  # where a command's words stand in :attr:`flat`
+        return TokenIndex(self.flat)
 
     @cached_property
     def flat_lower(self) -> str:  # requests: one space, lower case
@@ -174,21 +179,21 @@ COMMAND_WINDOW = 3  # the words of a command must lie within 3x its length (at l
 def match_command(item: Item, hay: Haystack) -> bool:
     """Verbatim (quotes and spacing aside), or every word but the flags, in
     order and close together ("ran pytest on tests/test_parse.py")."""
-    flat = hay.flat
     if not item.key.strip():
         return False
-    if item.key in flat:
+    index = hay.flat_index
+    if index.contains(item.key):
         return True
     words = [w for w in item.key.split() if not w.startswith("-")]
-    if not words or any(w not in flat for w in words):
+    if not words or not all(index.contains(w) for w in words):
         return False
     window = max(80, COMMAND_WINDOW * len(item.key))
     first = len(words[0])
+    rest = [(word, hay.word_starts(word)) for word in words[1:]]
     for at in hay.word_starts(words[0]):
         pos = at + first
         end = pos + window
-        for word in words[1:]:
-            starts = hay.word_starts(word)
+        for word, starts in rest:
             n = bisect_left(starts, pos)
             if n == len(starts) or starts[n] + len(word) > end:
                 break

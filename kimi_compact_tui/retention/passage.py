@@ -41,6 +41,8 @@ from typing import NamedTuple
 
 from rapidfuzz import fuzz, process
 
+from kimi_compact_tui.retention.textindex import TokenIndex
+
 ALIGNED = 90.0  # rapidfuzz partial_ratio that keeps a request verbatim with small edits
 #: A longer request (a pasted log) is kept verbatim or by its terms (rule 3):
 #: aligning it character by character would cost seconds.
@@ -285,6 +287,11 @@ class Passages:
         self._same: dict[str, list[str]] = {}
 
     @cached_property
+    def index(self) -> TokenIndex:
+        """Where a request's normalised form occurs in :attr:`joined`."""
+        return TokenIndex(self.joined)
+
+    @cached_property
     def vocabulary(self) -> list[str]:
         return [k for k in self.where if k.isalpha() and len(k) >= STEM_PREFIX]
 
@@ -382,11 +389,9 @@ def kept(request: Request, hay: Passages) -> bool:
     """True when ``hay`` keeps ``request`` (see the module)."""
     if not request.norm or not hay.parts:
         return False
-    at = hay.joined.find(request.norm)
-    while at >= 0:
+    for at in hay.index.find_all(request.norm):
         if request.negated or not _negated_before(hay.joined, at):
             return True
-        at = hay.joined.find(request.norm, at + 1)
     keys = request.keys
     if not keys:
         return False

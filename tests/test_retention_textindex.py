@@ -1,0 +1,63 @@
+"""The token index answers exactly as ``str.find`` does (issue 31's speed work:
+the retention verdicts must not change)."""
+
+from __future__ import annotations
+
+import random
+
+from kimi_compact_tui.retention.textindex import INDEX_MIN_CHARS, TokenIndex
+
+WORDS = "run the tests fix it parser cache a b tests/test_x.py -k pass, fail. 完成".split()
+
+
+def scanned(text: str, needle: str) -> list[int]:
+    out, at = [], text.find(needle)
+    while at >= 0:
+        out.append(at)
+        at = text.find(needle, at + 1)
+    return out
+
+
+def random_text(rng: random.Random, words: int) -> str:
+    seps = [" ", " ", " ", "\n", "  ", " \n"]
+    return "".join(rng.choice(WORDS) + rng.choice(seps) for _ in range(words))
+
+
+def test_find_all_and_contains_match_str_find_on_long_texts() -> None:
+    rng = random.Random(31)
+    text = random_text(rng, 3000)
+    assert len(text) >= INDEX_MIN_CHARS  # the index is used, not the scan
+    index = TokenIndex(text)
+    needles = [
+        text[a : a + n]
+        for a, n in ((rng.randrange(len(text)), rng.randrange(1, 40)) for _ in range(400))
+    ]
+    needles += [random_text(rng, rng.randrange(1, 6)).strip() for _ in range(400)]
+    needles += [
+        "",
+        " ",
+        "\n",
+        "tests fix",
+        "the the the",
+        "parser cache a b",
+        "nowhere at all here",
+    ]
+    for needle in needles:
+        assert list(index.find_all(needle)) == scanned(text, needle), repr(needle)
+        assert index.contains(needle) == (needle in text), repr(needle)
+
+
+def test_a_needle_made_of_one_interior_token_is_found_only_where_it_stands_whole() -> None:
+    text = ("xrun the tests nowx " * 400) + "a run the tests now b"
+    index = TokenIndex(text)
+    assert list(index.find_all("run the tests now")) == scanned(text, "run the tests now")
+    assert list(index.find_all(" the ")) == scanned(text, " the ")
+    assert index.contains("run the testsx") is False
+
+
+def test_short_texts_are_scanned_with_the_same_answers() -> None:
+    text = "run the tests\nthen fix the parser"
+    index = TokenIndex(text)
+    for needle in ("the", "run the tests", "tests\nthen fix", "fix the parser!", ""):
+        assert list(index.find_all(needle)) == scanned(text, needle)
+        assert index.contains(needle) == (needle in text)
