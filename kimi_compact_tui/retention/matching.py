@@ -12,7 +12,7 @@ the text. :func:`misstatement` reads what status a text states of an item.
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
@@ -128,6 +128,49 @@ class Haystack:
     def lines(self) -> list[tuple[str, str]]:
         """Each line, and its lower-case form."""
         return [(line, line.lower()) for line in self.text.split("\n")]
+
+    @cached_property
+    def line_starts(self) -> list[int]:
+        """The offset of each line's lower-case form in :attr:`lines_lower`."""
+        out, at = [], 0
+        for _, low in self.lines:
+            out.append(at)
+            at += len(low) + 1
+        return out
+
+    @cached_property
+    def lines_lower(self) -> str:
+        return "\n".join(low for _, low in self.lines)
+
+    def lines_with(self, probe: str) -> list[int]:
+        """The lines whose lower-case form holds ``probe`` (one line's text), ascending."""
+        found = sorted(
+            {bisect_right(self.line_starts, at) - 1 for at in self.lower_index.find_all(probe)}
+        )
+        return found
+
+    @cached_property
+    def lower_index(self) -> TokenIndex:
+        return TokenIndex(self.lines_lower)
+
+    @cached_property
+    def line_marks(self) -> tuple[list[bool], list[int], list[int]]:
+        """Per line: is it a closing tag, the last heading line before it, the
+        last closing tag before it (-1: none)."""
+        closing: list[bool] = []
+        heading_before: list[int] = []
+        closing_before: list[int] = []
+        last_heading = last_closing = -1
+        for n, (line, _) in enumerate(self.lines):
+            heading_before.append(last_heading)
+            closing_before.append(last_closing)
+            shut = _CLOSING_TAG_RE.match(line) is not None
+            closing.append(shut)
+            if shut:
+                last_closing = n
+            elif _heading(line):
+                last_heading = n
+        return closing, heading_before, closing_before
 
     @cached_property
     def words(self) -> frozenset[str]:
@@ -442,6 +485,10 @@ def _mentions(item: Item, line: str) -> int:
     return -1
 
 
+def _heading(line: str) -> bool:
+    return _HEADING_RE.match(line) is not None and len(line.strip()) <= 80
+
+
 def _probe(item: Item) -> str:
     """A piece of text every line that mentions ``item`` holds (lower case)."""
     if item.category == kinds.COMMANDS:
@@ -482,31 +529,85 @@ def misstatement(item: Item, hay: Haystack) -> Statement | None:
     if check is None or not hay:
         return None
     agree, contradict = check
+    probe = _probe(item)
+    if not probe or "\n" in probe:
+        return _misstatement_scan(item, hay, agree, contradict, probe)
+    lines = hay.lines
+    closing, heading_before, closing_before = hay.line_marks
+    mentioned: dict[int, bool] = {}
+    wrong: Statement | None = None
+    for j in hay.lines_with(probe):
+        if closing[j]:
+            continue
+        line = lines[j][0]
+        at = _mentions(item, line)
+        mentioned[j] = at >= 0
+        if at < 0:
+            continue
+        # the heading the line sits under: the last heading line before it
+        # (after the last closing tag) that does not mention the item itself
+        h = heading_before[j]
+        while h > closing_before[j] and mentioned.get(h, False):
+            h = heading_before[h]
+        heading = lines[h][0].strip() if h > closing_before[j] else ""
+        found = _stated(item, line, at, heading, agree, contradict)
+        if found is _AGREES:
+            return None
+        wrong = wrong or found
+    return wrong
+
+
+_AGREES = Statement("", "")
+
+
+def _stated(
+    item: Item,
+    line: str,
+    at: int,
+    heading: str,
+    agree: frozenset[str],
+    contradict: tuple[str, ...],
+) -> Statement | None:
+    """What a line that mentions ``item`` at ``at`` states of it: :data:`_AGREES`,
+    a contradicting :class:`Statement`, or None (no status)."""
+    end = at + len(item.text)
+    clause = " ".join(line[s:e] for s, e in _clauses(line) if s <= at < e or (at <= s < end))
+    for level, statement in (
+        (clause, line.strip()),
+        (line, line.strip()),
+        (heading, f"{heading}\n{line.strip()}"),
+    ):
+        found = states(_without(level, item)) if level else {}
+        if not any(s in found for s in (*agree, *contradict)):
+            continue
+        if any(s in found for s in agree):
+            return _AGREES  # this mention says it rightly
+        stated = next(s for s in contradict if s in found)
+        return Statement(stated, statement)
+    return None
+
+
+def _misstatement_scan(
+    item: Item,
+    hay: Haystack,
+    agree: frozenset[str],
+    contradict: tuple[str, ...],
+    probe: str,
+) -> Statement | None:
+    """:func:`misstatement` line by line (a probe that cannot be looked up)."""
     wrong: Statement | None = None
     heading = ""
-    probe = _probe(item)
     for line, low in hay.lines:
         if _CLOSING_TAG_RE.match(line):
             heading = ""
             continue
         at = _mentions(item, line) if probe in low else -1
         if at < 0:
-            if _HEADING_RE.match(line) and len(line.strip()) <= 80:
+            if _heading(line):
                 heading = line.strip()
             continue
-        end = at + len(item.text)
-        clause = " ".join(line[s:e] for s, e in _clauses(line) if s <= at < e or (at <= s < end))
-        for level, statement in (
-            (clause, line.strip()),
-            (line, line.strip()),
-            (heading, f"{heading}\n{line.strip()}"),
-        ):
-            found = states(_without(level, item)) if level else {}
-            if not any(s in found for s in (*agree, *contradict)):
-                continue
-            if any(s in found for s in agree):
-                return None  # this mention says it rightly
-            stated = next(s for s in contradict if s in found)
-            wrong = wrong or Statement(stated, statement)
-            break
+        found = _stated(item, line, at, heading, agree, contradict)
+        if found is _AGREES:
+            return None
+        wrong = wrong or found
     return wrong
