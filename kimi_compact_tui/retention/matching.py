@@ -305,7 +305,11 @@ def match_verbatim(item: Item, hay: Haystack) -> bool:
     """The critical categories: one contiguous passage that carries the item,
     verbatim, with small edits or as a faithful paraphrase
     (:mod:`kimi_compact_tui.retention.passage`)."""
-    return passage_kept(Request.cached(item.text), hay.passages)
+    passages = hay.passages
+    got = passages.answers.get(item.text)
+    if got is None:
+        got = passages.answers[item.text] = passage_kept(Request.cached(item.text), passages)
+    return got
 
 
 MATCHERS = {
