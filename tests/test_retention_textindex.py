@@ -61,3 +61,25 @@ def test_short_texts_are_scanned_with_the_same_answers() -> None:
     for needle in ("the", "run the tests", "tests\nthen fix", "fix the parser!", ""):
         assert list(index.find_all(needle)) == scanned(text, needle)
         assert index.contains(needle) == (needle in text)
+
+
+def test_the_bounded_index_answers_as_the_scan_does() -> None:
+    from kimi_compact_tui.retention.matching import Haystack, _bounded, _bounded_in
+    from kimi_compact_tui.retention.textindex import RUN_MAX_SEPARATORS
+
+    rng = random.Random(5)
+    parts = ["src", "app", "a", "b.py", "main.py", "x-y", "tests", "_z", "v1.2", "é", "."]
+    joins = ["/", "/", ".", "-", " ", "\n", "(", "`", ", ", ""]
+
+    def piece(n: int) -> str:
+        return "".join(rng.choice(parts) + rng.choice(joins) for _ in range(n))
+
+    odd = "/".join(["d"] * (RUN_MAX_SEPARATORS + 5)) + "/deep.py"
+    for text in (piece(400), piece(400) + " " + odd + " " + piece(50)):
+        hay = Haystack(text)
+        needles = [piece(rng.randrange(1, 4)).strip(" \n(`,") for _ in range(600)]
+        needles += ["deep.py", "d/deep.py", "src/main.py", "main.py", "b.py", ""]
+        for needle in needles:
+            for before in (".-", ".-/"):
+                want = _bounded(hay.lower, needle, before, "-")
+                assert _bounded_in(hay, needle, before, "-") == want, (needle, before)

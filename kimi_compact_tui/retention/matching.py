@@ -19,7 +19,7 @@ from functools import cached_property
 
 from kimi_compact_tui.retention.passage import Passages, Request
 from kimi_compact_tui.retention.passage import kept as passage_kept
-from kimi_compact_tui.retention.textindex import TokenIndex
+from kimi_compact_tui.retention.textindex import BoundedIndex, TokenIndex
 from kimi_compact_tui.specifics import OPEN_STATUSES, Item, kinds
 from kimi_compact_tui.specifics.patterns import (
     GENERIC_ERRORS,
@@ -93,6 +93,10 @@ class Haystack:
         return self.text.lower()
 
     @cached_property
+    def bounded_index(self) -> BoundedIndex:  # where a path stands on its own in :attr:`lower`
+        return BoundedIndex(self.lower)
+
+    @cached_property
     def flat(self) -> str:  # commands: no quotes, one space, lower case
         return command_key(self.text)
 
@@ -153,6 +157,15 @@ class Haystack:
     def lower_index(self) -> TokenIndex:
         return TokenIndex(self.lines_lower)
 
+    def line_haystack(self, n: int) -> Haystack:
+        """Line ``n`` as a haystack of its own, kept: every item that line
+        mentions looks it up again."""
+        cache: dict[int, Haystack] = self.__dict__.setdefault("_line_haystacks", {})
+        got = cache.get(n)
+        if got is None:
+            got = cache[n] = Haystack(self.lines[n][0])
+        return got
+
     @cached_property
     def line_marks(self) -> tuple[list[bool], list[int], list[int]]:
         """Per line: is it a closing tag, the last heading line before it, the
@@ -206,13 +219,24 @@ def _bounded(hay: str, needle: str, before: str, after: str) -> bool:
     return False
 
 
+def _bounded_in(hay: Haystack, needle: str, before: str, after: str) -> bool:
+    """:func:`_bounded` in ``hay.lower``, from its index when it answers."""
+    if needle and BoundedIndex.handles(needle, before, after):
+        index = hay.bounded_index
+        got = index.bounded(needle, before)
+        if got is not None:
+            return got
+        return _bounded(index.odd, needle, before, after)
+    return _bounded(hay.lower, needle, before, after)
+
+
 def match_path(item: Item, hay: Haystack, unique_basename: bool) -> bool:
     key = item.key
-    if _bounded(hay.lower, key, ".-", "-"):
+    if _bounded_in(hay, key, ".-", "-"):
         return True
     if unique_basename and "/" in key:
         base = key.rsplit("/", 1)[1]
-        return _bounded(hay.lower, base, ".-/", "-")
+        return _bounded_in(hay, base, ".-/", "-")
     return False
 
 
@@ -461,14 +485,15 @@ def failed_status(status: str | None) -> bool:
     return "fail" in low or "error" in low
 
 
-def _mentions(item: Item, line: str) -> int:
+def _mentions(item: Item, line: str, line_hay: Haystack | None = None) -> int:
     """Where ``line`` mentions ``item`` (a character offset), or -1. Looser than
     keeping it: a task's content words in any order in one clause count, since
-    a wrong status said of it is what is looked for."""
+    a wrong status said of it is what is looked for. ``line_hay``: the line's
+    own haystack, when one is kept for it."""
     low = line.lower()
     if item.category == kinds.COMMANDS:
         words = item.key.split()
-        if not words or not match_command(item, Haystack(line)):
+        if not words or not match_command(item, line_hay or Haystack(line)):
             return -1
         return max(0, low.find(words[0]))
     if item.category in (kinds.EDITED_FILES, kinds.FILE_PATHS):
@@ -544,7 +569,7 @@ def misstatement(item: Item, hay: Haystack) -> Statement | None:
         if closing[j]:
             continue
         line = lines[j][0]
-        at = _mentions(item, line)
+        at = _mentions(item, line, hay.line_haystack(j))
         mentioned[j] = at >= 0
         if at < 0:
             continue

@@ -96,3 +96,58 @@ def _scan(text: str, needle: str) -> Iterator[int]:
     while at >= 0:
         yield at
         at = text.find(needle, at + 1)
+
+
+#: The characters of a path-like name: a letter or digit (``str.isalnum``), ``_``, ``-``, ``.``, ``/``.
+_NAME_RUN_RE = re.compile(r"[\w\-./]+")
+#: A run with more separators than this is scanned, not indexed (its names would be many).
+RUN_MAX_SEPARATORS = 48
+
+
+class BoundedIndex:
+    """Where a path-like name stands on its own in a text, as
+    :func:`kimi_compact_tui.retention.matching._bounded` reads it with
+    ``before`` ``".-"`` (a ``/`` may come right before it) or ``".-/"`` (none
+    may) and ``after`` ``"-"``: not inside a longer name, a ``.`` or ``/``
+    allowed right after it. Such a name lies within one run of name
+    characters, starts at the run's start (or after one of its ``/``) and ends
+    at the run's end (or before one of its ``.`` or ``/``), so every such piece
+    of every run is kept in a set, built once."""
+
+    def __init__(self, text: str) -> None:
+        after_slash: set[str] = set()  # pieces that start at a run's start or after a "/"
+        at_start: set[str] = set()  # pieces that start at a run's start
+        odd: list[str] = []  # runs with too many separators
+        for m in _NAME_RUN_RE.finditer(text):
+            run = m.group(0)
+            cuts = [i for i, ch in enumerate(run) if ch in "./"]
+            if len(cuts) > RUN_MAX_SEPARATORS:
+                odd.append(run)
+                continue
+            ends = [*cuts, len(run)]
+            starts = [0] + [i + 1 for i in cuts if run[i] == "/" and i + 1 < len(run)]
+            for e in ends:
+                if e:
+                    at_start.add(run[:e])
+            for s in starts:
+                for e in ends:
+                    if e > s:
+                        after_slash.add(run[s:e])
+        self.after_slash = after_slash
+        self.at_start = at_start
+        self.odd = " ".join(odd)
+
+    @staticmethod
+    def handles(needle: str, before: str, after: str) -> bool:
+        """Does the index answer for this needle and these bounds?"""
+        return (
+            after == "-" and before in (".-", ".-/") and _NAME_RUN_RE.fullmatch(needle) is not None
+        )
+
+    def bounded(self, needle: str, before: str) -> bool | None:
+        """True/False when the index holds the answer; None when the runs it
+        did not index must be scanned (:attr:`odd`)."""
+        pieces = self.at_start if "/" in before else self.after_slash
+        if needle in pieces:
+            return True
+        return False if not self.odd else None
