@@ -83,3 +83,62 @@ def test_the_bounded_index_answers_as_the_scan_does() -> None:
             for before in (".-", ".-/"):
                 want = _bounded(hay.lower, needle, before, "-")
                 assert _bounded_in(hay, needle, before, "-") == want, (needle, before)
+
+
+def test_misstatement_from_the_probe_lines_answers_as_the_line_by_line_pass() -> None:
+    """The lookup of a misstatement on the lines that hold its probe (issue 31's
+    speed work) reads the same headings as the pass over every line."""
+    from kimi_compact_tui.retention.matching import (
+        Haystack,
+        _check,
+        _misstatement_scan,
+        _probe,
+        misstatement,
+    )
+    from kimi_compact_tui.specifics import Item, kinds
+
+    items = [
+        Item(kinds.OPEN_TASKS, "run focused verification", "Run focused verification", [4],
+             weight=8, status="pending"),
+        Item(kinds.COMMANDS, "ruff check src", "ruff check src", [6], weight=6, status="exit 1"),
+        Item(kinds.EDITED_FILES, "src/x.ts", "src/x.ts", [3], weight=7, status="rejected"),
+    ]  # fmt: skip
+    lines = [
+        "## Completed",
+        "## Open",
+        "<completed_tasks>",
+        "</completed_tasks>",
+        "Done:",
+        "- Run focused verification",
+        "- Run focused verification: done",
+        "- Run focused verification (still open)",
+        "## Run focused verification",
+        "- ran ruff check src: passed",
+        "- ruff check src failed with exit 1",
+        "ruff check src:",
+        "- edited src/x.ts",
+        "- src/x.ts was not written (rejected)",
+        "src/x.ts:",
+        "- something else entirely",
+        "- Run focused verification",
+        "- ruff check src",
+        "- src/x.ts",
+        "",
+    ]
+    rng = random.Random(11)
+    compared = 0
+    texts = [
+        "## Completed\n## Run focused verification\n- Run focused verification",
+        "Done:\nruff check src:\n- ruff check src",
+        "## Completed\nsrc/x.ts:\n</completed_tasks>\n- src/x.ts",
+    ]
+    texts += ["\n".join(rng.choice(lines) for _ in range(rng.randrange(1, 14))) for _ in range(600)]
+    for text in texts:
+        hay = Haystack(text)
+        for item in items:
+            check = _check(item)
+            assert check is not None
+            want = _misstatement_scan(item, hay, check[0], check[1], _probe(item))
+            assert misstatement(item, hay) == want, (text, item.text)
+            compared += want is not None
+    assert compared > 50  # misstatements were found, not only None
