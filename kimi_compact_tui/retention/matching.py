@@ -12,13 +12,14 @@ the text. :func:`misstatement` reads what status a text states of an item.
 from __future__ import annotations
 
 import re
-from bisect import bisect_left
+from bisect import bisect_left, bisect_right
 from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cached_property
 
 from kimi_compact_tui.retention.passage import Passages, Request
 from kimi_compact_tui.retention.passage import kept as passage_kept
+from kimi_compact_tui.retention.textindex import BoundedIndex, TokenIndex
 from kimi_compact_tui.specifics import OPEN_STATUSES, Item, kinds
 from kimi_compact_tui.specifics.patterns import (
     GENERIC_ERRORS,
@@ -92,8 +93,16 @@ class Haystack:
         return self.text.lower()
 
     @cached_property
+    def bounded_index(self) -> BoundedIndex:  # where a path stands on its own in :attr:`lower`
+        return BoundedIndex(self.lower)
+
+    @cached_property
     def flat(self) -> str:  # commands: no quotes, one space, lower case
         return command_key(self.text)
+
+    @cached_property
+    def flat_index(self) -> TokenIndex:  # where a command's words stand in :attr:`flat`
+        return TokenIndex(self.flat)
 
     @cached_property
     def flat_lower(self) -> str:  # requests: one space, lower case
@@ -123,6 +132,58 @@ class Haystack:
     def lines(self) -> list[tuple[str, str]]:
         """Each line, and its lower-case form."""
         return [(line, line.lower()) for line in self.text.split("\n")]
+
+    @cached_property
+    def line_starts(self) -> list[int]:
+        """The offset of each line's lower-case form in :attr:`lines_lower`."""
+        out, at = [], 0
+        for _, low in self.lines:
+            out.append(at)
+            at += len(low) + 1
+        return out
+
+    @cached_property
+    def lines_lower(self) -> str:
+        return "\n".join(low for _, low in self.lines)
+
+    def lines_with(self, probe: str) -> list[int]:
+        """The lines whose lower-case form holds ``probe`` (one line's text), ascending."""
+        found = sorted(
+            {bisect_right(self.line_starts, at) - 1 for at in self.lower_index.find_all(probe)}
+        )
+        return found
+
+    @cached_property
+    def lower_index(self) -> TokenIndex:
+        return TokenIndex(self.lines_lower)
+
+    def line_haystack(self, n: int) -> Haystack:
+        """Line ``n`` as a haystack of its own, kept: every item that line
+        mentions looks it up again."""
+        cache: dict[int, Haystack] = self.__dict__.setdefault("_line_haystacks", {})
+        got = cache.get(n)
+        if got is None:
+            got = cache[n] = Haystack(self.lines[n][0])
+        return got
+
+    @cached_property
+    def line_marks(self) -> tuple[list[bool], list[int], list[int]]:
+        """Per line: is it a closing tag, the last heading line before it, the
+        last closing tag before it (-1: none)."""
+        closing: list[bool] = []
+        heading_before: list[int] = []
+        closing_before: list[int] = []
+        last_heading = last_closing = -1
+        for n, (line, _) in enumerate(self.lines):
+            heading_before.append(last_heading)
+            closing_before.append(last_closing)
+            shut = _CLOSING_TAG_RE.match(line) is not None
+            closing.append(shut)
+            if shut:
+                last_closing = n
+            elif _heading(line):
+                last_heading = n
+        return closing, heading_before, closing_before
 
     @cached_property
     def words(self) -> frozenset[str]:
@@ -158,13 +219,24 @@ def _bounded(hay: str, needle: str, before: str, after: str) -> bool:
     return False
 
 
+def _bounded_in(hay: Haystack, needle: str, before: str, after: str) -> bool:
+    """:func:`_bounded` in ``hay.lower``, from its index when it answers."""
+    if needle and BoundedIndex.handles(needle, before, after):
+        index = hay.bounded_index
+        got = index.bounded(needle, before)
+        if got is not None:
+            return got
+        return _bounded(index.odd, needle, before, after)
+    return _bounded(hay.lower, needle, before, after)
+
+
 def match_path(item: Item, hay: Haystack, unique_basename: bool) -> bool:
     key = item.key
-    if _bounded(hay.lower, key, ".-", "-"):
+    if _bounded_in(hay, key, ".-", "-"):
         return True
     if unique_basename and "/" in key:
         base = key.rsplit("/", 1)[1]
-        return _bounded(hay.lower, base, ".-/", "-")
+        return _bounded_in(hay, base, ".-/", "-")
     return False
 
 
@@ -174,21 +246,21 @@ COMMAND_WINDOW = 3  # the words of a command must lie within 3x its length (at l
 def match_command(item: Item, hay: Haystack) -> bool:
     """Verbatim (quotes and spacing aside), or every word but the flags, in
     order and close together ("ran pytest on tests/test_parse.py")."""
-    flat = hay.flat
     if not item.key.strip():
         return False
-    if item.key in flat:
+    index = hay.flat_index
+    if index.contains(item.key):
         return True
     words = [w for w in item.key.split() if not w.startswith("-")]
-    if not words or any(w not in flat for w in words):
+    if not words or not all(index.contains(w) for w in words):
         return False
     window = max(80, COMMAND_WINDOW * len(item.key))
     first = len(words[0])
+    rest = [(word, hay.word_starts(word)) for word in words[1:]]
     for at in hay.word_starts(words[0]):
         pos = at + first
         end = pos + window
-        for word in words[1:]:
-            starts = hay.word_starts(word)
+        for word, starts in rest:
             n = bisect_left(starts, pos)
             if n == len(starts) or starts[n] + len(word) > end:
                 break
@@ -257,7 +329,11 @@ def match_verbatim(item: Item, hay: Haystack) -> bool:
     """The critical categories: one contiguous passage that carries the item,
     verbatim, with small edits or as a faithful paraphrase
     (:mod:`kimi_compact_tui.retention.passage`)."""
-    return passage_kept(Request.cached(item.text), hay.passages)
+    passages = hay.passages
+    got = passages.answers.get(item.text)
+    if got is None:
+        got = passages.answers[item.text] = passage_kept(Request.cached(item.text), passages)
+    return got
 
 
 MATCHERS = {
@@ -409,14 +485,15 @@ def failed_status(status: str | None) -> bool:
     return "fail" in low or "error" in low
 
 
-def _mentions(item: Item, line: str) -> int:
+def _mentions(item: Item, line: str, line_hay: Haystack | None = None) -> int:
     """Where ``line`` mentions ``item`` (a character offset), or -1. Looser than
     keeping it: a task's content words in any order in one clause count, since
-    a wrong status said of it is what is looked for."""
+    a wrong status said of it is what is looked for. ``line_hay``: the line's
+    own haystack, when one is kept for it."""
     low = line.lower()
     if item.category == kinds.COMMANDS:
         words = item.key.split()
-        if not words or not match_command(item, Haystack(line)):
+        if not words or not match_command(item, line_hay or Haystack(line)):
             return -1
         return max(0, low.find(words[0]))
     if item.category in (kinds.EDITED_FILES, kinds.FILE_PATHS):
@@ -435,6 +512,10 @@ def _mentions(item: Item, line: str) -> int:
         if tokens <= content_tokens(line[start:end]):
             return start
     return -1
+
+
+def _heading(line: str) -> bool:
+    return _HEADING_RE.match(line) is not None and len(line.strip()) <= 80
 
 
 def _probe(item: Item) -> str:
@@ -477,31 +558,85 @@ def misstatement(item: Item, hay: Haystack) -> Statement | None:
     if check is None or not hay:
         return None
     agree, contradict = check
+    probe = _probe(item)
+    if not probe or "\n" in probe:
+        return _misstatement_scan(item, hay, agree, contradict, probe)
+    lines = hay.lines
+    closing, heading_before, closing_before = hay.line_marks
+    mentioned: dict[int, bool] = {}
+    wrong: Statement | None = None
+    for j in hay.lines_with(probe):
+        if closing[j]:
+            continue
+        line = lines[j][0]
+        at = _mentions(item, line, hay.line_haystack(j))
+        mentioned[j] = at >= 0
+        if at < 0:
+            continue
+        # the heading the line sits under: the last heading line before it
+        # (after the last closing tag) that does not mention the item itself
+        h = heading_before[j]
+        while h > closing_before[j] and mentioned.get(h, False):
+            h = heading_before[h]
+        heading = lines[h][0].strip() if h > closing_before[j] else ""
+        found = _stated(item, line, at, heading, agree, contradict)
+        if found is _AGREES:
+            return None
+        wrong = wrong or found
+    return wrong
+
+
+_AGREES = Statement("", "")
+
+
+def _stated(
+    item: Item,
+    line: str,
+    at: int,
+    heading: str,
+    agree: frozenset[str],
+    contradict: tuple[str, ...],
+) -> Statement | None:
+    """What a line that mentions ``item`` at ``at`` states of it: :data:`_AGREES`,
+    a contradicting :class:`Statement`, or None (no status)."""
+    end = at + len(item.text)
+    clause = " ".join(line[s:e] for s, e in _clauses(line) if s <= at < e or (at <= s < end))
+    for level, statement in (
+        (clause, line.strip()),
+        (line, line.strip()),
+        (heading, f"{heading}\n{line.strip()}"),
+    ):
+        found = states(_without(level, item)) if level else {}
+        if not any(s in found for s in (*agree, *contradict)):
+            continue
+        if any(s in found for s in agree):
+            return _AGREES  # this mention says it rightly
+        stated = next(s for s in contradict if s in found)
+        return Statement(stated, statement)
+    return None
+
+
+def _misstatement_scan(
+    item: Item,
+    hay: Haystack,
+    agree: frozenset[str],
+    contradict: tuple[str, ...],
+    probe: str,
+) -> Statement | None:
+    """:func:`misstatement` line by line (a probe that cannot be looked up)."""
     wrong: Statement | None = None
     heading = ""
-    probe = _probe(item)
     for line, low in hay.lines:
         if _CLOSING_TAG_RE.match(line):
             heading = ""
             continue
         at = _mentions(item, line) if probe in low else -1
         if at < 0:
-            if _HEADING_RE.match(line) and len(line.strip()) <= 80:
+            if _heading(line):
                 heading = line.strip()
             continue
-        end = at + len(item.text)
-        clause = " ".join(line[s:e] for s, e in _clauses(line) if s <= at < e or (at <= s < end))
-        for level, statement in (
-            (clause, line.strip()),
-            (line, line.strip()),
-            (heading, f"{heading}\n{line.strip()}"),
-        ):
-            found = states(_without(level, item)) if level else {}
-            if not any(s in found for s in (*agree, *contradict)):
-                continue
-            if any(s in found for s in agree):
-                return None  # this mention says it rightly
-            stated = next(s for s in contradict if s in found)
-            wrong = wrong or Statement(stated, statement)
-            break
+        found = _stated(item, line, at, heading, agree, contradict)
+        if found is _AGREES:
+            return None
+        wrong = wrong or found
     return wrong

@@ -30,6 +30,7 @@ kept apart for the negation rule.
 
 from __future__ import annotations
 
+import math
 import re
 import unicodedata
 from bisect import bisect_left, bisect_right
@@ -40,6 +41,8 @@ from os.path import commonprefix
 from typing import NamedTuple
 
 from rapidfuzz import fuzz, process
+
+from kimi_compact_tui.retention.textindex import TokenIndex
 
 ALIGNED = 90.0  # rapidfuzz partial_ratio that keeps a request verbatim with small edits
 #: A longer request (a pasted log) is kept verbatim or by its terms (rule 3):
@@ -283,6 +286,26 @@ class Passages:
             self.content.append(n)
         self.codes = "".join(codes)
         self._same: dict[str, list[str]] = {}
+        self._masks: dict[str, int] = {}
+        #: a request's text -> kept (one answer per text and haystack)
+        self.answers: dict[str, bool] = {}
+
+    def sentence_mask(self, key: str) -> int:
+        """The sentences ``key`` occurs in, as the bits of an integer."""
+        got = self._masks.get(key)
+        if got is None:
+            sentence = self.sentence
+            bits = bytearray(sentence[-1] // 8 + 1)
+            for i in self.where[key]:
+                s = sentence[i]
+                bits[s >> 3] |= 1 << (s & 7)
+            got = self._masks[key] = int.from_bytes(bits, "little")
+        return got
+
+    @cached_property
+    def index(self) -> TokenIndex:
+        """Where a request's normalised form occurs in :attr:`joined`."""
+        return TokenIndex(self.joined)
 
     @cached_property
     def vocabulary(self) -> list[str]:
@@ -382,11 +405,9 @@ def kept(request: Request, hay: Passages) -> bool:
     """True when ``hay`` keeps ``request`` (see the module)."""
     if not request.norm or not hay.parts:
         return False
-    at = hay.joined.find(request.norm)
-    while at >= 0:
+    for at in hay.index.find_all(request.norm):
         if request.negated or not _negated_before(hay.joined, at):
             return True
-        at = hay.joined.find(request.norm, at + 1)
     keys = request.keys
     if not keys:
         return False
@@ -410,7 +431,7 @@ def kept(request: Request, hay: Passages) -> bool:
         for other in found:
             term_of.setdefault(other, n)
             occurrences += len(where[other])
-    if present < need:
+    if present < need or not _may_reach(request, hay, term_of, weights, need):
         return False
     span = max(MIN_WINDOW, int(WINDOW_SCALE * len(request.norm)))
     aligned: list[tuple[int, int]] = []
@@ -438,6 +459,63 @@ def kept(request: Request, hay: Passages) -> bool:
             + codes[best.dest_end :]
         )
     return False
+
+
+MASK_MAX_ENDS = 32  # a request of more sentences is not pre-checked
+
+
+def _may_reach(
+    request: Request,
+    hay: Passages,
+    term_of: dict[str, int],
+    weights: list[float],
+    need: float,
+) -> bool:
+    """Can any window weigh ``need``? A window of :func:`_hits_keep` lies in at
+    most ``request.ends + 1`` consecutive sentences, so the weight of the
+    request's terms in the best such run of sentences bounds what any window
+    holds. False only when no run reaches ``need``: then no window is judged,
+    and alignment would find nothing either. Counted for every sentence at
+    once, bit-sliced over integers (one bit per sentence)."""
+    ends = request.ends
+    if ends > MASK_MAX_ENDS:
+        return True
+    masks = [0] * len(weights)
+    for other, n in term_of.items():
+        masks[n] |= hay.sentence_mask(other)
+    planes: list[int] = []  # bit b of each sentence's weight (in halves)
+    anywhere = 0
+    for n, mask in enumerate(masks):
+        if ends:
+            spread = mask
+            for j in range(1, ends + 1):
+                spread |= mask >> j  # the term occurs in one of the next ``ends`` sentences
+            mask = spread
+        anywhere |= mask
+        halves = int(2 * weights[n])
+        b = 0
+        while halves >> b:
+            if (halves >> b) & 1:
+                carry, p = mask, b
+                while carry:
+                    while p >= len(planes):
+                        planes.append(0)
+                    planes[p], carry = planes[p] ^ carry, planes[p] & carry
+                    p += 1
+            b += 1
+    target = math.ceil(2 * need)  # weights are whole halves: have >= need
+    if target <= 0:
+        return True
+    if target >> len(planes):
+        return False
+    above, equal = 0, anywhere
+    for b in range(len(planes) - 1, -1, -1):
+        if (target >> b) & 1:
+            equal &= planes[b]
+        else:
+            above |= equal & planes[b]
+            equal &= ~planes[b]
+    return (above | equal) != 0
 
 
 def _hits_keep(
