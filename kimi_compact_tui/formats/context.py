@@ -12,10 +12,14 @@ from __future__ import annotations
 
 import os
 import tomllib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from kimi_compact_tui.compaction.tokens import session_tokens
+from kimi_compact_tui.fsutil import json_object
+from kimi_compact_tui.model import Message
 
 RECORDED = "recorded"
 ESTIMATED = "estimated"
@@ -78,6 +82,14 @@ class ContextUsage:
                 "threshold": self.threshold_source,
             },
         }
+
+
+def fill(recorded: int | None, messages: Iterable[Message]) -> tuple[int, str]:
+    """The fill a meter shows and its source: the agent's own last count when it
+    recorded one, else our estimate of ``messages``."""
+    if recorded is not None:
+        return recorded, RECORDED
+    return session_tokens(messages), ESTIMATED
 
 
 def read_toml(path: Path) -> dict[str, Any]:
@@ -184,12 +196,21 @@ def lines_from_end(path: Path, marks: tuple[bytes, ...]) -> Iterator[bytes]:
 
 def records_from_end(path: Path, marks: tuple[bytes, ...]) -> Iterator[dict[str, Any]]:
     """The JSON objects of :func:`lines_from_end` (lines that are not one are skipped)."""
-    import json
-
     for line in lines_from_end(path, marks):
-        try:
-            record = json.loads(line)
-        except (ValueError, RecursionError):
-            continue
-        if isinstance(record, dict):
+        record = json_object(line)
+        if record is not None:
             yield record
+
+
+def records_in(data: bytes, marks: tuple[bytes, ...]) -> Iterator[dict[str, Any]]:
+    """The JSON objects of ``data``'s lines holding one of ``marks``, last first,
+    without splitting the whole of it (a long file's end is what matters)."""
+    end = len(data)
+    while end > 0:
+        start = data.rfind(b"\n", 0, end - 1) + 1 if end > 1 else 0
+        line = data[start:end]
+        end = start
+        if any(m in line for m in marks):
+            record = json_object(line)
+            if record is not None:
+                yield record

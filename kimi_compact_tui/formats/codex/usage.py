@@ -12,49 +12,32 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from kimi_compact_tui.compaction.tokens import session_tokens
 from kimi_compact_tui.formats.base import Session
 from kimi_compact_tui.formats.codex.state import CodexState
 from kimi_compact_tui.formats.context import (
-    ESTIMATED,
     RECORDED,
     ContextUsage,
     env_folder,
+    fill,
     read_toml,
     records_from_end,
+    records_in,
     whole,
 )
 from kimi_compact_tui.formats.storage import SessionRef
 
 AUTO_SHARE = 0.9
-
-
-def _lines_from_end(data: bytes, marks: tuple[bytes, ...]) -> Iterator[Any]:
-    """The JSON records of ``data``'s lines holding one of ``marks``, last first,
-    without splitting the whole file (a long rollout's end is what matters)."""
-    end = len(data)
-    while end > 0:
-        start = data.rfind(b"\n", 0, end - 1) + 1 if end > 1 else 0
-        line = data[start:end]
-        end = start
-        if any(m in line for m in marks):
-            try:
-                yield json.loads(line)
-            except ValueError:
-                continue
-
-
+#: What a line must hold to matter to the meter: a count, a compaction.
 MARKS = (b'"token_count"', b'"compacted"')
 
 
 def last_count(data: bytes) -> tuple[int | None, int | None]:
     """(the last ``total_tokens`` since the last compaction, the last window seen)."""
-    return _count(_lines_from_end(data, MARKS))
+    return _count(records_in(data, MARKS))
 
 
 def _count(found: Iterable[Any]) -> tuple[int | None, int | None]:
@@ -100,10 +83,8 @@ def peek(ref: SessionRef, env: Mapping[str, str] | None = None) -> ContextUsage 
 def context_usage(session: Session, env: Mapping[str, str] | None = None) -> ContextUsage:
     state = session.format_state
     used, window = last_count(state.data) if isinstance(state, CodexState) else (None, None)
-    source = RECORDED
-    if used is None:
-        used, source = session_tokens(session.messages), ESTIMATED
-    return meter(used, source, window, session.path, env)
+    tokens, source = fill(used, session.messages)
+    return meter(tokens, source, window, session.path, env)
 
 
 def meter(

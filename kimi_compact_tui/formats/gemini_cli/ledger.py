@@ -11,13 +11,13 @@ message's; the trigger is not recorded.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from kimi_compact_tui.formats.base import Session
 from kimi_compact_tui.formats.context import table
 from kimi_compact_tui.formats.gemini_cli.state import GeminiState
 from kimi_compact_tui.formats.ledger import Compaction, parse_bytes
+from kimi_compact_tui.fsutil import json_lines
 
 
 def _text(message: dict[str, Any]) -> str:
@@ -36,18 +36,7 @@ def compactions(session: Session) -> list[Compaction]:
     data = state.data
     seen: set[str] = set()
     out: list[Compaction] = []
-    pos = 0
-    for line in data.split(b"\n"):
-        offset = pos
-        pos += len(line) + 1
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(record, dict):
-            continue
+    for offset, _end, record in json_lines(data):
         listed = table(record.get("$set")).get("messages")
         if not isinstance(listed, list):
             if isinstance(record.get("id"), str):

@@ -16,13 +16,12 @@ import math
 from collections.abc import Mapping
 from pathlib import Path
 
-from kimi_compact_tui.compaction.tokens import session_tokens
 from kimi_compact_tui.formats.base import Session
 from kimi_compact_tui.formats.context import (
-    ESTIMATED,
     RECORDED,
     ContextUsage,
     env_folder,
+    fill,
     read_toml,
     records_from_end,
     table,
@@ -52,10 +51,8 @@ def peek(ref: SessionRef, env: Mapping[str, str] | None = None) -> ContextUsage 
 
 def context_usage(session: Session, env: Mapping[str, str] | None = None) -> ContextUsage:
     used = session.meta.recorded_tokens
-    source = RECORDED
-    if used is None:
-        used, source = session_tokens(session.messages), ESTIMATED
-    return meter(used, source, session.path, env)
+    tokens, source = fill(used, session.messages)
+    return meter(tokens, source, session.path, env)
 
 
 def meter(used: int, source: str, path: Path | None, env: Mapping[str, str] | None) -> ContextUsage:

@@ -23,15 +23,15 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from kimi_compact_tui.compaction.tokens import session_tokens
 from kimi_compact_tui.formats.base import Session
 from kimi_compact_tui.formats.context import (
-    ESTIMATED,
     RECORDED,
     ContextUsage,
     env_folder,
+    fill,
     read_toml,
     records_from_end,
+    records_in,
     table,
     whole,
 )
@@ -91,30 +91,13 @@ def context_usage(session: Session, env: Mapping[str, str] | None = None) -> Con
     if path is not None:
         state = session.format_state
         records = (
-            _records(state.journal)
+            records_in(state.journal, MARKS)
             if isinstance(state, KimiCodeState)
             else records_from_end(path, MARKS)
         )
         used, alias = _last(records, agent_of(path))
-    source = RECORDED
-    if used is None:
-        used, source = session_tokens(session.messages), ESTIMATED
-    return meter(used, source, alias, path, env)
-
-
-def _records(data: bytes) -> Iterable[dict[str, Any]]:
-    """The journal's records (as loaded) holding a count or a binding, last first."""
-    import json
-
-    for line in reversed(data.split(b"\n")):
-        if not any(m in line for m in MARKS):
-            continue
-        try:
-            record = json.loads(line)
-        except (ValueError, RecursionError):
-            continue
-        if isinstance(record, dict):
-            yield record
+    tokens, source = fill(used, session.messages)
+    return meter(tokens, source, alias, path, env)
 
 
 def meter(
