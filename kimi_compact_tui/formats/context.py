@@ -137,25 +137,26 @@ READERS: dict[str, str] = {
 }
 
 
-def reader_of(name: str) -> Any:
-    """The meter function of the format named ``name``, or None."""
-    module = READERS.get(name)
+def loaded(modules: Mapping[str, str], name: str, attr: str) -> Any:
+    """``attr`` of the module ``modules`` lists for the format named ``name``
+    (imported when first asked for), or None when it lists none."""
+    module = modules.get(name)
     if module is None:
         return None
     import importlib
 
-    return importlib.import_module(module).context_usage
+    return getattr(importlib.import_module(module), attr)
+
+
+def reader_of(name: str) -> Any:
+    """The meter function of the format named ``name``, or None."""
+    return loaded(READERS, name, "context_usage")
 
 
 def peeker_of(name: str) -> Any:
     """The cheap meter of the format named ``name`` (``peek(ref, env)``: read from
     the session's end only; None when that cannot decide), or None."""
-    module = READERS.get(name)
-    if module is None:
-        return None
-    import importlib
-
-    return importlib.import_module(module).peek
+    return loaded(READERS, name, "peek")
 
 
 def table(value: Any) -> dict[str, Any]:
