@@ -121,6 +121,20 @@ def env_folder(env: Mapping[str, str] | None, name: str, default: str) -> Path:
     return Path(env.get("HOME") or Path.home()) / default
 
 
+def home_above(
+    path: Path | None, depth: int, env: Mapping[str, str] | None, variable: str, default: str
+) -> Path:
+    """The agent's home a session file ``depth`` folders below its ``sessions``
+    folder lives in; else ``$variable``, else ``~/default``."""
+    if (
+        path is not None
+        and len(path.parents) > depth
+        and path.parents[depth - 1].name == "sessions"
+    ):
+        return path.parents[depth]
+    return env_folder(env, variable, default)
+
+
 def whole(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kimi_compact_tui.formats.context import loaded
+from kimi_compact_tui.formats.context import loaded, table
 from kimi_compact_tui.model import Message
 
 if TYPE_CHECKING:
@@ -66,6 +66,13 @@ def compactions(session: Any) -> list[Compaction] | None:
         return None
     found: list[Compaction] = reader(session)
     return found
+
+
+def parts_text(content: Any) -> str:
+    """The texts of a record's list of content parts, joined ("" when it is no list)."""
+    if isinstance(content, list):
+        return "".join(str(table(p).get("text") or "") for p in content)
+    return ""
 
 
 def text_of(messages: Sequence[Message]) -> str:

@@ -15,7 +15,7 @@ from typing import Any
 from kimi_compact_tui.formats.base import Session
 from kimi_compact_tui.formats.codex.state import CodexState
 from kimi_compact_tui.formats.context import table, whole
-from kimi_compact_tui.formats.ledger import Compaction, parse_bytes
+from kimi_compact_tui.formats.ledger import Compaction, parse_bytes, parts_text
 from kimi_compact_tui.fsutil import json_lines
 
 
@@ -28,10 +28,7 @@ def _total(record: dict[str, Any]) -> int | None:
 
 
 def _text(item: Any) -> str:
-    content = table(item).get("content")
-    if isinstance(content, list):
-        return "".join(str(table(c).get("text") or "") for c in content)
-    return ""
+    return parts_text(table(item).get("content"))
 
 
 def compactions(session: Session) -> list[Compaction]:

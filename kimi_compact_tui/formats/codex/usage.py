@@ -21,8 +21,8 @@ from kimi_compact_tui.formats.codex.state import CodexState
 from kimi_compact_tui.formats.context import (
     RECORDED,
     ContextUsage,
-    env_folder,
     fill,
+    home_above,
     read_toml,
     records_from_end,
     records_in,
@@ -67,12 +67,6 @@ def _count(found: Iterable[Any]) -> tuple[int | None, int | None]:
     return used, window
 
 
-def codex_home(path: Path | None, env: Mapping[str, str] | None) -> Path:
-    if path is not None and len(path.parents) > 4 and path.parents[3].name == "sessions":
-        return path.parents[4]
-    return env_folder(env, "CODEX_HOME", ".codex")
-
-
 def peek(ref: SessionRef, env: Mapping[str, str] | None = None) -> ContextUsage | None:
     """The meter read from the rollout's end only (``list``, the picker); None when
     no count came since the last compaction (the estimate needs a full read)."""
@@ -91,7 +85,7 @@ def meter(
     used: int, source: str, window: int | None, path: Path | None, env: Mapping[str, str] | None
 ) -> ContextUsage:
     """The meter of ``used`` tokens of the rollout at ``path`` (``window``: as it records it)."""
-    config_path = codex_home(path, env) / "config.toml"
+    config_path = home_above(path, 4, env, "CODEX_HOME", ".codex") / "config.toml"
     config = read_toml(config_path)
     window_source = "the rollout's model_context_window"
     if window is None and whole(config.get("model_context_window")):

@@ -16,17 +16,13 @@ from typing import Any
 from kimi_compact_tui.formats.base import Session
 from kimi_compact_tui.formats.context import table
 from kimi_compact_tui.formats.gemini_cli.state import GeminiState
-from kimi_compact_tui.formats.ledger import Compaction, parse_bytes
+from kimi_compact_tui.formats.ledger import Compaction, parse_bytes, parts_text
 from kimi_compact_tui.fsutil import json_lines
 
 
 def _text(message: dict[str, Any]) -> str:
     content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(str(table(p).get("text") or "") for p in content)
-    return ""
+    return content if isinstance(content, str) else parts_text(content)
 
 
 def compactions(session: Session) -> list[Compaction]:

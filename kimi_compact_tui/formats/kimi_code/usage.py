@@ -27,8 +27,8 @@ from kimi_compact_tui.formats.base import Session
 from kimi_compact_tui.formats.context import (
     RECORDED,
     ContextUsage,
-    env_folder,
     fill,
+    home_above,
     read_toml,
     records_from_end,
     records_in,
@@ -71,13 +71,6 @@ def _last(records: Iterable[dict[str, Any]], agent: str) -> tuple[int | None, st
     return used, alias
 
 
-def home_of(path: Path | None, env: Mapping[str, str] | None) -> Path:
-    """The Kimi Code home the journal at ``path`` lives in."""
-    if path is not None and len(path.parents) > 5 and path.parents[4].name == "sessions":
-        return path.parents[5]
-    return env_folder(env, "KIMI_CODE_HOME", ".kimi-code")
-
-
 def peek(ref: SessionRef, env: Mapping[str, str] | None = None) -> ContextUsage | None:
     """The meter read from the journal's end only (``list``, the picker); None when
     it records no count (the estimate needs a full read)."""
@@ -104,7 +97,7 @@ def meter(
     used: int, source: str, alias: str | None, path: Path | None, env: Mapping[str, str] | None
 ) -> ContextUsage:
     """The meter of ``used`` tokens of the journal at ``path``, bound to model ``alias``."""
-    config_path = home_of(path, env) / "config.toml"
+    config_path = home_above(path, 5, env, "KIMI_CODE_HOME", ".kimi-code") / "config.toml"
     config = read_toml(config_path)
     name = alias
     if name is None and isinstance(config.get("default_model"), str):
