@@ -236,6 +236,15 @@ def find_ours(groups: list[Any], agent: AgentHook) -> list[tuple[int, int]]:
 # --- install ------------------------------------------------------------------------------
 
 
+def _config_of(
+    agent: AgentHook, scope: str, env: Mapping[str, str] | None, cwd: Path | None
+) -> tuple[Mapping[str, str], Path]:
+    """The environment (ours when none is given) and ``agent``'s configuration
+    file in ``scope``."""
+    env = os.environ if env is None else env
+    return env, agent.config_file(scope, env, cwd=cwd)
+
+
 def install(
     agent: AgentHook,
     scope: str = "user",
@@ -248,8 +257,7 @@ def install(
     state: GateState | None = None,
 ) -> Result:
     state = state or GateState()
-    env = os.environ if env is None else env
-    path = agent.config_file(scope, env, cwd=cwd)
+    env, path = _config_of(agent, scope, env, cwd)
     command = our_command(agent, let_through_after)
     result = Result(agent, scope, command)
     if agent.shape == TOML_HOOK_TABLES:
@@ -402,8 +410,7 @@ def uninstall(
     state: GateState | None = None,
 ) -> Result:
     state = state or GateState()
-    env = os.environ if env is None else env
-    path = agent.config_file(scope, env, cwd=cwd)
+    env, path = _config_of(agent, scope, env, cwd)
     result = Result(agent, scope, None)
     raw = _read(path)
     if raw is None:
