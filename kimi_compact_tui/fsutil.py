@@ -1,13 +1,16 @@
-"""Small file-system helpers shared by the formats and the safe apply."""
+"""Small file-system helpers shared by the formats and the safe apply (and the
+reading of a JSONL file's objects, shared by the formats and the gate)."""
 
 from __future__ import annotations
 
 import contextlib
 import gc
+import json
 import os
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
 
 def atomic_write_bytes(path: Path, data: bytes, *, mode: int | None = None) -> None:
@@ -91,3 +94,29 @@ def gc_paused() -> Iterator[None]:
         yield
     finally:
         gc.enable()
+
+
+def json_object(line: bytes) -> dict[str, Any] | None:
+    """The JSON object one JSONL line holds; None for a blank line, a line that is
+    not JSON (or nests too deep to read) and a JSON value that is not an object."""
+    try:
+        record = json.loads(line)
+    except (ValueError, RecursionError):
+        return None
+    return record if isinstance(record, dict) else None
+
+
+def json_lines(
+    data: bytes, marks: tuple[bytes, ...] = ()
+) -> Iterator[tuple[int, int, dict[str, Any]]]:
+    """``(start, end, object)`` of each line of ``data`` (split on ``\\n``) that holds a
+    JSON object, in file order; with ``marks``, only the lines holding one of them."""
+    pos = 0
+    for line in data.split(b"\n"):
+        start = pos
+        pos += len(line) + 1
+        if marks and not any(m in line for m in marks):
+            continue
+        record = json_object(line)
+        if record is not None:
+            yield start, min(pos, len(data)), record

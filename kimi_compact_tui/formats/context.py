@@ -12,10 +12,14 @@ from __future__ import annotations
 
 import os
 import tomllib
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from kimi_compact_tui.compaction.tokens import session_tokens
+from kimi_compact_tui.fsutil import json_object
+from kimi_compact_tui.model import Message
 
 RECORDED = "recorded"
 ESTIMATED = "estimated"
@@ -80,6 +84,14 @@ class ContextUsage:
         }
 
 
+def fill(recorded: int | None, messages: Iterable[Message]) -> tuple[int, str]:
+    """The fill a meter shows and its source: the agent's own last count when it
+    recorded one, else our estimate of ``messages``."""
+    if recorded is not None:
+        return recorded, RECORDED
+    return session_tokens(messages), ESTIMATED
+
+
 def read_toml(path: Path) -> dict[str, Any]:
     """An agent's TOML configuration, or {} when absent or unreadable (the meter
     then says it used the agent's defaults)."""
@@ -109,6 +121,20 @@ def env_folder(env: Mapping[str, str] | None, name: str, default: str) -> Path:
     return Path(env.get("HOME") or Path.home()) / default
 
 
+def home_above(
+    path: Path | None, depth: int, env: Mapping[str, str] | None, variable: str, default: str
+) -> Path:
+    """The agent's home a session file ``depth`` folders below its ``sessions``
+    folder lives in; else ``$variable``, else ``~/default``."""
+    if (
+        path is not None
+        and len(path.parents) > depth
+        and path.parents[depth - 1].name == "sessions"
+    ):
+        return path.parents[depth]
+    return env_folder(env, variable, default)
+
+
 def whole(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 
@@ -125,25 +151,26 @@ READERS: dict[str, str] = {
 }
 
 
-def reader_of(name: str) -> Any:
-    """The meter function of the format named ``name``, or None."""
-    module = READERS.get(name)
+def loaded(modules: Mapping[str, str], name: str, attr: str) -> Any:
+    """``attr`` of the module ``modules`` lists for the format named ``name``
+    (imported when first asked for), or None when it lists none."""
+    module = modules.get(name)
     if module is None:
         return None
     import importlib
 
-    return importlib.import_module(module).context_usage
+    return getattr(importlib.import_module(module), attr)
+
+
+def reader_of(name: str) -> Any:
+    """The meter function of the format named ``name``, or None."""
+    return loaded(READERS, name, "context_usage")
 
 
 def peeker_of(name: str) -> Any:
     """The cheap meter of the format named ``name`` (``peek(ref, env)``: read from
     the session's end only; None when that cannot decide), or None."""
-    module = READERS.get(name)
-    if module is None:
-        return None
-    import importlib
-
-    return importlib.import_module(module).peek
+    return loaded(READERS, name, "peek")
 
 
 def table(value: Any) -> dict[str, Any]:
@@ -184,12 +211,21 @@ def lines_from_end(path: Path, marks: tuple[bytes, ...]) -> Iterator[bytes]:
 
 def records_from_end(path: Path, marks: tuple[bytes, ...]) -> Iterator[dict[str, Any]]:
     """The JSON objects of :func:`lines_from_end` (lines that are not one are skipped)."""
-    import json
-
     for line in lines_from_end(path, marks):
-        try:
-            record = json.loads(line)
-        except (ValueError, RecursionError):
-            continue
-        if isinstance(record, dict):
+        record = json_object(line)
+        if record is not None:
             yield record
+
+
+def records_in(data: bytes, marks: tuple[bytes, ...]) -> Iterator[dict[str, Any]]:
+    """The JSON objects of ``data``'s lines holding one of ``marks``, last first,
+    without splitting the whole of it (a long file's end is what matters)."""
+    end = len(data)
+    while end > 0:
+        start = data.rfind(b"\n", 0, end - 1) + 1 if end > 1 else 0
+        line = data[start:end]
+        end = start
+        if any(m in line for m in marks):
+            record = json_object(line)
+            if record is not None:
+                yield record

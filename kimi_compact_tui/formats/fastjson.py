@@ -87,29 +87,31 @@ _SHARED = {
 def share_strings(record: dict[str, Any]) -> None:
     """Replace the common role and type values (and tool names) of a decoded
     message by shared equal strings (the same values: nothing else changes)."""
-    shared = _SHARED.get
     role = record.get("role")
     if type(role) is str:
-        record["role"] = shared(role, role)
+        record["role"] = _SHARED.get(role, role)
     content = record.get("content")
     if type(content) is list:
-        for part in content:
-            if type(part) is dict:
-                kind = part.get("type")
-                if type(kind) is str:
-                    part["type"] = shared(kind, kind)
+        _share_types(content)
     calls = record.get("tool_calls")
     if type(calls) is list:
+        _share_types(calls)
         for call in calls:
-            if type(call) is dict:
-                kind = call.get("type")
-                if type(kind) is str:
-                    call["type"] = shared(kind, kind)
-                fn = call.get("function")
-                if type(fn) is dict:
-                    name = fn.get("name")
-                    if type(name) is str and len(name) < 64:
-                        fn["name"] = intern(name)
+            fn = call.get("function") if type(call) is dict else None
+            if type(fn) is dict:
+                name = fn.get("name")
+                if type(name) is str and len(name) < 64:
+                    fn["name"] = intern(name)
+
+
+def _share_types(items: list[Any]) -> None:
+    """The ``type`` of each object of ``items`` (parts, tool calls) as a shared string."""
+    shared = _SHARED.get
+    for item in items:
+        if type(item) is dict:
+            kind = item.get("type")
+            if type(kind) is str:
+                item["type"] = shared(kind, kind)
 
 
 def plain_message(record: dict[str, Any]) -> bool:

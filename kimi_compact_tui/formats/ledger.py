@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from kimi_compact_tui.formats.context import loaded, table
 from kimi_compact_tui.model import Message
 
 if TYPE_CHECKING:
@@ -60,13 +61,18 @@ READERS: dict[str, str] = {
 def compactions(session: Any) -> list[Compaction] | None:
     """The compactions ``session``'s file records, oldest first; None when its
     format has no ledger reader."""
-    module = READERS.get(session.format.name)
-    if module is None:
+    reader = loaded(READERS, session.format.name, "compactions")
+    if reader is None:
         return None
-    import importlib
-
-    found: list[Compaction] = importlib.import_module(module).compactions(session)
+    found: list[Compaction] = reader(session)
     return found
+
+
+def parts_text(content: Any) -> str:
+    """The texts of a record's list of content parts, joined ("" when it is no list)."""
+    if isinstance(content, list):
+        return "".join(str(table(p).get("text") or "") for p in content)
+    return ""
 
 
 def text_of(messages: Sequence[Message]) -> str:
@@ -83,12 +89,7 @@ REPAIRERS: dict[str, str] = {
 
 
 def repairer_of(name: str) -> Any:
-    module = REPAIRERS.get(name)
-    if module is None:
-        return None
-    import importlib
-
-    return importlib.import_module(module).repaired
+    return loaded(REPAIRERS, name, "repaired")
 
 
 def parse_bytes(fmt: object, data: bytes, path: Path | None) -> Session:

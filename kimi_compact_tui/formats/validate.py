@@ -21,6 +21,11 @@ def type_name(value: Any) -> str:
     return _TYPE_NAMES.get(type(value), type(value).__name__)
 
 
+def _wrong(where: str, what: str, must: str, value: Any) -> SessionFormatError:
+    """``<where>: <what> must be <must>, got <value's type>``."""
+    return SessionFormatError(f"{where}: {what} must be {must}, got {type_name(value)}")
+
+
 def check_message(data: Any, where: str) -> None:
     """Raise :class:`SessionFormatError` if ``data`` is not a message object.
 
@@ -33,26 +38,19 @@ def check_message(data: Any, where: str) -> None:
     if type(role) is not str:
         if "role" not in data:
             raise SessionFormatError(f"{where}: message has no 'role' field")
-        raise SessionFormatError(f"{where}: field 'role' must be a string, got {type_name(role)}")
+        raise _wrong(where, "field 'role'", "a string", role)
     content = data.get("content")
     if type(content) is list:
         for i, part in enumerate(content):
             if type(part) is not dict:
-                raise SessionFormatError(
-                    f"{where}: content[{i}] must be an object, got {type_name(part)}"
-                )
+                raise _wrong(where, f"content[{i}]", "an object", part)
             ptype = part.get("type")
             if type(ptype) is not str:
                 raise SessionFormatError(f"{where}: content[{i}] has no string 'type' field")
             if ptype == "text" and type(part.get("text")) is not str:
-                raise SessionFormatError(
-                    f"{where}: content[{i}].text must be a string, got {type_name(part.get('text'))}"
-                )
+                raise _wrong(where, f"content[{i}].text", "a string", part.get("text"))
     elif content is not None and type(content) is not str:
-        raise SessionFormatError(
-            f"{where}: field 'content' must be a string, a list of parts or null, "
-            f"got {type_name(content)}"
-        )
+        raise _wrong(where, "field 'content'", "a string, a list of parts or null", content)
     if len(data) > 2:
         _check_optional_fields(data, where)
 
@@ -61,27 +59,17 @@ def _check_optional_fields(data: dict[str, Any], where: str) -> None:
     tool_calls = data.get("tool_calls")
     if tool_calls is not None:
         if type(tool_calls) is not list:
-            raise SessionFormatError(
-                f"{where}: field 'tool_calls' must be a list, got {type_name(tool_calls)}"
-            )
+            raise _wrong(where, "field 'tool_calls'", "a list", tool_calls)
         for i, call in enumerate(tool_calls):
             if type(call) is not dict:
-                raise SessionFormatError(
-                    f"{where}: tool_calls[{i}] must be an object, got {type_name(call)}"
-                )
+                raise _wrong(where, f"tool_calls[{i}]", "an object", call)
             fn = call.get("function")
             if fn is not None and type(fn) is not dict:
-                raise SessionFormatError(
-                    f"{where}: tool_calls[{i}].function must be an object, got {type_name(fn)}"
-                )
+                raise _wrong(where, f"tool_calls[{i}].function", "an object", fn)
     for key in ("tool_call_id", "name"):
         value = data.get(key)
         if value is not None and type(value) is not str:
-            raise SessionFormatError(
-                f"{where}: field '{key}' must be a string, got {type_name(value)}"
-            )
+            raise _wrong(where, f"field '{key}'", "a string", value)
     partial = data.get("partial")
     if partial is not None and type(partial) is not bool:
-        raise SessionFormatError(
-            f"{where}: field 'partial' must be true or false, got {type_name(partial)}"
-        )
+        raise _wrong(where, "field 'partial'", "true or false", partial)

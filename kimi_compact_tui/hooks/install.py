@@ -236,6 +236,19 @@ def find_ours(groups: list[Any], agent: AgentHook) -> list[tuple[int, int]]:
 # --- install ------------------------------------------------------------------------------
 
 
+def _config_of(
+    agent: AgentHook,
+    scope: str,
+    env: Mapping[str, str] | None,
+    cwd: Path | None,
+    state: GateState | None,
+) -> tuple[GateState, Mapping[str, str], Path]:
+    """What install and uninstall start from: the gate's state, the environment
+    (ours when none is given) and ``agent``'s configuration file in ``scope``."""
+    env = os.environ if env is None else env
+    return state or GateState(), env, agent.config_file(scope, env, cwd=cwd)
+
+
 def install(
     agent: AgentHook,
     scope: str = "user",
@@ -247,9 +260,7 @@ def install(
     cwd: Path | None = None,
     state: GateState | None = None,
 ) -> Result:
-    state = state or GateState()
-    env = os.environ if env is None else env
-    path = agent.config_file(scope, env, cwd=cwd)
+    state, env, path = _config_of(agent, scope, env, cwd, state)
     command = our_command(agent, let_through_after)
     result = Result(agent, scope, command)
     if agent.shape == TOML_HOOK_TABLES:
@@ -401,9 +412,7 @@ def uninstall(
     cwd: Path | None = None,
     state: GateState | None = None,
 ) -> Result:
-    state = state or GateState()
-    env = os.environ if env is None else env
-    path = agent.config_file(scope, env, cwd=cwd)
+    state, env, path = _config_of(agent, scope, env, cwd, state)
     result = Result(agent, scope, None)
     raw = _read(path)
     if raw is None:

@@ -28,7 +28,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from kimi_compact_tui.fsutil import atomic_write_bytes
+from kimi_compact_tui.fsutil import atomic_write_bytes, json_lines
 from kimi_compact_tui.samples import state_dir
 
 GATE = "gate"
@@ -207,17 +207,11 @@ class GateState:
             data = self.ledger.read_bytes()
         except FileNotFoundError:
             return []
-        out = []
-        for line in data.split(b"\n"):
-            if not line.strip():
-                continue
-            try:
-                record = json.loads(line)
-            except ValueError:
-                continue
-            if isinstance(record, dict) and (session is None or record.get("session") == session):
-                out.append(record)
-        return out
+        return [
+            record
+            for _start, _end, record in json_lines(data)
+            if session is None or record.get("session") == session
+        ]
 
     def log_error(self, text: str) -> None:
         _append(self.log, f"{now_iso()} {' '.join(text.split())}\n")

@@ -23,6 +23,7 @@ import os
 from dataclasses import dataclass
 from typing import Any
 
+from kimi_compact_tui.fsutil import json_object
 from kimi_compact_tui.hooks.agents import AGENTS, CONTINUE_FALSE, EXIT_2, AgentHook
 from kimi_compact_tui.hooks.pending import GateState, Pending, now_iso
 
@@ -164,11 +165,7 @@ def last_usage(agent: AgentHook, transcript: str | None) -> int | None:
     for line in reversed(tail.split(b"\n")):
         if b'"usage"' not in line and b'"token_count"' not in line:
             continue
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        found = _usage_of(agent, record)
+        found = _usage_of(agent, json_object(line))
         if found is not None:
             return found
     return None

@@ -119,6 +119,21 @@ def test_advisory_agents_record_a_compaction_made_blind(state):
     assert state.events("g1")[0]["event"] == "compacted-blind"
 
 
+def test_a_ledger_line_nested_too_deep_to_read_is_skipped_not_raised(state):
+    """A torn or hostile line in the gate's log (JSON nested past the parser's
+    depth) is passed over like any line that is not JSON: the events around it
+    are still read."""
+    assert (
+        run_hook("kimi-cli", payload("k1", token_count=1000, cwd="/w"), state=state).exit_code == 0
+    )
+    with state.ledger.open("a", encoding="utf-8") as fh:
+        fh.write("[" * 100_000 + "\n")
+    assert (
+        run_hook("kimi-cli", payload("k1", token_count=2000, cwd="/w"), state=state).exit_code == 0
+    )
+    assert [e["tokens"] for e in state.events("k1")] == [1000, 2000]
+
+
 def test_writing_the_session_clears_its_pending_review(tmp_path, state):
     t = transcript(tmp_path)
     run_hook("claude-code", payload("a", t), state=state)

@@ -20,14 +20,13 @@ import os
 from collections.abc import Iterable, Mapping
 from typing import Any
 
-from kimi_compact_tui.compaction.tokens import session_tokens
 from kimi_compact_tui.formats.base import Session
 from kimi_compact_tui.formats.claude_code.state import ClaudeState
 from kimi_compact_tui.formats.context import (
-    ESTIMATED,
     RECORDED,
     ContextUsage,
     env_folder,
+    fill,
     read_json,
     records_from_end,
     table,
@@ -85,10 +84,8 @@ def peek(ref: SessionRef, env: Mapping[str, str] | None = None) -> ContextUsage 
 def context_usage(session: Session, env: Mapping[str, str] | None = None) -> ContextUsage:
     state = session.format_state
     used, model = last_usage(state) if isinstance(state, ClaudeState) else (None, None)
-    source = RECORDED
-    if used is None:
-        used, source = session_tokens(session.messages), ESTIMATED
-    return meter(used, source, model, env)
+    tokens, source = fill(used, session.messages)
+    return meter(tokens, source, model, env)
 
 
 def meter(used: int, source: str, model: str | None, env: Mapping[str, str] | None) -> ContextUsage:

@@ -10,30 +10,13 @@ when there is one). The record's ``message`` is the summary (also the last item 
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from kimi_compact_tui.formats.base import Session
 from kimi_compact_tui.formats.codex.state import CodexState
 from kimi_compact_tui.formats.context import table, whole
-from kimi_compact_tui.formats.ledger import Compaction, parse_bytes
-
-
-def _lines(data: bytes) -> list[tuple[int, dict[str, Any]]]:
-    out = []
-    pos = 0
-    for line in data.split(b"\n"):
-        start = pos
-        pos += len(line) + 1
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if isinstance(record, dict):
-            out.append((start, record))
-    return out
+from kimi_compact_tui.formats.ledger import Compaction, parse_bytes, parts_text
+from kimi_compact_tui.fsutil import json_lines
 
 
 def _total(record: dict[str, Any]) -> int | None:
@@ -45,17 +28,14 @@ def _total(record: dict[str, Any]) -> int | None:
 
 
 def _text(item: Any) -> str:
-    content = table(item).get("content")
-    if isinstance(content, list):
-        return "".join(str(table(c).get("text") or "") for c in content)
-    return ""
+    return parts_text(table(item).get("content"))
 
 
 def compactions(session: Session) -> list[Compaction]:
     state = session.format_state
     if not isinstance(state, CodexState) or session.path is None:
         return []
-    records = _lines(state.data)
+    records = [(start, record) for start, _end, record in json_lines(state.data)]
     out: list[Compaction] = []
     start_of_compaction: int | None = None
     last_total: int | None = None

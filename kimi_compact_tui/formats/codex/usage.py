@@ -12,49 +12,32 @@
 
 from __future__ import annotations
 
-import json
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from kimi_compact_tui.compaction.tokens import session_tokens
 from kimi_compact_tui.formats.base import Session
 from kimi_compact_tui.formats.codex.state import CodexState
 from kimi_compact_tui.formats.context import (
-    ESTIMATED,
     RECORDED,
     ContextUsage,
-    env_folder,
+    fill,
+    home_above,
     read_toml,
     records_from_end,
+    records_in,
     whole,
 )
 from kimi_compact_tui.formats.storage import SessionRef
 
 AUTO_SHARE = 0.9
-
-
-def _lines_from_end(data: bytes, marks: tuple[bytes, ...]) -> Iterator[Any]:
-    """The JSON records of ``data``'s lines holding one of ``marks``, last first,
-    without splitting the whole file (a long rollout's end is what matters)."""
-    end = len(data)
-    while end > 0:
-        start = data.rfind(b"\n", 0, end - 1) + 1 if end > 1 else 0
-        line = data[start:end]
-        end = start
-        if any(m in line for m in marks):
-            try:
-                yield json.loads(line)
-            except ValueError:
-                continue
-
-
+#: What a line must hold to matter to the meter: a count, a compaction.
 MARKS = (b'"token_count"', b'"compacted"')
 
 
 def last_count(data: bytes) -> tuple[int | None, int | None]:
     """(the last ``total_tokens`` since the last compaction, the last window seen)."""
-    return _count(_lines_from_end(data, MARKS))
+    return _count(records_in(data, MARKS))
 
 
 def _count(found: Iterable[Any]) -> tuple[int | None, int | None]:
@@ -84,12 +67,6 @@ def _count(found: Iterable[Any]) -> tuple[int | None, int | None]:
     return used, window
 
 
-def codex_home(path: Path | None, env: Mapping[str, str] | None) -> Path:
-    if path is not None and len(path.parents) > 4 and path.parents[3].name == "sessions":
-        return path.parents[4]
-    return env_folder(env, "CODEX_HOME", ".codex")
-
-
 def peek(ref: SessionRef, env: Mapping[str, str] | None = None) -> ContextUsage | None:
     """The meter read from the rollout's end only (``list``, the picker); None when
     no count came since the last compaction (the estimate needs a full read)."""
@@ -100,17 +77,15 @@ def peek(ref: SessionRef, env: Mapping[str, str] | None = None) -> ContextUsage 
 def context_usage(session: Session, env: Mapping[str, str] | None = None) -> ContextUsage:
     state = session.format_state
     used, window = last_count(state.data) if isinstance(state, CodexState) else (None, None)
-    source = RECORDED
-    if used is None:
-        used, source = session_tokens(session.messages), ESTIMATED
-    return meter(used, source, window, session.path, env)
+    tokens, source = fill(used, session.messages)
+    return meter(tokens, source, window, session.path, env)
 
 
 def meter(
     used: int, source: str, window: int | None, path: Path | None, env: Mapping[str, str] | None
 ) -> ContextUsage:
     """The meter of ``used`` tokens of the rollout at ``path`` (``window``: as it records it)."""
-    config_path = codex_home(path, env) / "config.toml"
+    config_path = home_above(path, 4, env, "CODEX_HOME", ".codex") / "config.toml"
     config = read_toml(config_path)
     window_source = "the rollout's model_context_window"
     if window is None and whole(config.get("model_context_window")):

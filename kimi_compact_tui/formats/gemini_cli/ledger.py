@@ -11,22 +11,18 @@ message's; the trigger is not recorded.
 
 from __future__ import annotations
 
-import json
 from typing import Any
 
 from kimi_compact_tui.formats.base import Session
 from kimi_compact_tui.formats.context import table
 from kimi_compact_tui.formats.gemini_cli.state import GeminiState
-from kimi_compact_tui.formats.ledger import Compaction, parse_bytes
+from kimi_compact_tui.formats.ledger import Compaction, parse_bytes, parts_text
+from kimi_compact_tui.fsutil import json_lines
 
 
 def _text(message: dict[str, Any]) -> str:
     content = message.get("content")
-    if isinstance(content, str):
-        return content
-    if isinstance(content, list):
-        return "".join(str(table(p).get("text") or "") for p in content)
-    return ""
+    return content if isinstance(content, str) else parts_text(content)
 
 
 def compactions(session: Session) -> list[Compaction]:
@@ -36,18 +32,7 @@ def compactions(session: Session) -> list[Compaction]:
     data = state.data
     seen: set[str] = set()
     out: list[Compaction] = []
-    pos = 0
-    for line in data.split(b"\n"):
-        offset = pos
-        pos += len(line) + 1
-        if not line.strip():
-            continue
-        try:
-            record = json.loads(line)
-        except ValueError:
-            continue
-        if not isinstance(record, dict):
-            continue
+    for offset, _end, record in json_lines(data):
         listed = table(record.get("$set")).get("messages")
         if not isinstance(listed, list):
             if isinstance(record.get("id"), str):

@@ -14,13 +14,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from kimi_compact_tui.compaction.tokens import session_tokens
 from kimi_compact_tui.formats.base import Session
 from kimi_compact_tui.formats.context import (
-    ESTIMATED,
     RECORDED,
     ContextUsage,
     env_folder,
+    fill,
     read_json,
     records_from_end,
     table,
@@ -83,10 +82,8 @@ def peek(ref: SessionRef, env: Mapping[str, str] | None = None) -> ContextUsage 
 def context_usage(session: Session, env: Mapping[str, str] | None = None) -> ContextUsage:
     state = session.format_state
     used, model = last_prompt(state.records) if isinstance(state, GeminiState) else (None, None)
-    source = RECORDED
-    if used is None:
-        used, source = session_tokens(session.messages), ESTIMATED
-    return meter(used, source, model, env)
+    tokens, source = fill(used, session.messages)
+    return meter(tokens, source, model, env)
 
 
 def meter(used: int, source: str, model: str | None, env: Mapping[str, str] | None) -> ContextUsage:

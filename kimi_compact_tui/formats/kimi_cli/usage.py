@@ -16,13 +16,12 @@ import math
 from collections.abc import Mapping
 from pathlib import Path
 
-from kimi_compact_tui.compaction.tokens import session_tokens
 from kimi_compact_tui.formats.base import Session
 from kimi_compact_tui.formats.context import (
-    ESTIMATED,
     RECORDED,
     ContextUsage,
-    env_folder,
+    fill,
+    home_above,
     read_toml,
     records_from_end,
     table,
@@ -32,12 +31,6 @@ from kimi_compact_tui.formats.storage import SessionRef
 
 RATIO = 0.85
 RESERVED = 50_000
-
-
-def share_folder(path: Path | None, env: Mapping[str, str] | None) -> Path:
-    if path is not None and len(path.parents) > 3 and path.parents[2].name == "sessions":
-        return path.parents[3]
-    return env_folder(env, "KIMI_SHARE_DIR", ".kimi")
 
 
 def peek(ref: SessionRef, env: Mapping[str, str] | None = None) -> ContextUsage | None:
@@ -52,15 +45,13 @@ def peek(ref: SessionRef, env: Mapping[str, str] | None = None) -> ContextUsage 
 
 def context_usage(session: Session, env: Mapping[str, str] | None = None) -> ContextUsage:
     used = session.meta.recorded_tokens
-    source = RECORDED
-    if used is None:
-        used, source = session_tokens(session.messages), ESTIMATED
-    return meter(used, source, session.path, env)
+    tokens, source = fill(used, session.messages)
+    return meter(tokens, source, session.path, env)
 
 
 def meter(used: int, source: str, path: Path | None, env: Mapping[str, str] | None) -> ContextUsage:
     """The meter of ``used`` tokens of the session at ``path``."""
-    config_path = share_folder(path, env) / "config.toml"
+    config_path = home_above(path, 3, env, "KIMI_SHARE_DIR", ".kimi") / "config.toml"
     config = read_toml(config_path)
     models = table(config.get("models"))
     name = config.get("default_model")

@@ -69,33 +69,18 @@ def malformed_compaction(record: dict[str, Any]) -> str | None:
 
 def _branch(record: dict[str, Any]) -> dict[str, Any] | None:
     """The fields kimi-code keeps (the first schema branch that matches)."""
-    summary, context_summary = record.get("summary"), record.get("contextSummary")
     compacted = record.get("compactedCount")
-    has_ctx = "contextSummary" in record
-    has_summary = "summary" in record
     base = {k: record[k] for k in (*_OPTIONAL_NUMBERS, "legacyTail") if k in record}
-    if (
-        type(summary) is str
-        and _number(compacted)
-        and (not has_ctx or type(context_summary) is str)
-    ):
-        return {
-            **base,
-            "summary": summary,
-            "compactedCount": compacted,
-            **_opt(record, "contextSummary"),
-        }
-    if (
-        type(context_summary) is str
-        and _number(compacted)
-        and (not has_summary or type(summary) is str)
-    ):
-        return {
-            **base,
-            "contextSummary": context_summary,
-            "compactedCount": compacted,
-            **_opt(record, "summary"),
-        }
+    # the two compactedCount branches: one summary a string, the other one too when given
+    for key, other in (("summary", "contextSummary"), ("contextSummary", "summary")):
+        text = record.get(key)
+        if (
+            type(text) is str
+            and _number(compacted)
+            and (other not in record or type(record[other]) is str)
+        ):
+            return {**base, key: text, "compactedCount": compacted, **_opt(record, other)}
+    summary = record.get("summary")
     count = record.get("count")
     if _number(count) and ("compactedCount" not in record or _number(compacted)):
         return {**base, "summary": summary, "count": count, **_opt(record, "compactedCount")}

@@ -17,7 +17,6 @@ branch are listed as the file holds them.
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any
 
@@ -26,6 +25,7 @@ from kimi_compact_tui.formats.context import whole
 from kimi_compact_tui.formats.kimi_code.plugin import KimiCodeState
 from kimi_compact_tui.formats.kimi_code.usage import agent_of
 from kimi_compact_tui.formats.ledger import Compaction, parse_bytes
+from kimi_compact_tui.fsutil import json_lines
 
 BEGIN = b'"full_compaction.begin"'
 APPLY = b'"context.apply_compaction"'
@@ -37,24 +37,6 @@ def _iso(ms: Any) -> str | None:
     return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(ms / 1000)) + f".{int(ms) % 1000:03d}Z"
 
 
-def _records(data: bytes) -> list[tuple[int, int, dict[str, Any]]]:
-    """(start, end, record) of each compaction record, in file order."""
-    out = []
-    pos = 0
-    for line in data.split(b"\n"):
-        start = pos
-        pos += len(line) + 1
-        if BEGIN not in line and APPLY not in line:
-            continue
-        try:
-            record = json.loads(line)
-        except (ValueError, RecursionError):
-            continue
-        if isinstance(record, dict):
-            out.append((start, min(pos, len(data)), record))
-    return out
-
-
 def compactions(session: Session) -> list[Compaction]:
     path = session.path
     state = session.format_state
@@ -64,7 +46,7 @@ def compactions(session: Session) -> list[Compaction]:
     agent = agent_of(path)
     out: list[Compaction] = []
     begin: tuple[int, str | None] | None = None  # the open compaction's start and source
-    for start, end, record in _records(data):
+    for start, end, record in json_lines(data, (BEGIN, APPLY)):
         if record.get("agentId", agent) != agent:
             continue
         if record.get("type") == "full_compaction.begin":

@@ -23,15 +23,15 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from kimi_compact_tui.compaction.tokens import session_tokens
 from kimi_compact_tui.formats.base import Session
 from kimi_compact_tui.formats.context import (
-    ESTIMATED,
     RECORDED,
     ContextUsage,
-    env_folder,
+    fill,
+    home_above,
     read_toml,
     records_from_end,
+    records_in,
     table,
     whole,
 )
@@ -71,13 +71,6 @@ def _last(records: Iterable[dict[str, Any]], agent: str) -> tuple[int | None, st
     return used, alias
 
 
-def home_of(path: Path | None, env: Mapping[str, str] | None) -> Path:
-    """The Kimi Code home the journal at ``path`` lives in."""
-    if path is not None and len(path.parents) > 5 and path.parents[4].name == "sessions":
-        return path.parents[5]
-    return env_folder(env, "KIMI_CODE_HOME", ".kimi-code")
-
-
 def peek(ref: SessionRef, env: Mapping[str, str] | None = None) -> ContextUsage | None:
     """The meter read from the journal's end only (``list``, the picker); None when
     it records no count (the estimate needs a full read)."""
@@ -91,37 +84,20 @@ def context_usage(session: Session, env: Mapping[str, str] | None = None) -> Con
     if path is not None:
         state = session.format_state
         records = (
-            _records(state.journal)
+            records_in(state.journal, MARKS)
             if isinstance(state, KimiCodeState)
             else records_from_end(path, MARKS)
         )
         used, alias = _last(records, agent_of(path))
-    source = RECORDED
-    if used is None:
-        used, source = session_tokens(session.messages), ESTIMATED
-    return meter(used, source, alias, path, env)
-
-
-def _records(data: bytes) -> Iterable[dict[str, Any]]:
-    """The journal's records (as loaded) holding a count or a binding, last first."""
-    import json
-
-    for line in reversed(data.split(b"\n")):
-        if not any(m in line for m in MARKS):
-            continue
-        try:
-            record = json.loads(line)
-        except (ValueError, RecursionError):
-            continue
-        if isinstance(record, dict):
-            yield record
+    tokens, source = fill(used, session.messages)
+    return meter(tokens, source, alias, path, env)
 
 
 def meter(
     used: int, source: str, alias: str | None, path: Path | None, env: Mapping[str, str] | None
 ) -> ContextUsage:
     """The meter of ``used`` tokens of the journal at ``path``, bound to model ``alias``."""
-    config_path = home_of(path, env) / "config.toml"
+    config_path = home_above(path, 5, env, "KIMI_CODE_HOME", ".kimi-code") / "config.toml"
     config = read_toml(config_path)
     name = alias
     if name is None and isinstance(config.get("default_model"), str):

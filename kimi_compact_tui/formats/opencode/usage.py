@@ -18,12 +18,11 @@ from collections.abc import Generator, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-from kimi_compact_tui.compaction.tokens import session_tokens
 from kimi_compact_tui.formats.base import Session
 from kimi_compact_tui.formats.context import (
-    ESTIMATED,
     RECORDED,
     ContextUsage,
+    fill,
     read_json,
     table,
     whole,
@@ -127,10 +126,8 @@ def context_usage(session: Session, env: Mapping[str, str] | None = None) -> Con
     used, provider, model = (
         last_tokens(state) if isinstance(state, OpencodeState) else (None, None, None)
     )
-    source = RECORDED
-    if used is None:
-        used, source = session_tokens(session.messages), ESTIMATED
-    return meter(used, source, provider, model, env)
+    tokens, source = fill(used, session.messages)
+    return meter(tokens, source, provider, model, env)
 
 
 def meter(
