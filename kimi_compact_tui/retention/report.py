@@ -489,7 +489,7 @@ def item_line(item: Item, width: int | None = 240, stated: str | None = None) ->
 _ITEM_LINE_RE = re.compile(
     r"^- (?P<label>"
     + "|".join(re.escape(label) for label in CATEGORY_LABELS.values())
-    + r"): (?P<text>.+) \(messages? \d+(?:, \d+)*(?:; [\w ,]+(?: — [\w ,]+)?)?\)$"
+    + r"): (?P<text>.+) \(messages? \d+(?:, \d+)*(?:; [\w ,-]+(?: — [\w ,]+)?)?\)$"
 )
 
 

@@ -777,7 +777,7 @@ def figures(out: Buckets, hay: str, index: int, numbers: list[tuple[str, str]]) 
 ANCHOR_LINE_RE = re.compile(
     r"^- (?P<label>user requests|instructions|open tasks|edited files|errors|commands|"
     r"file paths|identifiers|numbers|URLs): (?P<text>.+) \(messages? \d+(?:, \d+)*"
-    r"(?:; (?P<status>[\w ,]+?)(?: — [\w ,]+)?)?\)$",  # "— the summary above calls it …"
+    r"(?:; (?P<status>[\w ,-]+?)(?: — [\w ,]+)?)?\)$",  # "— the summary above calls it …"
     re.M,
 )
 ANCHOR_KINDS = {

@@ -13,9 +13,13 @@ from benchmarks.realistic import DEBUG_LOSSY, REALISTIC, REFACTOR_LOSSY
 from kimi_compact_tui.compaction.tokens import estimate_tokens
 from kimi_compact_tui.formats import load_session
 from kimi_compact_tui.job import prepare_compaction
+from kimi_compact_tui.model import Message
 from kimi_compact_tui.retention import item_lines_in, retention_report
 from kimi_compact_tui.retention.anchor import anchor
+from kimi_compact_tui.retention.report import item_line
+from kimi_compact_tui.specifics import COMMANDS, PLAIN, Item, extract
 from kimi_compact_tui.specifics.collect import carried_tasks
+from kimi_compact_tui.specifics.extract import SUMMARY_START
 
 
 def loaded(name):
@@ -115,3 +119,12 @@ def test_gemini_cli_compression_summary_is_no_request():
     # its first user message is the summary Gemini CLI wrote for its own compression
     requests = [i.text for i in report.missing_items() if i.category == "user_requests"]
     assert not [r for r in requests if r.startswith("FAKE-SUMMARY")], requests
+
+
+def test_a_restated_command_with_a_negative_exit_is_read_back():
+    item = Item(COMMANDS, "./run.sh", "./run.sh", [3], status="exit -1")
+    line = item_line(item, None, "passed")
+    assert line == "- commands: ./run.sh (message 4; exit -1 — the summary above calls it passed)"
+    assert item_lines_in(line) == [("commands", "./run.sh")]
+    carried = extract([Message.make("user", f"{SUMMARY_START}\n{line}")], [0], PLAIN)
+    assert [i.text for i in carried.of(COMMANDS)] == ["./run.sh"]
