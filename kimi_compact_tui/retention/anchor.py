@@ -2,9 +2,13 @@
 
 :func:`anchor` appends to a summary the block the retention pane already writes
 to the editor (:func:`~.report.editor_block`: ``- label: text (message N)``
-lines between the two markers), holding what the summary misses, by
-importance:
+lines between the two markers), holding what the summary misses or misstates,
+by importance:
 
+0. what the summary states wrongly (an open task called done, a failed command
+   called passed, a refused write called written), restated with what the
+   session says: ``- open tasks: X (message 9; in_progress — the summary above
+   calls it completed)``; the critical ones first in the block;
 1. the critical items: user requests, instructions, open tasks (the latest
    first; shortened with ``…`` before anything critical is left out);
 2. the latest and the most referenced of the rest: files edited and errors
@@ -121,23 +125,33 @@ def without_block(summary: str) -> str:
     return BLOCK_RE.sub("\n", summary).rstrip("\n") + "\n"
 
 
-def _missing(report: RetentionReport, pinned: Sequence[Item] | None) -> list[Item]:
-    """What the block may hold: the items ``report`` says are missing (only errors
-    still open at the end of the range), or of those only the ``pinned`` ones
-    (any category)."""
+#: What a summary wrongly said of an item the block restates: (category, key) → stated.
+Stated = dict[tuple[str, str], str]
+
+
+def _missing(report: RetentionReport, pinned: Sequence[Item] | None) -> tuple[list[Item], Stated]:
+    """What the block may hold: the items ``report`` says are misstated or
+    missing (only errors still open at the end of the range), or of those only
+    the ``pinned`` ones (any category); and what the summary said of each
+    misstated one."""
     names = [*ORDER, *(n for n in report.categories if n not in ORDER)]
     out: list[Item] = []
+    stated: Stated = {}
     for name in names:
         category = report.categories.get(name)
         if category is None or (pinned is None and name not in ORDER):
             continue
+        for wrong in category.misstated:
+            if pinned is None or wrong.item in pinned:
+                out.append(wrong.item)
+                stated[(wrong.item.category, wrong.item.key)] = wrong.stated
         for item in category.missing:
             if pinned is not None:
                 if item in pinned:
                     out.append(item)
             elif name != ERRORS or item.status in (None, OPEN):
                 out.append(item)
-    return out
+    return out, stated
 
 
 def _latest(item: Item) -> int:
@@ -160,22 +174,33 @@ def _cost(line: str) -> int:
     return estimate_tokens(line) + 1
 
 
-def _choose(candidates: list[Item], budget: int) -> tuple[list[Item], list[Item]]:
-    """(chosen, left out): the critical items first (the latest first, shortened
-    step by step before one is left out), then the rest by tier and recency,
-    each whole (cut at :data:`REST_CHARS`) or not at all; never over ``budget``."""
+def _line(item: Item, stated: Stated) -> str:
+    return item_line(item, None, stated.get((item.category, item.key)))
+
+
+def _choose(candidates: list[Item], budget: int, stated: Stated) -> tuple[list[Item], list[Item]]:
+    """(chosen, left out): the critical items first (the misstated ones, then the
+    latest first, shortened step by step before one is left out), then the rest:
+    the misstated first, then by tier and recency, each whole (cut at
+    :data:`REST_CHARS`) or not at all; never over ``budget``."""
     room = budget - estimate_tokens(f"{EDITOR_BLOCK_START}\n{EDITOR_BLOCK_END}") - 1
-    critical = sorted((i for i in candidates if i.category in CRITICAL), key=lambda i: -_latest(i))
+
+    def right(i: Item) -> bool:  # not misstated: after the misstated ones
+        return (i.category, i.key) not in stated
+
+    critical = sorted(
+        (i for i in candidates if i.category in CRITICAL), key=lambda i: (right(i), -_latest(i))
+    )
     rest = sorted(
         (i for i in candidates if i.category not in CRITICAL),
-        key=lambda i: (TIERS.get(i.category, 5), -_latest(i), -len(i.messages)),
+        key=lambda i: (right(i), TIERS.get(i.category, 5), -_latest(i), -len(i.messages)),
     )
     chosen: list[Item] = []
     left_out: list[Item] = []
     # the critical items at the longest length at which they all fit, else the shortest
     for chars in SHORTENED:
         shown = [_masked(i, chars) for i in critical]
-        if sum(_cost(item_line(i, None)) for i in shown) <= room:
+        if sum(_cost(_line(i, stated)) for i in shown) <= room:
             break
     taken: set[str] = set()
     requests: list[str] = []
@@ -184,7 +209,7 @@ def _choose(candidates: list[Item], budget: int) -> tuple[list[Item], list[Item]
             continue  # the rule is in a request written whole
         if _key(item) in taken:
             continue
-        cost = _cost(item_line(item, None))
+        cost = _cost(_line(item, stated))
         if cost > room:
             left_out.append(original)
             continue
@@ -197,7 +222,7 @@ def _choose(candidates: list[Item], budget: int) -> tuple[list[Item], list[Item]
         item = _masked(original, REST_CHARS)
         if _key(item) in taken:
             continue
-        cost = _cost(item_line(item, None))
+        cost = _cost(_line(item, stated))
         if cost > room:
             left_out.append(original)
             continue
@@ -221,14 +246,24 @@ def anchor(
     counts that block as kept."""
     check_budget(budget)
     base = without_block(summary) if pinned is None else summary
-    candidates = _missing(report, pinned)
+    candidates, stated = _missing(report, pinned)
     if not candidates:
         return Anchored(base, "")
-    chosen, left_out = _choose(candidates, budget)
+    chosen, left_out = _choose(candidates, budget, stated)
     if not chosen:
         return Anchored(base, "", [], left_out)
     place = {name: n for n, name in enumerate(ORDER)}
-    chosen.sort(key=lambda i: (place.get(i.category, len(ORDER)), i.first))
-    block = "\n".join([EDITOR_BLOCK_START, *(item_line(i, None) for i in chosen), EDITOR_BLOCK_END])
+
+    def order(i: Item) -> tuple[bool, int, bool, int]:  # the misstated critical items first
+        right = (i.category, i.key) not in stated
+        return (
+            right or i.category not in CRITICAL,
+            place.get(i.category, len(ORDER)),
+            right,
+            i.first,
+        )
+
+    chosen.sort(key=order)
+    block = "\n".join([EDITOR_BLOCK_START, *(_line(i, stated) for i in chosen), EDITOR_BLOCK_END])
     text = base.rstrip("\n") + "\n\n" + block + "\n"
     return Anchored(text, block, chosen, left_out)

@@ -13,9 +13,11 @@ from __future__ import annotations
 
 import re
 from bisect import bisect_left, bisect_right
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cached_property
+
+from rapidfuzz import fuzz
 
 from kimi_compact_tui.retention.passage import Passages, Request
 from kimi_compact_tui.retention.passage import kept as passage_kept
@@ -546,21 +548,48 @@ def _without(text: str, item: Item) -> str:
     return text
 
 
-def misstatement(item: Item, hay: Haystack) -> Statement | None:
-    """The wrong status ``hay`` states of ``item``, or None. Each line that
-    mentions the item is read at three levels, the first that states a status
-    deciding: the clause around the mention, the whole line, then the heading
-    the line sits under (``## Completed``, ``<completed_tasks>``, ``Done:``).
-    Misstated only when some mention states a contradicting status and none
-    states the session's (precision first: a contradictory summary that also
-    says it right is not called wrong)."""
-    check = _check(item)
-    if check is None or not hay:
-        return None
+def _reworded(item: Item, line: str) -> int:
+    """Where ``line`` mentions ``item`` by the rule that keeps it (one passage:
+    stems, typos, a rewording: "Ran the full test suite" for "Run the full test
+    suite"), or -1."""
+    low = line.lower()
+    if not any(t[:3] in low for t in content_tokens(item.text)):
+        return -1  # no term of it: cheap, before the passage rule
+    if not passage_kept(Request.cached(item.text), Passages([line])):
+        return -1
+    aligned = fuzz.partial_ratio_alignment(_flat(item.text), low)
+    return aligned.dest_start if aligned is not None else 0
+
+
+AGREES = Statement("", "")  # a mention states the session's status
+_AGREES = AGREES
+
+
+def _read(
+    item: Item,
+    hay: Haystack,
+    check: tuple[frozenset[str], tuple[str, ...]],
+    probe: str,
+    mentions: Callable[[Item, str], int],
+) -> Statement | None:
+    """The first wrong status a mention states, :data:`AGREES` when a mention
+    states the session's, or None (no mention states a status). The lines
+    holding ``probe`` are looked up in the summary's index; a probe that cannot
+    be looked up, or another way of finding a mention, reads line by line."""
     agree, contradict = check
-    probe = _probe(item)
-    if not probe or "\n" in probe:
-        return _misstatement_scan(item, hay, agree, contradict, probe)
+    if mentions is _mentions and probe and "\n" not in probe:
+        return _read_indexed(item, hay, agree, contradict, probe)
+    return _misstatement_scan(item, hay, agree, contradict, probe, mentions)
+
+
+def _read_indexed(
+    item: Item,
+    hay: Haystack,
+    agree: frozenset[str],
+    contradict: tuple[str, ...],
+    probe: str,
+) -> Statement | None:
+    """:func:`_read` over the lines the index says hold ``probe``."""
     lines = hay.lines
     closing, heading_before, closing_before = hay.line_marks
     mentioned: dict[int, bool] = {}
@@ -580,13 +609,10 @@ def misstatement(item: Item, hay: Haystack) -> Statement | None:
             h = heading_before[h]
         heading = lines[h][0].strip() if h > closing_before[j] else ""
         found = _stated(item, line, at, heading, agree, contradict)
-        if found is _AGREES:
-            return None
+        if found is AGREES:
+            return AGREES
         wrong = wrong or found
     return wrong
-
-
-_AGREES = Statement("", "")
 
 
 def _stated(
@@ -622,21 +648,46 @@ def _misstatement_scan(
     agree: frozenset[str],
     contradict: tuple[str, ...],
     probe: str,
+    mentions: Callable[[Item, str], int],
 ) -> Statement | None:
-    """:func:`misstatement` line by line (a probe that cannot be looked up)."""
+    """:func:`_read` line by line (a probe that cannot be looked up, or a
+    mention found by another rule)."""
     wrong: Statement | None = None
     heading = ""
     for line, low in hay.lines:
         if _CLOSING_TAG_RE.match(line):
             heading = ""
             continue
-        at = _mentions(item, line) if probe in low else -1
+        at = mentions(item, line) if probe in low else -1
         if at < 0:
             if _heading(line):
                 heading = line.strip()
             continue
         found = _stated(item, line, at, heading, agree, contradict)
-        if found is _AGREES:
-            return None
+        if found is AGREES:
+            return AGREES
         wrong = wrong or found
+    return wrong
+
+
+def misstatement(item: Item, hay: Haystack) -> Statement | None:
+    """The wrong status ``hay`` states of ``item``, or None. Each line that
+    mentions the item is read at three levels, the first that states a status
+    deciding: the clause around the mention, the whole line, then the heading
+    the line sits under (``## Completed``, ``<completed_tasks>``, ``Done:``).
+    Misstated only when some mention states a contradicting status and none
+    states the session's (precision first: a contradictory summary that also
+    says it right is not called wrong). A request or task the text keeps
+    reworded (the passage rule) is mentioned where a line keeps it."""
+    check = _check(item)
+    if check is None or not hay:
+        return None
+    wrong = _read(item, hay, check, _probe(item), _mentions)
+    if wrong is AGREES:
+        return None
+    if MATCHERS.get(item.category) is match_verbatim and match_verbatim(item, hay):
+        again = _read(item, hay, check, "", _reworded)
+        if again is AGREES:
+            return None
+        wrong = wrong or again
     return wrong

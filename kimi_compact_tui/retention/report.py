@@ -468,19 +468,28 @@ LINE_STATUSES = {
 }
 
 
-def item_line(item: Item, width: int | None = 240) -> str:
+#: How a line restates an item the summary misstates, after what the session says.
+MISSTATED_NOTE = " — the summary above calls it {stated}"
+
+
+def item_line(item: Item, width: int | None = 240, stated: str | None = None) -> str:
     """One item as a line of a block (``width``: where a long item is cut; None:
-    whole, as the anchor block writes what it chose to fit its budget)."""
+    whole, as the anchor block writes what it chose to fit its budget). With
+    ``stated`` (what a summary wrongly says of it), the line says what the session
+    says, then what the summary said: ``(message 9; in_progress — the summary
+    above calls it completed)``."""
     where = ", ".join(str(n) for n in numbers(item))
     label = CATEGORY_LABELS.get(item.category, item.category)
     status = f"; {item.status}" if item.status in LINE_STATUSES.get(item.category, ()) else ""
+    if stated is not None and item.status:
+        status = f"; {item.status}{MISSTATED_NOTE.format(stated=stated)}"
     return f"- {label}: {display(item, width)} (message{_s(item.messages)} {where}{status})"
 
 
 _ITEM_LINE_RE = re.compile(
     r"^- (?P<label>"
     + "|".join(re.escape(label) for label in CATEGORY_LABELS.values())
-    + r"): (?P<text>.+) \(messages? \d+(?:, \d+)*(?:; [\w ]+)?\)$"
+    + r"): (?P<text>.+) \(messages? \d+(?:, \d+)*(?:; [\w ,-]+(?: — [\w ,]+)?)?\)$"
 )
 
 

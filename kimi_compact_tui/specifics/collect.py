@@ -176,7 +176,8 @@ ACCEPT_RE = re.compile(
     re.I,
 )
 ACCEPTED = "accepted"
-REJECTED = "rejected"
+REJECTED = "rejected"  # a proposal the person turned down; a write they refused
+REFUSED_RE = re.compile(r"\b(?:reject|refus|denied|declined)")  # a write's result, lower case
 
 
 class Decisions(Collector):
@@ -322,7 +323,7 @@ def read_status(m: Seen, w: Walk, run: Run) -> tuple[str | None, bool]:
         return code, code != "exit 0"
     if flagged(m, w):
         return FAILED, True
-    if result_errors(m) and not tools.marks_failures:
+    if result_errors(m, tools.failure_marks) and not tools.marks_failures:
         return FAILED, True
     passed = PASSED_RE.search(text) if " passed" in text else None
     if passed and not FAILED_RE.search(text):
@@ -439,13 +440,14 @@ class Edits(Collector):
 
     def __init__(self) -> None:
         self.pending: dict[str, list[tuple[str, int]]] = {}  # call id → (path, message)
-        self.refused: list[tuple[str, int]] = []
+        self.refused: list[tuple[str, int, str]] = []  # (path, message, status)
 
     def see(self, m: Seen, w: Walk) -> None:
         if m.is_tool:
             made = self.pending.pop(m.message.tool_call_id or "", None)
             if made and (flagged(m, w) or failed(exit_status(m.text))):
-                self.refused += made
+                status = REJECTED if REFUSED_RE.search(m.low) else FAILED
+                self.refused += [(path, index, status) for path, index in made]
             return
         tools = w.vocabulary.tools
         for name, args, cid in m.calls:
@@ -469,12 +471,13 @@ class Edits(Collector):
 
     def finish(self, w: Walk) -> None:
         bucket = w.out.items[kinds.EDITED_FILES]
-        for path, index in self.refused:
+        for path, index, status in self.refused:
             item = bucket.get(path)
             if item is not None and index in item.messages:
                 item.messages.remove(index)
                 if not item.messages:
                     del bucket[path]
+                    w.unwritten[path] = status  # its path carries the status
             if index in w.edits:
                 w.edits.remove(index)
 
@@ -521,12 +524,18 @@ def errors_in(text: str, is_tool: bool) -> list[tuple[str, str, tuple[str, str]]
     return out
 
 
-def result_errors(m: Seen) -> list[tuple[str, str, tuple[str, str]]]:
-    """The errors of a tool result (read once per message, for every collector)."""
+def result_errors(m: Seen, marks: tuple[str, ...] = ()) -> list[tuple[str, str, tuple[str, str]]]:
+    """The errors of a tool result (read once per message, for every collector).
+    ``marks``: the format's failure marks, the result's status and never an error
+    of their own (kimi-cli's ``<system>ERROR: Command failed…``)."""
     if m.errors is None:
         low = m.low
         hinted = any(h in low for h in ERROR_HINTS)
-        m.errors = errors_in(SYSTEM_TAG_RE.sub("\n", m.text), True) if hinted else []
+        text = m.text
+        for mark in marks:
+            if mark in text:
+                text = text.replace(mark, " ")
+        m.errors = errors_in(SYSTEM_TAG_RE.sub("\n", text), True) if hinted else []
     return m.errors
 
 
@@ -586,7 +595,7 @@ class Errors(Collector):
 
     def see(self, m: Seen, w: Walk) -> None:
         if m.is_tool:
-            found = result_errors(m)
+            found = result_errors(m, w.vocabulary.tools.failure_marks)
             run = m.run
             if run is not None and found:
                 if run.status is not None and not run.failed:
@@ -659,7 +668,12 @@ class Paths(Collector):
                 for i in item.messages:
                     target.add(i)
                 target.status = item.status
-        merge_bare_names(w.out.items[kinds.FILE_PATHS])
+        paths = w.out.items[kinds.FILE_PATHS]
+        for path, status in w.unwritten.items():  # only refused or failed writes named it
+            key = (normalise_path(path, root) or path).lower()
+            if key in paths and key not in edited:
+                paths[key].status = status
+        merge_bare_names(paths)
 
 
 def merge_bare_names(paths: dict[str, Item]) -> None:
@@ -762,7 +776,8 @@ def figures(out: Buckets, hay: str, index: int, numbers: list[tuple[str, str]]) 
 
 ANCHOR_LINE_RE = re.compile(
     r"^- (?P<label>user requests|instructions|open tasks|edited files|errors|commands|"
-    r"file paths|identifiers|numbers|URLs): (?P<text>.+) \(messages? \d+(?:, \d+)*(?:; (?P<status>[\w ]+))?\)$",
+    r"file paths|identifiers|numbers|URLs): (?P<text>.+) \(messages? \d+(?:, \d+)*"
+    r"(?:; (?P<status>[\w ,-]+?)(?: — [\w ,]+)?)?\)$",  # "— the summary above calls it …"
     re.M,
 )
 ANCHOR_KINDS = {

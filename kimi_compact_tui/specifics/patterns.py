@@ -107,8 +107,12 @@ ERROR_HINTS = (
     "error", "exception", "fail", "fault", "warning", "exit", "interrupt", "invalid",
     "fatal", "panic", "traceback", "err!",
 )  # fmt: skip
-# A sentence ends at 。！？； or at . ! ? before a space or the end ("parse.py" goes on).
-SENTENCE_RE = re.compile(r"(?:[^\n.!?。！？；]|[.!?]+(?=[^\s.!?]))+(?:[.!?]+|[。！？；]+)?")
+# A sentence ends at 。！？； or at . ! ? before a space or the end ("parse.py" goes on);
+# "/..." before a word in lower case is a path pattern (Go's "./..."), not an ellipsis.
+SENTENCE_RE = re.compile(
+    r"(?:[^\n.!?。！？；]|[.!?]+(?=[^\s.!?])|(?<=/)\.\.\.(?=[ \t]+[^\sA-Z]))+"
+    r"(?:[.!?]+|[。！？；]+)?"
+)
 SYSTEM_TAG_RE = re.compile(r"</?system>")
 WORK_DIR_RE = re.compile(
     r"(?:working directory|work(?:ing)? (?:dir|folder)|current directory|cwd|工作目录)"

@@ -82,6 +82,8 @@ class Walk:
     runs: list[Run] = field(default_factory=list)
     runs_by_id: dict[str, Run] = field(default_factory=dict)
     edits: list[int] = field(default_factory=list)  # messages that wrote a file
+    #: A file only refused or failed writes named (never written): its path → status.
+    unwritten: dict[str, str] = field(default_factory=dict)
     passes: list[int] = field(default_factory=list)  # results: tests passed, none failed
     raw_paths: list[tuple[str, int]] = field(default_factory=list)
     replies: list[int] = field(default_factory=list)  # the assistant's messages

@@ -9,7 +9,7 @@ from benchmarks.misstated_bench import TARGET, bench_misstated, cases
 def test_the_cases_cover_every_kind_and_both_languages():
     rows = cases()
     assert len(rows) >= 40
-    assert {c["category"] for c in rows} == {"open_tasks", "commands", "edited_files"}
+    assert {c["category"] for c in rows} == {"open_tasks", "commands", "edited_files", "file_paths"}
     assert {c["stated"] for c in rows} >= {"completed", "cancelled", "passed", "written", None}
     assert any(any("\u4e00" <= ch <= "\u9fff" for ch in c["summary"]) for c in rows)
 

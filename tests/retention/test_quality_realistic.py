@@ -4,8 +4,8 @@ holds on the current code, so the table cannot silently rot.
 
 The offline summary is never CRITICAL and keeps every request, instruction,
 open task and edited file; each lossy model summary is CRITICAL (it loses
-requests, and the refactor's and the Chinese session's misstate an open task as
-done); ``--anchor`` puts back every request, instruction and file it lost."""
+requests, and each misstates an open task as done); ``--anchor`` puts back every
+request, instruction and file it lost and restates what it misstated."""
 
 from __future__ import annotations
 
@@ -58,13 +58,14 @@ def test_the_lossy_summary_is_critical_and_loses_the_requests(results, name):
     kept, _, missing = lossy["categories"]["user_requests"]
     assert kept == 0 and missing >= 4
     kept, _, missing = lossy["categories"]["instructions"]
-    assert kept == 0 and missing >= 2
+    assert kept == 0 and missing >= 1  # the refactor's two rules are one sentence
     assert lossy["categories"]["edited_files"][2] >= 1  # it forgets a file
 
 
 @pytest.mark.parametrize(
     ("name", "task"),
     [
+        ("debug (claude-code)", "Run the full test suite and the type checker"),
         ("refactor (codex)", "Extract defaults and validation"),
         ("chinese (kimi-cli)", "确认 CSV 列顺序不变"),
     ],
@@ -73,9 +74,17 @@ def test_the_lossy_summary_misstates_the_open_task_as_done(results, name, task):
     lossy = results[name]["lossy"]
     assert lossy["categories"]["open_tasks"][1] == 1
     assert "misstates 1 open task" in lossy["critical"]
-    assert lossy["misstated"] == [
-        f"[open_tasks] {task}: stated completed; the session says in_progress"
-    ]
+    tasks = [m for m in lossy["misstated"] if m.startswith("[open_tasks]")]
+    assert tasks == [f"[open_tasks] {task}: stated completed; the session says in_progress"]
+
+
+def test_the_debug_summary_misstates_the_rejected_edit_as_written(results):
+    lossy = results["debug (claude-code)"]["lossy"]
+    assert lossy["categories"]["file_paths"][1] == 1
+    assert (
+        "[file_paths] src/webhooks/retry.py: stated written; the session says rejected"
+        in lossy["misstated"]
+    )
 
 
 @pytest.mark.parametrize("name", SESSIONS)
@@ -84,12 +93,13 @@ def test_anchor_puts_back_what_the_lossy_summary_lost(results, name):
     for category in ("user_requests", "instructions", "edited_files", "commands", "urls"):
         kept, wrong, missing = anchored["categories"][category]
         assert wrong == 0 and missing == 0, (name, category)
-    kept, wrong, missing = anchored["categories"]["open_tasks"]
-    assert missing == 0
-    # a task the lossy summary misstates stays misstated (the block adds what is
-    # missing only): tests/retention/test_quality_gaps.py holds what should happen
-    assert wrong == results[name]["lossy"]["categories"]["open_tasks"][1]
-    assert (anchored["critical"] is None) == (wrong == 0)
+    # what the lossy summary misstates, the block restates with what the session says
+    assert results[name]["lossy"]["misstated"]
+    for category in ("open_tasks", "file_paths"):
+        kept, wrong, missing = anchored["categories"][category]
+        assert wrong == 0 and missing == 0, (name, category)
+    assert anchored["misstated"] == []
+    assert anchored["critical"] is None
     assert 0 < results[name]["anchor"]["tokens"] <= 800
 
 
@@ -101,6 +111,11 @@ def test_reference_sessions_are_scored_when_present():
     for name, result in results.items():
         assert result["offline"]["critical"] is None, name
         kept, wrong, missing = result["offline"]["categories"]["user_requests"]
+        if name == "gemini-cli (reference)":
+            # its only user message in the range is Gemini CLI's own compression
+            # summary: an earlier summary, never a request
+            assert [kept, wrong, missing] == [0, 0, 0], name
+            continue
         assert kept >= 1 and wrong == 0 and missing == 0, name
         for category in CRITICAL:
             assert result["lossy+anchor"]["categories"][category][2] == 0, name

@@ -91,9 +91,10 @@ def test_misstatement_from_the_probe_lines_answers_as_the_line_by_line_pass() ->
     from kimi_compact_tui.retention.matching import (
         Haystack,
         _check,
+        _mentions,
         _misstatement_scan,
         _probe,
-        misstatement,
+        _read,
     )
     from kimi_compact_tui.specifics import Item, kinds
 
@@ -138,7 +139,7 @@ def test_misstatement_from_the_probe_lines_answers_as_the_line_by_line_pass() ->
         for item in items:
             check = _check(item)
             assert check is not None
-            want = _misstatement_scan(item, hay, check[0], check[1], _probe(item))
-            assert misstatement(item, hay) == want, (text, item.text)
+            want = _misstatement_scan(item, hay, check[0], check[1], _probe(item), _mentions)
+            assert _read(item, hay, check, _probe(item), _mentions) == want, (text, item.text)
             compared += want is not None
     assert compared > 50  # misstatements were found, not only None

@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from kimi_compact_tui.formats.gemini_cli.history import Turn
+from kimi_compact_tui.formats.gemini_cli.roles import SUMMARY_KEY
 from kimi_compact_tui.formats.jsvalue import js_stringify
 from kimi_compact_tui.model import Message
 
@@ -108,13 +109,14 @@ def _model(turn: Turn) -> Message:
     return Message(data)
 
 
-def _user(turn: Turn) -> list[Message]:
+def _user(turn: Turn, summary: bool = False) -> list[Message]:
     out: list[Message] = []
     pending: list[dict[str, Any]] = []
+    mark = {SUMMARY_KEY: {"summary": True}} if summary else {}
 
     def flush() -> None:
         if pending:
-            out.append(Message({"role": "user", "content": _content(list(pending))}))
+            out.append(Message({"role": "user", "content": _content(list(pending)), **mark}))
             pending.clear()
 
     for part in turn.parts:
@@ -134,11 +136,13 @@ def _user(turn: Turn) -> list[Message]:
     return out
 
 
-def to_messages(turns: list[Turn]) -> Mapped:
+def to_messages(turns: list[Turn], summaries: frozenset[int] = frozenset()) -> Mapped:
+    """``summaries``: the records that are a compression's summary (their user
+    messages are marked as such: the agent's bookkeeping, never a request)."""
     messages: list[Message] = []
     owners: list[int] = []
     for turn in turns:
-        made = [_model(turn)] if turn.role == "model" else _user(turn)
+        made = [_model(turn)] if turn.role == "model" else _user(turn, turn.owner in summaries)
         messages.extend(made)
         owners.extend([turn.owner] * len(made))
     return Mapped(tuple(messages), tuple(owners))

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from kimi_compact_tui.formats.gemini_cli import convert, history, records
+from kimi_compact_tui.formats.gemini_cli import convert, history, records, roles
 from kimi_compact_tui.model import Message
 
 TITLE_LENGTH = 80
@@ -93,7 +93,8 @@ def _recorded_tokens(messages: list[dict[str, Any]]) -> int | None:
 def read_session(data: bytes, path: Path) -> tuple[GeminiState, tuple[Message, ...]]:
     """The state and the messages of the Gemini CLI session ``data`` (read from ``path``)."""
     loaded = records.load(data, path)
-    mapped = convert.to_messages(history.resumed_turns(loaded.messages))
+    summaries = roles.compression_summaries(loaded.messages)
+    mapped = convert.to_messages(history.resumed_turns(loaded.messages), summaries)
     state = GeminiState(
         data=data,
         records=tuple(loaded.messages),
