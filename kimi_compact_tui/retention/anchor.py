@@ -26,6 +26,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
+from itertools import chain
 
 from kimi_compact_tui.compaction.tokens import estimate_tokens
 from kimi_compact_tui.errors import UserError
@@ -179,7 +180,8 @@ def _choose(candidates: list[Item], budget: int) -> tuple[list[Item], list[Item]
             break
     taken: set[str] = set()
     requests: list[str] = []
-    for original, item in zip(critical, shown, strict=True):
+    pairs = zip(critical, shown, strict=True)
+    for original, item in chain(pairs, ((i, _masked(i, REST_CHARS)) for i in rest)):
         if item.category == INSTRUCTIONS and any(_key(item) in r for r in requests):
             continue  # the rule is in a request written whole
         if _key(item) in taken:
@@ -193,17 +195,6 @@ def _choose(candidates: list[Item], budget: int) -> tuple[list[Item], list[Item]
         taken.add(_key(item))
         if item.category == USER_REQUESTS and not item.text.endswith("…"):
             requests.append(_key(item))
-    for original in rest:
-        item = _masked(original, REST_CHARS)
-        if _key(item) in taken:
-            continue
-        cost = _cost(item_line(item, None))
-        if cost > room:
-            left_out.append(original)
-            continue
-        room -= cost
-        chosen.append(item)
-        taken.add(_key(item))
     return chosen, left_out
 
 
