@@ -509,6 +509,17 @@ class FileFormat(SessionFormat):
         """Parse a file's bytes; raise SessionFormatError with one line naming
         the file and place, or skip (with a warning) what the agent skips."""
 
+    def find_session(
+        self, session_id: str, env: Mapping[str, str], home: Path
+    ) -> SessionRef | None:
+        """The session :meth:`find_file` finds by ``session_id``, or None."""
+        found = self.find_file(session_id, env, home)
+        return None if found is None else SessionRef(found)
+
+    def find_file(self, session_id: str, env: Mapping[str, str], home: Path) -> Path | None:
+        """The file or session folder this format knows by ``session_id``, or None."""
+        return None
+
     def parse_lines(self, lines: Lines, path: Path) -> Session:
         """Parse a line-based file streamed by :class:`formats.lines.Lines`
         (used when :attr:`streams_lines` is set)."""

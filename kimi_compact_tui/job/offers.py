@@ -7,7 +7,8 @@ module asks the store once and says what it found:
 - :func:`undo_offer` (``restore SESSION``; ``u``): only what this tool wrote,
   as its audit log records it. Nothing to undo is a ``NOTHING_TO_UNDO``
   refusal; a live session changed since the write is offered with
-  :attr:`RestoreOffer.changed` set, and :meth:`RestoreOffer.changed_refusal`
+  :attr:`RestoreOffer.changed_since` set (:attr:`RestoreOffer.changed` is the
+  dialog's warning line), and :meth:`RestoreOffer.changed_refusal`
   (``CHANGED_SINCE_WRITE``) refuses it unless forced;
 - :func:`point_offer` (``restore --point NAME``; a pick from the list): any
   restore point, labelled with its origin; the current version is always
@@ -48,7 +49,7 @@ class RestoreOffer:
     refusal: Refusal | None = None  # why nothing is offered
     origin: str = ""  # where the restore point came from (audit log or not)
     ours: bool = False  # the undo of this tool's newest write
-    changed: str | None = None  # why the live session differs from what this tool wrote
+    changed_since: str | None = None  # why the live session differs from what this tool wrote
     keep_as: str = ""  # where the current live session is kept before the restore
     truncate_to: int | None = None  # an appended compaction, undone by cutting it off
     when: str | None = None  # the time of the write an undo undoes
@@ -66,14 +67,25 @@ class RestoreOffer:
         """The refusal's one line (None when something is offered)."""
         return None if self.refusal is None else self.refusal.message
 
+    @property
+    def changed(self) -> str | None:
+        """The warning line :meth:`lines` ends with when the live session changed
+        since this tool wrote it (a dialog shows it as the warning), else None."""
+        if not self.changed_since:
+            return None
+        return (
+            f"{self.changed_since}: restoring would drop those changes, so it is refused. "
+            "Force keeps the current file as a restore point first."
+        )
+
     def changed_refusal(self) -> Refusal | None:
         """An undo over a session that changed since this tool wrote it: refused
         unless forced (forcing keeps the current version first)."""
-        if self.changed is None:
+        if self.changed_since is None:
             return None
         return Refusal(
             RefusalKind.CHANGED_SINCE_WRITE,
-            f"{self.changed}; restoring would drop those changes, so nothing was changed",
+            f"{self.changed_since}; restoring would drop those changes, so nothing was changed",
         )
 
     def lines(self) -> list[str]:
@@ -92,10 +104,7 @@ class RestoreOffer:
             out = [f"{name} becomes the live {live}", f"  ({self.origin})"]
             out.append(f"the current {live} is kept as {self.keep_as}")
         if self.changed:
-            out.append(
-                f"{self.changed}: restoring would drop those changes, so it is refused. "
-                "Force keeps the current file as a restore point first."
-            )
+            out.append(self.changed)
         return out
 
     def question(self) -> str:
@@ -155,8 +164,8 @@ class RestoreOffer:
                     f"loses    the current {count(before, 'message')} leave the live session, "
                     f"which holds the point's {after} again"
                 )
-        if self.changed:
-            out.append(f"changed  {self.changed}: refused unless forced (--force)")
+        if self.changed_since:
+            out.append(f"changed  {self.changed_since}: refused unless forced (--force)")
         out.append("nothing was changed (--dry-run)")
         return out
 
@@ -196,7 +205,7 @@ def undo_offer(where: Where) -> RestoreOffer:
         point,
         origin=point.origin,
         ours=True,
-        changed=plan.changed_since,
+        changed_since=plan.changed_since,
         keep_as=keep_as,
         truncate_to=plan.truncate_to,
         when=str(plan.record.get("time")),

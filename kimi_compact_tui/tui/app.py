@@ -32,6 +32,7 @@ from kimi_compact_tui.formats.loader import Fingerprint
 from kimi_compact_tui.formats.registry import resolve
 from kimi_compact_tui.formats.storage import SessionRef
 from kimi_compact_tui.job import CompactionJob
+from kimi_compact_tui.job.offers import RestoreOffer, carry_out
 from kimi_compact_tui.sanitize import visible
 from kimi_compact_tui.tui.palette import ReviewCommands
 from kimi_compact_tui.tui.screens.confirm import AskScreen, ConfirmWriteScreen, disk_check
@@ -41,7 +42,6 @@ from kimi_compact_tui.tui.screens.picker import PickerScreen
 from kimi_compact_tui.tui.screens.restore import RestoreConfirmScreen, RestorePointsScreen
 from kimi_compact_tui.tui.snapshot import JobLoader
 from kimi_compact_tui.tui.state import ReviewState
-from kimi_compact_tui.tui.undo import RestoreOffer, run_restore
 from kimi_compact_tui.tui.widgets.message_list import MessageList
 from kimi_compact_tui.wording import count
 
@@ -438,7 +438,7 @@ class ReviewApp(App[None]):
         def done(choice: str | None) -> None:
             if choice in ("restore", "force"):
                 force = choice == "force"
-                self._file_worker(lambda: run_restore(offer, force=force), "Restoring…")
+                self._file_worker(lambda: carry_out(offer, force=force).describe(), "Restoring…")
 
         self.push_screen(RestoreConfirmScreen(offer, title=title), done)
 

@@ -35,17 +35,17 @@ from kimi_compact_tui.job import (
     Preparation,
     Refusal,
     RefusalKind,
+    offers,
     writable_reason,
 )
+from kimi_compact_tui.job.offers import RestoreOffer
 from kimi_compact_tui.job.revise import RevisionOrigin, origin_refusal
 from kimi_compact_tui.providers import ProviderConfig, StreamResult, provider_config_from
 from kimi_compact_tui.retention import Item, RetentionReport, retention_report
 from kimi_compact_tui.secrets import mask_secrets
-from kimi_compact_tui.tui import undo as undo_rules
 from kimi_compact_tui.tui.pins import Pinned, pinned_now
 from kimi_compact_tui.tui.runs import RunBook, RunKey, RunLink
 from kimi_compact_tui.tui.snapshot import JobLoader, Snapshot
-from kimi_compact_tui.tui.undo import RestoreOffer
 from kimi_compact_tui.wording import noop_line
 
 #: A pin: an item of the range by its category and key (not by its text or place).
@@ -534,8 +534,8 @@ class ReviewState:
 
     def undo_offer(self) -> RestoreOffer:
         """What ``u`` offers: the copy kept by this tool's newest write, or why
-        there is nothing of ours to undo (see :mod:`kimi_compact_tui.tui.undo`)."""
-        return undo_rules.undo_offer(self.target())
+        there is nothing of ours to undo (see :mod:`kimi_compact_tui.job.offers`)."""
+        return offers.undo_offer(self.target())
 
     def restore_points(self) -> list[store.RestorePoint]:
         """Every restore point of the session, newest first, labelled by origin."""
@@ -543,12 +543,12 @@ class ReviewState:
 
     def restore_offer(self, point: store.RestorePoint) -> RestoreOffer:
         """The offer for a restore point picked from :meth:`restore_points`."""
-        return undo_rules.point_offer(self.target(), point)
+        return offers.point_offer(self.target(), point)
 
     def restore(self, offer: RestoreOffer, *, force: bool = False) -> str:
         """Carry out a confirmed offer on this thread (refused when the live file
         changed since this tool wrote it, unless ``force``)."""
-        return undo_rules.run_restore(offer, force=force)
+        return offers.carry_out(offer, force=force).describe()
 
     # --- derived ------------------------------------------------------------------
     @property

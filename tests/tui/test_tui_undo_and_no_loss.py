@@ -140,6 +140,10 @@ async def test_restore_refuses_when_the_live_file_changed_and_force_keeps_it(tmp
         await press_and_settle(pilot, "u")
         body = text_of(app.screen, "#restore-body")
         assert "changed since this tool wrote it" in body and "refused" in body
+        shown = app.screen.body_text()  # the refusal is the line shown as the warning
+        warned = [shown.plain[s.start : s.end] for s in shown.spans if "red" in str(s.style)]
+        assert len(warned) == 1 and "changed since this tool wrote it" in warned[0]
+        assert "refused" in warned[0]
         assert not app.screen.query("#restore-yes")
         assert app.screen.query_one("#restore-force")
         await pilot.press("y")  # the plain restore is refused

@@ -40,7 +40,6 @@ from kimi_compact_tui.formats.claude_code import discover, roles
 from kimi_compact_tui.formats.claude_code.records import looks_like_record
 from kimi_compact_tui.formats.claude_code.state import ClaudeState, read_session, write_refusal
 from kimi_compact_tui.formats.journal import Compaction, JournalFormat
-from kimi_compact_tui.formats.storage import SessionRef
 from kimi_compact_tui.model import Message
 
 NAME = "claude-code"
@@ -100,11 +99,8 @@ class ClaudeCodeFormat(JournalFormat, state=ClaudeState, finder=discover.FINDER,
         target = self.resolve_folder(path) if path.is_dir() else path
         return discover.describe(target or path, self.name, read_session)
 
-    def find_session(
-        self, session_id: str, env: Mapping[str, str], home: Path
-    ) -> SessionRef | None:
-        found = discover.find_session(session_id, env, home)
-        return None if found is None else SessionRef(found)
+    def find_file(self, session_id: str, env: Mapping[str, str], home: Path) -> Path | None:
+        return discover.find_session(session_id, env, home)
 
     def refusal_of(self, state: ClaudeState) -> str | None:
         return write_refusal(state)

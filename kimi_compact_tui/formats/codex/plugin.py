@@ -102,11 +102,8 @@ class CodexFormat(JournalFormat, state=CodexState, finder=discovery.FINDER, role
     def describe(self, path: Path) -> SessionInfo:
         return discovery.describe(path, self.name, self.parse)
 
-    def find_session(
-        self, session_id: str, env: Mapping[str, str], home: Path
-    ) -> SessionRef | None:
-        found = discovery.find_session(session_id, env, home)
-        return None if found is None else SessionRef(found)
+    def find_file(self, session_id: str, env: Mapping[str, str], home: Path) -> Path | None:
+        return discovery.find_session(session_id, env, home)
 
     def parse(self, data: bytes, path: Path) -> Session:
         return parse_rollout(data, path)

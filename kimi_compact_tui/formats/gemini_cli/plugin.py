@@ -32,7 +32,6 @@ from kimi_compact_tui.formats.base import (
 from kimi_compact_tui.formats.gemini_cli import discover, roles
 from kimi_compact_tui.formats.gemini_cli.state import GeminiState, read_session, write_refusal
 from kimi_compact_tui.formats.journal import Compaction, JournalFormat
-from kimi_compact_tui.formats.storage import SessionRef
 
 NAME = "gemini-cli"
 CLOSE_NOTE = (
@@ -82,11 +81,8 @@ class GeminiCliFormat(JournalFormat, state=GeminiState, finder=discover, roles=r
     # resolve_folder: the default (None): a chats folder holds many sessions,
     # opened by file or by id.
 
-    def find_session(
-        self, session_id: str, env: Mapping[str, str], home: Path
-    ) -> SessionRef | None:
-        found = discover.find_session(session_id, env, home, self.name, self.reader)
-        return None if found is None else SessionRef(found)
+    def find_file(self, session_id: str, env: Mapping[str, str], home: Path) -> Path | None:
+        return discover.find_session(session_id, env, home, self.name, self.reader)
 
     def reader(self, data: bytes, path: Path) -> object:
         return read_session(data, path)

@@ -334,11 +334,8 @@ class KimiCliFormat(FileFormat):
     def discovery_roots(self, env: Mapping[str, str], home: Path) -> list[Path]:
         return [kimi_discover.share_dir(env, home) / "sessions"]
 
-    def find_session(
-        self, session_id: str, env: Mapping[str, str], home: Path
-    ) -> SessionRef | None:
-        found = kimi_discover.find_session(session_id, env, home)
-        return None if found is None else SessionRef(found)
+    def find_file(self, session_id: str, env: Mapping[str, str], home: Path) -> Path | None:
+        return kimi_discover.find_session(session_id, env, home)
 
     def describe(self, path: Path) -> SessionInfo:
         return kimi_discover.describe_session(path if path.is_dir() else path.parent)

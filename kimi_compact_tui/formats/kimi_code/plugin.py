@@ -159,11 +159,8 @@ class KimiCodeFormat(JournalFormat, state=KimiCodeState, finder=discovery, roles
         name = f"{folder.name}/{path.name}" if folder.name else path.name
         return name if agent == "main" else f"{name} · {agent}"
 
-    def find_session(
-        self, session_id: str, env: Mapping[str, str], home: Path
-    ) -> SessionRef | None:
-        found = discovery.find_session(session_id, env, home)
-        return None if found is None else SessionRef(found)
+    def find_file(self, session_id: str, env: Mapping[str, str], home: Path) -> Path | None:
+        return discovery.find_session(session_id, env, home)
 
     def parse(self, data: bytes, path: Path) -> Session:
         return parse_journal(data, path)
