@@ -198,6 +198,12 @@ def _file(state: ReviewState) -> str | None:
     return AVAILABLE if state.session_path is not None else "no session file is open"
 
 
+def _held(state: ReviewState) -> str | None:
+    if state.held is None:
+        return "no pending review: the gate holds no compaction of this session"
+    return AVAILABLE
+
+
 def _candidates(state: ReviewState) -> str | None:
     return AVAILABLE if len(state.runs) else ABSENT
 
@@ -244,6 +250,9 @@ MAIN_KEYS: tuple[Key, ...] = (
     Key("n", "search_next", "", "next match of the last search", rule=_session),
     Key("N", "search_prev", "", "previous match of the last search", rule=_session),
     Key("o", "open", "", "open another session (the session picker)"),
+    Key("A", "allow_once", "",
+        "a pending review: let the agent's next compaction of this session through once, "
+        "unreviewed (as `hook allow`; asks first)", rule=_held),
     Key("question_mark", "help", "Help", "this help: every key of every screen", display="?"),
     Key("ctrl+p", "", "", "command palette: every action by name"),
     Key("q", "quit", "Quit", "quit (asks first when a summary or an edit is not written)"),
@@ -368,7 +377,10 @@ PICKER_KEYS: tuple[Key, ...] = (
     Key("enter", "", "", "open the highlighted session (or the path typed below)"),
     Key("escape", "cancel", "Cancel", "close the picker", display="esc"),
     Key("q", "cancel", "", "close the picker"),
-)
+    Key("A", "allow_once", "Allow once",
+        "on a pending review: let the agent's next compaction of it through once, "
+        "unreviewed (as `hook allow`; asks first)"),
+)  # fmt: skip
 
 MODEL_KEYS: tuple[Key, ...] = (
     Key("enter", "", "", "use the model typed or highlighted (an empty name clears the override)"),
