@@ -32,11 +32,13 @@ from kimi_compact_tui.formats.loader import Fingerprint
 from kimi_compact_tui.formats.registry import resolve
 from kimi_compact_tui.formats.storage import SessionRef
 from kimi_compact_tui.job import CompactionJob
+from kimi_compact_tui.job.ledger import RepairPlan, write_repair
 from kimi_compact_tui.sanitize import visible
 from kimi_compact_tui.tui.gate import Gate, held_at
 from kimi_compact_tui.tui.palette import ReviewCommands
 from kimi_compact_tui.tui.screens.confirm import AskScreen, ConfirmWriteScreen, disk_check
 from kimi_compact_tui.tui.screens.error import RELOAD, ErrorDialog
+from kimi_compact_tui.tui.screens.ledger import REPAIR, LedgerScreen
 from kimi_compact_tui.tui.screens.main import MainScreen
 from kimi_compact_tui.tui.screens.picker import PickerScreen, ask_allow
 from kimi_compact_tui.tui.screens.restore import RestoreConfirmScreen, RestorePointsScreen
@@ -421,6 +423,47 @@ class ReviewApp(App[None]):
                 markup=False,
                 timeout=NOTICE_SECONDS,
             )
+
+    def open_ledger(self) -> None:
+        """``H``: the ledger of the open session; ``p`` there repairs the agent's
+        latest own summary: the block shown, asked, then written as a file
+        operation (a restore point kept; ``u`` undoes it)."""
+        session = self.state.session
+        if session is None:
+            return
+        screen = LedgerScreen(session)
+
+        def done(choice: str | None) -> None:
+            plan = screen.repair
+            if choice != REPAIR or plan is None or not plan.needed:
+                return
+            self.confirm_repair(plan)
+
+        self.push_screen(screen, done)
+
+    def confirm_repair(self, plan: RepairPlan) -> None:
+        anchored = plan.anchored
+        body = (
+            f"{plan.agent}'s latest summary ({plan.latest.time}) loses "
+            f"{count(len(anchored.items), 'item')}; this block goes into it, in place "
+            f"(a restore point is kept; u undoes it):\n\n{anchored.block.rstrip()}"
+        )
+        if anchored.note():
+            body += f"\n\n{anchored.note()}"
+        loaded = self.state.fingerprint
+
+        def repair() -> str:
+            result, warnings = write_repair(plan, loaded)
+            more = "".join(f"\nwarning: {w}" for w in warnings)
+            return f"repaired: {result['path']} (restore point {result['backup']}){more}"
+
+        def done(yes: bool | None) -> None:
+            if yes:
+                self._file_worker(repair, "Repairing…")
+
+        self.push_screen(
+            AskScreen("Repair the agent's latest summary?", body, yes="Repair (y)"), done
+        )
 
     def allow_held(self) -> None:
         """``A`` on the main screen: the open session's pending review let through once."""
