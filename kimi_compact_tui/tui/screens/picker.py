@@ -323,13 +323,13 @@ class PickerScreen(ModalScreen[str | SessionRef | None]):
             more = f" (newest {MAX_ROWS:,} shown)" if len(sessions) > MAX_ROWS else ""
             flagged = f", {broken:,} cannot be opened ({ERROR_MARK})" if broken else ""
             waiting = len(self.held)
-            held_note = (
-                f"; {waiting} pending review{'s' if waiting != 1 else ''} first "
-                f"({PENDING_MARK}; A lets one through once)"
+            held_note = (  # first: the note is long where agents were not found
+                f"{waiting} pending review{'s' if waiting != 1 else ''} first "
+                f"({PENDING_MARK}; A lets one through once). "
                 if waiting
                 else ""
             )
-            self._note(discovery_note(list(sessions)) + more + flagged + held_note)
+            self._note(held_note + discovery_note(list(sessions)) + more + flagged)
         if self.entries:
             listing.highlighted = 0
             listing.focus()
