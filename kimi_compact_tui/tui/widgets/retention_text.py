@@ -103,7 +103,7 @@ def figures_text(
         if c.critical:  # a critical item lost or stated wrongly
             out.append(f" {CRITICAL_MARK.strip()}", style="bold red")
         if c.misstated:  # neither kept nor missing: said wrongly
-            out.append(f" {len(c.misstated)} misstated", style="bold red")
+            out.append(f"  {len(c.misstated)} misstated", style="bold red")
         asked = by_probe.get(name)
         if asked is not None and (width is None or width >= ROW_CELLS + PROBE_CELLS):
             out.append(f"  Q {asked[0]}/{asked[1]}".ljust(PROBE_CELLS))
