@@ -13,14 +13,13 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from kimi_compact_tui.job.ledger import ledger
+
 if TYPE_CHECKING:
     from kimi_compact_tui.formats.base import Session
-    from kimi_compact_tui.formats.ledger import Compaction
-    from kimi_compact_tui.retention import RetentionReport
 
 #: The one-line help of the command (listed by the top-level --help).
 HELP = "list the session's compactions, the agent's own and ours, and what each summary lost"
-OURS = "kimi-compact-tui"
 #: How many lost items the text output names per compaction.
 SHOWN_LOST = 8
 
@@ -55,159 +54,6 @@ def run(args: argparse.Namespace) -> int:
         return 0
     write_text(session, entries)
     return 0
-
-
-def classified(
-    session: Session,
-) -> tuple[list[tuple[Compaction, dict[str, Any] | None]], list[dict[str, Any]], bool]:
-    """The compactions the file records, each with the audit record of ours that
-    wrote it (None: the agent's own); this tool's audit records; and whether the
-    format has a ledger reader."""
-    import hashlib
-
-    from kimi_compact_tui.formats.ledger import compactions
-    from kimi_compact_tui.store.audit import read_audit
-
-    ref = session.ref
-    audit = read_audit(ref, session.format) if ref is not None else []
-    applied = [r for r in audit if r.get("action") == "apply" and r.get("kind") != "repair"]
-    found = compactions(session)
-    return [(e, _ours(e, applied, hashlib)) for e in found or []], audit, found is not None
-
-
-def ledger(session: Session) -> list[dict[str, Any]]:
-    """Every compaction of ``session``, oldest first, as plain data."""
-    pairs, audit, readable = classified(session)
-    applied = [r for r in audit if r.get("action") == "apply" and r.get("kind") != "repair"]
-    repairs = [r for r in audit if r.get("action") == "apply" and r.get("kind") == "repair"]
-    used = {id(mine) for _, mine in pairs if mine is not None}
-    out: list[dict[str, Any]] = []
-    for entry, mine in pairs:
-        item = _entry_json(session, entry, mine)
-        for record in repairs:
-            if (record.get("repair") or {}).get("offset") == entry.offset:
-                added = (record.get("repair") or {}).get("items")
-                item["notes"].append(f"repaired by kimi-compact-tui at {record.get('time')} "
-                                     f"({added} lost item(s) added to its summary)")  # fmt: skip
-        out.append(item)
-    for record in applied:
-        if id(record) in used:
-            continue
-        item = _audit_json(record)
-        if readable:
-            item["notes"].append("not in the file now (undone or restored)")
-        out.append(item)
-    out.sort(key=lambda e: e["time"] or "")
-    agent_own = [e for e in out if e["by"] != OURS and e["in_file"]]
-    for e in out:
-        e["latest_agent_compaction"] = bool(agent_own) and e is agent_own[-1]
-    for i, e in enumerate(out, 1):
-        e["number"] = i
-    return out
-
-
-def _ours(entry: Compaction, applied: list[dict[str, Any]], hashlib: Any) -> dict[str, Any] | None:
-    """The audit record of ours that wrote ``entry``, or None (the agent's own)."""
-    for record in applied:
-        if entry.source is not None:  # a rotation: ours when our write made it
-            if record.get("backup") == entry.source:
-                return record
-            continue
-        before = record.get("before") or {}
-        after = record.get("after") or {}
-        size, end = before.get("size"), after.get("size")
-        if entry.offset is not None and isinstance(size, int) and isinstance(end, int):
-            if size <= entry.offset < end:
-                return record
-        elif entry.offset is None and entry.summary is not None:
-            digest = hashlib.sha256(entry.summary.encode("utf-8", "surrogatepass")).hexdigest()
-            if record.get("summary_sha256") == digest:
-                return record
-    return None
-
-
-def _entry_json(session: Session, entry: Compaction, mine: dict[str, Any] | None) -> dict[str, Any]:
-    item: dict[str, Any] = {
-        "time": _time(entry.time),
-        "by": OURS if mine is not None else session.format.agent or session.format.name,
-        "trigger": "review" if mine is not None else entry.trigger,
-        "tokens_before": entry.tokens_before,
-        "tokens_after": entry.tokens_after,
-        "messages_replaced": entry.replaced,
-        "messages_kept": len(entry.kept_messages) if entry.before is not None else None,
-        "summary_chars": len(entry.summary) if entry.summary is not None else None,
-        "in_file": True,
-        "retention": None,
-        "notes": list(entry.notes),
-    }
-    if mine is not None:
-        usage = mine.get("usage") or {}
-        item["model"] = mine.get("model")
-        item["tokens_after"] = item["tokens_after"] or usage.get("output_tokens")
-    if entry.before is not None and entry.summary is not None and entry.replaced:
-        item["retention"] = _retention(session, entry)
-    elif entry.before is None:
-        item["notes"].append("the messages it replaced are no longer on disk")
-    return item
-
-
-def retention_of(session: Session, entry: Compaction) -> RetentionReport | None:
-    """The retention report of ``entry``'s summary against the messages it replaced
-    (None when they are gone or there is no summary)."""
-    from kimi_compact_tui.compaction.plan import make_plan
-    from kimi_compact_tui.formats.base import Session as SessionType
-    from kimi_compact_tui.retention import retention_report
-
-    if entry.before is None or entry.summary is None or not entry.before:
-        return None
-    before = list(entry.before)
-    messages = before + list(entry.kept_messages)
-    judged = SessionType(session.ref, session.format, messages, meta=session.meta)
-    plan = make_plan(messages, up_to=len(before))
-    if plan.noop:
-        return None
-    return retention_report(judged, plan, entry.summary)
-
-
-def _retention(session: Session, entry: Compaction) -> dict[str, Any]:
-    report = retention_of(session, entry)
-    if report is None:
-        return {"kept": 0, "total": 0, "critical": [], "missing": [], "line": None}
-    data = report.to_json()
-    data["missing"] = [
-        {"category": i.category, "item": i.text, "critical": i in report.critical_missing()}
-        for i in report.missing_items()
-    ]
-    data["line"] = report.critical_line()
-    return data
-
-
-def _audit_json(record: dict[str, Any]) -> dict[str, Any]:
-    indices = record.get("indices") or {}
-    compacted = indices.get("compacted") or [0, 0]
-    kept = indices.get("kept") or [0, 0]
-    usage = record.get("usage") or {}
-    return {
-        "time": record.get("time"),
-        "by": OURS,
-        "trigger": "review",
-        "tokens_before": usage.get("input_tokens"),
-        "tokens_after": usage.get("output_tokens"),
-        "messages_replaced": compacted[1] - compacted[0],
-        "messages_kept": kept[1] - kept[0],
-        "summary_chars": record.get("summary_chars"),
-        "in_file": False,
-        "retention": None,
-        "model": record.get("model"),
-        "notes": [],
-    }
-
-
-def _time(text: str | None) -> str | None:
-    """``2026-12-01T13:42:44.619Z`` → ``2026-12-01T13:42:44Z`` (the audit log's shape)."""
-    if text and len(text) > 20 and text[19] == "." and text.endswith("Z"):
-        return text[:19] + "Z"
-    return text
 
 
 def gate_events(session: Session) -> list[dict[str, Any]]:

@@ -13,7 +13,9 @@ from kimi_compact_tui.commands.options import ProviderOptions
 from kimi_compact_tui.errors import SessionFormatError
 
 if TYPE_CHECKING:
+    from kimi_compact_tui.hooks.pending import GateState
     from kimi_compact_tui.tui.app import ReviewApp
+    from kimi_compact_tui.tui.gate import Gate
 
 
 #: The one-line help of the command (listed by the top-level --help).
@@ -74,6 +76,25 @@ class AppOptions:
         )
 
 
+def gate_of(state: GateState | None = None) -> Gate:
+    """The gate for the app, as plain data (the ``tui`` layer may not import
+    ``hooks``): the pending reviews in ``state`` (default: this tool's state
+    folder) and ``hook allow`` on one of them."""
+    from kimi_compact_tui.hooks.pending import GateState
+    from kimi_compact_tui.tui.gate import Gate, Held
+
+    gate = state if state is not None else GateState()
+
+    def pending() -> list[Held]:
+        return [Held(p.agent, p.session, p.transcript, p.trigger, p.blocks) for p in gate.pending()]
+
+    def allow(held: Held) -> str:
+        gate.allow(held.agent, held.session)  # what ``hook allow`` does
+        return f"allowed once: {held.agent}'s next compaction of {held.session} goes through"
+
+    return Gate(pending, allow)
+
+
 def build_app(opts: AppOptions) -> ReviewApp:
     """The app for ``opts`` (config and provider errors raise UserError here)."""
     from kimi_compact_tui.tui.app import create_app
@@ -86,6 +107,7 @@ def build_app(opts: AppOptions) -> ReviewApp:
         base_url=opts.provider.base_url,
         prompt_file=opts.prompt_file,
         up_to=opts.up_to,
+        gate=gate_of(),
     )
 
 

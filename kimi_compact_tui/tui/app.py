@@ -32,13 +32,16 @@ from kimi_compact_tui.formats.loader import Fingerprint
 from kimi_compact_tui.formats.registry import resolve
 from kimi_compact_tui.formats.storage import SessionRef
 from kimi_compact_tui.job import CompactionJob
+from kimi_compact_tui.job.ledger import RepairPlan, write_repair
 from kimi_compact_tui.job.offers import RestoreOffer, carry_out
 from kimi_compact_tui.sanitize import visible
+from kimi_compact_tui.tui.gate import Gate, held_at
 from kimi_compact_tui.tui.palette import ReviewCommands
 from kimi_compact_tui.tui.screens.confirm import AskScreen, ConfirmWriteScreen, disk_check
 from kimi_compact_tui.tui.screens.error import RELOAD, ErrorDialog
+from kimi_compact_tui.tui.screens.ledger import REPAIR, LedgerScreen
 from kimi_compact_tui.tui.screens.main import MainScreen
-from kimi_compact_tui.tui.screens.picker import PickerScreen
+from kimi_compact_tui.tui.screens.picker import PickerScreen, ask_allow
 from kimi_compact_tui.tui.screens.restore import RestoreConfirmScreen, RestorePointsScreen
 from kimi_compact_tui.tui.snapshot import JobLoader
 from kimi_compact_tui.tui.state import ReviewState
@@ -132,9 +135,12 @@ class ReviewApp(App[None]):
         session_path: str | Path | None = None,
         *,
         up_to: int | None = None,
+        gate: Gate | None = None,
     ) -> None:
         super().__init__()
         self.state = state
+        #: The pending reviews and ``hook allow`` (given by the command line).
+        self.gate = gate or Gate()
         self.session_arg = session_path
         self.initial_up_to = up_to
         #: A session loaded before the app started (``open_session``): shown
@@ -359,6 +365,7 @@ class ReviewApp(App[None]):
         self.message_list.show_loading(None)
         self.message_list.loading = False
         error = self._adopt(outcome)
+        self._read_held(kind)
         if self.state.session is not None:
             self.main_screen.show_session()
             if outcome.job is not None:
@@ -385,6 +392,85 @@ class ReviewApp(App[None]):
         title = f"{len(warnings)} line{'s' if len(warnings) != 1 else ''} skipped on load"
         self.notify(shown + more, title=title, severity="warning", markup=False, timeout=15)
 
+    def _read_held(self, kind: str) -> None:
+        """The open session's pending review, read again after a load or a write:
+        said on load; after a write that cleared it (the store's write does), said
+        too, with what to do next."""
+        before = self.state.held
+        path = self.state.session_path
+        held = None
+        if path is not None:
+            try:
+                pending = self.gate.pending()
+                held = held_at(str(path), None, pending)
+            except Exception:  # noqa: BLE001 - the gate's bookkeeping never blocks a review
+                held = None
+        self.state.held = held
+        if held is not None and kind == "load":
+            self.notify(
+                f"{held.line()}: the agent waits for this review. Write a summary (w) to "
+                "clear it, then resume the agent; A lets its next compaction through "
+                "unreviewed.",
+                title="Pending review",
+                markup=False,
+                timeout=NOTICE_SECONDS,
+            )
+        elif before is not None and held is None and kind == "file":
+            self.notify(
+                f"the pending review of {before.session} is cleared: resume {before.agent}, "
+                "which carries on from what you wrote",
+                title="Review written",
+                markup=False,
+                timeout=NOTICE_SECONDS,
+            )
+
+    def open_ledger(self) -> None:
+        """``H``: the ledger of the open session; ``p`` there repairs the agent's
+        latest own summary: the block shown, asked, then written as a file
+        operation (a restore point kept; ``u`` undoes it)."""
+        session = self.state.session
+        if session is None:
+            return
+        screen = LedgerScreen(session)
+
+        def done(choice: str | None) -> None:
+            plan = screen.repair
+            if choice != REPAIR or plan is None or not plan.needed:
+                return
+            self.confirm_repair(plan)
+
+        self.push_screen(screen, done)
+
+    def confirm_repair(self, plan: RepairPlan) -> None:
+        anchored = plan.anchored
+        body = (
+            f"{plan.agent}'s latest summary ({plan.latest.time}) loses "
+            f"{count(len(anchored.items), 'item')}; this block goes into it, in place "
+            f"(a restore point is kept; u undoes it):\n\n{anchored.block.rstrip()}"
+        )
+        if anchored.note():
+            body += f"\n\n{anchored.note()}"
+        loaded = self.state.fingerprint
+
+        def repair() -> str:
+            result, warnings = write_repair(plan, loaded)
+            more = "".join(f"\nwarning: {w}" for w in warnings)
+            return f"repaired: {result['path']} (restore point {result['backup']}){more}"
+
+        def done(yes: bool | None) -> None:
+            if yes:
+                self._file_worker(repair, "Repairing…")
+
+        self.push_screen(
+            AskScreen("Repair the agent's latest summary?", body, yes="Repair (y)"), done
+        )
+
+    def allow_held(self) -> None:
+        """``A`` on the main screen: the open session's pending review let through once."""
+        held, allow = self.state.held, self.gate.allow
+        if held is not None and allow is not None:
+            ask_allow(self.screen, held, allow)
+
     def open_picker(self) -> None:
         def done(path: str | SessionRef | None) -> None:
             if path is not None:
@@ -392,7 +478,7 @@ class ReviewApp(App[None]):
             elif self.state.session is None:
                 self.exit()
 
-        self.push_screen(PickerScreen(), done)
+        self.push_screen(PickerScreen(gate=self.gate), done)
 
     # --- writing, undo and restore (asked first, then a thread worker) --------------
     def confirm_write(self) -> None:
@@ -488,6 +574,7 @@ def create_app(
     base_url: str | None = None,
     prompt_file: str | None = None,
     up_to: int | None = None,
+    gate: Gate | None = None,
 ) -> ReviewApp:
     """The app for ``session_path`` (None opens the session picker). Config and
     provider errors raise :class:`UserError` before the app starts, as in the CLI."""
@@ -498,4 +585,4 @@ def create_app(
         base_url=base_url,
         prompt_file=prompt_file,
     )
-    return ReviewApp(state, session_path, up_to=up_to)
+    return ReviewApp(state, session_path, up_to=up_to, gate=gate)

@@ -198,6 +198,12 @@ def _file(state: ReviewState) -> str | None:
     return AVAILABLE if state.session_path is not None else "no session file is open"
 
 
+def _held(state: ReviewState) -> str | None:
+    if state.held is None:
+        return "no pending review: the gate holds no compaction of this session"
+    return AVAILABLE
+
+
 def _candidates(state: ReviewState) -> str | None:
     return AVAILABLE if len(state.runs) else ABSENT
 
@@ -244,6 +250,12 @@ MAIN_KEYS: tuple[Key, ...] = (
     Key("n", "search_next", "", "next match of the last search", rule=_session),
     Key("N", "search_prev", "", "previous match of the last search", rule=_session),
     Key("o", "open", "", "open another session (the session picker)"),
+    Key("H", "ledger", "",
+        "ledger: this session's compactions, the agent's own and ours, what each summary "
+        "lost, and repair of the agent's latest", rule=_file),
+    Key("A", "allow_once", "",
+        "a pending review: let the agent's next compaction of this session through once, "
+        "unreviewed (as `hook allow`; asks first)", rule=_held),
     Key("question_mark", "help", "Help", "this help: every key of every screen", display="?"),
     Key("ctrl+p", "", "", "command palette: every action by name"),
     Key("q", "quit", "Quit", "quit (asks first when a summary or an edit is not written)"),
@@ -364,11 +376,21 @@ RESTORE_POINTS_KEYS: tuple[Key, ...] = (
     Key("escape,q", "cancel", "Cancel", "back", display="esc"),
 )
 
+LEDGER_KEYS: tuple[Key, ...] = (
+    Key("p", "repair", "Repair latest",
+        "repair the agent's latest own summary: put the block of what it lost into it, in "
+        "place (shows the block, asks first; u undoes it)"),
+    Key("escape,q", "close", "Back", "back to the main screen", display="esc"),
+)  # fmt: skip
+
 PICKER_KEYS: tuple[Key, ...] = (
     Key("enter", "", "", "open the highlighted session (or the path typed below)"),
     Key("escape", "cancel", "Cancel", "close the picker", display="esc"),
     Key("q", "cancel", "", "close the picker"),
-)
+    Key("A", "allow_once", "Allow once",
+        "on a pending review: let the agent's next compaction of it through once, "
+        "unreviewed (as `hook allow`; asks first)"),
+)  # fmt: skip
 
 MODEL_KEYS: tuple[Key, ...] = (
     Key("enter", "", "", "use the model typed or highlighted (an empty name clears the override)"),
@@ -401,6 +423,7 @@ SCREEN_TABLES: tuple[tuple[str, tuple[Key, ...]], ...] = (
     ("Main screen", MAIN_KEYS),
     ("Message list (main screen)", LIST_KEYS),
     ("Session picker (o)", PICKER_KEYS),
+    ("Ledger (H)", LEDGER_KEYS),
     ("Request preview (p)", PREVIEW_KEYS),
     ("Instructions (i)", INSTRUCTIONS_KEYS),
     ("Prompt (P)", PROMPT_KEYS),

@@ -43,6 +43,7 @@ from kimi_compact_tui.job.revise import RevisionOrigin, origin_refusal
 from kimi_compact_tui.providers import ProviderConfig, StreamResult, provider_config_from
 from kimi_compact_tui.retention import Item, RetentionReport, retention_report
 from kimi_compact_tui.secrets import mask_secrets
+from kimi_compact_tui.tui.gate import Held
 from kimi_compact_tui.tui.pins import Pinned, pinned_now
 from kimi_compact_tui.tui.runs import RunBook, RunKey, RunLink
 from kimi_compact_tui.tui.snapshot import JobLoader, Snapshot
@@ -89,6 +90,9 @@ class ReviewState:
     # computed off the UI thread after a load, None until then.
     safe: list[bool] | None = None
     _splits: tuple[int, int, list[ToolSplit]] | None = None
+    #: The pending review of the open session (the gate holds the agent's own
+    #: compaction of it), as the app read it after a load or a write; None: none.
+    held: Held | None = None
 
     # --- construction -------------------------------------------------------------
     @classmethod

@@ -313,3 +313,28 @@ async def test_a_marks_a_whole_category_and_e_appends_it():
         await wait_until(pilot, lambda: app.state.pinned is None, "unpinned")
         await pilot.pause()
         assert not str(options.get_option_at_index(0).prompt).startswith("●")
+
+
+async def test_pane_shows_a_misstated_item_with_the_wrong_statement_and_the_session():
+    """Issue 31: the pane counts misstated items on the category's line and lists
+    each with the summary's words and what the session says."""
+    good = (FIXTURES / "kimi-debugging.summary.md").read_text(encoding="utf-8")
+    app = PaneApp(kimi_state(good + "\n- `pytest -q tests/test_parse.py` passed\n"))
+    async with app.run_test(size=SIZE) as pilot:
+        options = await scored(pilot)
+        figures = str(app.screen.query_one("#retention-figures", Static).render())
+        line = next(x for x in figures.splitlines() if x.startswith(" commands"))
+        assert "1 misstated" in line, line
+        prompts = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
+        wrong = [p for p in prompts if "misstated" in p and "pytest -q tests/test_parse.py" in p]
+        assert len(wrong) == 1, prompts
+        assert "stated passed; the session says exit 1" in wrong[0]
+        assert "- `pytest -q tests/test_parse.py` passed" in wrong[0]  # the summary's words
+        index = prompts.index(wrong[0])
+        options.focus()
+        options.highlighted = index
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.posted == [("jump", 14)]  # its message
+        # pins act on missing items only: the highlighted misstated row is none
+        assert app.screen.query_one(RetentionPane).highlighted_item() is None

@@ -403,6 +403,12 @@ class MainScreen(Screen[None]):
     def action_reload(self) -> None:
         self.review.reload_session()
 
+    def action_ledger(self) -> None:
+        self.review.open_ledger()
+
+    def action_allow_once(self) -> None:
+        self.review.allow_held()
+
     def action_open(self) -> None:
         self.review.open_picker()
 

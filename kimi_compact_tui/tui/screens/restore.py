@@ -1,6 +1,6 @@
 """Undo and restore points: nothing is restored without a confirmation naming files.
 
-:class:`RestoreConfirmScreen` shows a :class:`~kimi_compact_tui.tui.undo.RestoreOffer`:
+:class:`RestoreConfirmScreen` shows a :class:`~kimi_compact_tui.job.offers.RestoreOffer`:
 which file becomes live, where it came from, where the current file goes.
 When the live file changed since this tool wrote it, the plain restore is
 refused and only the separate force button ("keep current as restore point
@@ -24,10 +24,10 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, OptionList, Static
 from textual.widgets.option_list import Option
 
+from kimi_compact_tui.job.offers import RestoreOffer
 from kimi_compact_tui.sanitize import visible
 from kimi_compact_tui.tui import keys
 from kimi_compact_tui.tui.screens.confirm import _dialog_css
-from kimi_compact_tui.tui.undo import RestoreOffer
 
 
 class RestoreConfirmScreen(ModalScreen[str | None]):

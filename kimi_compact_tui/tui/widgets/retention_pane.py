@@ -1,7 +1,8 @@
 """The retention pane: what the summary keeps of the compacted range, and what it loses.
 
-The per-category figures come first, then the missing items, then the probe's
-questions not answered right. The pane keeps no copy of the review: it renders
+The per-category figures come first, then the missing items, then the items
+the summary states wrongly (misstated: its words and what the session says),
+then the probe's questions not answered right. The pane keeps no copy of the review: it renders
 the :class:`~kimi_compact_tui.tui.state.ReviewState` it is given, each time the
 state says it changed (:meth:`ReviewState.watch`): the report of its subject
 (the summary under review, or on the stream screen a run that is not it), the
@@ -33,11 +34,13 @@ from textual.widgets import OptionList, Static
 from textual.widgets.option_list import Option
 
 from kimi_compact_tui.retention import Item, RetentionReport
+from kimi_compact_tui.retention.report import Misstated
 from kimi_compact_tui.tui.state import ReviewState, item_key
 from kimi_compact_tui.tui.widgets.retention_text import (
     answer_prompt,
     figures_text,
     item_prompt,
+    misstated_prompt,
 )
 
 HINT_ITEMS = (
@@ -123,7 +126,8 @@ class RetentionPane(Vertical, can_focus=False):
         self.subject: Callable[[], str | None] = subject or (lambda: state.summary)
         self.probe_key = probe_key
         self.items: list[Item] = []  # the rows shown, as drawn from the state
-        self.failed: list[Any] = []  # the probe's answers not right, after the items
+        self.wrong: list[Misstated] = []  # the items stated wrongly, after the missing
+        self.failed: list[Any] = []  # the probe's answers not right, after those
         self._drawn: tuple[Any, ...] | None = None
         self._stop: Callable[[], None] | None = None
 
@@ -197,9 +201,10 @@ class RetentionPane(Vertical, can_focus=False):
 
             self.query_one(RetentionFigures).show(text_at)
         self.items = report.missing_items() if report is not None else []
+        self.wrong = report.misstated_items() if report is not None else []
         self.failed = [] if probe is None or note else probe_failures(probe)
         # nothing to list: the figures take the room (one row says so)
-        self.set_class(not self.items and not self.failed, "-nothing-listed")
+        self.set_class(not self.items and not self.wrong and not self.failed, "-nothing-listed")
         self._fill(report)
 
     def _fill(self, report: RetentionReport | None) -> None:
@@ -208,8 +213,10 @@ class RetentionPane(Vertical, can_focus=False):
             pinned = set()
         flagged = report.critical_missing() if report is not None else []
         critical = {i for i, item in enumerate(self.items) if item in flagged}
+        wrong_flagged = report.critical_misstated() if report is not None else []
         drawn = (
             tuple(item_key(i) for i in self.items),
+            tuple((item_key(m.item), m.stated, m.statement) for m in self.wrong),
             frozenset(pinned),
             frozenset(critical),
             tuple(id(a) for a in self.failed),
@@ -233,6 +240,15 @@ class RetentionPane(Vertical, can_focus=False):
                 for i, item in enumerate(self.items)
             ]
         )
+        if self.wrong:
+            head = Text("misstated: the summary says otherwise (enter: its message)", style="bold")
+            options.add_option(Option(head, disabled=True))
+            options.add_options(
+                [
+                    Option(misstated_prompt(m, m.item in wrong_flagged), id=f"m{i}")
+                    for i, m in enumerate(self.wrong)
+                ]
+            )
         if self.failed:
             head = Text("probe: not answered right (enter: go to its message)", style="bold")
             options.add_option(Option(head, disabled=True))
@@ -266,9 +282,18 @@ class RetentionPane(Vertical, can_focus=False):
         current = self.highlighted_item()
         return [] if current is None else [current]
 
+    def _wrong_at(self, index: int) -> Misstated | None:
+        """The misstated item listed at option ``index``, or None."""
+        first = max(len(self.items), 1) + 1  # after the items (or the placeholder) and the head
+        if self.wrong and first <= index < first + len(self.wrong):
+            return self.wrong[index - first]
+        return None
+
     def _answer_at(self, index: int) -> Any:
         """The failed question listed at option ``index``, or None."""
         first = max(len(self.items), 1) + 1  # after the items (or the placeholder) and the head
+        if self.wrong:
+            first += len(self.wrong) + 1
         if self.failed and first <= index < first + len(self.failed):
             return self.failed[index - first]
         return None
@@ -279,6 +304,10 @@ class RetentionPane(Vertical, can_focus=False):
         if 0 <= index < len(self.items) and self.items[index].messages:
             item = self.items[index]
             self.post_message(self.JumpToMessage(item.messages[0] + 1, item))
+            return
+        wrong = self._wrong_at(index)
+        if wrong is not None and wrong.item.messages:
+            self.post_message(self.JumpToMessage(wrong.item.messages[0] + 1, wrong.item))
             return
         answer = self._answer_at(index)
         if answer is not None and answer.question.messages:

@@ -13,6 +13,7 @@ from typing import Any
 from rich.text import Text
 
 from kimi_compact_tui.retention import CATEGORY_LABELS, KEPT_IN_TAIL, Item, RetentionReport
+from kimi_compact_tui.retention.report import Misstated
 from kimi_compact_tui.sanitize import fit_cells, one_line
 
 MARK_ON = "● "
@@ -99,8 +100,10 @@ def figures_text(
         out.append(f" {label}", style="bold" if c.missing else "")
         out.append(f"{c.kept_count:>4}/{c.total:<4}", style=style)
         out.append(f"{'-' if pct is None else f'{pct:.0f}%':>5}", style=style)
-        if c.critical_missing:
+        if c.critical:  # a critical item lost or stated wrongly
             out.append(f" {CRITICAL_MARK.strip()}", style="bold red")
+        if c.misstated:  # neither kept nor missing: said wrongly
+            out.append(f"  {len(c.misstated)} misstated", style="bold red")
         asked = by_probe.get(name)
         if asked is not None and (width is None or width >= ROW_CELLS + PROBE_CELLS):
             out.append(f"  Q {asked[0]}/{asked[1]}".ljust(PROBE_CELLS))
@@ -126,6 +129,27 @@ def item_prompt(item: Item, marked: bool, critical: bool = False) -> Text:
     out.append(f"{label}: ", style="bold")
     out.append(one_line(item.text, 200))
     out.append(f"  #{where}", style="dim")
+    return out
+
+
+def misstated_prompt(wrong: Misstated, critical: bool = False) -> Text:
+    """An item the summary states wrongly: the item and its messages, then the
+    summary's words and what the session says (two lines)."""
+    item = wrong.item
+    label = CATEGORY_LABELS.get(item.category, item.category)
+    where = ",".join(str(i + 1) for i in item.messages[:4])
+    if len(item.messages) > 4:
+        where += ",…"
+    out = Text(no_wrap=True, overflow="ellipsis")
+    out.append(MARK_OFF)
+    if critical:
+        out.append(CRITICAL_MARK, style="bold red")
+    out.append("misstated ", style="bold red")
+    out.append(f"{label}: ", style="bold")
+    out.append(one_line(item.text, 200))
+    out.append(f"  #{where}", style="dim")
+    out.append(f"\n    {wrong.describe()}: ", style="bold")
+    out.append(f"\u201c{one_line(wrong.statement, 200)}\u201d")
     return out
 
 
