@@ -84,3 +84,21 @@ def test_rules_and_decisions_are_found_with_the_hints():
     found = extract(messages, range(3), PLAIN)
     assert [i.text for i in found.of("instructions")] == ["Always run the linter."]
     assert [i.text for i in found.of("decisions")] == ["I went with SQLite because it is one file."]
+
+
+def test_a_paths_start_is_read_with_the_characters_a_path_is_made_of():
+    """The run before a file name's extension (read backwards by one pattern)
+    takes exactly a letter or digit of any script, ``_`` and ``._-/~``."""
+    from kimi_compact_tui.specifics.patterns import PATH_CHARS, PATH_RUN_RE
+
+    for code in range(0x10000):
+        ch = chr(code)
+        expected = ch.isalnum() or ch == "_" or ch in PATH_CHARS
+        assert bool(PATH_RUN_RE.fullmatch(ch)) is expected, hex(code)
+
+
+def test_paths_whole_in_any_script_and_special_files():
+    from kimi_compact_tui.specifics.patterns import paths_in
+
+    text = "see 文档/第2章/notes.md, ~/x-y/z_1.py and ./a/.env; not $HOME/b.py, build the Makefile"
+    assert paths_in(text) == ["文档/第2章/notes.md", "~/x-y/z_1.py", "./a/.env", "Makefile"]
