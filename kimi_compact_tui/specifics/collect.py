@@ -71,10 +71,24 @@ DECISION_RE = re.compile(
     r"we'll use|i'll use|because)\b|决定|改用|因为"
 )
 
+# A piece of every alternative of each pattern: a text without any cannot match,
+# and a substring test is far cheaper than the pattern's scan of a long reply.
+RULE_HINTS = (
+    "always", "never", "don", "do not", "must", "from now on", "avoid", "no longer",
+    "only use", "keep using", "必须", "不要", "不能", "务必", "一定要",
+)  # fmt: skip
+DECISION_HINTS = (
+    "decide", "chose", "choose to", "instead of", "went with", "going with", "trade",
+    "'ll use", "because", "决定", "改用", "因为",
+)  # fmt: skip
 
-def has_word(pattern: re.Pattern[str], low: str) -> bool:
+
+def has_word(pattern: re.Pattern[str], low: str, hints: tuple[str, ...] = ()) -> bool:
     """``pattern`` matches lower-cased ``low`` at the start of a word (a CJK
-    match anywhere)."""
+    match anywhere). ``hints``: a piece of every alternative of ``pattern``
+    (none in ``low``: no match, and no scan)."""
+    if hints and not any(h in low for h in hints):
+        return False
     for m in pattern.finditer(low):
         at = m.start()
         if at == 0 or not m.group(0)[0].isascii():
@@ -132,6 +146,8 @@ def exit_status(text: str) -> str | None:
 class Requests(Collector):
     """The person's own prompts, verbatim, in order; answered or not yet."""
 
+    reads_tool_results = False
+
     def see(self, m: Seen, w: Walk) -> None:
         if m.role != "user" or m.is_tool or not m.text:
             return
@@ -151,6 +167,8 @@ class Requests(Collector):
 class Instructions(Collector):
     """System and developer messages in the range, and the person's standing rules."""
 
+    reads_tool_results = False
+
     def see(self, m: Seen, w: Walk) -> None:
         if m.is_tool:
             return
@@ -158,9 +176,11 @@ class Instructions(Collector):
             own = m.text.strip()
             if own:
                 w.out.add(kinds.INSTRUCTIONS, collapse(own).lower(), own, m.index)
-        elif m.role == "user" and m.text and has_word(RULE_RE, m.low):
+        elif m.role == "user" and m.text and has_word(RULE_RE, m.low, RULE_HINTS):
             for s in sentences(prose(m.text)):
-                if has_word(RULE_RE, s.lower()) and not s.rstrip().endswith(("?", "？")):
+                if has_word(RULE_RE, s.lower(), RULE_HINTS) and not s.rstrip().endswith(
+                    ("?", "？")
+                ):
                     w.out.add(kinds.INSTRUCTIONS, collapse(s).lower(), shown(s, 240), m.index)
 
 
@@ -186,6 +206,8 @@ class Decisions(Collector):
     decides a proposal: one it rejects ("no, …", "instead …") is ``rejected``,
     one it accepts ("yes", "go ahead") ``accepted``."""
 
+    reads_tool_results = False
+
     def __init__(self) -> None:
         self.open: list[Item] = []  # proposed since the person last wrote
 
@@ -204,10 +226,12 @@ class Decisions(Collector):
                         item.status = verdict
                 self.open = []
             return
-        if m.role != "assistant" or not has_word(DECISION_RE, m.low):
+        if m.role != "assistant" or not has_word(DECISION_RE, m.low, DECISION_HINTS):
             return
         for s in sentences(prose(m.text)):
-            if has_word(DECISION_RE, s.lower()) and not s.endswith(("?", ":", "：")):
+            if has_word(DECISION_RE, s.lower(), DECISION_HINTS) and not s.endswith(
+                ("?", ":", "：")
+            ):
                 item = w.out.add(kinds.DECISIONS, collapse(s).lower(), shown(s, 240), m.index)
                 self.open.append(item)
 
@@ -215,6 +239,8 @@ class Decisions(Collector):
 class Findings(Collector):
     """What the assistant concluded: the prose of its last message before each
     of the person's messages, and at the end of the range."""
+
+    reads_tool_results = False
 
     def __init__(self) -> None:
         self.last: tuple[int, str] | None = None
@@ -638,6 +664,8 @@ class Paths(Collector):
     """Paths the person or the agent named or touched (not a tool output's lines);
     made relative to the work folder, edited files' too."""
 
+    reads_tool_results = False
+
     def __init__(self, root: str | None) -> None:
         self.root = root
 
@@ -721,6 +749,8 @@ def code_written(text: str, calls: list[Call], writes: Iterable[str]) -> list[st
 class Identifiers(Collector):
     """Names the session's code defines (in fences, diffs and what a write tool wrote)."""
 
+    reads_tool_results = False
+
     def see(self, m: Seen, w: Walk) -> None:
         if m.is_tool:
             return
@@ -746,7 +776,9 @@ class Figures(Collector):
 
     def see(self, m: Seen, w: Walk) -> None:
         if not m.is_tool:
-            figures(w.out, m.hay, m.index, numbers_in(m.hay.lower(), m.hay))
+            hay = m.hay  # the text itself when there is no call: its lower case is read once
+            low = m.low if hay is m.text else hay.lower()
+            figures(w.out, hay, m.index, numbers_in(low, hay))
             return
         if not self.read:
             lines = w.vocabulary.tools.harness_lines

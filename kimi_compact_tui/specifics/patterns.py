@@ -163,8 +163,11 @@ def normalise_path(path: str, root: str | None) -> str:
 
 
 PATH_CHARS = frozenset("._-/~")
+# A run of the characters a path is made of (a letter or digit, ``_`` and PATH_CHARS).
+PATH_RUN_RE = re.compile(r"[\w.\-/~]+")
 TECH_NAME_RE = re.compile(r"[A-Z][A-Za-z0-9]*\.js")
 SPECIAL_NAMES = ("Makefile", "Dockerfile", "Justfile", "Rakefile", "Gemfile", ".gitignore", ".env")
+SPECIAL_NAME_RE = re.compile("|".join(re.escape(name) for name in SPECIAL_NAMES))
 
 
 QUOTES = "\"'`"
@@ -198,14 +201,14 @@ def paths_in(text: str) -> list[str]:
     extensionless files. Never a glob (``*.test.ts``), a path under a shell
     variable (``$TASK_DIR/spec.json``) or a placeholder name (``X.lock``)."""
     out = []
+    backwards = ""  # the text reversed, once: a path's start is a run's end in it
     for m in PATH_END_RE.finditer(text):
+        if not backwards:
+            backwards = text[::-1]
         start = m.start()
-        while start > 0:
-            ch = text[start - 1]
-            if ch.isalnum() or ch == "_" or ch in PATH_CHARS:
-                start -= 1
-            else:
-                break
+        run = PATH_RUN_RE.match(backwards, len(text) - start)
+        if run is not None:
+            start -= run.end() - run.start()
         end = m.end()
         before = text[start - 1] if start > 0 else ""
         if before in NOT_BEFORE or text[end : end + 1] == "*":
@@ -227,7 +230,7 @@ def paths_in(text: str) -> list[str]:
         for folder in DIR_PATH_RE.findall(text):
             if not any(p.startswith(folder + " ") for p in spaced):  # a quoted one's start
                 out.append(folder)
-    if any(name in text for name in SPECIAL_NAMES):
+    if SPECIAL_NAME_RE.search(text) is not None:  # one scan, not one per name
         out.extend(SPECIAL_FILES_RE.findall(text))
     return out
 

@@ -104,6 +104,9 @@ class Walk:
 class Collector:
     """One kind (or a few tied ones): sees each message in order, then finishes."""
 
+    #: False: :meth:`see` ignores tool results (the walk does not call it for them).
+    reads_tool_results = True
+
     def see(self, m: Seen, w: Walk) -> None:
         """Read one message of the conversation."""
 
@@ -126,6 +129,9 @@ def walk(
     w = Walk(messages, vocabulary)
     tags = vocabulary.tools.inline_tags
     tags = ("system-reminder", *tags) if tags else ()
+    # who sees what: a collector that reads no message is never called for one
+    seeing = [c for c in collectors if type(c).see is not Collector.see]
+    seeing_results = [c for c in seeing if c.reads_tool_results]
     for index in indices:
         message = messages[index]
         role = message.role
@@ -148,7 +154,7 @@ def walk(
         seen = Seen(
             index, message, role, text, parsed_calls(message), is_tool, unsent=kind == UNSENT
         )
-        for c in collectors:
+        for c in seeing_results if is_tool else seeing:
             c.see(seen, w)
     for c in collectors:
         c.finish(w)
