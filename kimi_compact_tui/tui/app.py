@@ -31,7 +31,7 @@ from kimi_compact_tui.errors import UserError
 from kimi_compact_tui.formats.loader import Fingerprint
 from kimi_compact_tui.formats.registry import resolve
 from kimi_compact_tui.formats.storage import SessionRef
-from kimi_compact_tui.job import CompactionJob
+from kimi_compact_tui.job import CompactionJob, Preparation
 from kimi_compact_tui.job.ledger import RepairPlan, write_repair
 from kimi_compact_tui.job.offers import RestoreOffer, carry_out
 from kimi_compact_tui.sanitize import visible
@@ -77,6 +77,21 @@ def loading_label(path: Path | SessionRef) -> str:
 
 
 @dataclass(frozen=True)
+class Regrown:
+    """A write refused because the agent only appended turns after the loaded
+    ones: the same compaction on the session as it is now
+    (``CompactionJob.regrown``), for the job it was made from."""
+
+    base: CompactionJob
+    job: CompactionJob
+    preparation: Preparation
+
+    @property
+    def added(self) -> int:
+        return len(self.job.session.messages) - len(self.base.session.messages)
+
+
+@dataclass(frozen=True)
 class Outcome:
     """What a file worker returns: the one-line report or error, and the
     session read back afterwards (None when it could not be read)."""
@@ -87,6 +102,8 @@ class Outcome:
     up_to: int | None = None
     #: The file changed on disk since it was loaded (a refused write): offer a reload.
     stale: bool = False
+    #: The change was only turns appended after the loaded ones: offer the write on them.
+    grown: Regrown | None = None
 
 
 def open_session(
@@ -380,8 +397,44 @@ class ReviewApp(App[None]):
             if self.state.session is None:
                 self.open_picker()  # the picker, with the error dialog above it
             self.show_error(error, "Cannot open the session", dialog=True)
+        elif outcome.grown is not None:
+            self.offer_grown(outcome.grown, error)
         else:
             self.show_error(error, dialog=True, reload=outcome.stale)
+
+    def offer_grown(self, grown: Regrown, error: str) -> None:
+        """The write was refused because the agent appended turns after the
+        loaded ones: the summary still holds for the compacted range. Asked
+        once; yes moves the review onto the grown session (summary, pins and
+        candidates kept) and shows the new diff, from which ``w`` writes."""
+        self.last_error = error
+        added = grown.added
+        they = "it joins" if added == 1 else "they join"
+        body = (
+            f"{error}\n\nThe agent added {count(added, 'message')} after the ones loaded; "
+            f"{they} the kept tail. Review the new diff and write?"
+        )
+
+        def done(yes: bool | None) -> None:
+            if not yes:
+                self.notify(
+                    "nothing written: R reloads the session", markup=False, timeout=NOTICE_SECONDS
+                )
+                return
+            if self.state.job is not grown.base:  # the review moved on meanwhile
+                self.show_error(error, dialog=True, reload=True)
+                return
+            self.state.regrow(grown.job, grown.preparation)
+            self.main_screen.show_session()
+            self.main_screen.action_diff()
+
+        ask = AskScreen(
+            "The session grew while you reviewed",
+            body,
+            yes="Review the diff (y)",
+            no="Not now (n)",
+        )
+        self.push_screen(ask, done)
 
     def _warn_skipped(self, warnings: list[str]) -> None:
         """The lines the format skipped on load, as the agent does (each named)."""
@@ -488,13 +541,17 @@ class ReviewApp(App[None]):
             snap = self.state.snapshot()
             if not ok or snap is None or snap.draft is None:
                 return
-            job, draft, provider = snap.job, snap.draft, snap.provider
+            job, draft, provider, prep = snap.job, snap.draft, snap.provider, snap.preparation
             split = bool(screen.splits)
 
             def write() -> str:
                 return job.commit(draft, provider, allow_split=split).describe()
 
-            self._file_worker(write, "Writing…")
+            def regrow() -> Regrown | None:
+                found = job.regrown(prep)
+                return None if found is None else Regrown(job, *found)
+
+            self._file_worker(write, "Writing…", regrow=regrow)
 
         self.push_screen(screen, done)
 
@@ -528,11 +585,17 @@ class ReviewApp(App[None]):
 
         self.push_screen(RestoreConfirmScreen(offer, title=title), done)
 
-    def _file_worker(self, op: Callable[[], str], progress: str) -> None:
+    def _file_worker(
+        self,
+        op: Callable[[], str],
+        progress: str,
+        *,
+        regrow: Callable[[], Regrown | None] | None = None,
+    ) -> None:
         self.notify(progress, markup=False, timeout=3)
         self.message_list.loading = True
         state = self.state
-        self._run_file_op(op, state.loader(), state.session_ref, state.fingerprint)
+        self._run_file_op(op, state.loader(), state.session_ref, state.fingerprint, regrow)
 
     @work(
         thread=True,
@@ -548,16 +611,24 @@ class ReviewApp(App[None]):
         loader: JobLoader,
         path: SessionRef | None,
         loaded: Fingerprint | None,
+        regrow: Callable[[], Regrown | None] | None = None,
     ) -> Outcome:
         """Write or restore (``op`` carries its own inputs), then read the file
         back; the UI thread adopts it. A refused op on a file that changed since
         it was loaded (``loaded``, its fingerprint then) says so: the error
-        dialog offers the reload."""
+        dialog offers the reload, or, when the change was only turns appended
+        after the loaded ones (``regrow``, a write's), the write on them."""
         try:
             message = op()
         except Exception as exc:
             stale = path is not None and loaded is not None and disk_check(path, loaded) is not None
-            return Outcome(error=_error_line(exc), stale=stale)
+            grown = None
+            if stale and regrow is not None:
+                try:
+                    grown = regrow()
+                except Exception:  # noqa: BLE001 - the refusal stands, with the reload
+                    grown = None
+            return Outcome(error=_error_line(exc), stale=stale, grown=grown)
         try:
             job = loader.load(path) if path is not None else None
         except Exception as exc:

@@ -184,6 +184,34 @@ class ReviewState:
             self.set_boundary(up_to - 1)
         self.changed()
 
+    def regrow(self, job: CompactionJob, preparation: Preparation) -> None:
+        """Move the review onto the session as it is now, when the agent only
+        appended turns after the loaded ones (``CompactionJob.regrown``: the
+        same compacted range, the new turns in the kept tail). The summary,
+        its pins and the candidates of the range are kept: they summarise the
+        same messages, now of a new load generation (their keys move to it).
+        What depends on the whole session (the scores, the probes, the safe
+        boundaries) is computed again."""
+        old = self.run_key()
+        self.job = job
+        self.generation += 1
+        self.preparation = preparation
+        self.up_to = preparation.plan.boundary  # the range is explicit: the old boundary
+        new = self.run_key()
+        if old is not None and new is not None:
+            for number, key in list(self.runs.keys.items()):
+                if key == old:
+                    self.runs.keys[number] = new
+            if self._pin_run == old:
+                self._pin_run = new
+        self._scores.clear()
+        self._pinned = None
+        self.probes.clear()
+        self.probe_notes.clear()
+        self.safe = None
+        self._splits = None
+        self.changed()
+
     # --- the change signal ------------------------------------------------------------
     def watch(self, observer: Callable[[], None]) -> Callable[[], None]:
         """Call ``observer`` (on the UI thread) after every change of the review;

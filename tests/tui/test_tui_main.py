@@ -612,6 +612,7 @@ def test_tui_command_bad_config_is_one_line(tmp_path, capsys):
 
 
 async def test_write_refuses_when_file_changed_since_loading(tmp_path):
+    from kimi_compact_tui.tui.screens.confirm import AskScreen
     from kimi_compact_tui.tui.screens.error import ErrorDialog
 
     path = write_kimi(tmp_path / "sess", regions_messages()[2:], system_prompt="S", usage=50)
@@ -627,13 +628,17 @@ async def test_write_refuses_when_file_changed_since_loading(tmp_path):
         await pilot.press("w")
         await pilot.pause()
         await press_and_settle(pilot, "y")
-        assert isinstance(app.screen, ErrorDialog)
+        # only an append: the refusal comes with the offer to write on the grown
+        # session (tests/tui/test_tui_write_grown.py), asked, not done
+        assert isinstance(app.screen, AskScreen)
+        assert not isinstance(app.screen, ErrorDialog)
         assert str(path) in app.last_error
         assert path.read_bytes() == changed  # nothing written
         assert not path.with_name("context_1.jsonl").exists()
         await pilot.press("escape")
         await pilot.pause()
-        assert not isinstance(app.screen, ErrorDialog)
+        assert not isinstance(app.screen, AskScreen)
+        assert path.read_bytes() == changed
 
 
 async def test_undo_without_a_write_says_nothing_of_ours(tmp_path):

@@ -97,13 +97,25 @@ async def test_the_write_dialog_says_the_file_changed_on_disk_before_y(tmp_path)
         await settle(pilot)
 
 
+def rewrite_and_append(path: Path, messages: list[dict]) -> None:
+    """Another program rewrote an earlier message and added one: not only an
+    append, so the summary made on the loaded messages no longer holds (a
+    change that only appends is offered on the grown session instead:
+    tests/tui/test_tui_write_grown.py)."""
+    changed = [dict(m) for m in messages]
+    changed[0]["content"] = "An earlier request, rewritten."
+    changed.append({"role": "user", "content": "one more"})
+    write_kimi(path.parent, changed, system_prompt="S", usage=50)
+
+
 async def test_a_refused_write_offers_the_reload_and_r_reloads(tmp_path):
-    path = write_kimi(tmp_path / "sess", regions_messages()[2:], system_prompt="S", usage=50)
+    messages = regions_messages()[2:]
+    path = write_kimi(tmp_path / "sess", messages, system_prompt="S", usage=50)
     app = create_app(path, provider="offline")
     async with app.run_test(size=SIZE) as pilot:
         await compact(pilot, back=True)
         count = app.message_list.message_count
-        append_turn(path)
+        rewrite_and_append(path, messages)
         await pilot.press("w")
         await settle(pilot)
         await pilot.press("y")

@@ -11,7 +11,8 @@ separate "write the split history" button (``!``) does.
 Two warnings come before ``y``: a compaction that makes the session larger
 (both token figures, from the draft's ``grows``), and a file that changed on
 disk since it was loaded (the store's fingerprint of the file now against the
-loaded one, taken in a thread worker: the write would be refused; ``R`` on the
+loaded one, taken in a thread worker: the write would be refused, and when the
+agent only appended turns the app then offers the write on them; ``R`` on the
 main screen reloads it).
 
 :class:`AskScreen` is the small yes/no question used before discarding work.
@@ -283,7 +284,8 @@ class ConfirmWriteScreen(ModalScreen[bool]):
         elif self.disk_warning:
             text.append("⚠ " + visible(self.disk_warning), style="bold red")
             text.append(
-                "\n         y will be refused: press n, then R to reload the session",
+                "\n         y will be refused (when the agent only appended turns, it then "
+                "offers to write on them): press n, then R to reload the session",
                 style="red",
             )
         else:
