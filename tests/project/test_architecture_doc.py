@@ -74,3 +74,13 @@ def test_the_layers_table_is_the_one_the_layer_test_enforces():
         imports = set(re.findall(r"`([a-z_]+)`", cells[1]))
         table[cells[0].strip("`")] = imports
     assert table == ALLOWED
+
+
+def test_the_modules_the_redesign_shrank_stay_small():
+    """Issue 30: the retention pane only renders (it was 689 lines, running the
+    provider and four workers); compact's run reads as its steps."""
+    pane = PACKAGE / "tui" / "widgets" / "retention_pane.py"
+    assert len(pane.read_text(encoding="utf-8").split("\n")) < 300
+    tree = ast.parse((PACKAGE / "commands" / "compact" / "__init__.py").read_text("utf-8"))
+    run = next(n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "run")
+    assert (run.end_lineno or 0) - run.lineno + 1 < 50

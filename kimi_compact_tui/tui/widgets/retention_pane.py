@@ -31,17 +31,11 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.message import Message
 from textual.widgets import OptionList, Static
-from textual.widgets.option_list import Option
 
 from kimi_compact_tui.retention import Item, RetentionReport
 from kimi_compact_tui.retention.report import Misstated
 from kimi_compact_tui.tui.state import ReviewState, item_key
-from kimi_compact_tui.tui.widgets.retention_text import (
-    answer_prompt,
-    figures_text,
-    item_prompt,
-    misstated_prompt,
-)
+from kimi_compact_tui.tui.widgets.retention_text import figures_text, listed, probe_failures
 
 HINT_ITEMS = (
     "space: pin the highlighted item · a: all of its kind · {probe}: probe · "
@@ -231,30 +225,9 @@ class RetentionPane(Vertical, can_focus=False):
         options = self.option_list
         highlighted = options.highlighted
         options.clear_options()
-        if not self.items:
-            text = "nothing is missing" if report is not None else ""
-            options.add_option(Option(Text(text, style="dim"), disabled=True))
         options.add_options(
-            [
-                Option(item_prompt(item, i in pinned, i in critical), id=str(i))
-                for i, item in enumerate(self.items)
-            ]
+            listed(self.items, pinned, critical, self.wrong, wrong_flagged, self.failed, report)
         )
-        if self.wrong:
-            head = Text("misstated: the summary says otherwise (enter: its message)", style="bold")
-            options.add_option(Option(head, disabled=True))
-            options.add_options(
-                [
-                    Option(misstated_prompt(m, m.item in wrong_flagged), id=f"m{i}")
-                    for i, m in enumerate(self.wrong)
-                ]
-            )
-        if self.failed:
-            head = Text("probe: not answered right (enter: go to its message)", style="bold")
-            options.add_option(Option(head, disabled=True))
-            options.add_options(
-                [Option(answer_prompt(a), id=f"q{i}") for i, a in enumerate(self.failed)]
-            )
         if highlighted is not None and highlighted < options.option_count:
             options.highlighted = highlighted
         elif self.items:
@@ -312,10 +285,3 @@ class RetentionPane(Vertical, can_focus=False):
         answer = self._answer_at(index)
         if answer is not None and answer.question.messages:
             self.post_message(self.JumpToMessage(answer.question.messages[0] + 1, None))
-
-
-def probe_failures(probe: Any) -> list[Any]:
-    """A probe's answers that were not right, in the order asked."""
-    from kimi_compact_tui.job.probe.grade import CORRECT
-
-    return [a for a in probe.answers if a.grade.verdict != CORRECT]

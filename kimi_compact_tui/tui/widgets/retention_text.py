@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from rich.text import Text
+from textual.widgets.option_list import Option
 
 from kimi_compact_tui.retention import CATEGORY_LABELS, KEPT_IN_TAIL, Item, RetentionReport
 from kimi_compact_tui.retention.report import Misstated
@@ -172,3 +173,43 @@ def answer_prompt(answer: Any) -> Text:
     out.append(one_line(got, 120))
     out.append(f"  #{where}", style="dim")
     return out
+
+
+def listed(
+    items: list[Item],
+    pinned: set[int],
+    critical: set[int],
+    wrong: list[Misstated],
+    wrong_flagged: list[Item],
+    failed: list[Any],
+    report: RetentionReport | None,
+) -> list[Option]:
+    """The pane's list: the missing items (ids ``0``, ``1``…), then under their
+    headings the misstated ones (``m0``…) and the probe's wrong answers (``q0``…)."""
+    out: list[Option] = []
+    if not items:
+        out.append(Option(Text("nothing is missing" if report is not None else "", style="dim"),
+                          disabled=True))  # fmt: skip
+    out += [
+        Option(item_prompt(item, i in pinned, i in critical), id=str(i))
+        for i, item in enumerate(items)
+    ]
+    if wrong:
+        head = Text("misstated: the summary says otherwise (enter: its message)", style="bold")
+        out.append(Option(head, disabled=True))
+        out += [
+            Option(misstated_prompt(m, m.item in wrong_flagged), id=f"m{i}")
+            for i, m in enumerate(wrong)
+        ]
+    if failed:
+        head = Text("probe: not answered right (enter: go to its message)", style="bold")
+        out.append(Option(head, disabled=True))
+        out += [Option(answer_prompt(a), id=f"q{i}") for i, a in enumerate(failed)]
+    return out
+
+
+def probe_failures(probe: Any) -> list[Any]:
+    """A probe's answers that were not right, in the order asked."""
+    from kimi_compact_tui.job.probe.grade import CORRECT
+
+    return [a for a in probe.answers if a.grade.verdict != CORRECT]
