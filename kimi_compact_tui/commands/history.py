@@ -101,20 +101,20 @@ def write_text(session: Session, entries: list[dict[str, Any]]) -> None:
         )
         kept = f", {e['messages_kept']} kept" if e["messages_kept"] else ""
         latest = "  [latest of the agent's own]" if e["latest_agent_compaction"] else ""
-        w(f"{e['number']:>3}  {e['time'] or '?'}  {e['by']}{trigger}  tokens {before} → {after}"
-          f"  {replaced}{kept}{latest}\n")  # fmt: skip
+        head = shown(f"{e['time'] or '?'}  {e['by']}{trigger}")
+        w(f"{e['number']:>3}  {head}  tokens {before} → {after}  {replaced}{kept}{latest}\n")
         ret = e["retention"]
         if ret is not None:
             w(f"     its summary keeps {ret['kept']}/{ret['total']} of the specifics\n")
             if ret["line"]:
-                w(f"     {ret['line']}\n")
+                w(f"     {shown(ret['line'])}\n")
             for item in ret["missing"][:SHOWN_LOST]:
                 mark = "! " if item["critical"] else ""
                 w(f"     lost: {mark}[{item['category']}] {shown(item['item'][:100])}\n")
             if len(ret["missing"]) > SHOWN_LOST:
                 w(f"     … and {len(ret['missing']) - SHOWN_LOST} more (--json lists them)\n")
         for note in e["notes"]:
-            w(f"     {note}\n")
+            w(f"     {shown(note)}\n")
     for event in gate_events(session):
         reason = f" ({event['reason']})" if event.get("reason") else ""
-        w(f"gate  {event.get('time')}  {event.get('event')}{reason}\n")
+        w(shown(f"gate  {event.get('time')}  {event.get('event')}{reason}") + "\n")

@@ -255,8 +255,8 @@ def _status(opts: HookOptions) -> int:
     for p in pending:
         tokens = f", {p.tokens:,} tokens" if p.tokens is not None else ""
         held = f", held {p.blocks} times" if p.blocks > 1 else ""
-        print(f"pending: {p.agent} {p.session} since {p.time} ({p.trigger or 'compaction'}"
-              f"{tokens}{held})")  # fmt: skip
+        print(visible(f"pending: {p.agent} {p.session} since {p.time} "
+                      f"({p.trigger or 'compaction'}{tokens}{held})"))  # fmt: skip
         if p.transcript:
             print(f"  review: kimi-compact-tui {visible(p.transcript)}")
     for name in state.allowances():

@@ -420,3 +420,12 @@ def test_the_let_through_count_is_read_from_the_hook_line(cli_main, monkeypatch)
         monkeypatch.setattr("sys.stdin", io.TextIOWrapper(io.BytesIO(payload("s9"))))
         res = cli_main("hook", "run", "claude-code", "--let-through-after", "1")
     assert res.code == 0 and GateState().events()[-1]["event"] == "let-through"
+
+
+def test_hook_status_shows_an_agents_session_id_without_its_escapes(cli_main, tmp_path):
+    """The session id and trigger come from the agent's stdin: a terminal escape in
+    them is shown, never sent to the terminal."""
+    state = GateState()
+    run_hook("claude-code", payload("ab\x1b[2Jcd-1", transcript(tmp_path)), state=state)
+    text = cli_main("hook", "status").stdout
+    assert "pending: claude-code ab" in text and "\x1b" not in text

@@ -47,7 +47,7 @@ def ledger_text(entries: list[dict[str, Any]], repair: RepairPlan | None, why: s
             else "replaced messages gone"
         )
         kept = f", {e['messages_kept']} kept" if e["messages_kept"] else ""
-        out.append(f"{e['number']:>3}  {e['time'] or '?'}  ", style="bold")
+        out.append(f"{e['number']:>3}  {visible(e['time'] or '?')}  ", style="bold")
         out.append(visible(f"{e['by']}{trigger}"), style="bold")
         out.append(f"  tokens {before} → {after}  {replaced}{kept}")
         if e["latest_agent_compaction"]:
@@ -57,7 +57,7 @@ def ledger_text(entries: list[dict[str, Any]], repair: RepairPlan | None, why: s
         if ret is not None:
             out.append(f"     its summary keeps {ret['kept']}/{ret['total']} of the specifics\n")
             if ret["line"]:
-                out.append(f"     ! {ret['line']}\n", style="bold red")
+                out.append(f"     ! {visible(ret['line'])}\n", style="bold red")
             for item in ret["missing"][:SHOWN_LOST]:
                 mark = "! " if item["critical"] else ""
                 out.append(f"     lost: {mark}[{item['category']}] ", style="red" if mark else "")
