@@ -304,6 +304,8 @@ def test_the_cut_note_counts_in_the_singular_and_the_plural():
     assert "1 system message (kept as it is)" in one
     assert "1 URL" in one and "1 URLs" not in one
     assert "1 plan item" in one and "1 plan items" not in one
+    found = _cut_note(Counter({"findings": 1})) or ""
+    assert "1 conclusion of an earlier turn" in found and "conclusions" not in found
     two = _cut_note(Counter({"system": 2, kinds.USER_REQUESTS: 3})) or ""
     assert "2 system messages (kept as they are)" in two
     assert "3 user requests" in two

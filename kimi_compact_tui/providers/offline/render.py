@@ -120,6 +120,7 @@ NEXT_RE = re.compile(
 KIND_NAME_ONE = {
     **{kind: name.removesuffix("s") for kind, name in KIND_NAMES.items()},
     "system": "system message (kept as it is)",
+    "findings": "conclusion of an earlier turn",
 }
 
 
