@@ -31,6 +31,7 @@ from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
+from kimi_compact_tui.job.refusals import OFFLINE_PROBE_LINE
 from kimi_compact_tui.retention import Item, retention_report
 from kimi_compact_tui.tui.state import ReviewState
 
@@ -38,10 +39,8 @@ if TYPE_CHECKING:
     from textual.app import App
     from textual.worker import Worker
 
-OFFLINE_PROBE = (
-    "the offline provider cannot answer questions: probing needs a model "
-    "(--provider KIND with --model, or a provider block in the config)"
-)
+#: The job's line for a probe with the offline provider (the one wording: job/refusals.py).
+OFFLINE_PROBE = OFFLINE_PROBE_LINE
 STOP_POLL = 0.1  # seconds between two looks at whether the probe was stopped
 #: The question counts ``+`` and ``-`` step through before a probe is sent.
 PROBE_COUNTS = (3, 5, 10, 15, 20)
@@ -75,21 +74,17 @@ class ProbeInputs:
 
 
 def probe_refusal(state: ReviewState) -> str | None:
-    """Why the summary under review cannot be probed now (one line), or None."""
-    from kimi_compact_tui.job import RefusalKind
+    """Why the summary under review cannot be probed now (one line), or None: the
+    job's probe refusals (:func:`kimi_compact_tui.job.probing.probe_readiness`),
+    as the CLI's ``probe`` gives them."""
+    from kimi_compact_tui.job.probing import probe_readiness
+    from kimi_compact_tui.providers import ProviderConfig
 
-    prep, job = state.preparation, state.job
-    if job is None or prep is None:
+    if state.job is None:
         return "no session is loaded"
-    if prep.plan.noop:
-        return "nothing to probe: nothing is compacted"
-    if state.summary_to_write is None:
-        return "no summary to probe yet: press c to compact first"
-    if state.offline:
-        return OFFLINE_PROBE
-    wanted = (RefusalKind.NO_MODEL, RefusalKind.NO_KEY)
-    first = job.readiness(prep, state.provider).of(*wanted).first
-    return None if first is None else f"not probed: {first}"
+    provider = state.provider if state.provider is not None else ProviderConfig()
+    first = probe_readiness(state.job, state.preparation, state.summary_to_write, provider).first
+    return None if first is None else str(first)
 
 
 def probe_inputs(state: ReviewState, limit: int | None = None) -> ProbeInputs:
