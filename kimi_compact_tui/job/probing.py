@@ -18,8 +18,9 @@ would be written* (with any pinned block) and a provider config. It then:
    sent) or the first :class:`~kimi_compact_tui.job.Refusal`. It reads the
    specifics of the compacted range: run it off the UI thread.
 3. ``await ask(plan, provider)`` (or :func:`run_probe` from synchronous
-   code) → the :class:`~kimi_compact_tui.job.probe.ProbeReport`; a request
-   that fails is an ``error`` verdict in the report, never raised.
+   code, such as a worker thread, with ``stopped=`` to cancel it) → the
+   :class:`~kimi_compact_tui.job.probe.ProbeReport`; a request that fails is
+   an ``error`` verdict in the report, never raised.
 
 :func:`probe_summary` does 2 and 3 in one call for a front end that has nothing to
 say in between but the announcement (``on_plan``), as ``probe`` on the
@@ -33,7 +34,7 @@ The request settings are the configuration's own
 from __future__ import annotations
 
 from collections.abc import Callable
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from kimi_compact_tui.job import refusals
 from kimi_compact_tui.job.refusals import Readiness, Refusal, RefusalKind
@@ -102,17 +103,69 @@ def plan_probe_for(
     )
 
 
+#: Seconds between two looks at whether a probe was stopped (:func:`run_probe`).
+STOP_POLL = 0.1
+
+
+class ProbeStopped(Exception):
+    """The probe was stopped by its front end: nothing more is sent."""
+
+
 def run_probe(
-    plan: ProbePlan, provider: ProviderConfig, send: AskFunction | None = None
+    plan: ProbePlan,
+    provider: ProviderConfig,
+    send: AskFunction | None = None,
+    *,
+    stopped: Callable[[], bool] | None = None,
 ) -> ProbeReport:
-    """Ask every question of ``plan`` (from synchronous code) and grade the answers."""
+    """Ask every question of ``plan`` (from synchronous code, e.g. a worker
+    thread) and grade the answers. Once ``stopped()`` is true, the request
+    under way is cancelled, none is sent after it, and :class:`ProbeStopped`
+    is raised (a thread cannot be interrupted, so it is asked)."""
     import asyncio
 
     from kimi_compact_tui.job.probe import ask
 
-    if send is None:
-        return asyncio.run(ask(plan, provider))
-    return asyncio.run(ask(plan, provider, send))
+    if stopped is None:
+        if send is None:
+            return asyncio.run(ask(plan, provider))
+        return asyncio.run(ask(plan, provider, send))
+    return asyncio.run(_ask_until_stopped(plan, provider, send, stopped))
+
+
+async def _ask_until_stopped(
+    plan: ProbePlan,
+    provider: ProviderConfig,
+    send: AskFunction | None,
+    stopped: Callable[[], bool],
+) -> ProbeReport:
+    import asyncio
+
+    from kimi_compact_tui.job.probe import ask
+    from kimi_compact_tui.providers import StreamResult, stream_summary
+
+    cancel = asyncio.Event()
+
+    async def watch() -> None:
+        while not stopped():
+            await asyncio.sleep(STOP_POLL)
+        cancel.set()
+
+    async def cancellable(config: ProviderConfig, body: dict[str, Any]) -> StreamResult:
+        if cancel.is_set() or stopped():
+            raise ProbeStopped
+        if send is not None:
+            return await send(config, body)
+        return await stream_summary(config, body, None, cancel)
+
+    watcher = asyncio.create_task(watch())
+    try:
+        report = await ask(plan, provider, cancellable)
+    finally:
+        watcher.cancel()
+    if cancel.is_set():
+        raise ProbeStopped
+    return report
 
 
 def probe_summary(

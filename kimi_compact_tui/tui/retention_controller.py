@@ -18,20 +18,21 @@ workers; a probe's request under way is then cancelled too.
   the questions are sent and graded, and the report is kept by the text
   probed (per candidate and pins).
 
-Every call into the job's probe goes through :func:`job_probe` (one place to
-switch to the job's own probe entry).
+Every call into the job's probe goes through :func:`job_probe`, which takes
+the job's own entry (:mod:`kimi_compact_tui.job.probing`): the CLI's path.
 """
 
 from __future__ import annotations
 
 import asyncio
 import threading
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass
 from functools import partial
 from typing import TYPE_CHECKING, Any, Protocol
 
-from kimi_compact_tui.job.refusals import OFFLINE_PROBE_LINE
+from kimi_compact_tui.job.probing import ProbeStopped
+from kimi_compact_tui.job.refusals import OFFLINE_PROBE_LINE, Refusal
 from kimi_compact_tui.retention import Item, retention_report
 from kimi_compact_tui.tui.state import ReviewState
 
@@ -39,9 +40,12 @@ if TYPE_CHECKING:
     from textual.app import App
     from textual.worker import Worker
 
+    from kimi_compact_tui.job.job import CompactionJob
+    from kimi_compact_tui.job.prepare import Preparation
+    from kimi_compact_tui.providers import ProviderConfig
+
 #: The job's line for a probe with the offline provider (the one wording: job/refusals.py).
 OFFLINE_PROBE = OFFLINE_PROBE_LINE
-STOP_POLL = 0.1  # seconds between two looks at whether the probe was stopped
 #: The question counts ``+`` and ``-`` step through before a probe is sent.
 PROBE_COUNTS = (3, 5, 10, 15, 20)
 
@@ -61,13 +65,10 @@ class Host(Protocol):
 class ProbeInputs:
     """What probing needs, taken on the UI thread (the thread reads nothing else)."""
 
-    session: Any
-    plan: Any
+    job: CompactionJob
+    preparation: Preparation
     summary: str  # as it would be written (with any pinned block)
-    compaction_cfg: dict[str, Any]
-    model: str | None
-    base_model: str | None
-    provider: Any
+    provider: ProviderConfig
     what: str  # what is probed, for people ("the summary", "… with 2 pinned items")
     pins: int = 0  # how many pinned items the summary carries
     limit: int | None = None
@@ -89,74 +90,29 @@ def probe_refusal(state: ReviewState) -> str | None:
 
 def probe_inputs(state: ReviewState, limit: int | None = None) -> ProbeInputs:
     """What the probe needs, taken from ``state`` on the UI thread."""
+    from kimi_compact_tui.providers import ProviderConfig
+
     prep, job, summary = state.preparation, state.job, state.summary_to_write
     assert prep is not None and job is not None and summary is not None
     pinned = state.pinned
     n = len(pinned.items) if pinned is not None else 0
     what = "the summary" + (f" with its {n} pinned item{'' if n == 1 else 's'}" if n else "")
-    return ProbeInputs(
-        session=job.session,
-        plan=prep.plan,
-        summary=summary,
-        compaction_cfg=job.config.compaction.as_spec(),
-        model=prep.compaction_model,
-        base_model=state.base_model,
-        provider=state.provider,
-        what=what,
-        pins=n,
-        limit=limit,
-    )
-
-
-class ProbeStopped(Exception):
-    """The probe was stopped (its screen went away): nothing more is sent."""
+    provider = state.provider if state.provider is not None else ProviderConfig()
+    return ProbeInputs(job, prep, summary, provider, what, pins=n, limit=limit)
 
 
 def job_probe(inputs: ProbeInputs, questions: Any = None, stopped: Any = None) -> Any:
-    """The one call into the job's probe. Without ``questions``: plan them (a
-    ProbePlan; no request). With them: send each, grade the answers (a
-    ProbeReport); once ``stopped()`` is true the request under way is cancelled
-    and :class:`ProbeStopped` raised (a thread cannot be interrupted)."""
-    from kimi_compact_tui.job.prepare import specifics_of
-    from kimi_compact_tui.job.probe import DEFAULT_QUESTIONS, ask, plan_probe
-    from kimi_compact_tui.providers import StreamResult, stream_summary
+    """The one call into the job's probe (:mod:`kimi_compact_tui.job.probing`).
+    Without ``questions``: plan them (a ProbePlan, or the job's Refusal; no
+    request). With them: send each, grade the answers (a ProbeReport); once
+    ``stopped()`` is true the request under way is cancelled and
+    :class:`ProbeStopped` raised."""
+    from kimi_compact_tui.job.probing import plan_probe_for, run_probe
 
     if questions is None:
-        return plan_probe(
-            inputs.session,
-            inputs.plan,
-            inputs.summary,
-            specifics_of(inputs.session, inputs.plan)(),
-            inputs.compaction_cfg,
-            model=inputs.model,
-            base_model=inputs.base_model,
-            limit=inputs.limit or DEFAULT_QUESTIONS,
-        )
-    is_stopped: Callable[[], bool] = stopped or (lambda: False)
-
-    async def run() -> Any:
-        cancel = asyncio.Event()
-
-        async def watch() -> None:
-            while not is_stopped():
-                await asyncio.sleep(STOP_POLL)
-            cancel.set()
-
-        async def send(config: Any, body: dict[str, Any]) -> StreamResult:
-            if cancel.is_set():
-                raise ProbeStopped
-            return await stream_summary(config, body, None, cancel)
-
-        watcher = asyncio.create_task(watch())
-        try:
-            report = await ask(questions, inputs.provider, send)
-        finally:
-            watcher.cancel()
-        if cancel.is_set():
-            raise ProbeStopped
-        return report
-
-    return asyncio.run(run())
+        job, prep = inputs.job, inputs.preparation
+        return plan_probe_for(job, prep, inputs.summary, inputs.provider, limit=inputs.limit)
+    return run_probe(questions, inputs.provider, stopped=stopped or (lambda: False))
 
 
 class RetentionController:
@@ -234,6 +190,9 @@ class RetentionController:
                 questions = await asyncio.to_thread(job_probe, inputs)
             except Exception as exc:  # shown in the pane, never a traceback
                 state.set_probe_note(text, f"probe: failed: {type(exc).__name__}: {exc}")
+                return
+            if isinstance(questions, Refusal):  # the job's own line, as the CLI says it
+                state.set_probe_note(text, f"probe: {questions}")
                 return
             if not questions.questions:
                 why = "the compacted messages hold nothing the kept ones do not"

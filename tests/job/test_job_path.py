@@ -26,6 +26,7 @@ from kimi_compact_tui.job import (
     probe_summary,
 )
 from kimi_compact_tui.job.probe import ProbePlan, ProbeReport
+from kimi_compact_tui.job.probing import ProbeStopped, run_probe
 from kimi_compact_tui.providers import ProviderConfig, StreamResult
 from tests.cli_fixtures import cli_main  # noqa: F401  (fixture)
 from tests.factories import write_openai_json
@@ -383,3 +384,38 @@ def test_a_change_inside_the_compacted_range_is_the_plain_refusal(tmp_path):
         write(opts, run_, None)
     assert "reload the session and compact again" in str(caught.value)
     assert not (state_dir() / "summaries").exists()
+
+
+def test_front_ends_probe_only_through_the_jobs_entry():
+    """The TUI and the CLI plan and ask a probe through job/probing.py, never the
+    engine's plan_probe/ask directly (one path: the same refusals and cancelling)."""
+    hits = [
+        f"{p.relative_to(PACKAGE)}:{n}"
+        for folder in ("tui", "commands")
+        for p in (PACKAGE / folder).rglob("*.py")
+        for n, line in enumerate(p.read_text(encoding="utf-8").split("\n"), 1)
+        if "from kimi_compact_tui.job.probe import" in line
+        and any(name in line for name in ("plan_probe", " ask", "run"))
+    ]
+    assert hits == []
+
+
+def test_a_probe_stopped_by_its_front_end_sends_nothing_more(probed, loopback):  # noqa: F811
+    job, prep = probed
+    plan = plan_probe_for(job, prep, SUMMARY, remote(loopback), limit=2)
+    assert isinstance(plan, ProbePlan) and len(plan.questions) == 2
+    loopback.script([openai_sse([q.expected[0]]) for q in plan.questions])
+    with pytest.raises(ProbeStopped):
+        run_probe(plan, remote(loopback), stopped=lambda: True)
+    assert loopback.requests == []
+    asked: list[int] = []
+
+    def after_the_first() -> bool:
+        return len(loopback.requests) >= 1
+
+    with pytest.raises(ProbeStopped):
+        run_probe(plan, remote(loopback), stopped=after_the_first)
+    asked.append(len(loopback.requests))
+    assert asked == [1]
+    report = run_probe(plan, remote(loopback), stopped=lambda: False)  # never stopped: the report
+    assert isinstance(report, ProbeReport) and len(report.answers) == 2
