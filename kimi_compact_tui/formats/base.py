@@ -532,6 +532,31 @@ class FileFormat(SessionFormat):
         raise NotImplementedError(f"{self.name} writes through its storage strategy")
 
 
+class MessagesFile(FileFormat):
+    """A file that is the messages themselves (no records of an agent around
+    them): a session of it can be made from messages, with the state
+    :meth:`new_state` gives, and a write is the whole file as :meth:`dump`
+    makes it."""
+
+    def new_state(self) -> object:
+        """The format state of a session made from messages (None: the format keeps none)."""
+        return None
+
+    def from_messages(
+        self, messages: list[Message], path: Path | None = None, meta: SessionMeta | None = None
+    ) -> Session:
+        return Session(
+            ref_of(path),
+            self,
+            list(messages),
+            meta=meta or SessionMeta(),
+            format_state=self.new_state(),
+        )
+
+    def write_op(self, session: Session, compacted: Session) -> WriteOp:
+        return WriteOp(self.dump(compacted))
+
+
 def state_of(session: Session, kind: type[S]) -> S:
     """``session.format_state``, checked to be a ``kind`` (a plugin reads its
     own state only)."""
