@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
+from kimi_compact_tui.commands.common import add_stored_session_arg
 from kimi_compact_tui.job.ledger import figures, keeps, ledger, made_by
 
 if TYPE_CHECKING:
@@ -26,11 +27,7 @@ SHOWN_LOST = 8
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("history", help=HELP, description=HELP)
-    p.add_argument(
-        "session",
-        metavar="SESSION",
-        help="a session file or folder, a session id or its start, or DB#KEY",
-    )
+    add_stored_session_arg(p)
     p.add_argument("--json", action="store_true", help="print the ledger as JSON")
 
 
