@@ -216,7 +216,9 @@ class ConfirmWriteScreen(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(Text("Write the compacted session?"), id="confirm-title", classes="dialog-title")
+            yield Static(
+                Text("Write the compacted session?"), id="confirm-title", classes="dialog-title"
+            )
             yield Static(self.body_text(), id="confirm-body")
             yield Static(self.disk_text(), id="confirm-disk")
             with Horizontal():
