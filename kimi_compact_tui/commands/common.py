@@ -83,6 +83,24 @@ def add_session_args(p: argparse.ArgumentParser, *, instructions: bool = False) 
         )
 
 
+def add_switches(p: argparse.ArgumentParser, switches: dict[str, str]) -> None:
+    """On/off flags, in order: each ``"--name"`` (or ``"--name -n"``, with its
+    short form) with its help."""
+    for names, help_text in switches.items():
+        p.add_argument(*names.split(), action="store_true", help=help_text)
+
+
+def add_stored_session_arg(p: argparse.ArgumentParser) -> None:
+    """SESSION for a command that reads the session as it is on disk (``history``,
+    ``restore``): no boundary, config or prompt goes with it."""
+    p.add_argument(
+        "session",
+        metavar="SESSION",
+        help="a session file or folder, a session id or its start, or DB#KEY (a session "
+        "in a database)",
+    )
+
+
 def provider_kinds() -> list[str]:
     """Every value ``--provider`` accepts, in the registry's order (docs/configuration.md lists the same)."""
     from kimi_compact_tui.providers import PROVIDER_KINDS

@@ -13,7 +13,8 @@ from __future__ import annotations
 import argparse
 from typing import TYPE_CHECKING, Any
 
-from kimi_compact_tui.job.ledger import ledger
+from kimi_compact_tui.commands.common import add_stored_session_arg
+from kimi_compact_tui.job.ledger import figures, keeps, ledger, made_by
 
 if TYPE_CHECKING:
     from kimi_compact_tui.formats.base import Session
@@ -26,11 +27,7 @@ SHOWN_LOST = 8
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("history", help=HELP, description=HELP)
-    p.add_argument(
-        "session",
-        metavar="SESSION",
-        help="a session file or folder, a session id or its start, or DB#KEY",
-    )
+    add_stored_session_arg(p)
     p.add_argument("--json", action="store_true", help="print the ledger as JSON")
 
 
@@ -91,21 +88,12 @@ def write_text(session: Session, entries: list[dict[str, Any]]) -> None:
     if not entries:
         w(f"no compaction recorded (neither {agent}'s own nor ours)\n")
     for e in entries:
-        trigger = f" ({e['trigger']})" if e["trigger"] else ""
-        before = f"{e['tokens_before']:,}" if e["tokens_before"] is not None else "?"
-        after = f"{e['tokens_after']:,}" if e["tokens_after"] is not None else "?"
-        replaced = (
-            count(e["messages_replaced"], "message") + " replaced"
-            if e["messages_replaced"] is not None
-            else "replaced messages gone"
-        )
-        kept = f", {e['messages_kept']} kept" if e["messages_kept"] else ""
         latest = "  [latest of the agent's own]" if e["latest_agent_compaction"] else ""
-        head = shown(f"{e['time'] or '?'}  {e['by']}{trigger}")
-        w(f"{e['number']:>3}  {head}  tokens {before} → {after}  {replaced}{kept}{latest}\n")
+        head = shown(f"{e['time'] or '?'}  {made_by(e)}")
+        w(f"{e['number']:>3}  {head}  {figures(e)}{latest}\n")
         ret = e["retention"]
         if ret is not None:
-            w(f"     its summary keeps {ret['kept']}/{ret['total']} of the specifics\n")
+            w(f"     {keeps(ret)}\n")
             if ret["line"]:
                 w(f"     {shown(ret['line'])}\n")
             for item in ret["missing"][:SHOWN_LOST]:

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from kimi_compact_tui.commands.common import whole_number
+from kimi_compact_tui.commands.common import add_stored_session_arg, add_switches, whole_number
 from kimi_compact_tui.commands.jsonout import print_json
 from kimi_compact_tui.errors import ApplyError, UserError
 from kimi_compact_tui.wording import count
@@ -44,12 +44,7 @@ DESCRIPTION = (
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     p = sub.add_parser("restore", help=HELP, description=DESCRIPTION)
-    p.add_argument(
-        "session",
-        metavar="SESSION",
-        help="a session file or folder, a session id or its start, or DB#KEY (a session "
-        "in a database)",
-    )
+    add_stored_session_arg(p)
     p.add_argument("--list", action="store_true", help="list the restore points and exit")
     p.add_argument(
         "--point",
@@ -57,23 +52,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default=None,
         help="restore this point (a file name from --list) instead of undoing the last write",
     )
-    p.add_argument(
-        "--force",
-        action="store_true",
-        help="undo even though the file changed since the write (it is kept first)",
-    )
-    p.add_argument("--yes", action="store_true", help="do not ask for confirmation")
-    p.add_argument(
-        "--dry-run",
-        action="store_true",
-        help="say which file or rows, which point, and what the current version loses; "
-        "change nothing",
-    )
-    p.add_argument(
-        "--prune",
-        action="store_true",
-        help="remove the oldest restore points this tool made (from its audit log only; "
-        "asks unless --yes; never a file it did not make, nor the copy undo needs)",
+    add_switches(
+        p,
+        {
+            "--force": "undo even though the file changed since the write (it is kept first)",
+            "--yes": "do not ask for confirmation",
+            "--dry-run": "say which file or rows, which point, and what the current version "
+            "loses; change nothing",
+            "--prune": "remove the oldest restore points this tool made (from its audit log "
+            "only; asks unless --yes; never a file it did not make, nor the copy undo needs)",
+        },
     )
     p.add_argument(
         "--keep",

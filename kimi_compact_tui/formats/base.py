@@ -41,7 +41,7 @@ from typing import TYPE_CHECKING, Any, ClassVar, Self, TypeVar
 from kimi_compact_tui.compaction.plan import CompactionPlan, count_leading_system
 from kimi_compact_tui.compaction.summary import plain_summary_message
 from kimi_compact_tui.errors import SessionFormatError
-from kimi_compact_tui.formats.storage import KEY_MARK, Fingerprint, SessionRef
+from kimi_compact_tui.formats.storage import KEY_MARK, Fingerprint, Located, SessionRef
 from kimi_compact_tui.model import Message
 from kimi_compact_tui.specifics.declare import PLAIN, SUMMARY, ToolRoles, Vocabulary
 
@@ -112,7 +112,7 @@ class Session:
 
 
 @dataclass
-class SessionInfo:
+class SessionInfo(Located):
     """One session found on this machine, for the picker."""
 
     ref: SessionRef  # what the loader takes (a file or a folder, or DB#KEY)
@@ -128,11 +128,6 @@ class SessionInfo:
     error: str | None = None  # set when the session cannot be read
     # Marks of the agent's own, for the picker (e.g. "archived", "a sub-agent's").
     marks: tuple[str, ...] = ()
-
-    @property
-    def path(self) -> Path:
-        """The file (or session folder) that holds the session."""
-        return self.ref.path
 
 
 @dataclass
@@ -530,6 +525,31 @@ class FileFormat(SessionFormat):
         ``session`` (the whole file, or the bytes to append). Formats whose
         storage is not byte-based write through their strategy instead."""
         raise NotImplementedError(f"{self.name} writes through its storage strategy")
+
+
+class MessagesFile(FileFormat):
+    """A file that is the messages themselves (no records of an agent around
+    them): a session of it can be made from messages, with the state
+    :meth:`new_state` gives, and a write is the whole file as :meth:`dump`
+    makes it."""
+
+    def new_state(self) -> object:
+        """The format state of a session made from messages (None: the format keeps none)."""
+        return None
+
+    def from_messages(
+        self, messages: list[Message], path: Path | None = None, meta: SessionMeta | None = None
+    ) -> Session:
+        return Session(
+            ref_of(path),
+            self,
+            list(messages),
+            meta=meta or SessionMeta(),
+            format_state=self.new_state(),
+        )
+
+    def write_op(self, session: Session, compacted: Session) -> WriteOp:
+        return WriteOp(self.dump(compacted))
 
 
 def state_of(session: Session, kind: type[S]) -> S:

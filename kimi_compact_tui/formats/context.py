@@ -135,6 +135,15 @@ def home_above(
     return env_folder(env, variable, default)
 
 
+def home_config(
+    path: Path | None, depth: int, env: Mapping[str, str] | None, variable: str, default: str
+) -> tuple[Path, dict[str, Any]]:
+    """The agent's ``config.toml`` in its home (:func:`home_above`) and its
+    tables ({} when it is absent or unreadable)."""
+    config_path = home_above(path, depth, env, variable, default) / "config.toml"
+    return config_path, read_toml(config_path)
+
+
 def whole(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) and value >= 0 else None
 

@@ -64,17 +64,25 @@ def _is_index(key: str) -> bool:
     return key.isdigit() and key.isascii() and str(int(key)) == key and int(key) <= _MAX_INDEX
 
 
+def js_scalar(value: Any) -> str | None:
+    """A boolean or a number as JavaScript prints it (``String(v)`` and
+    ``JSON.stringify(v)`` agree on them: an integer beyond 2**53 as the double
+    JavaScript reads); None for any other value."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, int) and abs(value) < _MAX_SAFE:
+        return str(value)
+    if isinstance(value, int | float):
+        return js_number(float(value))
+    return None
+
+
 def js_stringify(value: Any) -> str:
     if value is None:
         return "null"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
-    if isinstance(value, int):
-        return str(value) if abs(value) < _MAX_SAFE else js_number(float(value))
-    if isinstance(value, float):
-        return js_number(value)
+    scalar = js_scalar(value)
+    if scalar is not None:
+        return scalar
     if isinstance(value, str):
         return js_string(value)
     if isinstance(value, list):

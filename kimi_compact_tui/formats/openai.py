@@ -11,16 +11,7 @@ from typing import Any
 
 from kimi_compact_tui.compaction.plan import CompactionPlan
 from kimi_compact_tui.errors import SessionFormatError
-from kimi_compact_tui.formats.base import (
-    FileFormat,
-    Session,
-    SessionInfo,
-    SessionMeta,
-    WriteOp,
-    ref_of,
-    splice,
-    state_of,
-)
+from kimi_compact_tui.formats.base import MessagesFile, Session, SessionInfo, splice, state_of
 from kimi_compact_tui.formats.fastjson import MISS, decode_fast
 from kimi_compact_tui.formats.lines import Lines, decode_line, raw_bytes
 from kimi_compact_tui.formats.storage import SessionRef
@@ -154,7 +145,7 @@ def only_notes(message: Message) -> str | None:
 DESCRIBE_LIMIT = 8 << 20
 
 
-class _OpenAIFormat(FileFormat):
+class _OpenAIFormat(MessagesFile):
     """Shared by the two OpenAI layouts: no discovery, the plain summary
     message, no usage record, a timestamped backup before the replace."""
 
@@ -164,9 +155,6 @@ class _OpenAIFormat(FileFormat):
     # tool names (``Lexicon.know_agents``, called for each fallback format).
     roles = Vocabulary(bookkeeping=only_notes)
     tail_skips_bookkeeping = False  # kimi-cli's scan, as before
-
-    def write_op(self, session: Session, compacted: Session) -> WriteOp:
-        return WriteOp(self.dump(compacted))
 
     def describe(self, path: Path) -> SessionInfo:
         """A file up to :data:`DESCRIBE_LIMIT` is parsed as a load would: its
@@ -194,12 +182,6 @@ class OpenAIJsonlFormat(_OpenAIFormat):
     name = "openai-jsonl"
     label = "OpenAI messages .jsonl"
     streams_lines = True
-
-    def from_messages(
-        self, messages: list[Message], path: Path | None = None, meta: SessionMeta | None = None
-    ) -> Session:
-        """The file is the messages, one per line."""
-        return Session(ref_of(path), self, list(messages), meta=meta or SessionMeta())
 
     def recognise(self, path: Path, head: bytes) -> bool:
         suffix = path.suffix.lower()
@@ -231,12 +213,8 @@ class OpenAIJsonFormat(_OpenAIFormat):
     def parse(self, data: bytes, path: Path) -> Session:
         return parse_json(decode_utf8(data, path, SessionFormatError), path)
 
-    def from_messages(
-        self, messages: list[Message], path: Path | None = None, meta: SessionMeta | None = None
-    ) -> Session:
-        return Session(
-            ref_of(path), self, list(messages), meta=meta or SessionMeta(), format_state=JsonState()
-        )
+    def new_state(self) -> JsonState:
+        return JsonState()
 
     def dump(self, session: Session) -> bytes:
         return serialize_json(session)

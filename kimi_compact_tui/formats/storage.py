@@ -4,6 +4,9 @@
   plus a key naming it inside (None for a plain file, the common case: one
   session is one file). Many sessions may share one database; each has its
   own reference, its own restore points and its own audit log.
+- :class:`Located`: what names one session by its reference (a session found
+  for the picker, a write's result, a restore's target): its ``path`` is the
+  reference's file.
 - :class:`Fingerprint`: what a session's *own* content looked like when it was
   read (for a file: its bytes; for a database: that session's rows, exported).
   The write strategy takes it and compares it (``formats.base.WriteStrategy``).
@@ -96,6 +99,18 @@ def split_key(text: str) -> tuple[Path, str] | None:
     if key and where and base.is_file():
         return base, key
     return None
+
+
+class Located:
+    """A record of one session named by its ``ref`` (a dataclass field of the
+    subclass): :attr:`path` is the file that holds it."""
+
+    ref: SessionRef
+
+    @property
+    def path(self) -> Path:
+        """The file (or session folder) that holds the session (``ref.path``)."""
+        return self.ref.path
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from kimi_compact_tui.errors import ApplyError, UserError
+from kimi_compact_tui.wording import count
 
 if TYPE_CHECKING:
     from kimi_compact_tui.formats.base import Session
@@ -73,6 +74,32 @@ def ledger(session: Session) -> list[dict[str, Any]]:
     for i, e in enumerate(out, 1):
         e["number"] = i
     return out
+
+
+def made_by(entry: dict[str, Any]) -> str:
+    """Who made the compaction of a :func:`ledger` entry, and its trigger:
+    ``claude-code (auto)``."""
+    trigger = f" ({entry['trigger']})" if entry["trigger"] else ""
+    return f"{entry['by']}{trigger}"
+
+
+def figures(entry: dict[str, Any]) -> str:
+    """The figures of a :func:`ledger` entry in words (``?``: not recorded):
+    ``tokens 152,000 → 9,800  40 messages replaced, 6 kept``."""
+    before = f"{entry['tokens_before']:,}" if entry["tokens_before"] is not None else "?"
+    after = f"{entry['tokens_after']:,}" if entry["tokens_after"] is not None else "?"
+    replaced = (
+        count(entry["messages_replaced"], "message") + " replaced"
+        if entry["messages_replaced"] is not None
+        else "replaced messages gone"
+    )
+    kept = f", {entry['messages_kept']} kept" if entry["messages_kept"] else ""
+    return f"tokens {before} → {after}  {replaced}{kept}"
+
+
+def keeps(retention: dict[str, Any]) -> str:
+    """What an entry's summary kept (its ``retention``): ``its summary keeps 7/9 of the specifics``."""
+    return f"its summary keeps {retention['kept']}/{retention['total']} of the specifics"
 
 
 def _ours(entry: Compaction, applied: list[dict[str, Any]]) -> dict[str, Any] | None:

@@ -203,32 +203,31 @@ def _choose(candidates: list[Item], budget: int, stated: Stated) -> tuple[list[I
         if sum(_cost(_line(i, stated)) for i in shown) <= room:
             break
     taken: set[str] = set()
+
+    def take(original: Item, item: Item) -> bool:
+        """Choose ``item`` (``original`` as shown) unless its text is chosen
+        already; left out when it does not fit. True when chosen."""
+        nonlocal room
+        if _key(item) in taken:
+            return False
+        cost = _cost(_line(item, stated))
+        if cost > room:
+            left_out.append(original)
+            return False
+        room -= cost
+        chosen.append(item)
+        taken.add(_key(item))
+        return True
+
     requests: list[str] = []
     for original, item in zip(critical, shown, strict=True):
         if item.category == INSTRUCTIONS and any(_key(item) in r for r in requests):
             continue  # the rule is in a request written whole
-        if _key(item) in taken:
-            continue
-        cost = _cost(_line(item, stated))
-        if cost > room:
-            left_out.append(original)
-            continue
-        room -= cost
-        chosen.append(item)
-        taken.add(_key(item))
-        if item.category == USER_REQUESTS and not item.text.endswith("…"):
+        whole_request = item.category == USER_REQUESTS and not item.text.endswith("…")
+        if take(original, item) and whole_request:
             requests.append(_key(item))
     for original in rest:
-        item = _masked(original, REST_CHARS)
-        if _key(item) in taken:
-            continue
-        cost = _cost(_line(item, stated))
-        if cost > room:
-            left_out.append(original)
-            continue
-        room -= cost
-        chosen.append(item)
-        taken.add(_key(item))
+        take(original, _masked(original, REST_CHARS))
     return chosen, left_out
 
 

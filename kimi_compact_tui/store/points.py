@@ -15,22 +15,17 @@ from kimi_compact_tui.errors import ApplyError, SessionFormatError
 from kimi_compact_tui.formats import registry
 from kimi_compact_tui.formats.base import Session, SessionFormat
 from kimi_compact_tui.formats.durable import os_error_line
-from kimi_compact_tui.formats.storage import SessionRef
+from kimi_compact_tui.formats.storage import Located, SessionRef
 from kimi_compact_tui.store import audit
 
 
 @dataclass(frozen=True)
-class Target:
+class Target(Located):
     """The session a restore acts on (where it lives, and its key inside) and
     its format (whose strategy says how a write was kept and is undone)."""
 
     ref: SessionRef
     format: SessionFormat
-
-    @property
-    def path(self) -> Path:
-        """The file that holds the session."""
-        return self.ref.path
 
     @classmethod
     def of(cls, session: Session) -> Target:

@@ -32,7 +32,7 @@ from kimi_compact_tui.compaction.prompts import PromptSource
 from kimi_compact_tui.errors import ApplyError
 from kimi_compact_tui.formats.base import Session
 from kimi_compact_tui.formats.durable import step
-from kimi_compact_tui.formats.storage import Fingerprint, SessionRef
+from kimi_compact_tui.formats.storage import Fingerprint, Located, SessionRef
 from kimi_compact_tui.hooks.pending import clear_written
 from kimi_compact_tui.store import audit
 from kimi_compact_tui.wording import count, number
@@ -60,7 +60,7 @@ def now_utc(now: datetime | None = None) -> datetime:
 
 
 @dataclass
-class ApplyResult:
+class ApplyResult(Located):
     ref: SessionRef  # the session written (its file and key)
     backup_path: Path  # the rotation or backup holding the previous version
     format: str
@@ -76,11 +76,6 @@ class ApplyResult:
     audit_error: str | None = None
     written: list[Path] = field(default_factory=list)
     verb: str = "wrote"  # how the strategy tells its write ("appended to")
-
-    @property
-    def path(self) -> Path:
-        """The file holding the session written."""
-        return self.ref.path
 
     def describe(self) -> str:
         line = (

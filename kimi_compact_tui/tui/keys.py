@@ -71,6 +71,20 @@ class Key:
         )
 
 
+def cancel(what: str = "cancel", *, priority: bool = False) -> Key:
+    """``escape`` cancels a dialog (``what`` it does, for the help screen)."""
+    return Key("escape", "cancel", "Cancel", what, display="esc", priority=priority)
+
+
+def decline(what: str) -> Key:
+    """``n`` (or ``escape``) says no to a confirmation: ``what`` does not happen."""
+    return Key("n,escape", "cancel", "Cancel", what, display="n")
+
+
+#: ``escape`` or ``q`` on a screen opened from the main one.
+BACK = Key("escape,q", "close", "Back", "back to the main screen", display="esc")
+
+
 def bindings(table: Sequence[Key]) -> list[BindingType]:
     """A screen's ``BINDINGS`` from its table (help-only rows left out)."""
     return [k.binding() for k in table if k.action]
@@ -303,7 +317,7 @@ STREAM_KEYS: tuple[Key, ...] = (
 )  # fmt: skip
 
 DIFF_KEYS: tuple[Key, ...] = (
-    Key("escape,q", "close", "Back", "back to the main screen", display="esc"),
+    BACK,
     Key("w", "write", "Write", "write the compacted session (asks to confirm)"),
     Key("s", "toggle_summary", "Summary pane", "show or hide the summary pane"),
     Key("m", "toggle_markdown", "Raw / Markdown", "show the summary raw or rendered as Markdown"),
@@ -324,34 +338,32 @@ CANDIDATES_KEYS: tuple[Key, ...] = (
 
 EDIT_KEYS: tuple[Key, ...] = (
     Key("ctrl+s", "save", "Save", "save: this text is what gets written", priority=True),
-    Key("escape", "cancel", "Cancel", "cancel (asks first when there are unsaved changes)",
-        display="esc", priority=True),
+    cancel("cancel (asks first when there are unsaved changes)", priority=True),
 )  # fmt: skip
 
 FEEDBACK_KEYS: tuple[Key, ...] = (
     Key("ctrl+s", "send", "Send", "send the feedback: the revision streams as a new candidate",
         priority=True),
-    Key("escape", "cancel", "Cancel", "cancel (nothing is sent)", display="esc", priority=True),
+    cancel("cancel (nothing is sent)", priority=True),
 )  # fmt: skip
 
 INSTRUCTIONS_KEYS: tuple[Key, ...] = (
     Key("ctrl+s", "save", "Save", "use these instructions (the summary must be run again)",
         priority=True),
-    Key("escape", "cancel", "Cancel", "cancel", display="esc", priority=True),
+    cancel(priority=True),
 )  # fmt: skip
 
 PROMPT_KEYS: tuple[Key, ...] = (
     Key("ctrl+s", "save", "Use this prompt", "use this prompt for this review (a copy)",
         priority=True),
     Key("ctrl+r", "reset", "Configured prompt", "back to the configured prompt", priority=True),
-    Key("escape", "cancel", "Cancel", "cancel (asks first when there are unsaved changes)",
-        display="esc", priority=True),
+    cancel("cancel (asks first when there are unsaved changes)", priority=True),
 )  # fmt: skip
 
 CONFIRM_WRITE_KEYS: tuple[Key, ...] = (
     Key("y,enter", "confirm", "Write", "write (refused when the boundary splits a tool exchange)"),
     Key("exclamation_mark", "confirm_split", "", "write the split history anyway", display="!"),
-    Key("n,escape", "cancel", "Cancel", "do not write", display="n"),
+    decline("do not write"),
 )
 
 ASK_KEYS: tuple[Key, ...] = (
@@ -368,7 +380,7 @@ PROBE_ASK_KEYS: tuple[Key, ...] = (
 RESTORE_KEYS: tuple[Key, ...] = (
     Key("y,enter", "restore", "Restore", "restore (refused when the file changed since the write)"),
     Key("f", "force", "", "keep the current file as a restore point, then restore"),
-    Key("n,escape", "cancel", "Cancel", "do not restore", display="n"),
+    decline("do not restore"),
 )
 
 RESTORE_POINTS_KEYS: tuple[Key, ...] = (
@@ -380,12 +392,12 @@ LEDGER_KEYS: tuple[Key, ...] = (
     Key("p", "repair", "Repair latest",
         "repair the agent's latest own summary: put the block of what it lost into it, in "
         "place (shows the block, asks first; u undoes it)"),
-    Key("escape,q", "close", "Back", "back to the main screen", display="esc"),
+    BACK,
 )  # fmt: skip
 
 PICKER_KEYS: tuple[Key, ...] = (
     Key("enter", "", "", "open the highlighted session (or the path typed below)"),
-    Key("escape", "cancel", "Cancel", "close the picker", display="esc"),
+    cancel("close the picker"),
     Key("q", "cancel", "", "close the picker"),
     Key("A", "allow_once", "Allow once",
         "on a pending review: let the agent's next compaction of it through once, "
@@ -394,12 +406,12 @@ PICKER_KEYS: tuple[Key, ...] = (
 
 MODEL_KEYS: tuple[Key, ...] = (
     Key("enter", "", "", "use the model typed or highlighted (an empty name clears the override)"),
-    Key("escape", "cancel", "Cancel", "cancel", display="esc"),
+    cancel(),
 )
 
 SEARCH_KEYS: tuple[Key, ...] = (
     Key("enter", "", "", "find the text typed (n / N on the main screen: next / previous)"),
-    Key("escape", "cancel", "Cancel", "cancel", display="esc"),
+    cancel(),
 )
 
 HELP_KEYS: tuple[Key, ...] = (
@@ -413,7 +425,7 @@ ERROR_KEYS: tuple[Key, ...] = (
 )  # fmt: skip
 
 PREVIEW_KEYS: tuple[Key, ...] = (
-    Key("escape,q", "close", "Back", "back to the main screen", display="esc"),
+    BACK,
     Key("b", "copy_body", "Copy body", "copy the JSON body to the clipboard"),
     Key("t", "copy_transcript", "Copy transcript", "copy the synthetic transcript"),
 )

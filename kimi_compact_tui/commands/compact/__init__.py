@@ -27,7 +27,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from kimi_compact_tui.commands.common import add_provider_args, add_session_args
+from kimi_compact_tui.commands.common import add_provider_args, add_session_args, add_switches
 from kimi_compact_tui.commands.compact.options import CompactOptions
 from kimi_compact_tui.commands.compact.output import (
     Printer,
@@ -81,18 +81,15 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         help="write the compacted session to this new file (never over the source; "
         "see --in-place)",
     )
-    p.add_argument(
-        "--force",
-        action="store_true",
-        help="with --output: replace the file if it exists (never the session itself)",
+    add_switches(
+        p,
+        {
+            "--force": "with --output: replace the file if it exists (never the session itself)",
+            "--in-place": "write over the source after the summary completes (backup or "
+            "rotation first; asks for confirmation on a terminal)",
+            "--yes -y": "with --in-place: do not ask",
+        },
     )
-    p.add_argument(
-        "--in-place",
-        action="store_true",
-        help="write over the source after the summary completes (backup or rotation first; "
-        "asks for confirmation on a terminal)",
-    )
-    p.add_argument("--yes", "-y", action="store_true", help="with --in-place: do not ask")
     p.add_argument(
         "--min-retention",
         metavar="CATEGORY=PERCENT",
@@ -114,23 +111,16 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
         default=DEFAULT_ANCHOR_BUDGET,
         help=f"the anchor block's size (default {DEFAULT_ANCHOR_BUDGET} tokens)",
     )
-    p.add_argument(
-        "--repair",
-        action="store_true",
-        help="add what the agent's latest own summary lost (the anchor block) into that "
-        "summary, in place, after showing it (docs/hooks.md)",
-    )
-    p.add_argument("--json", action="store_true", help="print the result as one JSON object")
-    p.add_argument(
-        "--allow-split",
-        action="store_true",
-        help="with --in-place: write even when the boundary cuts a tool call off from its "
-        "result (the agent's API may then reject the session)",
-    )
-    p.add_argument(
-        "--allow-truncated",
-        action="store_true",
-        help="write a summary cut off at the model's output limit anyway",
+    add_switches(
+        p,
+        {
+            "--repair": "add what the agent's latest own summary lost (the anchor block) into "
+            "that summary, in place, after showing it (docs/hooks.md)",
+            "--json": "print the result as one JSON object",
+            "--allow-split": "with --in-place: write even when the boundary cuts a tool call "
+            "off from its result (the agent's API may then reject the session)",
+            "--allow-truncated": "write a summary cut off at the model's output limit anyway",
+        },
     )
 
 

@@ -22,8 +22,7 @@ from kimi_compact_tui.formats.context import (
     RECORDED,
     ContextUsage,
     fill,
-    home_above,
-    read_toml,
+    home_config,
     records_from_end,
     records_in,
     whole,
@@ -85,8 +84,7 @@ def meter(
     used: int, source: str, window: int | None, path: Path | None, env: Mapping[str, str] | None
 ) -> ContextUsage:
     """The meter of ``used`` tokens of the rollout at ``path`` (``window``: as it records it)."""
-    config_path = home_above(path, 4, env, "CODEX_HOME", ".codex") / "config.toml"
-    config = read_toml(config_path)
+    config_path, config = home_config(path, 4, env, "CODEX_HOME", ".codex")
     window_source = "the rollout's model_context_window"
     if window is None and whole(config.get("model_context_window")):
         window, window_source = whole(config.get("model_context_window")), f"{config_path}"

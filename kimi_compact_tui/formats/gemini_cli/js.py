@@ -16,7 +16,7 @@ import re
 from collections.abc import Iterator
 from typing import Any
 
-from kimi_compact_tui.formats.jsvalue import js_number
+from kimi_compact_tui.formats.jsvalue import js_scalar
 
 _LINE_END = re.compile(rb"\r\n|\n|\r")
 # ECMAScript WhiteSpace and LineTerminator code points (what trim() removes).
@@ -56,19 +56,12 @@ def js_str(value: Any) -> str:
     """``String(value)`` for the values a template literal meets here."""
     if value is None:
         return "undefined"
-    if value is True:
-        return "true"
-    if value is False:
-        return "false"
     if isinstance(value, str):
         return value
-    if isinstance(value, float) or (isinstance(value, int) and abs(value) >= 2**53):
-        return js_number(float(value))
-    if isinstance(value, int):
-        return str(value)
     if isinstance(value, list):
         return ",".join("" if v is None else js_str(v) for v in value)
-    return "[object Object]"
+    scalar = js_scalar(value)
+    return "[object Object]" if scalar is None else scalar
 
 
 def truthy(value: Any) -> bool:

@@ -22,12 +22,10 @@ from kimi_compact_tui.compaction.summary import COMPACTED_NOTICE, system
 from kimi_compact_tui.compaction.tokens import kimi_estimate
 from kimi_compact_tui.errors import SessionFormatError
 from kimi_compact_tui.formats.base import (
-    FileFormat,
+    MessagesFile,
     Session,
     SessionInfo,
     SessionMeta,
-    WriteOp,
-    ref_of,
     splice,
     state_of,
 )
@@ -304,7 +302,7 @@ def serialize(session: Session) -> bytes:
 _ROTATED = re.compile(r"^context(_\d+)?\.jsonl$")
 
 
-class KimiCliFormat(FileFormat):
+class KimiCliFormat(MessagesFile):
     """kimi-cli ``context.jsonl`` (a file, or the session folder holding it).
     Written back the way kimi-cli's ``/compact`` writes: the file is rotated
     to the next ``context_N.jsonl`` and a new one holds ``_system_prompt``,
@@ -350,16 +348,8 @@ class KimiCliFormat(FileFormat):
     def parse_lines(self, lines: Lines, path: Path) -> Session:
         return parse_lines(lines, path)
 
-    def from_messages(
-        self, messages: list[Message], path: Path | None = None, meta: SessionMeta | None = None
-    ) -> Session:
-        return Session(
-            ref_of(path),
-            self,
-            list(messages),
-            meta=meta or SessionMeta(),
-            format_state=KimiState(None),
-        )
+    def new_state(self) -> KimiState:
+        return KimiState(None)
 
     def dump(self, session: Session) -> bytes:
         return serialize(session)
@@ -394,9 +384,6 @@ class KimiCliFormat(FileFormat):
             messages.insert(plan.leading, checkpoint_message(0))
             state = KimiState(None, checkpoint_messages=True, checkpoint_at=plan.leading)
         return Session(session.ref, self, messages, meta=meta, format_state=state)
-
-    def write_op(self, session: Session, compacted: Session) -> WriteOp:
-        return WriteOp(serialize(compacted))
 
     def rotation_name(self, path: Path, number: int) -> str:
         return f"{path.stem}_{number}{path.suffix}"

@@ -21,8 +21,7 @@ from kimi_compact_tui.formats.context import (
     RECORDED,
     ContextUsage,
     fill,
-    home_above,
-    read_toml,
+    home_config,
     records_from_end,
     table,
     whole,
@@ -51,8 +50,7 @@ def context_usage(session: Session, env: Mapping[str, str] | None = None) -> Con
 
 def meter(used: int, source: str, path: Path | None, env: Mapping[str, str] | None) -> ContextUsage:
     """The meter of ``used`` tokens of the session at ``path``."""
-    config_path = home_above(path, 3, env, "KIMI_SHARE_DIR", ".kimi") / "config.toml"
-    config = read_toml(config_path)
+    config_path, config = home_config(path, 3, env, "KIMI_SHARE_DIR", ".kimi")
     models = table(config.get("models"))
     name = config.get("default_model")
     model = models.get(name) if isinstance(name, str) else None

@@ -28,8 +28,7 @@ from kimi_compact_tui.formats.context import (
     RECORDED,
     ContextUsage,
     fill,
-    home_above,
-    read_toml,
+    home_config,
     records_from_end,
     records_in,
     table,
@@ -97,8 +96,7 @@ def meter(
     used: int, source: str, alias: str | None, path: Path | None, env: Mapping[str, str] | None
 ) -> ContextUsage:
     """The meter of ``used`` tokens of the journal at ``path``, bound to model ``alias``."""
-    config_path = home_above(path, 5, env, "KIMI_CODE_HOME", ".kimi-code") / "config.toml"
-    config = read_toml(config_path)
+    config_path, config = home_config(path, 5, env, "KIMI_CODE_HOME", ".kimi-code")
     name = alias
     if name is None and isinstance(config.get("default_model"), str):
         name = config["default_model"]

@@ -39,6 +39,7 @@ from kimi_compact_tui.job import Draft
 from kimi_compact_tui.sanitize import visible
 from kimi_compact_tui.store import keep_description
 from kimi_compact_tui.tui import keys
+from kimi_compact_tui.tui.screens.dialog import dialog_css
 from kimi_compact_tui.tui.state import ReviewState
 
 
@@ -87,26 +88,12 @@ def disk_check(path: SessionRef, loaded: Fingerprint) -> str | None:
     return None
 
 
-def _dialog_css(name: str, colour: str) -> str:
-    return f"""
-    {name} {{ align: center middle; }}
-    {name} > Vertical {{
-        width: 90%; max-width: 110; height: auto;
-        border: thick {colour}; background: $panel; padding: 1 2;
-    }}
-    {name} .dialog-title {{ text-style: bold; }}
-    {name} .dialog-body {{ margin: 1 0; }}
-    {name} Horizontal {{ height: auto; }}
-    {name} Button {{ margin-right: 2; }}
-    """
-
-
 class AskScreen(ModalScreen[bool]):
     """A yes/no question (``y``/``n``/``escape``); dismisses with a bool."""
 
     AUTO_FOCUS = None
     BINDINGS = keys.bindings(keys.ASK_KEYS)
-    DEFAULT_CSS = _dialog_css("AskScreen", "$warning")
+    DEFAULT_CSS = dialog_css("AskScreen", "$warning")
 
     def __init__(
         self, title: str, body: str, *, yes: str = "Yes (y)", no: str = "No (n)", purpose: str = ""
@@ -156,32 +143,12 @@ class ConfirmWriteScreen(ModalScreen[bool]):
     AUTO_FOCUS = None
     BINDINGS = keys.bindings(keys.CONFIRM_WRITE_KEYS)
 
-    DEFAULT_CSS = """
-    ConfirmWriteScreen {
-        align: center middle;
-    }
-    ConfirmWriteScreen > Vertical {
-        width: 90%;
-        max-width: 110;
-        height: auto;
-        border: thick $warning;
-        background: $panel;
-        padding: 1 2;
-    }
-    ConfirmWriteScreen #confirm-title {
-        text-style: bold;
-    }
+    DEFAULT_CSS = dialog_css("ConfirmWriteScreen", "$warning") + """
     ConfirmWriteScreen #confirm-body {
         margin: 1 0 0 0;
     }
     ConfirmWriteScreen #confirm-disk {
         margin: 0 0 1 0;
-    }
-    ConfirmWriteScreen Horizontal {
-        height: auto;
-    }
-    ConfirmWriteScreen Button {
-        margin-right: 2;
     }
     """
 
@@ -249,7 +216,9 @@ class ConfirmWriteScreen(ModalScreen[bool]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(Text("Write the compacted session?"), id="confirm-title")
+            yield Static(
+                Text("Write the compacted session?"), id="confirm-title", classes="dialog-title"
+            )
             yield Static(self.body_text(), id="confirm-body")
             yield Static(self.disk_text(), id="confirm-disk")
             with Horizontal():

@@ -14,6 +14,7 @@ from textual.widgets import Button, Static
 
 from kimi_compact_tui.sanitize import visible
 from kimi_compact_tui.tui import keys
+from kimi_compact_tui.tui.screens.dialog import dialog_css
 
 RELOAD = "reload"
 
@@ -21,31 +22,12 @@ RELOAD = "reload"
 class ErrorDialog(ModalScreen[str | None]):
     BINDINGS = keys.bindings(keys.ERROR_KEYS)
 
-    DEFAULT_CSS = """
-    ErrorDialog {
-        align: center middle;
-    }
-    ErrorDialog > Vertical {
-        width: 80%;
-        max-width: 100;
-        height: auto;
-        border: thick $error;
-        background: $panel;
-        padding: 1 2;
-    }
+    DEFAULT_CSS = dialog_css("ErrorDialog", "$error", width="80%", max_width="100") + """
     ErrorDialog #error-title {
-        text-style: bold;
         color: $error;
-    }
-    ErrorDialog #error-message {
-        margin: 1 0;
-    }
-    ErrorDialog Horizontal {
-        height: auto;
     }
     ErrorDialog Button {
         width: auto;
-        margin-right: 2;
     }
     """
 
@@ -57,8 +39,8 @@ class ErrorDialog(ModalScreen[str | None]):
 
     def compose(self) -> ComposeResult:
         with Vertical():
-            yield Static(Text(visible(self.title_text)), id="error-title")
-            yield Static(Text(visible(self.message)), id="error-message")
+            yield Static(Text(visible(self.title_text)), id="error-title", classes="dialog-title")
+            yield Static(Text(visible(self.message)), id="error-message", classes="dialog-body")
             with Horizontal():
                 yield Button("OK", id="error-ok", variant="error")
                 if self.reload:

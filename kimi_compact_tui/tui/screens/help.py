@@ -21,6 +21,7 @@ from textual.widgets.data_table import ColumnKey
 
 from kimi_compact_tui.sanitize import visible
 from kimi_compact_tui.tui.keys import HELP_KEYS, SCREEN_TABLES, Key, bindings
+from kimi_compact_tui.tui.screens.dialog import frame_css
 
 BASIC_FLOW = (
     "1. ↑ ↓ move; b compacts up to the highlighted message.",
@@ -33,18 +34,9 @@ CELL_PADDING = 1  # DataTable's default, each side of a cell
 class HelpScreen(ModalScreen[None]):
     BINDINGS = bindings(HELP_KEYS)
 
-    DEFAULT_CSS = """
-    HelpScreen {
-        align: center middle;
-    }
-    HelpScreen > Vertical {
-        width: 80;
-        max-width: 95%;
-        height: 90%;
-        border: thick $accent;
-        background: $panel;
-        padding: 0 1;
-    }
+    DEFAULT_CSS = (
+        frame_css("HelpScreen", "$accent", width="80", max_width="95%", height="90%", padding="0 1")
+        + """
     HelpScreen #help-title {
         text-style: bold;
         padding: 0 1;
@@ -60,6 +52,7 @@ class HelpScreen(ModalScreen[None]):
         padding: 0 1;
     }
     """
+    )
 
     def __init__(self, tables: tuple[tuple[str, tuple[Key, ...]], ...] = SCREEN_TABLES) -> None:
         super().__init__()

@@ -22,11 +22,10 @@ from textual.widgets import Label, Static
 
 from kimi_compact_tui.errors import UserError
 from kimi_compact_tui.formats.base import Session
-from kimi_compact_tui.job.ledger import RepairPlan, ledger, repair_plan
+from kimi_compact_tui.job.ledger import RepairPlan, figures, keeps, ledger, made_by, repair_plan
 from kimi_compact_tui.sanitize import one_line, visible
 from kimi_compact_tui.tui import keys
 from kimi_compact_tui.tui.widgets.footer import KeysFooter
-from kimi_compact_tui.wording import count
 
 REPAIR = "repair"
 SHOWN_LOST = 12
@@ -38,24 +37,15 @@ def ledger_text(entries: list[dict[str, Any]], repair: RepairPlan | None, why: s
     if not entries:
         out.append("no compaction recorded (neither the agent's own nor ours)\n", style="dim")
     for e in entries:
-        trigger = f" ({e['trigger']})" if e["trigger"] else ""
-        before = f"{e['tokens_before']:,}" if e["tokens_before"] is not None else "?"
-        after = f"{e['tokens_after']:,}" if e["tokens_after"] is not None else "?"
-        replaced = (
-            count(e["messages_replaced"], "message") + " replaced"
-            if e["messages_replaced"] is not None
-            else "replaced messages gone"
-        )
-        kept = f", {e['messages_kept']} kept" if e["messages_kept"] else ""
         out.append(f"{e['number']:>3}  {visible(e['time'] or '?')}  ", style="bold")
-        out.append(visible(f"{e['by']}{trigger}"), style="bold")
-        out.append(f"  tokens {before} → {after}  {replaced}{kept}")
+        out.append(visible(made_by(e)), style="bold")
+        out.append(f"  {figures(e)}")
         if e["latest_agent_compaction"]:
             out.append("  [latest of the agent's own: it resumes from this]", style="bold")
         out.append("\n")
         ret = e["retention"]
         if ret is not None:
-            out.append(f"     its summary keeps {ret['kept']}/{ret['total']} of the specifics\n")
+            out.append(f"     {keeps(ret)}\n")
             if ret["line"]:
                 out.append(f"     ! {visible(ret['line'])}\n", style="bold red")
             for item in ret["missing"][:SHOWN_LOST]:

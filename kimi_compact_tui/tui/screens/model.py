@@ -16,23 +16,14 @@ from textual.widgets.option_list import Option
 
 from kimi_compact_tui.sanitize import one_line
 from kimi_compact_tui.tui import keys
+from kimi_compact_tui.tui.screens.dialog import frame_css
 
 
 class ModelScreen(ModalScreen[str | None]):
     BINDINGS = keys.bindings(keys.MODEL_KEYS)
 
-    DEFAULT_CSS = """
-    ModelScreen {
-        align: center middle;
-    }
-    ModelScreen > Vertical {
-        width: 80;
-        max-width: 95%;
-        height: auto;
-        border: thick $accent;
-        background: $panel;
-        padding: 0 1;
-    }
+    DEFAULT_CSS = (
+        frame_css("ModelScreen", "$accent", width="80", max_width="95%", padding="0 1") + """
     ModelScreen OptionList {
         height: auto;
         max-height: 10;
@@ -41,6 +32,7 @@ class ModelScreen(ModalScreen[str | None]):
         color: $text-muted;
     }
     """
+    )
 
     def __init__(self, current: str | None = None, suggestions: list[str] | None = None) -> None:
         super().__init__()

@@ -27,13 +27,13 @@ from textual.widgets.option_list import Option
 from kimi_compact_tui.job.offers import RestoreOffer
 from kimi_compact_tui.sanitize import visible
 from kimi_compact_tui.tui import keys
-from kimi_compact_tui.tui.screens.confirm import _dialog_css
+from kimi_compact_tui.tui.screens.dialog import dialog_css
 
 
 class RestoreConfirmScreen(ModalScreen[str | None]):
     AUTO_FOCUS = None
     BINDINGS = keys.bindings(keys.RESTORE_KEYS)
-    DEFAULT_CSS = _dialog_css("RestoreConfirmScreen", "$warning")
+    DEFAULT_CSS = dialog_css("RestoreConfirmScreen", "$warning")
 
     def __init__(self, offer: RestoreOffer, *, title: str = "Undo the last write?") -> None:
         super().__init__()
@@ -97,7 +97,7 @@ class RestoreConfirmScreen(ModalScreen[str | None]):
 
 class RestorePointsScreen(ModalScreen[Any]):
     BINDINGS = keys.bindings(keys.RESTORE_POINTS_KEYS)
-    DEFAULT_CSS = _dialog_css("RestorePointsScreen", "$accent") + """
+    DEFAULT_CSS = dialog_css("RestorePointsScreen", "$accent") + """
     RestorePointsScreen OptionList { height: auto; max-height: 20; }
     """
 

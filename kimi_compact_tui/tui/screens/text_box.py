@@ -8,20 +8,11 @@ from __future__ import annotations
 from textual.screen import ModalScreen
 from textual.widgets import TextArea
 
+from kimi_compact_tui.tui.screens.dialog import frame_css
+
 
 class TextBoxScreen(ModalScreen[str | None]):
-    DEFAULT_CSS = """
-    TextBoxScreen {
-        align: center middle;
-    }
-    TextBoxScreen > Vertical {
-        width: 90%;
-        max-width: 110;
-        height: 70%;
-        border: thick $accent;
-        background: $panel;
-        padding: 0 1;
-    }
+    DEFAULT_CSS = frame_css("TextBoxScreen", "$accent", height="70%", padding="0 1") + """
     TextBoxScreen TextArea {
         height: 1fr;
     }
