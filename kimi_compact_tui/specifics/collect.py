@@ -25,7 +25,6 @@ from kimi_compact_tui.specifics.patterns import (
     DEFINITION_RE,
     DIFF_ADDED_RE,
     ERROR_HINTS,
-    EXC_RE,
     EXIT_RE,
     FENCE_RE,
     GENERIC_ERRORS,
@@ -35,6 +34,7 @@ from kimi_compact_tui.specifics.patterns import (
     URL_RE,
     collapse,
     command_key,
+    exception_lines,
     normalise_path,
     numbers_in,
     output_numbers,
@@ -83,12 +83,29 @@ DECISION_HINTS = (
 )  # fmt: skip
 
 
-def has_word(pattern: re.Pattern[str], low: str, hints: tuple[str, ...] = ()) -> bool:
+# The hints an ASCII text can hold (the others are CJK).
+RULE_ASCII_HINTS = tuple(h for h in RULE_HINTS if h.isascii())
+DECISION_ASCII_HINTS = tuple(h for h in DECISION_HINTS if h.isascii())
+
+
+def has_word(
+    pattern: re.Pattern[str],
+    low: str,
+    hints: tuple[str, ...] = (),
+    ascii_hints: tuple[str, ...] | None = None,
+) -> bool:
     """``pattern`` matches lower-cased ``low`` at the start of a word (a CJK
     match anywhere). ``hints``: a piece of every alternative of ``pattern``
-    (none in ``low``: no match, and no scan)."""
-    if hints and not any(h in low for h in hints):
-        return False
+    (none in ``low``: no match, and no scan); ``ascii_hints``: those of them
+    an ASCII text can hold (read instead when ``low`` is ASCII)."""
+    if hints:
+        if ascii_hints is not None and low.isascii():
+            hints = ascii_hints
+        for h in hints:
+            if h in low:
+                break
+        else:
+            return False
     for m in pattern.finditer(low):
         at = m.start()
         if at == 0 or not m.group(0)[0].isascii():
@@ -176,11 +193,11 @@ class Instructions(Collector):
             own = m.text.strip()
             if own:
                 w.out.add(kinds.INSTRUCTIONS, collapse(own).lower(), own, m.index)
-        elif m.role == "user" and m.text and has_word(RULE_RE, m.low, RULE_HINTS):
+        elif m.role == "user" and m.text and has_word(RULE_RE, m.low, RULE_HINTS, RULE_ASCII_HINTS):
             for s in sentences(prose(m.text)):
-                if has_word(RULE_RE, s.lower(), RULE_HINTS) and not s.rstrip().endswith(
-                    ("?", "？")
-                ):
+                if has_word(
+                    RULE_RE, s.lower(), RULE_HINTS, RULE_ASCII_HINTS
+                ) and not s.rstrip().endswith(("?", "？")):
                     w.out.add(kinds.INSTRUCTIONS, collapse(s).lower(), shown(s, 240), m.index)
 
 
@@ -226,12 +243,14 @@ class Decisions(Collector):
                         item.status = verdict
                 self.open = []
             return
-        if m.role != "assistant" or not has_word(DECISION_RE, m.low, DECISION_HINTS):
+        if m.role != "assistant" or not has_word(
+            DECISION_RE, m.low, DECISION_HINTS, DECISION_ASCII_HINTS
+        ):
             return
         for s in sentences(prose(m.text)):
-            if has_word(DECISION_RE, s.lower(), DECISION_HINTS) and not s.endswith(
-                ("?", ":", "：")
-            ):
+            if has_word(
+                DECISION_RE, s.lower(), DECISION_HINTS, DECISION_ASCII_HINTS
+            ) and not s.endswith(("?", ":", "：")):
                 item = w.out.add(kinds.DECISIONS, collapse(s).lower(), shown(s, 240), m.index)
                 self.open.append(item)
 
@@ -511,8 +530,11 @@ class Edits(Collector):
 # ----------------------------------------------------------------------------- errors
 
 
-def errors_in(text: str, is_tool: bool) -> list[tuple[str, str, tuple[str, str]]]:
-    """(key, shown, (type, message)) of each error in ``text``."""
+def errors_in(
+    text: str, is_tool: bool, exits: bool | None = None
+) -> list[tuple[str, str, tuple[str, str]]]:
+    """(key, shown, (type, message)) of each error in ``text``. ``exits``: whether
+    its lower case holds ``exit`` (when the caller already knows)."""
     out: list[tuple[str, str, tuple[str, str]]] = []
     seen_types: set[str] = set()
     for m in TRACEBACK_TAIL_RE.finditer(text):
@@ -521,8 +543,8 @@ def errors_in(text: str, is_tool: bool) -> list[tuple[str, str, tuple[str, str]]
         out.append(
             (f"{etype}: {msg}".lower(), shown(f"{etype}: {msg}" if msg else etype), (etype, msg))
         )
-    for m in EXC_RE.finditer(text):
-        etype, msg = m.group(1), (m.group(2) or "").strip()
+    for etype, found in exception_lines(text):
+        msg = (found or "").strip()
         generic = etype.lower() in GENERIC_ERRORS
         if etype in seen_types or (not msg and (generic or not is_tool)):
             continue
@@ -542,7 +564,7 @@ def errors_in(text: str, is_tool: bool) -> list[tuple[str, str, tuple[str, str]]
         line = closing.group(0).strip().strip("= ")
         if line:
             out.append((line.lower(), line, ("tests", line)))
-    if is_tool and "exit" in text.lower():
+    if is_tool and ("exit" in text.lower() if exits is None else exits):
         for m in EXIT_RE.finditer(text):
             if m.group(1) != "0":
                 code = m.group(1)
@@ -556,12 +578,18 @@ def result_errors(m: Seen, marks: tuple[str, ...] = ()) -> list[tuple[str, str, 
     of their own (kimi-cli's ``<system>ERROR: Command failed…``)."""
     if m.errors is None:
         low = m.low
-        hinted = any(h in low for h in ERROR_HINTS)
+        hinted = False
+        for h in ERROR_HINTS:
+            if h in low:
+                hinted = True
+                break
         text = m.text
         for mark in marks:
             if mark in text:
                 text = text.replace(mark, " ")
-        m.errors = errors_in(SYSTEM_TAG_RE.sub("\n", text), True) if hinted else []
+        # the marks and tags taken out hold no "exit" and end in no part of one
+        exits = hinted and "exit" in low
+        m.errors = errors_in(SYSTEM_TAG_RE.sub("\n", text), True, exits) if hinted else []
     return m.errors
 
 

@@ -29,11 +29,22 @@ DEFINITION_RE = re.compile(
     r"(?:async\s*)?(?:\([^)\n]*\)\s*(?::[^=\n]+)?=>|[A-Za-z_$][\w$]*\s*=>|function\b)",
     re.M,
 )
-EXC_RE = re.compile(
-    r"^(?:E\s+)?((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Failure|Fault|Warning|Exit|"
-    r"Interrupt|Invalid\w*)|Error|ERROR|error|fatal|panic)(?::[ \t]*([^\n]*))?$",
-    re.M,
+_EXC_LINE = (
+    r"(?:E\s+)?((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Failure|Fault|Warning|Exit|"
+    r"Interrupt|Invalid\w*)|Error|ERROR|error|fatal|panic)(?::[ \t]*([^\n]*))?$"
 )
+EXC_RE = re.compile(f"^{_EXC_LINE}", re.M)
+# The same lines led by the newline before them (run on the text after a "\n"):
+# the scanner jumps from newline to newline instead of trying every position.
+EXC_AFTER_NEWLINE_RE = re.compile(f"\n{_EXC_LINE}", re.M)
+
+
+def exception_lines(text: str) -> list[tuple[str, str | None]]:
+    """(type, message) of each exception line of ``text``: what
+    ``EXC_RE.finditer(text)`` finds, read newline to newline."""
+    return [m.groups() for m in EXC_AFTER_NEWLINE_RE.finditer(f"\n{text}")]  # type: ignore[misc]
+
+
 TRACEBACK_TAIL_RE = re.compile(
     r"Traceback \(most recent call last\):\n(?:[ \t]+[^\n]*\n)+((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)"
     r"(?::[ \t]*([^\n]*))?"

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 
 from kimi_compact_tui.model import Message
 from kimi_compact_tui.sanitize import plain_text
@@ -54,21 +53,34 @@ class Seen:
     #: model (declared :data:`~.declare.UNSENT`).
     unsent: bool = False
 
-    @cached_property
-    def low(self) -> str:
-        """The text lower-cased (read once, by every collector that needs it)."""
-        return self.text.lower()
+    # read once, by every collector that needs them (plain fields, not
+    # cached_property: its lock costs more than the lower-casing of a short text)
+    _low: str | None = None
+    _hay: str | None = None
 
-    @cached_property
+    @property
+    def low(self) -> str:
+        """The text lower-cased."""
+        low = self._low
+        if low is None:
+            low = self._low = self.text.lower()
+        return low
+
+    @property
     def hay(self) -> str:
         """The text and the tool calls (names and argument strings)."""
-        if not self.calls:
-            return self.text
-        parts = [self.text]
-        for name, args, _ in self.calls:
-            parts.append(name)
-            parts.extend(arg_strings(args))
-        return plain_text("\n".join(c for c in parts if c))
+        hay = self._hay
+        if hay is None:
+            if not self.calls:
+                hay = self.text
+            else:
+                parts = [self.text]
+                for name, args, _ in self.calls:
+                    parts.append(name)
+                    parts.extend(arg_strings(args))
+                hay = plain_text("\n".join(c for c in parts if c))
+            self._hay = hay
+        return hay
 
 
 @dataclass
