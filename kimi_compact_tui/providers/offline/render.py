@@ -555,8 +555,10 @@ def summarize(transcript: Transcript, specifics: Specifics | None = None) -> Sum
     messages it replaces."""
     if specifics is None:
         specifics = specifics_from_transcript(transcript)
-    all_text = "\n".join(m.own_text for m in transcript.messages)
-    r = Reading(transcript, specifics, read_instructions(transcript.instruction, all_text))
+    # the messages' text is only read to follow a custom instruction
+    instruction = transcript.instruction
+    all_text = "\n".join(m.own_text for m in transcript.messages) if instruction.strip() else ""
+    r = Reading(transcript, specifics, read_instructions(instruction, all_text))
     budget = replaced_tokens(transcript)
     lines = lines_of(r)
     critical = [ln for ln in lines if ln.weight >= CRITICAL]
