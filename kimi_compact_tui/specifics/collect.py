@@ -164,6 +164,7 @@ class Requests(Collector):
     """The person's own prompts, verbatim, in order; answered or not yet."""
 
     reads_tool_results = False
+    roles = frozenset(("user",))
 
     def see(self, m: Seen, w: Walk) -> None:
         if m.role != "user" or m.is_tool or not m.text:
@@ -185,6 +186,7 @@ class Instructions(Collector):
     """System and developer messages in the range, and the person's standing rules."""
 
     reads_tool_results = False
+    roles = frozenset(("system", "developer", "user"))
 
     def see(self, m: Seen, w: Walk) -> None:
         if m.is_tool:
@@ -224,6 +226,7 @@ class Decisions(Collector):
     one it accepts ("yes", "go ahead") ``accepted``."""
 
     reads_tool_results = False
+    roles = frozenset(("user", "assistant"))
 
     def __init__(self) -> None:
         self.open: list[Item] = []  # proposed since the person last wrote
@@ -260,6 +263,7 @@ class Findings(Collector):
     of the person's messages, and at the end of the range."""
 
     reads_tool_results = False
+    roles = frozenset(("user", "assistant"))
 
     def __init__(self) -> None:
         self.last: tuple[int, str] | None = None
@@ -646,6 +650,8 @@ class Fixes:
 
 class Errors(Collector):
     """Error lines of tool results and of pastes; resolved when a later message fixed them."""
+
+    roles = frozenset(("user",))  # and tool results: pasted errors
 
     def see(self, m: Seen, w: Walk) -> None:
         if m.is_tool:

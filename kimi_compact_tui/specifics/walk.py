@@ -118,6 +118,9 @@ class Collector:
 
     #: False: :meth:`see` ignores tool results (the walk does not call it for them).
     reads_tool_results = True
+    #: The roles of the other messages :meth:`see` reads (None: every role); the
+    #: walk calls it for no other.
+    roles: frozenset[str] | None = None
 
     def see(self, m: Seen, w: Walk) -> None:
         """Read one message of the conversation."""
@@ -144,6 +147,7 @@ def walk(
     # who sees what: a collector that reads no message is never called for one
     seeing = [c for c in collectors if type(c).see is not Collector.see]
     seeing_results = [c for c in seeing if c.reads_tool_results]
+    seeing_role: dict[str, list[Collector]] = {}
     for index in indices:
         message = messages[index]
         role = message.role
@@ -166,7 +170,10 @@ def walk(
         seen = Seen(
             index, message, role, text, parsed_calls(message), is_tool, unsent=kind == UNSENT
         )
-        for c in seeing_results if is_tool else seeing:
+        readers = seeing_results if is_tool else seeing_role.get(role)
+        if readers is None:
+            readers = seeing_role[role] = [c for c in seeing if c.roles is None or role in c.roles]
+        for c in readers:
             c.see(seen, w)
     for c in collectors:
         c.finish(w)
