@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_right
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kimi_compact_tui.sanitize import plain_text
@@ -169,7 +169,7 @@ class Requests(Collector):
     def see(self, m: Seen, w: Walk) -> None:
         if m.role != "user" or m.is_tool or not m.text:
             return
-        short = len(m.text.split()) <= ACK_WORDS and len(m.text) < 25
+        short = len(m.text) < 25 and len(m.text.split()) <= ACK_WORDS
         weight = ACK_WEIGHT if short else None
         status = UNSENT_STATUS if m.unsent else None
         w.out.add(kinds.USER_REQUESTS, f"{m.index}", m.text, m.index, weight=weight, status=status)
@@ -267,22 +267,35 @@ class Findings(Collector):
 
     def __init__(self) -> None:
         self.last: tuple[int, str] | None = None
+        #: The assistant's messages since ``last`` was read: only the latest with
+        #: any prose counts, so the others' prose is never made.
+        self.since: list[Seen] = []
+
+    def _read(self) -> tuple[int, str] | None:
+        for m in reversed(self.since):
+            words = collapse(prose(m.text))
+            if words:
+                self.last = (m.index, words)
+                break
+        self.since.clear()
+        return self.last
 
     def see(self, m: Seen, w: Walk) -> None:
         if m.is_tool:
             return
         if m.role == "assistant":
-            words = collapse(prose(m.text))
-            if words:
-                self.last = (m.index, words)
-        elif m.role == "user" and m.text and self.last is not None:
-            if not REJECT_RE.match(m.text):  # a proposal the person turned down is no finding
-                w.findings.append(self.last)
-            self.last = None
+            self.since.append(m)
+        elif m.role == "user" and m.text:
+            last = self._read()
+            if last is not None:
+                if not REJECT_RE.match(m.text):  # a proposal the person turned down is no finding
+                    w.findings.append(last)
+                self.last = None
 
     def finish(self, w: Walk) -> None:
-        if self.last is not None:
-            w.findings.append(self.last)
+        last = self._read()
+        if last is not None:
+            w.findings.append(last)
 
 
 # ----------------------------------------------------------------------------- plan
@@ -760,7 +773,9 @@ def code_written(text: str, calls: list[Call], writes: Iterable[str]) -> list[st
     blocks = [m.group(2) for m in FENCE_RE.finditer(text)] if "```" in text or "~~~" in text else []
     if "\n+++ " in text or text.startswith("diff --git"):
         blocks.append("\n".join(m.group(1) for m in DIFF_ADDED_RE.finditer(text)))
-    writers = set(writes)
+    if not calls:
+        return blocks
+    writers = writes if isinstance(writes, Mapping) else set(writes)
     for name, args, _ in calls:
         if name not in writers:
             continue

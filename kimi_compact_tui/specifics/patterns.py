@@ -179,6 +179,7 @@ PATH_RUN_RE = re.compile(r"[\w.\-/~]+")
 TECH_NAME_RE = re.compile(r"[A-Z][A-Za-z0-9]*\.js")
 SPECIAL_NAMES = ("Makefile", "Dockerfile", "Justfile", "Rakefile", "Gemfile", ".gitignore", ".env")
 SPECIAL_NAME_RE = re.compile("|".join(re.escape(name) for name in SPECIAL_NAMES))
+SPECIAL_HINTS = ("file", ".git", ".env")  # a piece of each of SPECIAL_NAMES
 
 
 QUOTES = "\"'`"
@@ -241,7 +242,8 @@ def paths_in(text: str) -> list[str]:
         for folder in DIR_PATH_RE.findall(text):
             if not any(p.startswith(folder + " ") for p in spaced):  # a quoted one's start
                 out.append(folder)
-    if SPECIAL_NAME_RE.search(text) is not None:  # one scan, not one per name
+    # every special name holds one of these: three substring tests, then one scan
+    if any(h in text for h in SPECIAL_HINTS) and SPECIAL_NAME_RE.search(text) is not None:
         out.extend(SPECIAL_FILES_RE.findall(text))
     return out
 
