@@ -33,7 +33,7 @@ class Run:
     failed: bool | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class Seen:
     """One message of the conversation as the collectors see it."""
 

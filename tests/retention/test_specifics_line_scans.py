@@ -30,3 +30,60 @@ def test_exception_lines_at_the_start_and_after_newlines():
         ("fatal", None),
         ("panic", "boom"),
     ]
+
+
+def test_every_special_file_name_holds_one_of_the_hints():
+    """A name added without a hint would never be looked for."""
+    from kimi_compact_tui.specifics.patterns import SPECIAL_HINTS, SPECIAL_NAMES, paths_in
+
+    for name in SPECIAL_NAMES:
+        assert any(h in name for h in SPECIAL_HINTS), name
+        assert paths_in(f"edit the {name} now") == [name]
+
+
+def test_a_turns_finding_is_its_last_message_with_prose():
+    """Only the latest of a turn's messages with prose is read for its finding:
+    one that is only code leaves the one before it the finding."""
+    from kimi_compact_tui.model import Message
+    from kimi_compact_tui.specifics import extract
+
+    messages = [
+        Message.make("user", "Why is it slow?"),
+        Message.make("assistant", "The cache  is   cold."),
+        Message.make("assistant", "```\nprint(1)\n```"),
+        Message.make("user", "ok, fix it"),
+        Message.make("assistant", "First try."),
+        Message.make("assistant", "Fixed: warmed the cache."),
+    ]
+    found = extract(messages, range(len(messages)))
+    assert found.findings == [(1, "The cache is cold."), (5, "Fixed: warmed the cache.")]
+
+
+def test_a_collector_sees_only_the_roles_it_reads():
+    from kimi_compact_tui.model import Message
+    from kimi_compact_tui.specifics.declare import PLAIN
+    from kimi_compact_tui.specifics.walk import Collector, Seen, Walk, walk
+
+    class Users(Collector):
+        reads_tool_results = False
+        roles = frozenset(("user",))
+
+        def __init__(self) -> None:
+            self.seen: list[int] = []
+
+        def see(self, m: Seen, w: Walk) -> None:
+            self.seen.append(m.index)
+
+    class Every(Users):
+        roles = None
+
+    messages = [
+        Message.make("system", "Be brief."),
+        Message.make("user", "Hi"),
+        Message.make("assistant", "Hello"),
+        Message.make("user", "Bye"),
+    ]
+    users, every = Users(), Every()
+    walk(messages, range(4), PLAIN, [users, every], lambda _: False)
+    assert users.seen == [1, 3]
+    assert every.seen == [0, 1, 2, 3]
