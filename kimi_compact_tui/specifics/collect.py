@@ -727,10 +727,17 @@ class Paths(Collector):
         if root is None:
             root = work_root(p for p, _ in w.raw_paths)
         w.root = root
+        normal: dict[str, tuple[str, str] | None] = {}  # a path named again: read once
         for path, index in w.raw_paths:
-            norm = normalise_path(path, root)
-            if norm and norm not in ("/", "~"):
-                w.out.add(kinds.FILE_PATHS, norm.lower(), norm, index)
+            if path in normal:
+                found = normal[path]
+            else:
+                norm = normalise_path(path, root)
+                found = normal[path] = (
+                    (norm.lower(), norm) if norm and norm not in ("/", "~") else None
+                )
+            if found is not None:
+                w.out.add(kinds.FILE_PATHS, found[0], found[1], index)
         edited = w.out.items[kinds.EDITED_FILES]
         for key in list(edited):
             item = edited.pop(key)

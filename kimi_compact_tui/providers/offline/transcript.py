@@ -33,7 +33,7 @@ INJECTED_RE = re.compile(
 )
 
 
-@dataclass
+@dataclass(slots=True)
 class TMessage:
     """One sent message: its number in the request, its role and its text parts."""
 
@@ -102,7 +102,7 @@ def _request_parts(request_messages: Any) -> list[str]:
     return [
         str(p.get("text") or "")
         for p in content
-        if isinstance(p, Mapping) and p.get("type") == "text"
+        if (type(p) is dict or isinstance(p, Mapping)) and p.get("type") == "text"
     ]
 
 
