@@ -152,6 +152,12 @@ def failed(status: str | None) -> bool:
     return status is not None and not succeeded(status)
 
 
+def tests_passed(text: str) -> re.Match[str] | None:
+    """A test run's "N passed" in ``text`` when it shows no failure, else None."""
+    passed = PASSED_RE.search(text) if " passed" in text else None
+    return passed if passed and not FAILED_RE.search(text) else None
+
+
 def exit_status(text: str) -> str | None:
     codes = [m.group(1) for m in EXIT_RE.finditer(text)] if "xit" in text else []
     return f"exit {codes[-1]}" if codes else None
@@ -373,9 +379,12 @@ def flagged(m: Seen, w: Walk) -> bool:
     return m.flagged
 
 
-def read_status(m: Seen, w: Walk, run: Run) -> tuple[str | None, bool]:
+def read_status(
+    m: Seen, w: Walk, run: Run, passed: re.Match[str] | None
+) -> tuple[str | None, bool]:
     """(status, failed) of a command's result as the agent recorded it: its exit
-    code, the record's mark, a test run's count, the format's success note."""
+    code, the record's mark, a test run's count, the format's success note.
+    ``passed``: :func:`tests_passed` of its text."""
     tools = w.vocabulary.tools
     text = m.text
     code = exit_status(text)
@@ -387,8 +396,7 @@ def read_status(m: Seen, w: Walk, run: Run) -> tuple[str | None, bool]:
         return FAILED, True
     if result_errors(m, tools.failure_marks) and not tools.marks_failures:
         return FAILED, True
-    passed = PASSED_RE.search(text) if " passed" in text else None
-    if passed and not FAILED_RE.search(text):
+    if passed is not None:
         return passed.group(0), False
     if tools.marks_failures or any(mark in text for mark in tools.success_marks):
         return SUCCEEDED, False
@@ -455,8 +463,8 @@ class Commands(Collector):
 
     def _result(self, m: Seen, w: Walk) -> None:
         text = m.text
-        passed = PASSED_RE.search(text) if " passed" in text else None
-        if passed and not FAILED_RE.search(text):
+        passed = tests_passed(text)
+        if passed is not None:
             w.passes.append(m.index)
         cid = m.message.tool_call_id or ""
         run = w.runs_by_id.get(cid) or w.polls_by_id.get(cid)
@@ -470,7 +478,7 @@ class Commands(Collector):
                 w.processes[target] = run
             if exit_status(text) is None:
                 return  # still running: a later poll says how it ended
-        status, bad = read_status(m, w, run)
+        status, bad = read_status(m, w, run, passed)
         run.status, run.failed = status, bad
         item = w.out.items[kinds.COMMANDS].get(run.key)
         if item is not None and status is not None:
@@ -568,11 +576,12 @@ def errors_in(
         out.append(
             (f"{etype}: {msg}".lower(), shown(f"{etype}: {msg}" if msg else etype), (etype, msg))
         )
-    if "FAIL" in text or "ERROR" in text:
+    shouted = "ERR" in text  # in both "ERROR" and "npm ERR!": one scan rules out two
+    if "FAIL" in text or (shouted and "ERROR" in text):
         for m in TEST_ID_RE.finditer(text):
             test_id = m.group(1) or m.group(2) or m.group(3)
             out.append((f"test {test_id}".lower(), f"failing test {test_id}", ("test", test_id)))
-    if "error[" in text or "fatal[" in text or "npm ERR!" in text:
+    if ("[" in text and ("error[" in text or "fatal[" in text)) or (shouted and "npm ERR!" in text):
         for m in COMPILER_RE.finditer(text):
             line = m.group(0).strip()
             out.append((line.lower(), shown(line), ("error", (m.group(1) or m.group(2)).strip())))
