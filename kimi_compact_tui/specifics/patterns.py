@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import Any
 
 # ----------------------------------------------------------------------------- patterns
 
@@ -101,13 +102,41 @@ UNITS = {
     "秒": "s",
     "分钟": "min",
 }
-_UNIT_ALT = "|".join(sorted((re.escape(u) for u in UNITS), key=len, reverse=True))
+
+
+def _trie(words: Iterable[str]) -> str:
+    """An alternation of ``words`` spelled as a tree of their shared starts
+    (``m(?:s|in(?:s)?)`` for ``ms``, ``min``, ``mins``): the same words, each
+    start read once. Any order of the branches finds the same unit: a unit must
+    end where its word ends (no word character or ``/`` after it), and a longer
+    unit only ever adds word characters to a shorter one, so at most one ends there."""
+    tree: dict[str, Any] = {}
+    for word in words:
+        node = tree
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def spell(node: dict[str, Any]) -> str:
+        branches = [re.escape(ch) + spell(node[ch]) for ch in sorted(node) if ch]
+        if not branches:
+            return ""
+        body = f"(?:{'|'.join(branches)})"
+        if "" in node:
+            return body + "?"
+        return branches[0] if len(branches) == 1 else body
+
+    return spell(tree)
+
+
+UNIT_TRIE = _trie(UNITS)
+UNIT_STARTS = "".join(sorted({re.escape(u[0]) for u in UNITS}))
 # Patterns run on lower-cased text and lead with a digit (or a literal), so the
 # scanner skips most positions fast: a 10,000-message range is ~6 MB of text.
 # A number may group its thousands ("200,000 tokens" is one number, never "000 tokens").
 NUMBER_RE = re.compile(
     r"([0-9](?<![\w.\-/:,][0-9])[0-9]*+(?:,[0-9]{3}(?![0-9]))*+)(?:(\.[0-9]+\.[0-9]+(?:[-+][\w.]+)?)(?![\w.]*\w)"
-    rf"|(\.[0-9]++)?+[ \t]?(?=[a-z%µ\u4e00-\u9fff])({_UNIT_ALT})(?![\w/]))"
+    rf"|(\.[0-9]++)?+[ \t]?+(?=[{UNIT_STARTS}])({UNIT_TRIE})(?![\w/]))"
 )
 V_VERSION_RE = re.compile(r"v(?<![\w.\-/]v)(\d+(?:\.\d+){0,3}(?:[-+][\w.]+)?)(?![\w.]*\w)")
 # Two patterns, each led by a literal, so the scanner skips fast ("port" is in "import").

@@ -87,3 +87,34 @@ def test_a_collector_sees_only_the_roles_it_reads():
     walk(messages, range(4), PLAIN, [users, every], lambda _: False)
     assert users.seen == [1, 3]
     assert every.seen == [0, 1, 2, 3]
+
+
+def test_the_units_spelled_as_a_tree_find_what_the_list_of_units_finds():
+    """NUMBER_RE's units as a tree of shared starts, against the pattern with
+    every unit listed longest first (as it was), on random pieces of figures."""
+    import re
+
+    from kimi_compact_tui.specifics.patterns import NUMBER_RE, UNITS, numbers_in
+
+    every = "|".join(sorted((re.escape(u) for u in UNITS), key=len, reverse=True))
+    listed = re.compile(
+        r"([0-9](?<![\w.\-/:,][0-9])[0-9]*+(?:,[0-9]{3}(?![0-9]))*+)"
+        r"(?:(\.[0-9]+\.[0-9]+(?:[-+][\w.]+)?)(?![\w.]*\w)"
+        rf"|(\.[0-9]++)?+[ \t]?(?=[a-z%µ\u4e00-\u9fff])({every})(?![\w/]))"
+    )
+    pieces = [
+        *UNITS, *(u[:-1] for u in UNITS), *(u + "x" for u in UNITS),
+        "1", "12", "2.5", "1,000", "10,00", " ", "\t", "  ", "v", ".", ",", "-", "/", "_",
+        "a", "1.2.3", "+b", "\n", "(", ":", "é", "分", "9",
+    ]  # fmt: skip
+    rng = random.Random(3)
+    for _ in range(60_000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(1, 10)))
+        want = [(m.span(), m.groups()) for m in listed.finditer(text)]
+        assert [(m.span(), m.groups()) for m in NUMBER_RE.finditer(text)] == want, repr(text)
+    assert [k for k, _ in numbers_in("took 1.5 ms, 3 min and 200,000 tokens; 2 mins")] == [
+        "1.5ms",
+        "3min",
+        "200000tokens",
+        "2min",
+    ]
