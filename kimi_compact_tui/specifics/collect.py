@@ -852,9 +852,13 @@ class Figures(Collector):
         text, low = m.text, m.low
         if len(text) > 2 * OUTPUT_WINDOW:
             # whole lines: a figure is never cut from what stands before it
-            head = text[: text.rfind("\n", 0, OUTPUT_WINDOW) + 1 or OUTPUT_WINDOW]
-            tail = text[text.find("\n", len(text) - OUTPUT_WINDOW) + 1 or -OUTPUT_WINDOW :]
-            found = output_numbers(head, self.harness) + output_numbers(tail, self.harness)
+            end = text.rfind("\n", 0, OUTPUT_WINDOW) + 1 or OUTPUT_WINDOW
+            start = text.find("\n", len(text) - OUTPUT_WINDOW) + 1 or len(text) - OUTPUT_WINDOW
+            # the windows of the lower case read once, when it lines up with the text
+            same = len(low) == len(text)
+            found = output_numbers(
+                text[:end], self.harness, low[:end] if same else None
+            ) + output_numbers(text[start:], self.harness, low[start:] if same else None)
         else:
             found = output_numbers(text, self.harness, low)
         figures(w.out, text, m.index, found)
