@@ -97,17 +97,17 @@ def load_frozen(path: Path) -> Any:
     return session
 
 
-def bench_parts(n: int = 100_000, repeats: int = 3) -> dict[str, Any]:
+def bench_parts(n: int = 100_000, repeats: int = 3, path: Path | None = None) -> dict[str, Any]:
     """Median CPU seconds of the offline summary's extraction, reading the
     request back, and its sections, each alone on a generated ``n``-message
-    kimi session."""
+    kimi session (or the session at ``path``)."""
     from kimi_compact_tui.config import AppConfig
     from kimi_compact_tui.job import prepare_compaction
     from kimi_compact_tui.job.prepare import specifics_of
     from kimi_compact_tui.providers.offline.render import summarize
     from kimi_compact_tui.providers.offline.transcript import read_request
 
-    session = load_frozen(generate.ensure(n)["kimi"])
+    session = load_frozen(path or generate.ensure(n)["kimi"])
     prep = prepare_compaction(session, AppConfig())
     assert prep.request is not None
     extraction, reading, sections = [], [], []
