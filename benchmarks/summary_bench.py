@@ -16,6 +16,13 @@ clock, each from the loaded session, as a front end runs them:
 
 Each must take at most :data:`RATIO` times ``plan --json``. The figures also
 say whether the offline summary's own retention is CRITICAL.
+
+``--parts`` times, instead, three steps of the offline summary alone on the
+same loaded session (median CPU of three): the extraction of the compacted
+range (as the compaction job makes it), reading the request back, and the
+six sections from them::
+
+    .venv/bin/python -m benchmarks.summary_bench --parts
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ from __future__ import annotations
 import argparse
 import gc
 import json
+import statistics
 import sys
 import time
 from pathlib import Path
@@ -46,21 +54,13 @@ def bench_summary(n: int = 100_000, path: Path | None = None) -> dict[str, Any]:
     ``path``)."""
     from kimi_compact_tui.compaction.tokens import estimate_tokens
     from kimi_compact_tui.config import AppConfig
-    from kimi_compact_tui.formats import load_session
     from kimi_compact_tui.job import prepare_compaction
     from kimi_compact_tui.providers.offline import offline_summary
     from kimi_compact_tui.retention import retention_report
 
     path = path or generate.ensure(n)["kimi"]
     plan_cpu, _ = measure([sys.executable, "-m", "kimi_compact_tui", "plan", str(path), "--json"])
-    # loaded as the commands load: no collection during the load, then the
-    # session frozen out of later ones (commands/common.py)
-    gc.disable()
-    try:
-        session = load_session(path)
-        gc.freeze()
-    finally:
-        gc.enable()
+    session = load_frozen(path)  # as the commands load it (commands/common.py)
 
     def summarize() -> tuple[Any, str]:
         prep = prepare_compaction(session, AppConfig())
@@ -83,10 +83,57 @@ def bench_summary(n: int = 100_000, path: Path | None = None) -> dict[str, Any]:
     }
 
 
+def load_frozen(path: Path) -> Any:
+    """The session loaded as the commands load it (no collection during the
+    load, then its objects frozen out of later ones)."""
+    from kimi_compact_tui.formats import load_session
+
+    gc.disable()
+    try:
+        session = load_session(path)
+        gc.freeze()
+    finally:
+        gc.enable()
+    return session
+
+
+def bench_parts(n: int = 100_000, repeats: int = 3, path: Path | None = None) -> dict[str, Any]:
+    """Median CPU seconds of the offline summary's extraction, reading the
+    request back, and its sections, each alone on a generated ``n``-message
+    kimi session (or the session at ``path``)."""
+    from kimi_compact_tui.config import AppConfig
+    from kimi_compact_tui.job import prepare_compaction
+    from kimi_compact_tui.job.prepare import specifics_of
+    from kimi_compact_tui.providers.offline.render import summarize
+    from kimi_compact_tui.providers.offline.transcript import read_request
+
+    session = load_frozen(path or generate.ensure(n)["kimi"])
+    prep = prepare_compaction(session, AppConfig())
+    assert prep.request is not None
+    extraction, reading, sections = [], [], []
+    for _ in range(repeats):
+        seconds, specifics = cpu(specifics_of(session, prep.plan))
+        extraction.append(seconds)
+        seconds, transcript = cpu(lambda: read_request(prep.request))
+        reading.append(seconds)
+        seconds, _ = cpu(lambda: summarize(transcript, specifics))  # noqa: B023
+        sections.append(seconds)
+    return {
+        "messages": len(session.messages),
+        "extraction_cpu": round(statistics.median(extraction), 2),
+        "read_back_cpu": round(statistics.median(reading), 2),
+        "sections_cpu": round(statistics.median(sections), 2),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=100_000)
+    parser.add_argument("--parts", action="store_true", help="time the summary's steps alone")
     args = parser.parse_args(argv)
+    if args.parts:
+        print(json.dumps(bench_parts(args.size), indent=2))
+        return 0
     result = bench_summary(args.size)
     print(json.dumps(result, indent=2))
     return 0 if result["ok"] else 1

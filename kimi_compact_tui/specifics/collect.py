@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 import re
 from bisect import bisect_right
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from kimi_compact_tui.sanitize import plain_text
@@ -25,7 +25,6 @@ from kimi_compact_tui.specifics.patterns import (
     DEFINITION_RE,
     DIFF_ADDED_RE,
     ERROR_HINTS,
-    EXC_RE,
     EXIT_RE,
     FENCE_RE,
     GENERIC_ERRORS,
@@ -35,6 +34,7 @@ from kimi_compact_tui.specifics.patterns import (
     URL_RE,
     collapse,
     command_key,
+    exception_lines,
     normalise_path,
     numbers_in,
     output_numbers,
@@ -83,12 +83,29 @@ DECISION_HINTS = (
 )  # fmt: skip
 
 
-def has_word(pattern: re.Pattern[str], low: str, hints: tuple[str, ...] = ()) -> bool:
+# The hints an ASCII text can hold (the others are CJK).
+RULE_ASCII_HINTS = tuple(h for h in RULE_HINTS if h.isascii())
+DECISION_ASCII_HINTS = tuple(h for h in DECISION_HINTS if h.isascii())
+
+
+def has_word(
+    pattern: re.Pattern[str],
+    low: str,
+    hints: tuple[str, ...] = (),
+    ascii_hints: tuple[str, ...] | None = None,
+) -> bool:
     """``pattern`` matches lower-cased ``low`` at the start of a word (a CJK
     match anywhere). ``hints``: a piece of every alternative of ``pattern``
-    (none in ``low``: no match, and no scan)."""
-    if hints and not any(h in low for h in hints):
-        return False
+    (none in ``low``: no match, and no scan); ``ascii_hints``: those of them
+    an ASCII text can hold (read instead when ``low`` is ASCII)."""
+    if hints:
+        if ascii_hints is not None and low.isascii():
+            hints = ascii_hints
+        for h in hints:
+            if h in low:
+                break
+        else:
+            return False
     for m in pattern.finditer(low):
         at = m.start()
         if at == 0 or not m.group(0)[0].isascii():
@@ -135,6 +152,12 @@ def failed(status: str | None) -> bool:
     return status is not None and not succeeded(status)
 
 
+def tests_passed(text: str) -> re.Match[str] | None:
+    """A test run's "N passed" in ``text`` when it shows no failure, else None."""
+    passed = PASSED_RE.search(text) if " passed" in text else None
+    return passed if passed and not FAILED_RE.search(text) else None
+
+
 def exit_status(text: str) -> str | None:
     codes = [m.group(1) for m in EXIT_RE.finditer(text)] if "xit" in text else []
     return f"exit {codes[-1]}" if codes else None
@@ -147,11 +170,12 @@ class Requests(Collector):
     """The person's own prompts, verbatim, in order; answered or not yet."""
 
     reads_tool_results = False
+    roles = frozenset(("user",))
 
     def see(self, m: Seen, w: Walk) -> None:
         if m.role != "user" or m.is_tool or not m.text:
             return
-        short = len(m.text.split()) <= ACK_WORDS and len(m.text) < 25
+        short = len(m.text) < 25 and len(m.text.split()) <= ACK_WORDS
         weight = ACK_WEIGHT if short else None
         status = UNSENT_STATUS if m.unsent else None
         w.out.add(kinds.USER_REQUESTS, f"{m.index}", m.text, m.index, weight=weight, status=status)
@@ -168,6 +192,7 @@ class Instructions(Collector):
     """System and developer messages in the range, and the person's standing rules."""
 
     reads_tool_results = False
+    roles = frozenset(("system", "developer", "user"))
 
     def see(self, m: Seen, w: Walk) -> None:
         if m.is_tool:
@@ -176,11 +201,11 @@ class Instructions(Collector):
             own = m.text.strip()
             if own:
                 w.out.add(kinds.INSTRUCTIONS, collapse(own).lower(), own, m.index)
-        elif m.role == "user" and m.text and has_word(RULE_RE, m.low, RULE_HINTS):
+        elif m.role == "user" and m.text and has_word(RULE_RE, m.low, RULE_HINTS, RULE_ASCII_HINTS):
             for s in sentences(prose(m.text)):
-                if has_word(RULE_RE, s.lower(), RULE_HINTS) and not s.rstrip().endswith(
-                    ("?", "？")
-                ):
+                if has_word(
+                    RULE_RE, s.lower(), RULE_HINTS, RULE_ASCII_HINTS
+                ) and not s.rstrip().endswith(("?", "？")):
                     w.out.add(kinds.INSTRUCTIONS, collapse(s).lower(), shown(s, 240), m.index)
 
 
@@ -207,6 +232,7 @@ class Decisions(Collector):
     one it accepts ("yes", "go ahead") ``accepted``."""
 
     reads_tool_results = False
+    roles = frozenset(("user", "assistant"))
 
     def __init__(self) -> None:
         self.open: list[Item] = []  # proposed since the person last wrote
@@ -226,12 +252,14 @@ class Decisions(Collector):
                         item.status = verdict
                 self.open = []
             return
-        if m.role != "assistant" or not has_word(DECISION_RE, m.low, DECISION_HINTS):
+        if m.role != "assistant" or not has_word(
+            DECISION_RE, m.low, DECISION_HINTS, DECISION_ASCII_HINTS
+        ):
             return
         for s in sentences(prose(m.text)):
-            if has_word(DECISION_RE, s.lower(), DECISION_HINTS) and not s.endswith(
-                ("?", ":", "：")
-            ):
+            if has_word(
+                DECISION_RE, s.lower(), DECISION_HINTS, DECISION_ASCII_HINTS
+            ) and not s.endswith(("?", ":", "：")):
                 item = w.out.add(kinds.DECISIONS, collapse(s).lower(), shown(s, 240), m.index)
                 self.open.append(item)
 
@@ -241,25 +269,39 @@ class Findings(Collector):
     of the person's messages, and at the end of the range."""
 
     reads_tool_results = False
+    roles = frozenset(("user", "assistant"))
 
     def __init__(self) -> None:
         self.last: tuple[int, str] | None = None
+        #: The assistant's messages since ``last`` was read: only the latest with
+        #: any prose counts, so the others' prose is never made.
+        self.since: list[Seen] = []
+
+    def _read(self) -> tuple[int, str] | None:
+        for m in reversed(self.since):
+            words = collapse(prose(m.text))
+            if words:
+                self.last = (m.index, words)
+                break
+        self.since.clear()
+        return self.last
 
     def see(self, m: Seen, w: Walk) -> None:
         if m.is_tool:
             return
         if m.role == "assistant":
-            words = collapse(prose(m.text))
-            if words:
-                self.last = (m.index, words)
-        elif m.role == "user" and m.text and self.last is not None:
-            if not REJECT_RE.match(m.text):  # a proposal the person turned down is no finding
-                w.findings.append(self.last)
-            self.last = None
+            self.since.append(m)
+        elif m.role == "user" and m.text:
+            last = self._read()
+            if last is not None:
+                if not REJECT_RE.match(m.text):  # a proposal the person turned down is no finding
+                    w.findings.append(last)
+                self.last = None
 
     def finish(self, w: Walk) -> None:
-        if self.last is not None:
-            w.findings.append(self.last)
+        last = self._read()
+        if last is not None:
+            w.findings.append(last)
 
 
 # ----------------------------------------------------------------------------- plan
@@ -337,9 +379,12 @@ def flagged(m: Seen, w: Walk) -> bool:
     return m.flagged
 
 
-def read_status(m: Seen, w: Walk, run: Run) -> tuple[str | None, bool]:
+def read_status(
+    m: Seen, w: Walk, run: Run, passed: re.Match[str] | None
+) -> tuple[str | None, bool]:
     """(status, failed) of a command's result as the agent recorded it: its exit
-    code, the record's mark, a test run's count, the format's success note."""
+    code, the record's mark, a test run's count, the format's success note.
+    ``passed``: :func:`tests_passed` of its text."""
     tools = w.vocabulary.tools
     text = m.text
     code = exit_status(text)
@@ -351,8 +396,7 @@ def read_status(m: Seen, w: Walk, run: Run) -> tuple[str | None, bool]:
         return FAILED, True
     if result_errors(m, tools.failure_marks) and not tools.marks_failures:
         return FAILED, True
-    passed = PASSED_RE.search(text) if " passed" in text else None
-    if passed and not FAILED_RE.search(text):
+    if passed is not None:
         return passed.group(0), False
     if tools.marks_failures or any(mark in text for mark in tools.success_marks):
         return SUCCEEDED, False
@@ -419,8 +463,8 @@ class Commands(Collector):
 
     def _result(self, m: Seen, w: Walk) -> None:
         text = m.text
-        passed = PASSED_RE.search(text) if " passed" in text else None
-        if passed and not FAILED_RE.search(text):
+        passed = tests_passed(text)
+        if passed is not None:
             w.passes.append(m.index)
         cid = m.message.tool_call_id or ""
         run = w.runs_by_id.get(cid) or w.polls_by_id.get(cid)
@@ -434,7 +478,7 @@ class Commands(Collector):
                 w.processes[target] = run
             if exit_status(text) is None:
                 return  # still running: a later poll says how it ended
-        status, bad = read_status(m, w, run)
+        status, bad = read_status(m, w, run, passed)
         run.status, run.failed = status, bad
         item = w.out.items[kinds.COMMANDS].get(run.key)
         if item is not None and status is not None:
@@ -511,8 +555,11 @@ class Edits(Collector):
 # ----------------------------------------------------------------------------- errors
 
 
-def errors_in(text: str, is_tool: bool) -> list[tuple[str, str, tuple[str, str]]]:
-    """(key, shown, (type, message)) of each error in ``text``."""
+def errors_in(
+    text: str, is_tool: bool, exits: bool | None = None
+) -> list[tuple[str, str, tuple[str, str]]]:
+    """(key, shown, (type, message)) of each error in ``text``. ``exits``: whether
+    its lower case holds ``exit`` (when the caller already knows)."""
     out: list[tuple[str, str, tuple[str, str]]] = []
     seen_types: set[str] = set()
     for m in TRACEBACK_TAIL_RE.finditer(text):
@@ -521,19 +568,20 @@ def errors_in(text: str, is_tool: bool) -> list[tuple[str, str, tuple[str, str]]
         out.append(
             (f"{etype}: {msg}".lower(), shown(f"{etype}: {msg}" if msg else etype), (etype, msg))
         )
-    for m in EXC_RE.finditer(text):
-        etype, msg = m.group(1), (m.group(2) or "").strip()
+    for etype, found in exception_lines(text):
+        msg = (found or "").strip()
         generic = etype.lower() in GENERIC_ERRORS
         if etype in seen_types or (not msg and (generic or not is_tool)):
             continue
         out.append(
             (f"{etype}: {msg}".lower(), shown(f"{etype}: {msg}" if msg else etype), (etype, msg))
         )
-    if "FAIL" in text or "ERROR" in text:
+    shouted = "ERR" in text  # in both "ERROR" and "npm ERR!": one scan rules out two
+    if "FAIL" in text or (shouted and "ERROR" in text):
         for m in TEST_ID_RE.finditer(text):
             test_id = m.group(1) or m.group(2) or m.group(3)
             out.append((f"test {test_id}".lower(), f"failing test {test_id}", ("test", test_id)))
-    if "error[" in text or "fatal[" in text or "npm ERR!" in text:
+    if ("[" in text and ("error[" in text or "fatal[" in text)) or (shouted and "npm ERR!" in text):
         for m in COMPILER_RE.finditer(text):
             line = m.group(0).strip()
             out.append((line.lower(), shown(line), ("error", (m.group(1) or m.group(2)).strip())))
@@ -542,7 +590,7 @@ def errors_in(text: str, is_tool: bool) -> list[tuple[str, str, tuple[str, str]]
         line = closing.group(0).strip().strip("= ")
         if line:
             out.append((line.lower(), line, ("tests", line)))
-    if is_tool and "exit" in text.lower():
+    if is_tool and ("exit" in text.lower() if exits is None else exits):
         for m in EXIT_RE.finditer(text):
             if m.group(1) != "0":
                 code = m.group(1)
@@ -556,12 +604,18 @@ def result_errors(m: Seen, marks: tuple[str, ...] = ()) -> list[tuple[str, str, 
     of their own (kimi-cli's ``<system>ERROR: Command failed…``)."""
     if m.errors is None:
         low = m.low
-        hinted = any(h in low for h in ERROR_HINTS)
+        hinted = False
+        for h in ERROR_HINTS:
+            if h in low:
+                hinted = True
+                break
         text = m.text
         for mark in marks:
             if mark in text:
                 text = text.replace(mark, " ")
-        m.errors = errors_in(SYSTEM_TAG_RE.sub("\n", text), True) if hinted else []
+        # the marks and tags taken out hold no "exit" and end in no part of one
+        exits = hinted and "exit" in low
+        m.errors = errors_in(SYSTEM_TAG_RE.sub("\n", text), True, exits) if hinted else []
     return m.errors
 
 
@@ -618,6 +672,8 @@ class Fixes:
 
 class Errors(Collector):
     """Error lines of tool results and of pastes; resolved when a later message fixed them."""
+
+    roles = frozenset(("user",))  # and tool results: pasted errors
 
     def see(self, m: Seen, w: Walk) -> None:
         if m.is_tool:
@@ -680,10 +736,17 @@ class Paths(Collector):
         if root is None:
             root = work_root(p for p, _ in w.raw_paths)
         w.root = root
+        normal: dict[str, tuple[str, str] | None] = {}  # a path named again: read once
         for path, index in w.raw_paths:
-            norm = normalise_path(path, root)
-            if norm and norm not in ("/", "~"):
-                w.out.add(kinds.FILE_PATHS, norm.lower(), norm, index)
+            if path in normal:
+                found = normal[path]
+            else:
+                norm = normalise_path(path, root)
+                found = normal[path] = (
+                    (norm.lower(), norm) if norm and norm not in ("/", "~") else None
+                )
+            if found is not None:
+                w.out.add(kinds.FILE_PATHS, found[0], found[1], index)
         edited = w.out.items[kinds.EDITED_FILES]
         for key in list(edited):
             item = edited.pop(key)
@@ -726,7 +789,9 @@ def code_written(text: str, calls: list[Call], writes: Iterable[str]) -> list[st
     blocks = [m.group(2) for m in FENCE_RE.finditer(text)] if "```" in text or "~~~" in text else []
     if "\n+++ " in text or text.startswith("diff --git"):
         blocks.append("\n".join(m.group(1) for m in DIFF_ADDED_RE.finditer(text)))
-    writers = set(writes)
+    if not calls:
+        return blocks
+    writers = writes if isinstance(writes, Mapping) else set(writes)
     for name, args, _ in calls:
         if name not in writers:
             continue
@@ -787,9 +852,13 @@ class Figures(Collector):
         text, low = m.text, m.low
         if len(text) > 2 * OUTPUT_WINDOW:
             # whole lines: a figure is never cut from what stands before it
-            head = text[: text.rfind("\n", 0, OUTPUT_WINDOW) + 1 or OUTPUT_WINDOW]
-            tail = text[text.find("\n", len(text) - OUTPUT_WINDOW) + 1 or -OUTPUT_WINDOW :]
-            found = output_numbers(head, self.harness) + output_numbers(tail, self.harness)
+            end = text.rfind("\n", 0, OUTPUT_WINDOW) + 1 or OUTPUT_WINDOW
+            start = text.find("\n", len(text) - OUTPUT_WINDOW) + 1 or len(text) - OUTPUT_WINDOW
+            # the windows of the lower case read once, when it lines up with the text
+            same = len(low) == len(text)
+            found = output_numbers(
+                text[:end], self.harness, low[:end] if same else None
+            ) + output_numbers(text[start:], self.harness, low[start:] if same else None)
         else:
             found = output_numbers(text, self.harness, low)
         figures(w.out, text, m.index, found)

@@ -31,6 +31,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 
 from kimi_compact_tui.compaction.summary import COMPACTED_NOTICE, system
+from kimi_compact_tui.fsutil import gc_paused
 from kimi_compact_tui.model import Message
 from kimi_compact_tui.specifics.collect import (
     ANSWERED,
@@ -115,7 +116,8 @@ def extract(
     ``vocabulary``: the format's tool roles and bookkeeping (the job passes the
     session format's); ``root``: the work folder absolute paths are made
     relative to (else the one the paths themselves point to)."""
-    w = walk(messages, indices, vocabulary, collectors(root), is_earlier_summary)
+    with gc_paused():  # items, runs and lists by the thousand, and no cycles among them
+        w = walk(messages, indices, vocabulary, collectors(root), is_earlier_summary)
     for bucket in w.out.items.values():
         for item in bucket.values():
             item.messages.sort()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
+from typing import Any
 
 # ----------------------------------------------------------------------------- patterns
 
@@ -29,11 +30,22 @@ DEFINITION_RE = re.compile(
     r"(?:async\s*)?(?:\([^)\n]*\)\s*(?::[^=\n]+)?=>|[A-Za-z_$][\w$]*\s*=>|function\b)",
     re.M,
 )
-EXC_RE = re.compile(
-    r"^(?:E\s+)?((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Failure|Fault|Warning|Exit|"
-    r"Interrupt|Invalid\w*)|Error|ERROR|error|fatal|panic)(?::[ \t]*([^\n]*))?$",
-    re.M,
+_EXC_LINE = (
+    r"(?:E\s+)?((?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Failure|Fault|Warning|Exit|"
+    r"Interrupt|Invalid\w*)|Error|ERROR|error|fatal|panic)(?::[ \t]*([^\n]*))?$"
 )
+EXC_RE = re.compile(f"^{_EXC_LINE}", re.M)
+# The same lines led by the newline before them (run on the text after a "\n"):
+# the scanner jumps from newline to newline instead of trying every position.
+EXC_AFTER_NEWLINE_RE = re.compile(f"\n{_EXC_LINE}", re.M)
+
+
+def exception_lines(text: str) -> list[tuple[str, str | None]]:
+    """(type, message) of each exception line of ``text``: what
+    ``EXC_RE.finditer(text)`` finds, read newline to newline."""
+    return [m.groups() for m in EXC_AFTER_NEWLINE_RE.finditer(f"\n{text}")]  # type: ignore[misc]
+
+
 TRACEBACK_TAIL_RE = re.compile(
     r"Traceback \(most recent call last\):\n(?:[ \t]+[^\n]*\n)+((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)"
     r"(?::[ \t]*([^\n]*))?"
@@ -90,13 +102,41 @@ UNITS = {
     "秒": "s",
     "分钟": "min",
 }
-_UNIT_ALT = "|".join(sorted((re.escape(u) for u in UNITS), key=len, reverse=True))
+
+
+def _trie(words: Iterable[str]) -> str:
+    """An alternation of ``words`` spelled as a tree of their shared starts
+    (``m(?:s|in(?:s)?)`` for ``ms``, ``min``, ``mins``): the same words, each
+    start read once. Any order of the branches finds the same unit: a unit must
+    end where its word ends (no word character or ``/`` after it), and a longer
+    unit only ever adds word characters to a shorter one, so at most one ends there."""
+    tree: dict[str, Any] = {}
+    for word in words:
+        node = tree
+        for ch in word:
+            node = node.setdefault(ch, {})
+        node[""] = {}
+
+    def spell(node: dict[str, Any]) -> str:
+        branches = [re.escape(ch) + spell(node[ch]) for ch in sorted(node) if ch]
+        if not branches:
+            return ""
+        body = f"(?:{'|'.join(branches)})"
+        if "" in node:
+            return body + "?"
+        return branches[0] if len(branches) == 1 else body
+
+    return spell(tree)
+
+
+UNIT_TRIE = _trie(UNITS)
+UNIT_STARTS = "".join(sorted({re.escape(u[0]) for u in UNITS}))
 # Patterns run on lower-cased text and lead with a digit (or a literal), so the
 # scanner skips most positions fast: a 10,000-message range is ~6 MB of text.
 # A number may group its thousands ("200,000 tokens" is one number, never "000 tokens").
 NUMBER_RE = re.compile(
     r"([0-9](?<![\w.\-/:,][0-9])[0-9]*+(?:,[0-9]{3}(?![0-9]))*+)(?:(\.[0-9]+\.[0-9]+(?:[-+][\w.]+)?)(?![\w.]*\w)"
-    rf"|(\.[0-9]++)?+[ \t]?(?=[a-z%µ\u4e00-\u9fff])({_UNIT_ALT})(?![\w/]))"
+    rf"|(\.[0-9]++)?+[ \t]?+(?=[{UNIT_STARTS}])({UNIT_TRIE})(?![\w/]))"
 )
 V_VERSION_RE = re.compile(r"v(?<![\w.\-/]v)(\d+(?:\.\d+){0,3}(?:[-+][\w.]+)?)(?![\w.]*\w)")
 # Two patterns, each led by a literal, so the scanner skips fast ("port" is in "import").
@@ -168,6 +208,7 @@ PATH_RUN_RE = re.compile(r"[\w.\-/~]+")
 TECH_NAME_RE = re.compile(r"[A-Z][A-Za-z0-9]*\.js")
 SPECIAL_NAMES = ("Makefile", "Dockerfile", "Justfile", "Rakefile", "Gemfile", ".gitignore", ".env")
 SPECIAL_NAME_RE = re.compile("|".join(re.escape(name) for name in SPECIAL_NAMES))
+SPECIAL_HINTS = ("file", ".git", ".env")  # a piece of each of SPECIAL_NAMES
 
 
 QUOTES = "\"'`"
@@ -230,7 +271,8 @@ def paths_in(text: str) -> list[str]:
         for folder in DIR_PATH_RE.findall(text):
             if not any(p.startswith(folder + " ") for p in spaced):  # a quoted one's start
                 out.append(folder)
-    if SPECIAL_NAME_RE.search(text) is not None:  # one scan, not one per name
+    # every special name holds one of these: three substring tests, then one scan
+    if any(h in text for h in SPECIAL_HINTS) and SPECIAL_NAME_RE.search(text) is not None:
         out.extend(SPECIAL_FILES_RE.findall(text))
     return out
 

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from functools import cached_property
 
 from kimi_compact_tui.model import Message
 from kimi_compact_tui.sanitize import plain_text
@@ -34,7 +33,7 @@ class Run:
     failed: bool | None = None
 
 
-@dataclass
+@dataclass(slots=True)
 class Seen:
     """One message of the conversation as the collectors see it."""
 
@@ -54,21 +53,34 @@ class Seen:
     #: model (declared :data:`~.declare.UNSENT`).
     unsent: bool = False
 
-    @cached_property
-    def low(self) -> str:
-        """The text lower-cased (read once, by every collector that needs it)."""
-        return self.text.lower()
+    # read once, by every collector that needs them (plain fields, not
+    # cached_property: its lock costs more than the lower-casing of a short text)
+    _low: str | None = None
+    _hay: str | None = None
 
-    @cached_property
+    @property
+    def low(self) -> str:
+        """The text lower-cased."""
+        low = self._low
+        if low is None:
+            low = self._low = self.text.lower()
+        return low
+
+    @property
     def hay(self) -> str:
         """The text and the tool calls (names and argument strings)."""
-        if not self.calls:
-            return self.text
-        parts = [self.text]
-        for name, args, _ in self.calls:
-            parts.append(name)
-            parts.extend(arg_strings(args))
-        return plain_text("\n".join(c for c in parts if c))
+        hay = self._hay
+        if hay is None:
+            if not self.calls:
+                hay = self.text
+            else:
+                parts = [self.text]
+                for name, args, _ in self.calls:
+                    parts.append(name)
+                    parts.extend(arg_strings(args))
+                hay = plain_text("\n".join(c for c in parts if c))
+            self._hay = hay
+        return hay
 
 
 @dataclass
@@ -106,6 +118,9 @@ class Collector:
 
     #: False: :meth:`see` ignores tool results (the walk does not call it for them).
     reads_tool_results = True
+    #: The roles of the other messages :meth:`see` reads (None: every role); the
+    #: walk calls it for no other.
+    roles: frozenset[str] | None = None
 
     def see(self, m: Seen, w: Walk) -> None:
         """Read one message of the conversation."""
@@ -132,6 +147,7 @@ def walk(
     # who sees what: a collector that reads no message is never called for one
     seeing = [c for c in collectors if type(c).see is not Collector.see]
     seeing_results = [c for c in seeing if c.reads_tool_results]
+    seeing_role: dict[str, list[Collector]] = {}
     for index in indices:
         message = messages[index]
         role = message.role
@@ -154,7 +170,10 @@ def walk(
         seen = Seen(
             index, message, role, text, parsed_calls(message), is_tool, unsent=kind == UNSENT
         )
-        for c in seeing_results if is_tool else seeing:
+        readers = seeing_results if is_tool else seeing_role.get(role)
+        if readers is None:
+            readers = seeing_role[role] = [c for c in seeing if c.roles is None or role in c.roles]
+        for c in readers:
             c.see(seen, w)
     for c in collectors:
         c.finish(w)

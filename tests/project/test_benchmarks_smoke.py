@@ -25,3 +25,13 @@ def test_the_summary_benchmark_times_both_steps_against_plan_json(tmp_path):
     assert figures["messages"] == 200 and figures["plan_json_cpu"] > 0
     assert figures["summary_cpu"] > 0 and figures["retention_cpu"] > 0
     assert figures["critical"] == 0  # the offline summary passes its own retention
+
+
+def test_the_summary_benchmark_times_its_steps_alone(tmp_path):
+    from benchmarks.summary_bench import bench_parts
+
+    path = generate.write_kimi(tmp_path / "context.jsonl", generate.generate_messages(200))
+    figures = bench_parts(repeats=1, path=path)
+    assert figures["messages"] == 200
+    assert figures["extraction_cpu"] >= 0 and figures["read_back_cpu"] >= 0
+    assert figures["sections_cpu"] >= 0

@@ -35,6 +35,7 @@ first, at the top.
 from __future__ import annotations
 
 import re
+import sys
 from collections import Counter
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -49,7 +50,7 @@ from kimi_compact_tui.providers.offline.instructions import (
     kept_lines,
     read_instructions,
 )
-from kimi_compact_tui.providers.offline.transcript import Transcript
+from kimi_compact_tui.providers.offline.transcript import TMessage, Transcript
 from kimi_compact_tui.specifics import (
     CANCELLED,
     COMPLETED,
@@ -139,9 +140,10 @@ def where(item: Item) -> str:
 
 
 def at(indices: list[int]) -> str:
-    numbers = [str(i + 1) for i in indices]
-    if len(numbers) > 4:
-        numbers = numbers[:2] + ["…"] + numbers[-1:]
+    if len(indices) > 4:  # the first two and the last: the others are never written
+        numbers = [str(indices[0] + 1), str(indices[1] + 1), "…", str(indices[-1] + 1)]
+    else:
+        numbers = [str(i + 1) for i in indices]
     return f"message{'' if len(indices) == 1 else 's'} {', '.join(numbers)}"
 
 
@@ -184,10 +186,15 @@ class Line:
     recency: int = 0
     group: str | None = None
     item: Item | None = None
+    _cost: int | None = field(default=None, init=False, repr=False, compare=False)
 
     @property
     def cost(self) -> int:
-        return estimate_tokens(self.text) + 1
+        """Estimated tokens of the line (counted once: a line's text never changes)."""
+        cost = self._cost
+        if cost is None:
+            cost = self._cost = estimate_tokens(self.text) + 1
+        return cost
 
 
 @dataclass
@@ -195,6 +202,7 @@ class Reading:
     transcript: Transcript
     specifics: Specifics
     instructions: Instructions = field(default_factory=Instructions)
+    role_counts: str | None = None  # the footer's "N user, M assistant"
 
 
 def latest(item: Item) -> int:
@@ -431,11 +439,12 @@ def _footer(r: Reading, cut_note: str | None) -> list[str]:
         out.append(f"- {r.instructions.note()}")
     everything = r.transcript.compacted
     if everything:
-        roles = Counter(m.role for m in everything)
-        counts = ", ".join(f"{n} {role}" for role, n in roles.items())
+        if r.role_counts is None:  # counted once, however often the sections are written
+            roles = Counter(m.role for m in everything)
+            r.role_counts = ", ".join(f"{n} {role}" for role, n in roles.items())
         out.append(
             f"- Offline extractive summary (no model wrote it) of messages "
-            f"{everything[0].number}–{everything[-1].number} ({counts})."
+            f"{everything[0].number}–{everything[-1].number} ({r.role_counts})."
         )
     else:
         out.append("- Offline extractive summary (no model wrote it); the transcript was empty.")
@@ -483,9 +492,30 @@ def summary_cost(summary: str) -> int:
 
 def replaced_tokens(transcript: Transcript) -> int:
     """Estimated tokens of the text of the messages the summary replaces."""
-    return sum(
-        MESSAGE_OVERHEAD + sum(estimate_tokens(p) for p in m.parts) for m in transcript.compacted
-    )
+    return Replaced(transcript.compacted).total()
+
+
+class Replaced:
+    """The estimated tokens of the text of the messages the summary replaces,
+    added up only as far as a question needs: a long range's total is far past
+    what a summary may take, and is rarely wanted whole."""
+
+    def __init__(self, messages: list[TMessage]) -> None:
+        self._messages = messages
+        self._read = 0  # messages added up so far
+        self._sum = 0
+
+    def capped(self, limit: int) -> int:
+        """``min(total, limit)``."""
+        messages, at, total = self._messages, self._read, self._sum
+        while total < limit and at < len(messages):
+            total += MESSAGE_OVERHEAD + sum(estimate_tokens(p) for p in messages[at].parts)
+            at += 1
+        self._read, self._sum = at, total
+        return min(total, limit)
+
+    def total(self) -> int:
+        return self.capped(sys.maxsize)
 
 
 @dataclass(frozen=True)
@@ -494,12 +524,17 @@ class Summary:
 
     text: str
     cost: int  # estimated tokens of the summary message
-    budget: int  # estimated tokens of the text of the compacted messages
+    replaced: Replaced = field(compare=False, repr=False)
     trimmed: bool
 
     @property
+    def budget(self) -> int:
+        """Estimated tokens of the text of the compacted messages."""
+        return self.replaced.total()
+
+    @property
     def fits(self) -> bool:
-        return self.cost <= self.budget
+        return self.replaced.capped(self.cost) >= self.cost  # cost <= budget
 
 
 def _cut_note(dropped: Counter[str], requests_gone: str = "") -> str | None:
@@ -555,9 +590,11 @@ def summarize(transcript: Transcript, specifics: Specifics | None = None) -> Sum
     messages it replaces."""
     if specifics is None:
         specifics = specifics_from_transcript(transcript)
-    all_text = "\n".join(m.own_text for m in transcript.messages)
-    r = Reading(transcript, specifics, read_instructions(transcript.instruction, all_text))
-    budget = replaced_tokens(transcript)
+    # the messages' text is only read to follow a custom instruction
+    instruction = transcript.instruction
+    all_text = "\n".join(m.own_text for m in transcript.messages) if instruction.strip() else ""
+    r = Reading(transcript, specifics, read_instructions(instruction, all_text))
+    replaced = Replaced(transcript.compacted)
     lines = lines_of(r)
     critical = [ln for ln in lines if ln.weight >= CRITICAL]
     critical, requests_gone = _over_critical(critical)
@@ -567,7 +604,10 @@ def summarize(transcript: Transcript, specifics: Specifics | None = None) -> Sum
     skeleton -= sum(estimate_tokens(f"- {e}") + 1 for e in EMPTY.values())
     heads = {ln.group for ln in critical if ln.group}
     used = skeleton + sum(ln.cost for ln in critical) + sum(estimate_tokens(h) + 1 for h in heads)
-    room = min(budget - used, MAX_SUMMARY_TOKENS) if transcript.compacted else 0
+    # min(budget, used + MAX) - used is min(budget - used, MAX): the total is
+    # added up no further than that
+    capped = replaced.capped(used + MAX_SUMMARY_TOKENS)
+    room = capped - used if transcript.compacted else 0
     # a short range keeps its key facts even so (and says it is larger)
     key_room = max(0, KEY_FACTS_ROOM - max(room, 0)) if transcript.compacted else 0
     chosen: set[int] = set()
@@ -588,7 +628,7 @@ def summarize(transcript: Transcript, specifics: Specifics | None = None) -> Sum
             heads.add(ln.group)
     # past a short range's budget for its key facts: said first; else the estimate
     # per line is checked against the text and the lightest lines go while it ran short
-    target = None if key_taken else min(budget, used + MAX_SUMMARY_TOKENS)
+    target = None if key_taken else capped
     while True:
         kept_ids = {id(ln) for ln in critical} | chosen
         kept = [ln for ln in lines if id(ln) in kept_ids]
@@ -604,12 +644,12 @@ def summarize(transcript: Transcript, specifics: Specifics | None = None) -> Sum
         )
         chosen.discard(id(lightest))
     trimmed = bool(dropped) or bool(requests_gone)
-    if cost > budget and transcript.compacted:
+    if replaced.capped(cost) < cost and transcript.compacted:  # cost > budget
         first = (
             f"Note: this summary (about {cost} tokens) is larger than the messages it "
-            f"replaces (about {budget} tokens): the requests, rules and open tasks it keeps "
+            f"replaces (about {replaced.total()} tokens): the requests, rules and open tasks it keeps "
             "whole, and the key facts, take more than that."
         )
         text = write(r, kept, note, had=lines, first=first)
         cost = summary_cost(text)
-    return Summary(text, cost, budget, trimmed)
+    return Summary(text, cost, replaced, trimmed)

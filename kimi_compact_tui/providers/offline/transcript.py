@@ -18,6 +18,7 @@ from typing import Any
 
 from kimi_compact_tui.compaction.plan import LEADING_ROLES
 from kimi_compact_tui.compaction.request import CUSTOM_INSTRUCTION_HEADER
+from kimi_compact_tui.fsutil import gc_paused
 from kimi_compact_tui.providers.base import SummaryInput
 from kimi_compact_tui.sanitize import plain_text
 
@@ -32,7 +33,7 @@ INJECTED_RE = re.compile(
 )
 
 
-@dataclass
+@dataclass(slots=True)
 class TMessage:
     """One sent message: its number in the request, its role and its text parts."""
 
@@ -101,7 +102,7 @@ def _request_parts(request_messages: Any) -> list[str]:
     return [
         str(p.get("text") or "")
         for p in content
-        if isinstance(p, Mapping) and p.get("type") == "text"
+        if (type(p) is dict or isinstance(p, Mapping)) and p.get("type") == "text"
     ]
 
 
@@ -110,12 +111,15 @@ def read_parts(parts: Sequence[str]) -> list[TMessage]:
     terminal shows them: escape sequences and controls dropped, an OSC 8 link's
     target written out (:func:`~kimi_compact_tui.sanitize.plain_text`)."""
     out: list[TMessage] = []
-    for part in parts[:-1]:  # the final part is the prompt (and any custom instruction)
-        role = header_role(part, len(out) + 1)
-        if role is not None:
-            out.append(TMessage(len(out) + 1, role))
-        elif out:
-            out[-1].parts.append(plain_text(part))
+    with gc_paused():  # a message and its list each: no cycles for a collection to find
+        for part in parts[:-1]:  # the final part is the prompt (and any custom instruction)
+            if part.endswith(_HEADER_END):  # what every header ends with: one test, no f-string
+                role = header_role(part, len(out) + 1)
+                if role is not None:
+                    out.append(TMessage(len(out) + 1, role))
+                    continue
+            if out:
+                out[-1].parts.append(plain_text(part))
     return out
 
 
