@@ -178,6 +178,17 @@ _ESCAPE_SEQUENCE = re.compile(
 _LONE_CR = re.compile("\r(?!\n)")
 _OTHER_CONTROL = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\x7f-\x9f]")
 _ANY_CONTROL = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f]")
+#: Every byte but the ASCII controls :data:`_ANY_CONTROL` matches: an ASCII
+#: text with none of them translates to nothing (one C pass, about three
+#: times faster than the pattern's search on tool outputs).
+_NOT_ASCII_CONTROL = bytes(b for b in range(256) if not (b <= 8 or 11 <= b <= 31 or b == 127))
+
+
+def has_control(text: str) -> bool:
+    """Whether ``text`` holds a C0 or C1 control other than a newline or a tab."""
+    if text.isascii():
+        return bool(text.encode("ascii").translate(None, _NOT_ASCII_CONTROL))
+    return _ANY_CONTROL.search(text) is not None
 
 
 def _link(match: re.Match[str]) -> str:
@@ -194,7 +205,7 @@ def plain_text(text: str) -> str:
     C0/C1 controls are dropped (newlines and tabs stay, a lone carriage return
     becomes a newline), and an OSC 8 hyperlink becomes ``text <target>`` so its
     target URL stands alone."""
-    if _ANY_CONTROL.search(text) is None:
+    if not has_control(text):
         return text
     if "8;" in text:
         text = _OSC8_PAIR.sub(_link, text)

@@ -120,3 +120,20 @@ def test_the_offline_summary_holds_no_escape_sequence():
 @pytest.mark.parametrize("text", ["plain", "tab\there\nnewline", "emoji \U0001f600 and \u200b"])
 def test_plain_text_leaves_text_without_terminal_controls_alone(text):
     assert plain_text(text) is text or plain_text(text) == text
+
+
+def test_the_ascii_fast_check_finds_the_controls_the_pattern_finds():
+    """has_control's one-pass check of an ASCII text says what the pattern says,
+    on every character and on random mixtures (newlines and tabs are no control)."""
+    import random
+
+    from kimi_compact_tui.sanitize import _ANY_CONTROL, has_control
+
+    for code in range(0x300):
+        for text in (chr(code), f"ab{chr(code)}cd", f"é{chr(code)}"):
+            assert has_control(text) == (_ANY_CONTROL.search(text) is not None), repr(text)
+    rng = random.Random(31)
+    alphabet = "abc \n\t\r\x1b\x07\x7f\x85\x9cé漢" + "".join(map(chr, range(32)))
+    for _ in range(20_000):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 12)))
+        assert has_control(text) == (_ANY_CONTROL.search(text) is not None), repr(text)
