@@ -463,6 +463,12 @@ GATE_PATTERNS: tuple[tuple[bool, bytes], ...] = (
 #: The ``assigned`` rule's names (each followed by ``=`` or ``:`` and a value).
 GATE_NAMES = (b"key", b"pass", b"pwd", b"secret", b"token", b"cred", b"auth", b"contrase")
 GATE_RUN_LENGTH = 23
+#: The value after a name's ``=`` or ``:``, as the ``assigned`` rule takes it:
+#: six characters or more that are not followed by ``(``, ``[``, ``.`` or a
+#: word character (``token = parse(x)`` is a call, no value). A byte of a
+#: character past ASCII is neither, so the gate never drops what the rule,
+#: reading characters, would take.
+GATE_VALUE = rb"[\"']?[^\s\"',;()\[\]{}<>]{6,}?[\"']?(?![(\[.\w])"
 
 
 @lru_cache(maxsize=1)
@@ -474,7 +480,7 @@ def gate() -> tuple[tuple[tuple[bool, re.Pattern[bytes]], ...], tuple[re.Pattern
     names = tuple(
         re.compile(
             name + rb"[\w.\x80-\xff-]*[\s\"'\]\x1c-\x1f\x80-\xff]*[:=][=>]?"
-            rb"[\s\x1c-\x1f\x80-\xff]*[\"']?[^\s\"',;()\[\]{}<>]{6}"
+            rb"[\s\x1c-\x1f\x80-\xff]*" + GATE_VALUE
         )
         for name in GATE_NAMES
     )

@@ -1,0 +1,148 @@
+"""The batch masker's prefilter (``secrets._gated``) against the masker
+without it (``secrets._masked``: every detector over the whole text): the
+prefilter is only a shortcut, it never leaves a secret in clear (issue 31's
+speed work on the compaction request).
+
+The texts: the labelled corpus (tests/fixtures/secrets/), the shapes at the
+prefilter's edges, and long benign tool outputs of a generated session with
+corpus secrets mixed in at random places.
+"""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+from benchmarks.generate import generate_messages
+from kimi_compact_tui import secrets
+from kimi_compact_tui.secrets import mask_texts
+from tests.providers.test_masking_written_and_sent import NEAR_THE_PREFILTER
+from tests.providers.test_secrets_masker import ALL_LOOKALIKES, ALL_SECRETS
+
+ROOT = Path(__file__).resolve().parents[2]
+
+#: Around the value the ``assigned`` rule takes: what follows six characters
+#: decides between a value (masked) and a call or an attribute (left alone).
+VALUE_EDGES = [
+    "token = parse(380)",
+    "token = parser(380)",
+    "token = parser[0]",
+    "token = parser.get()",
+    "token = parser_x(1)",
+    "token = abcdef.x",
+    "token = abcdef-(",
+    "token = abcdef/(",
+    "token = abcdef:x(",
+    "token = abcdefé(",
+    "token = abcdeé(",
+    "token = abcdefı",
+    "token = abcdef\u00a0(",
+    "token = abcdef\x1c(",
+    "token = 'abcdef'(",
+    "token = 'abcdef'.strip()",
+    'token = "abcdefgh".strip()',
+    'token = "abcdefgh"',
+    "token = abcdef",
+    "token = abcde",
+    "token = 'abcde'",
+    "token = 12345678",
+    "token = 1234567a",
+    "api_key: sk_abcdef)",
+    "api_key: abcdef)",
+    "api_key: abcdef]",
+    "api_key: abcdef[",
+    "api_key: abcdef;",
+    "password=hunter22.",
+    "password=hunter22.x",
+    "password=hunter2(",
+    "password=hunter22!(",
+    "password := (hunter22)",
+    "secret => [abcdefgh]",
+    "cred = {abcdefgh}",
+    "auth = <abcdefgh>",
+    "contraseña = abcdefgh(",
+    "contraseña = abcdefgh",
+    "\u212aey = abcdefgh(",
+    "\u212aey = abcdefgh",
+    "pwd: 好好好好好好(",
+    "pwd: 好好好好好好",
+]
+
+
+def ungated(texts: list[str]) -> list[str]:
+    return [secrets._masked(t) for t in texts]
+
+
+def assert_superset(texts: list[str]) -> None:
+    """Every text a detector changes is let through, and to the ``assigned``
+    rule alone only when that rule alone masks it the same."""
+    full, assigned = secrets._gated(texts)
+    only = [d for d in secrets._detectors() if d[0] == "assigned"]
+    for i, text in enumerate(texts):
+        masked = secrets._masked(text)
+        if masked == text or i in full:
+            continue
+        assert i in assigned, text
+        assert secrets._masked(text, only) == masked, text
+
+
+def corpus_texts() -> list[str]:
+    return [c["text"] for c in ALL_SECRETS + ALL_LOOKALIKES] + NEAR_THE_PREFILTER
+
+
+def test_the_gate_lets_through_every_text_a_detector_changes():
+    texts = corpus_texts() + VALUE_EDGES
+    assert_superset(texts)
+    assert mask_texts(texts) == ungated(texts)
+
+
+def test_a_call_after_a_secret_name_is_no_value_and_skips_the_masker():
+    """``token = parser(380)`` (a generated listing's line) holds no secret:
+    the prefilter leaves it as it is, without running the masker."""
+    calls = [t for t in VALUE_EDGES if secrets._masked(t) == t and "(" in t]
+    assert "token = parser(380)" in calls
+    full, assigned = secrets._gated(["token = parser(380)", "token = parser.get()"])
+    assert full == set() and assigned == set()
+    values = [t for t in VALUE_EDGES if secrets._masked(t) != t]
+    assert len(values) >= 15
+    full, assigned = secrets._gated(values)
+    assert full | assigned == set(range(len(values)))
+
+
+def tool_outputs(n: int) -> list[str]:
+    out = []
+    for message in generate_messages(n):
+        content = message.get("content")
+        text = content if isinstance(content, str) else json.dumps(content, ensure_ascii=False)
+        if message["role"] == "tool" and len(text) > 200:
+            out.append(text)
+    return out
+
+
+def test_corpus_secrets_inside_long_tool_outputs_are_masked_as_without_the_gate():
+    """Random mixtures: a corpus secret or look-alike (or a prefilter edge)
+    put at a random place of a long benign tool output, a line of its own or
+    inside a line; outputs joined past the size where the masker goes line by
+    line too."""
+    rng = random.Random(31)
+    outputs = tool_outputs(600)
+    assert len(outputs) >= 100
+    pieces = corpus_texts() + VALUE_EDGES
+    texts = []
+    for _ in range(400):
+        text = rng.choice(outputs)
+        for _ in range(rng.randrange(1, 4)):
+            at = rng.randrange(len(text) + 1)
+            piece = rng.choice(pieces)
+            glue = rng.choice(["", " ", "\n", "\t", "=", '"'])
+            text = text[:at] + glue + piece + glue + text[at:]
+        texts.append(text)
+    texts += ["\n".join(rng.sample(texts, 12)) for _ in range(10)]  # past LINES_FROM
+    assert sum(len(t) >= secrets.LINES_FROM for t in texts) >= 10
+    masked = mask_texts(texts)
+    assert masked == ungated(texts)
+    assert sum(m != t for m, t in zip(masked, texts, strict=True)) >= 300
+    assert_superset(texts[:150])
+    plain = tool_outputs(300)
+    assert mask_texts(plain) == plain == ungated(plain)
