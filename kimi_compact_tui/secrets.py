@@ -428,63 +428,90 @@ def without_userinfo(text: str) -> str:
 #   GitLab, OpenAI, PyPI, SendGrid, Stripe, Mailchimp, Google and Hugging Face
 #   keys, and the keyword plugins (Cloudant, IBM, SoftLayer: 24 characters
 #   and more after the name);
-# - the patterns of :data:`GATE_PATTERNS` stand for the shorter ones: literals
-#   (``AKIA``, ``eyJ``, ``xox``, ``-password``, ``mysql``, ...), grouped by
-#   their first character so that each pattern starts with a literal (the
-#   regex engine then skips to it quickly); ``user:password@`` after ``://``;
-#   and a name that says secret (:data:`GATE_NAMES`) followed by ``=`` or
-#   ``:`` and six characters of a value (the ``assigned`` rule), each name
-#   its own pattern. A text let through by those names
-#   alone can hold no other shape (every other detector stands behind a run
-#   or a literal), so only the ``assigned`` rule runs on it.
+# - the passes of :data:`GATE_PASSES` stand for the shorter ones. Each pass
+#   is one search of the blob for a literal (the regex engine skips to it
+#   quickly; a search costs about the same whatever it looks for, so there
+#   are as few as can be), then what must stand around it, tried in place:
+#   ``AKIA`` and the other ``A`` ids, ``eyJ``, ``xox``, ``user:password@`` or
+#   a Slack hook after ``://``, ``aws``, ``mysql``, ``login``, ``bearer``...;
+#   a shape that holds a name that says secret (:data:`GATE_NAMES`) is tried
+#   in that name's pass (``-password``, ``sshpass`` in ``pass``'s,
+#   ``PRIVATE KEY``, ``--api-key`` in ``key``'s, ``_authToken`` in
+#   ``token``'s), and ``sk-`` and ``sq0csp-`` in the pass of ``-``. The name
+#   followed by ``=`` or ``:`` and a value (:data:`GATE_VALUE`) is the
+#   ``assigned`` rule's shape (the ``name`` group). A text let through by
+#   that group alone can hold no other shape (every other detector stands
+#   behind a run or another alternative), so only the ``assigned`` rule runs
+#   on it.
 #
 # Texts are looked at as one UTF-8 blob (byte searches are fast); the four
 # characters a case-insensitive match or ``str.lower`` treats as ASCII
 # letters (İ ı ſ K) are folded to them first, so the blob never misses what
-# the text holds.
-#: Each entry: (looked for in the lower-cased blob, pattern).
-GATE_PATTERNS: tuple[tuple[bool, bytes], ...] = (
-    (False, rb"A(?:KC|KIA|SIA|3T|BIA|CCA|ccountKey=|P[0-9A-F])"),
-    (False, rb"eyJ"),
-    (False, rb"_authToken"),
-    (False, rb"xox"),
-    (False, rb"hooks\.slack\.com"),
-    (False, rb"sq0csp-"),
-    (False, rb"k-(?<=[srp]k-)"),
-    (False, rb"sshpass"),
-    (False, rb"P(?:RIVATE KEY|uTTY-User-Key-File)"),
-    (False, rb"://[^\s@]*@"),
-    (True, rb"aws"),
-    (True, rb"-(?:pass|pwd|token|api|secret|auth)"),
-    (True, rb"m(?:ysql|ariadb)"),
-    (True, rb"login"),
-    (True, rb"b(?:earer|asic) "),
+# the text holds. A pass on the lower-cased blob lets through a shape the
+# detector wants in one case in any case: more texts, never fewer.
+#: Each entry: (looked for in the lower-cased blob, the literal, what may stand
+#: around it for a detector: any one of these, tried where the literal ends,
+#: and whether the literal is a name of :data:`GATE_NAMES`).
+GATE_PASSES: tuple[tuple[bool, bytes, tuple[bytes, ...], bool], ...] = (
+    (
+        True,
+        b"key",
+        (
+            rb"(?<=private key)",
+            rb"(?<=putty-user-key)",
+            rb"(?<=accountkey)=",
+            rb"(?<=-api-key)",
+            rb"(?<=-apikey)",
+        ),
+        True,
+    ),
+    (True, b"pass", (rb"(?<=sshpass)", rb"(?<=-pass)"), True),
+    (True, b"pwd", (rb"(?<=-pwd)",), True),
+    (True, b"secret", (rb"(?<=-secret)",), True),
+    (True, b"token", (rb"(?<=-token)", rb"(?<=_authtoken)"), True),
+    (True, b"cred", (), True),
+    (True, b"auth", (rb"(?<=-auth)",), True),
+    (True, b"contrase", (), True),
+    (True, b"-", (rb"(?<=sq0csp-)", rb"(?<=[srp]k-)"), False),
+    (True, b"aws", (b"",), False),
+    (True, b"m", (b"ysql", b"ariadb"), False),
+    (True, b"login", (b"",), False),
+    (True, b"b", (b"earer ", b"asic "), False),
+    (False, b"A", (b"KC", b"KIA", b"SIA", b"3T", b"BIA", b"CCA", rb"P[0-9A-F]"), False),
+    (False, b"eyJ", (b"",), False),
+    (False, b"xox", (b"",), False),
+    (False, b"://", (rb"[^\s@]*@", rb"(?<=https://)hooks\.slack\.com"), False),
 )
 #: The ``assigned`` rule's names (each followed by ``=`` or ``:`` and a value).
 GATE_NAMES = (b"key", b"pass", b"pwd", b"secret", b"token", b"cred", b"auth", b"contrase")
 GATE_RUN_LENGTH = 23
-#: The value after a name's ``=`` or ``:``, as the ``assigned`` rule takes it:
-#: six characters or more that are not followed by ``(``, ``[``, ``.`` or a
-#: word character (``token = parse(x)`` is a call, no value). A byte of a
+#: What follows a name of :data:`GATE_NAMES` in the ``assigned`` rule: the
+#: rest of the name, ``=`` or ``:``, then the value as the rule takes it: six
+#: characters or more that are not followed by ``(``, ``[``, ``.`` or a word
+#: character (``token = parse(x)`` is a call, no value). A byte of a
 #: character past ASCII is neither, so the gate never drops what the rule,
 #: reading characters, would take.
-GATE_VALUE = rb"[\"']?[^\s\"',;()\[\]{}<>]{6,}?[\"']?(?![(\[.\w])"
+GATE_VALUE = (
+    rb"[\w.\x80-\xff-]*[\s\"'\]\x1c-\x1f\x80-\xff]*[:=][=>]?[\s\x1c-\x1f\x80-\xff]*"
+    rb"[\"']?[^\s\"',;()\[\]{}<>]{6,}?[\"']?(?![(\[.\w])"
+)
+
+Pass = tuple[bool, re.Pattern[bytes], re.Pattern[bytes] | None]
 
 
 @lru_cache(maxsize=1)
-def gate() -> tuple[tuple[tuple[bool, re.Pattern[bytes]], ...], tuple[re.Pattern[bytes], ...]]:
-    """The prefilter's patterns, compiled on first use: those that let a text
-    through to every detector, and those (the names) that let it through to
-    the ``assigned`` rule."""
-    full = tuple((lower, re.compile(pattern)) for lower, pattern in GATE_PATTERNS)
-    names = tuple(
-        re.compile(
-            name + rb"[\w.\x80-\xff-]*[\s\"'\]\x1c-\x1f\x80-\xff]*[:=][=>]?"
-            rb"[\s\x1c-\x1f\x80-\xff]*" + GATE_VALUE
-        )
-        for name in GATE_NAMES
-    )
-    return full, names
+def gate() -> tuple[Pass, ...]:
+    """The prefilter's passes, compiled on first use: (on the lower-cased
+    blob, the pattern, the pattern without its ``name`` group when it has
+    both)."""
+    out: list[Pass] = []
+    for lower, literal, around, name in GATE_PASSES:
+        shapes = b"|".join(around)
+        alternatives = shapes + (b"|" if around else b"") + rb"(?P<name>" + GATE_VALUE + b")"
+        pattern = literal + b"(?:" + (alternatives if name else shapes) + b")"
+        shapes_only = re.compile(literal + b"(?:" + shapes + b")") if name and around else None
+        out.append((lower, re.compile(pattern), shapes_only))
+    return tuple(out)
 
 
 #: Bytes of a long run as ``a``, every other byte as a space.
@@ -517,16 +544,9 @@ def _gated(texts: list[str]) -> tuple[set[int], set[int]]:
     def part_of(offset: int) -> int:
         return bisect.bisect_right(starts, offset) - 1
 
-    def search(haystack: bytes, pattern: re.Pattern[bytes], hit: set[int]) -> None:
-        m = pattern.search(haystack)
-        while m is not None:
-            index = part_of(m.start())
-            hit.add(index)  # then on from the next text
-            m = pattern.search(haystack, max(m.start() + 1, starts[index + 1]))
-
     lowered = blob.lower()
-    patterns, names = gate()
     full: set[int] = set()
+    assigned: set[int] = set()
     run = b"a" * GATE_RUN_LENGTH
     runs = blob.translate(GATE_RUN)
     at = runs.find(run)
@@ -534,11 +554,19 @@ def _gated(texts: list[str]) -> tuple[set[int], set[int]]:
         index = part_of(at)
         full.add(index)
         at = runs.find(run, max(at + 1, starts[index + 1]))
-    for lower, pattern in patterns:
-        search(lowered if lower else blob, pattern, full)
-    assigned: set[int] = set()
-    for pattern in names:
-        search(lowered, pattern, assigned)
+    for lower, pattern, shapes_only in gate():
+        haystack = lowered if lower else blob
+        m = pattern.search(haystack)
+        while m is not None:
+            index = part_of(m.start())
+            after = starts[index + 1]  # the next text
+            if m.lastgroup != "name":
+                full.add(index)
+            else:  # a name and a value; any other shape further in the same text?
+                assigned.add(index)
+                if shapes_only is not None and shapes_only.search(haystack, m.start() + 1, after):
+                    full.add(index)
+            m = pattern.search(haystack, max(m.start() + 1, after))
     return full, assigned - full
 
 
