@@ -470,7 +470,7 @@ GATE_PASSES: tuple[tuple[bool, bytes, tuple[bytes, ...], bool], ...] = (
     (True, b"secret", (rb"(?<=-secret)",), True),
     (True, b"token", (rb"(?<=-token)", rb"(?<=_authtoken)"), True),
     (True, b"cred", (), True),
-    (True, b"auth", (rb"(?<=-auth)",), True),
+    (True, b"auth", (), True),
     (True, b"contrase", (), True),
     (True, b"-", (rb"(?<=sq0csp-)", rb"(?<=[srp]k-)"), False),
     (True, b"aws", (b"",), False),
