@@ -35,6 +35,7 @@ from __future__ import annotations
 import bisect
 import re
 from functools import lru_cache
+from itertools import accumulate
 from typing import Any
 
 MASK = "[masked]"
@@ -532,14 +533,12 @@ def _folded(text: str) -> str:
 def _gated(texts: list[str]) -> tuple[set[int], set[int]]:
     """The indices of ``texts`` the prefilter lets through to the masker: to
     every detector, and to the ``assigned`` rule only."""
-    encoded = [_folded(t).encode("utf-8", "surrogatepass") for t in texts]
+    encoded = [
+        t.encode() if t.isascii() else _folded(t).encode("utf-8", "surrogatepass") for t in texts
+    ]
     blob = b"\n".join(encoded)
-    starts: list[int] = []
-    at = 0
-    for chunk in encoded:
-        starts.append(at)
-        at += len(chunk) + 1
-    starts.append(at)  # the end, past the last separator
+    # where each text starts in the blob, then the end (past the last separator)
+    starts = list(accumulate((len(chunk) + 1 for chunk in encoded), initial=0))
 
     def part_of(offset: int) -> int:
         return bisect.bisect_right(starts, offset) - 1
@@ -577,8 +576,11 @@ def mask_texts(texts: list[str]) -> list[str]:
     they are, and the masker runs on the others (a 10,000-message request
     in docs/BENCHMARKS.md)."""
     full, assigned = _gated(texts)
-    only = [d for d in _detectors() if d[0] == "assigned"]
-    return [
-        mask_secrets(t) if i in full else _masked(t, only) if i in assigned else t
-        for i, t in enumerate(texts)
-    ]
+    out = list(texts)
+    for i in full:
+        out[i] = mask_secrets(texts[i])
+    if assigned:
+        only = [d for d in _detectors() if d[0] == "assigned"]
+        for i in assigned:
+            out[i] = _masked(texts[i], only)
+    return out
