@@ -34,7 +34,8 @@ from __future__ import annotations
 
 import bisect
 import re
-from functools import lru_cache
+from collections.abc import Callable
+from functools import lru_cache, partial
 from itertools import accumulate
 from typing import Any
 
@@ -497,22 +498,63 @@ GATE_VALUE = (
     rb"[\"']?[^\s\"',;()\[\]{}<>]{6,}?[\"']?(?![(\[.\w])"
 )
 
-Pass = tuple[bool, re.Pattern[bytes], re.Pattern[bytes] | None]
+#: The passes whose literal holds a byte that is rare in most text: that
+#: byte and where it stands in the literal. Such a pass looks for the byte
+#: (``bytes.find``: ten times as fast as the regex engine's own search) and
+#: tries its pattern there, until the byte has been found more than once per
+#: :data:`ANCHOR_SPAN` bytes of the blob; then the regex engine searches on.
+GATE_ANCHORS: dict[bytes, tuple[bytes, int]] = {
+    b"A": (b"A", 0),
+    b"eyJ": (b"J", 2),
+    b"xox": (b"x", 0),
+    b"-": (b"-", 0),
+    b"aws": (b"w", 1),
+    b"pwd": (b"w", 1),
+}
+ANCHOR_SPAN = 4096
+
+Pass = tuple[bool, re.Pattern[bytes], re.Pattern[bytes] | None, tuple[bytes, int] | None]
 
 
 @lru_cache(maxsize=1)
 def gate() -> tuple[Pass, ...]:
     """The prefilter's passes, compiled on first use: (on the lower-cased
     blob, the pattern, the pattern without its ``name`` group when it has
-    both)."""
+    both, its anchor byte)."""
     out: list[Pass] = []
     for lower, literal, around, name in GATE_PASSES:
         shapes = b"|".join(around)
         alternatives = shapes + (b"|" if around else b"") + rb"(?P<name>" + GATE_VALUE + b")"
         pattern = literal + b"(?:" + (alternatives if name else shapes) + b")"
         shapes_only = re.compile(literal + b"(?:" + shapes + b")") if name and around else None
-        out.append((lower, re.compile(pattern), shapes_only))
+        out.append((lower, re.compile(pattern), shapes_only, GATE_ANCHORS.get(literal)))
     return tuple(out)
+
+
+def _searcher(
+    haystack: bytes, pattern: re.Pattern[bytes], anchor: tuple[bytes, int] | None
+) -> Callable[[int], re.Match[bytes] | None]:
+    """``pattern.search(haystack, pos)`` as a function of ``pos``; by the
+    pass's anchor byte while that byte is rare in ``haystack``."""
+    if anchor is None:
+        return partial(pattern.search, haystack)
+    byte, offset = anchor
+    budget = len(haystack) // ANCHOR_SPAN
+
+    def search(pos: int) -> re.Match[bytes] | None:
+        nonlocal budget
+        at = haystack.find(byte, pos + offset) if budget > 0 else -2
+        while at >= 0:
+            budget -= 1
+            if budget <= 0:  # the byte is common here: the engine's search from this one on
+                return pattern.search(haystack, at - offset)
+            m = pattern.match(haystack, at - offset)  # every match starts with the literal
+            if m is not None:
+                return m
+            at = haystack.find(byte, at + 1)
+        return None if at == -1 else pattern.search(haystack, pos)
+
+    return search
 
 
 #: Bytes of a long run as ``a``, every other byte as a space.
@@ -553,9 +595,10 @@ def _gated(texts: list[str]) -> tuple[set[int], set[int]]:
         index = part_of(at)
         full.add(index)
         at = runs.find(run, max(at + 1, starts[index + 1]))
-    for lower, pattern, shapes_only in gate():
+    for lower, pattern, shapes_only, anchor in gate():
         haystack = lowered if lower else blob
-        m = pattern.search(haystack)
+        search = _searcher(haystack, pattern, anchor)
+        m = search(0)
         while m is not None:
             index = part_of(m.start())
             after = starts[index + 1]  # the next text
@@ -565,7 +608,7 @@ def _gated(texts: list[str]) -> tuple[set[int], set[int]]:
                 assigned.add(index)
                 if shapes_only is not None and shapes_only.search(haystack, m.start() + 1, after):
                     full.add(index)
-            m = pattern.search(haystack, max(m.start() + 1, after))
+            m = search(max(m.start() + 1, after))
     return full, assigned - full
 
 

@@ -183,3 +183,40 @@ GATE_FRAGMENTS = [
 def test_the_gate_never_keeps_a_text_the_masker_would_change(texts):
     assert_superset(texts)
     assert mask_texts(texts) == ungated(texts)
+
+
+def test_a_pass_finds_the_same_by_its_anchor_byte_as_by_the_regex_engine(monkeypatch):
+    """A pass looks for its rare byte, then for the whole pattern once that
+    byte turns out common: whichever way, and wherever it switches, the
+    prefilter lets the same texts through. One shape a text, between texts
+    full of the anchor bytes (so that the switch comes at many places)."""
+    rng = random.Random(7)
+    outputs = tool_outputs(300)
+    texts = []
+    for filler, shape in (("A ", "AKC"), ("J ", "eyJ"), ("x ", "xox"), ("- ", "sk-")):
+        for _ in range(8):  # a budget runs out on the shape's anchor byte, for one budget
+            texts += [filler * 3, shape]
+    for filler, shape in (("w ", "aws"), ("w ", "pwd = abcdefgh")):
+        for _ in range(8):
+            texts += [filler * 3, shape]
+    texts += ["AAKC", "xxox"]  # the byte twice in a row: the second starts the shape
+    for piece in corpus_texts() + VALUE_EDGES:
+        text = rng.choice(outputs)
+        at = rng.randrange(len(text) + 1)
+        texts.append(text[:at] + " " + piece + " " + text[at:])
+        texts.append(piece)  # at the very start of a text
+        texts.append(rng.choice("AJxw-") + piece)  # right after an anchor byte
+        texts.append("-x-w-A-J- " * rng.randrange(1, 20))
+    texts += ["AAKC xxoxo eyeyJ awaws pwpwd --sk-abc " * n for n in range(1, 30)]
+    blob_size = sum(len(t.encode()) + 1 for t in texts)
+    seen = set()
+    for budget in (blob_size, 3000, 1000, 300, *range(100)):
+        monkeypatch.setattr(
+            secrets, "ANCHOR_SPAN", blob_size // budget if budget else blob_size + 1
+        )
+        full, assigned = secrets._gated(texts)
+        seen.add((frozenset(full), frozenset(assigned)))
+    assert len(seen) == 1
+    full, assigned = seen.pop()
+    assert len(full) >= 100 and assigned
+    assert mask_texts(texts) == ungated(texts)
