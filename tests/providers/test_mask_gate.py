@@ -19,6 +19,13 @@ from hypothesis import strategies as st
 
 from benchmarks.generate import generate_messages
 from kimi_compact_tui import secrets
+from kimi_compact_tui.compaction.request import (
+    PLAIN_ROLES,
+    build_compaction_input_parts,
+    build_kimi_compaction_request_session,
+    message_header,
+)
+from kimi_compact_tui.model import Message
 from kimi_compact_tui.secrets import mask_texts
 from tests.providers.test_masking_written_and_sent import NEAR_THE_PREFILTER
 from tests.providers.test_secrets_masker import ALL_LOOKALIKES, ALL_SECRETS
@@ -220,3 +227,30 @@ def test_a_pass_finds_the_same_by_its_anchor_byte_as_by_the_regex_engine(monkeyp
     full, assigned = seen.pop()
     assert len(full) >= 100 and assigned
     assert mask_texts(texts) == ungated(texts)
+
+
+def test_the_request_leaves_out_of_masking_only_headers_that_hold_nothing_to_mask():
+    """The compaction request masks every part but the headers of the usual
+    roles, which hold a number and fixed words: masking all of them gives the
+    same parts; a header of another role is masked like any text."""
+    for role in PLAIN_ROLES:
+        headers = [message_header(n, role) for n in (1, 7, 99_999, 10**15)]
+        assert ungated(headers) == headers
+        assert secrets._gated(headers) == (set(), set())
+    messages = [Message.make("system", "You are a coding agent.")]
+    for case in ALL_SECRETS[:30] + ALL_LOOKALIKES[:10]:
+        messages += [
+            Message.make("user", f"Please run: {case['text']}"),
+            Message.make("assistant", [{"type": "text", "text": case["text"]}]),
+            Message.make("tool", f"$ {case['text']}\nok"),
+        ]
+    messages.append(Message.make("api_key=hunter22xyz", "a role that holds a secret"))
+    messages.append(Message.make(None, "no role"))
+    indices = range(len(messages))
+    plain = build_compaction_input_parts(messages, indices, "Summarize.", "keep token=abcdefgh1")
+    request = build_kimi_compaction_request_session(
+        messages, indices, "Summarize.", "keep token=abcdefgh1", mask=True
+    )
+    sent = [p["text"] for p in request[1]["content"]]
+    assert sent == mask_texts(plain) == ungated(plain) != plain
+    assert "hunter22xyz" not in "".join(sent) and "abcdefgh1" not in sent[-1]
