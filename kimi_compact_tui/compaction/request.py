@@ -63,7 +63,7 @@ def build_compaction_input_parts(
     custom_instruction: str = "",
 ) -> list[str]:
     """The text parts of the synthetic user message, in order."""
-    return _input_parts(messages, request_indices, prompt_text, custom_instruction)[0]
+    return _input_parts(messages, request_indices, prompt_text, custom_instruction)
 
 
 def _input_parts(
@@ -71,23 +71,26 @@ def _input_parts(
     request_indices: Iterable[int],
     prompt_text: str,
     custom_instruction: str = "",
-) -> tuple[list[str], list[int]]:
-    """The text parts, and the indices of those that can hold a secret: all
-    but the headers of :data:`PLAIN_ROLES`."""
+    maskable: list[int] | None = None,
+) -> list[str]:
+    """The text parts; ``maskable`` gets the indices of those that can hold a
+    secret: all but the headers of :data:`PLAIN_ROLES`."""
     parts: list[str] = []
-    maskable: list[int] = []
     for number, index in enumerate(request_indices, 1):
         message = messages[index]
         role = message.role
-        if not (isinstance(role, str) and role in PLAIN_ROLES):
-            maskable.append(len(parts))
-        parts.append(message_header(number, role))
         texts = message.text_parts()
-        maskable.extend(range(len(parts), len(parts) + len(texts)))
+        if maskable is not None:
+            at = len(parts)
+            if not (isinstance(role, str) and role in PLAIN_ROLES):
+                maskable.append(at)
+            maskable.extend(range(at + 1, at + 1 + len(texts)))
+        parts.append(message_header(number, role))
         parts.extend(texts)
-    maskable.append(len(parts))
+    if maskable is not None:
+        maskable.append(len(parts))
     parts.append(build_prompt_part(prompt_text, custom_instruction))
-    return parts, maskable
+    return parts
 
 
 def estimate_request_tokens(
@@ -140,8 +143,9 @@ def build_kimi_compaction_request_session(
     """The two request messages: generic compactor system prompt, then the
     synthetic user message (a list of text parts); with ``mask``, the
     secrets in those parts masked (:func:`masked_parts`)."""
-    parts, maskable = _input_parts(messages, request_indices, prompt_text, custom_instruction)
-    if mask:
+    maskable: list[int] | None = [] if mask else None
+    parts = _input_parts(messages, request_indices, prompt_text, custom_instruction, maskable)
+    if maskable is not None:
         parts = masked_parts(parts, maskable)
     return [
         {"role": "system", "content": COMPACTOR_SYSTEM_PROMPT},
