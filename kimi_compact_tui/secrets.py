@@ -423,26 +423,28 @@ def without_userinfo(text: str) -> str:
 # one of these, so a text that holds none is left as it is without running
 # the detectors. Each entry is implied by every match of the detectors it
 # stands for (checked against the masker, text by text, in
-# tests/providers/test_masking_written_and_sent.py):
+# tests/providers/test_masking_written_and_sent.py and
+# tests/providers/test_mask_gate.py):
 #
 # - a run of 23 characters of ``[A-Za-z0-9_-]`` (:data:`GATE_RUN`) stands for
 #   every shape whose value is that long: the needle-less plugins, GitHub,
 #   GitLab, OpenAI, PyPI, SendGrid, Stripe, Mailchimp, Google and Hugging Face
 #   keys, and the keyword plugins (Cloudant, IBM, SoftLayer: 24 characters
 #   and more after the name);
-# - the passes of :data:`GATE_PASSES` stand for the shorter ones. Each pass
-#   is one search of the blob for a literal (the regex engine skips to it
-#   quickly; a search costs about the same whatever it looks for, so there
-#   are as few as can be), then what must stand around it, tried in place:
+# - the literals of :data:`GATE_PASSES` stand for the shorter ones, each
+#   with what must stand around it, tried in place (the literals that share
+#   a byte are looked for in one pass, :data:`GATE_GROUPS`: a search of the
+#   blob costs about the same whatever it looks for, so there are as few as
+#   can be):
 #   ``AKIA`` and the other ``A`` ids, ``eyJ``, ``xox``, ``user:password@`` or
 #   a Slack hook after ``://``, ``aws``, ``mysql``, ``login``, ``bearer``...;
 #   a shape that holds a name that says secret (:data:`GATE_NAMES`) is tried
-#   in that name's pass (``-password``, ``sshpass`` in ``pass``'s,
-#   ``PRIVATE KEY``, ``--api-key`` in ``key``'s, ``_authToken`` in
-#   ``token``'s), and ``sk-`` and ``sq0csp-`` in the pass of ``-``. The name
+#   with that name (``-password``, ``sshpass`` with ``pass``,
+#   ``PRIVATE KEY``, ``--api-key`` with ``key``, ``_authToken`` with
+#   ``token``), and ``sk-`` and ``sq0csp-`` with ``-``. The name
 #   followed by ``=`` or ``:`` and a value (:data:`GATE_VALUE`) is the
-#   ``assigned`` rule's shape (the ``name`` group). A text let through by
-#   that group alone can hold no other shape (every other detector stands
+#   ``assigned`` rule's shape (the ``name`` groups). A text let through by
+#   those groups alone can hold no other shape (every other detector stands
 #   behind a run or another alternative), so only the ``assigned`` rule runs
 #   on it.
 #
