@@ -5,9 +5,9 @@ whose content is a list of text parts — for each message in the request
 range a header part ``## Message N\\nRole: <role>\\nContent:\\n`` followed by
 that message's text parts unchanged, then one final part ``"\\n" + prompt``
 with the custom instructions appended to that same part. Secrets in those
-texts are masked (:func:`masked_messages`, the one deviation, and only where
+texts are masked (:func:`masked_parts`, the one deviation, and only where
 a secret was: a session with nothing to mask gives kimi-cli's request byte
-for byte).
+for byte; the headers of the usual roles hold none and are left out of it).
 
 A revision (:func:`revision_request`) is a deliberate deviation from those two
 messages: the same two, unchanged, then each round's summary (an assistant
@@ -50,6 +50,12 @@ def build_prompt_part(prompt_text: str, custom_instruction: str = "") -> str:
     return text
 
 
+#: The roles whose header part (``message_header``) holds nothing to mask: a
+#: number and fixed words. Masking leaves those parts out (a test checks that
+#: the masker leaves them as they are).
+PLAIN_ROLES = frozenset({"user", "assistant", "tool", "system", "developer", "function"})
+
+
 def build_compaction_input_parts(
     messages: Sequence[Message],
     request_indices: Iterable[int],
@@ -57,11 +63,32 @@ def build_compaction_input_parts(
     custom_instruction: str = "",
 ) -> list[str]:
     """The text parts of the synthetic user message, in order."""
+    return _input_parts(messages, request_indices, prompt_text, custom_instruction)
+
+
+def _input_parts(
+    messages: Sequence[Message],
+    request_indices: Iterable[int],
+    prompt_text: str,
+    custom_instruction: str = "",
+    maskable: list[int] | None = None,
+) -> list[str]:
+    """The text parts; ``maskable`` gets the indices of those that can hold a
+    secret: all but the headers of :data:`PLAIN_ROLES`."""
     parts: list[str] = []
     for number, index in enumerate(request_indices, 1):
         message = messages[index]
-        parts.append(message_header(number, message.role))
-        parts.extend(message.text_parts())
+        role = message.role
+        texts = message.text_parts()
+        if maskable is not None:
+            at = len(parts)
+            if not (isinstance(role, str) and role in PLAIN_ROLES):
+                maskable.append(at)
+            maskable.extend(range(at + 1, at + 1 + len(texts)))
+        parts.append(message_header(number, role))
+        parts.extend(texts)
+    if maskable is not None:
+        maskable.append(len(parts))
     parts.append(build_prompt_part(prompt_text, custom_instruction))
     return parts
 
@@ -110,27 +137,33 @@ def build_kimi_compaction_request_session(
     request_indices: Iterable[int],
     prompt_text: str,
     custom_instruction: str = "",
+    *,
+    mask: bool = False,
 ) -> list[dict[str, Any]]:
     """The two request messages: generic compactor system prompt, then the
-    synthetic user message (a list of text parts)."""
-    parts = build_compaction_input_parts(messages, request_indices, prompt_text, custom_instruction)
+    synthetic user message (a list of text parts); with ``mask``, the
+    secrets in those parts masked (:func:`masked_parts`)."""
+    maskable: list[int] | None = [] if mask else None
+    parts = _input_parts(messages, request_indices, prompt_text, custom_instruction, maskable)
+    if maskable is not None:
+        parts = masked_parts(parts, maskable)
     return [
         {"role": "system", "content": COMPACTOR_SYSTEM_PROMPT},
         {"role": "user", "content": [{"type": "text", "text": t} for t in parts]},
     ]
 
 
-def masked_messages(request_messages: list[dict[str, Any]]) -> list[dict[str, Any]]:
-    """``request_messages`` with the secrets in their texts masked (the one
-    masker, ``secrets.mask_texts``: a quick prefilter, then the masker on the
-    texts it lets through); the very list when nothing was masked."""
-    user = request_messages[1]["content"]
-    texts = [part["text"] for part in user]
-    masked = mask_texts(texts)
-    if masked == texts:
-        return request_messages
-    content = [{**part, "text": text} for part, text in zip(user, masked, strict=True)]
-    return [request_messages[0], {**request_messages[1], "content": content}, *request_messages[2:]]
+def masked_parts(parts: list[str], maskable: Iterable[int] | None = None) -> list[str]:
+    """``parts`` with the secrets masked (the one masker,
+    ``secrets.mask_texts``: a quick prefilter, then the masker on the texts it
+    lets through), in place: only those at ``maskable`` (all by default) can
+    hold one."""
+    at = list(range(len(parts)) if maskable is None else maskable)
+    texts = [parts[i] for i in at]
+    for i, before, after in zip(at, texts, mask_texts(texts), strict=True):
+        if after is not before:
+            parts[i] = after
+    return parts
 
 
 def merged_request_config(
@@ -270,16 +303,14 @@ def build_request(
 ) -> CompactionRequest:
     """The compaction request for ``plan``: kimi-cli's two messages, with
     every secret-looking string in their texts masked (``mask``;
-    :func:`masked_messages`), so what a model is sent, what ``preview`` shows
+    :func:`masked_parts`), so what a model is sent, what ``preview`` shows
     and what the offline provider reads is the same masked text. A session
     with nothing to mask gives kimi-cli's request byte for byte."""
     if plan.noop:
         raise ValueError(f"no request for a no-op plan: {plan.noop}")
     request_messages = build_kimi_compaction_request_session(
-        messages, plan.request_indices, prompt.text, custom_instruction
+        messages, plan.request_indices, prompt.text, custom_instruction, mask=mask
     )
-    if mask:
-        request_messages = masked_messages(request_messages)
     config = merged_request_config(compaction_cfg, compaction_model, base_model)
     body = build_http_body(request_messages, config)
     return CompactionRequest(plan, prompt, custom_instruction, request_messages, config, body)
