@@ -9,7 +9,9 @@
   through, once;
 - ``hook run AGENT``: the hook itself, run by the agent (its JSON on stdin).
 
-The machinery is :mod:`kimi_compact_tui.hooks`; see docs/hooks.md.
+The machinery is :mod:`kimi_compact_tui.hooks`; the agents and their hooks'
+facts are the formats' (``formats/gate.py``), found here by the agent's name
+and handed down. See docs/hooks.md.
 """
 
 from __future__ import annotations
@@ -19,18 +21,57 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from kimi_compact_tui.hooks.agents import AgentHook
+    from kimi_compact_tui.agenthook import AgentHook
 
 #: The one-line help of the command (listed by the top-level --help).
 HELP = "hold the agent's own compaction for review (install, status, allow, uninstall)"
-DESCRIPTION = (
-    "Install a hook in Claude Code or Codex that holds the agent's own compaction for "
-    "review: the compaction is stopped, a pending review is recorded, and the agent is "
-    "resumed after the review is written. Gemini CLI and kimi-cli cannot be stopped: "
-    "their hook records each compaction as made blind."
-)
-AGENT_NAMES = ("claude-code", "codex", "gemini-cli", "kimi-cli")
 DEFAULT_LET_THROUGH_AFTER = 3
+
+
+def _either(labels: list[str], word: str) -> str:
+    """``A``, ``A or B``, ``A, B or C`` (``word``: "or", "and")."""
+    return labels[0] if len(labels) == 1 else f"{', '.join(labels[:-1])} {word} {labels[-1]}"
+
+
+#: Words of the help that are the agents' facts, filled in when the help is shown
+#: (:class:`FactsHelp`): the hook parses this command line before every
+#: compaction, and loads no agent's facts but its own.
+DESCRIPTION = "{description}"
+TRUSTING = "{trusting}"
+
+
+def description(hooks: list[AgentHook]) -> str:
+    """The command's description: which agents' compactions are held, which only noted."""
+    held = [h.label for h in hooks if h.blocking]
+    blind = [h.label for h in hooks if not h.blocking]
+    return (
+        f"Install a hook in {_either(held, 'or')} that holds the agent's own compaction for "
+        "review: the compaction is stopped, a pending review is recorded, and the agent is "
+        f"resumed after the review is written. {_either(blind, 'and')} cannot be stopped: "
+        "their hook records each compaction as made blind."
+    )
+
+
+def facts_text(text: str) -> str:
+    """``text`` with :data:`DESCRIPTION` and :data:`TRUSTING` made the agents'
+    facts (each agent's hook, declared by its format)."""
+    if DESCRIPTION not in text and TRUSTING not in text:
+        return text
+    from kimi_compact_tui.formats.gate import hooks as agent_hooks
+
+    hooks = agent_hooks()
+    trusting = _either([h.label for h in hooks if h.trust is not None], "or")
+    return text.replace(DESCRIPTION, description(hooks)).replace(TRUSTING, trusting)
+
+
+class FactsHelp(argparse.HelpFormatter):
+    """The help, with the agents' facts filled in as it is shown."""
+
+    def add_text(self, text: str | None) -> None:
+        super().add_text(facts_text(text) if text else text)
+
+    def _expand_help(self, action: argparse.Action) -> str:
+        return facts_text(super()._expand_help(action))
 
 
 def _count(text: str) -> int:
@@ -44,14 +85,19 @@ def _count(text: str) -> int:
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    p = sub.add_parser("hook", help=HELP, description=DESCRIPTION)
+    from kimi_compact_tui.formats.gate import names
+
+    agent_names = names()  # the agents' facts load only when the help is shown
+    p = sub.add_parser("hook", help=HELP, description=DESCRIPTION, formatter_class=FactsHelp)
     actions = p.add_subparsers(dest="hook_action", metavar="ACTION")
     actions.required = True
 
     inst = actions.add_parser(
-        "install", help="add our hook to the agent's configuration (merged, with a backup)"
+        "install",
+        help="add our hook to the agent's configuration (merged, with a backup)",
+        formatter_class=FactsHelp,
     )
-    inst.add_argument("agent", metavar="AGENT", help=", ".join(AGENT_NAMES))
+    inst.add_argument("agent", metavar="AGENT", help=", ".join(agent_names))
     inst.add_argument("--scope", choices=("user", "project"), default="user",
                       help="the user's configuration (default) or this project's")  # fmt: skip
     inst.add_argument(
@@ -70,12 +116,12 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     inst.add_argument(
         "--no-trust",
         action="store_true",
-        help="Codex: do not write the trust entry (trust the hook in Codex yourself; "
-        "until then Codex skips it)",
+        help=f"{TRUSTING}: do not write the trust entry (trust the hook in {TRUSTING} "
+        f"yourself; until then {TRUSTING} skips it)",
     )
 
     uninst = actions.add_parser("uninstall", help="take exactly our hook out again")
-    uninst.add_argument("agent", metavar="AGENT", help=", ".join(AGENT_NAMES))
+    uninst.add_argument("agent", metavar="AGENT", help=", ".join(agent_names))
     uninst.add_argument("--scope", choices=("user", "project"), default="user")
 
     st = actions.add_parser("status", help="where our hook is installed, and the pending reviews")
@@ -86,7 +132,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
     )
     allow.add_argument("session", metavar="SESSION",
                        help="a pending session's id (or its start) or its transcript's path")  # fmt: skip
-    allow.add_argument("--agent", choices=AGENT_NAMES, default=None,
+    allow.add_argument("--agent", choices=agent_names, default=None,
                        help="the agent, for a session that is not pending")  # fmt: skip
 
     # The hook: what follows AGENT is read here, not by argparse, so that no word on
@@ -140,10 +186,11 @@ class HookOptions:
 
 
 def run(args: argparse.Namespace) -> int:
-    if args.hook_action == "run":  # the hook: nothing else is loaded
+    if args.hook_action == "run":  # the hook: its own agent's facts and nothing else
+        from kimi_compact_tui.formats.gate import hook_of
         from kimi_compact_tui.hooks.run import main
 
-        return main(args.agent, _run_options(list(args.rest)))
+        return main(args.agent, hook_of, _run_options(list(args.rest)))
     opts = HookOptions.from_args(args)
     actions = {"install": _install, "uninstall": _uninstall, "status": _status, "allow": _allow}
     return actions[opts.action](opts)
@@ -152,7 +199,7 @@ def run(args: argparse.Namespace) -> int:
 def _agent(name: str) -> AgentHook:
     """The agent named ``name``; one line when it has no hook we can use."""
     from kimi_compact_tui.errors import UserError
-    from kimi_compact_tui.hooks.agents import agent_named
+    from kimi_compact_tui.formats.gate import agent_named
 
     try:
         return agent_named(name)
@@ -215,12 +262,12 @@ def _uninstall(opts: HookOptions) -> int:
 
 
 def _status(opts: HookOptions) -> int:
-    from kimi_compact_tui.hooks.agents import AGENTS
+    from kimi_compact_tui.formats.gate import hooks as agent_hooks
     from kimi_compact_tui.hooks.install import status
     from kimi_compact_tui.hooks.pending import GateState
 
     state = GateState()
-    installed = [entry for agent in AGENTS.values() for entry in status(agent)]
+    installed = [entry for agent in agent_hooks() for entry in status(agent)]
     pending = state.pending()
     if opts.json:
         from kimi_compact_tui.commands.jsonout import print_json

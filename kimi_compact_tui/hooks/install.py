@@ -10,9 +10,14 @@
   install left it, the bytes from before the install are put back (so the
   user's hooks are byte for byte what they were); otherwise our entry alone
   is taken out of what is there now.
-- For Codex, the trust entry for exactly our hook goes into ``config.toml``
-  (:mod:`.codex_trust`), or, with ``trust=False``, the user is told that
-  Codex skips the hook until they trust it.
+- For an agent that runs a hook only once trusted (Codex), the trust entry
+  for exactly our hook goes into its configuration, written by the scheme the
+  agent's facts carry (:class:`~kimi_compact_tui.agenthook.HookTrust`; Codex's
+  is ``formats/codex/trust.py``), or, with ``trust=False``, the user is told
+  that the agent skips the hook until they trust it.
+
+The agent's facts (:class:`~kimi_compact_tui.agenthook.AgentHook`) come from
+the caller; this module names no agent.
 
 Our hook is recognised by its command: ``… kimi-compact-tui hook run AGENT``.
 What this module wrote is remembered in ``<state>/gate/installed.json`` (the
@@ -35,15 +40,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from kimi_compact_tui.agenthook import TOML_HOOK_TABLES, AgentHook, HookTrust, toml_string
 from kimi_compact_tui.errors import UserError
 from kimi_compact_tui.fsutil import atomic_write_bytes
-from kimi_compact_tui.hooks import codex_trust
-from kimi_compact_tui.hooks.agents import TOML_HOOK_TABLES, AgentHook
 from kimi_compact_tui.hooks.pending import GateState
 from kimi_compact_tui.hooks.run import DEFAULT_LET_THROUGH_AFTER, PROG
 
 BACKUP_TAG = ".kimi-compact-tui-"
-CODEX_CONFIG = "config.toml"
 
 
 @dataclass
@@ -287,24 +290,24 @@ def install(
         index = len(groups) - 1
     new = _dump(data, raw.decode("utf-8") if raw else None)
     result.changes.append(_write(path, raw, new, state, agent))
-    if agent.trust:
-        key = codex_trust.trust_key(str(path.absolute()), agent.event, index, 0)
-        value = codex_trust.trusted_hash(agent.event, matcher, group["hooks"][0])
-        config = agent.user_folder(env) / CODEX_CONFIG
+    scheme = agent.trust
+    if scheme is not None:
+        key = scheme.key(str(path.absolute()), agent.event, index, 0)
+        value = scheme.value(agent.event, matcher, group["hooks"][0])
+        config = agent.user_folder(env) / scheme.config_name
         if scope == "project":
             result.notes.append(
                 f"{agent.label} loads a project's hooks only when it trusts the project "
-                f'([projects."{(cwd or Path.cwd()).absolute()}"] trust_level = "trusted" '
-                f"in {config})"
+                f"({scheme.project_trust((cwd or Path.cwd()).absolute())} in {config})"
             )
         if trust:
-            result.changes.append(_trust(config, key, value, state, agent))
-            result.notes.append(f"trusted in {config}: [hooks.state.{json.dumps(key)}]")
+            result.changes.append(_trust(scheme, config, key, value, state, agent))
+            result.notes.append(f"trusted in {config}: {scheme.shown(key)}")
         else:
             result.notes.append(
                 f"{agent.label} skips this hook, silently, until you trust it: open {agent.label} "
-                f"and review it under /hooks (or run `{PROG} hook install {agent.name}` "
-                "without --no-trust)"
+                f"and review it under {scheme.review_place} (or run `{PROG} hook install "
+                f"{agent.name}` without --no-trust)"
             )
     return result
 
@@ -316,11 +319,13 @@ def _drop_handler(groups: list[Any], g: int, h: int) -> None:
         del groups[g]
 
 
-def _trust(config: Path, key: str, value: str, state: GateState, agent: AgentHook) -> Change:
+def _trust(
+    scheme: HookTrust, config: Path, key: str, value: str, state: GateState, agent: AgentHook
+) -> Change:
     raw = _read(config)
     text = _toml_text(config, raw)
     try:
-        new = codex_trust.with_trust(text, key, value)
+        new = scheme.with_trust(text, key, value)
     except ValueError as exc:
         raise UserError(f"{config}: cannot add the trust entry ({exc})") from None
     return _write(config, raw, new.encode("utf-8"), state, agent)
@@ -340,10 +345,10 @@ def _toml_text(path: Path, raw: bytes | None) -> str:
 
 
 def _toml_block(agent: AgentHook, command: str, matcher: str | None) -> str:
-    lines = ["[[hooks]]", f"event = {codex_trust.toml_string(agent.event)}"]
-    lines.append(f"command = {codex_trust.toml_string(command)}")
+    lines = ["[[hooks]]", f"event = {toml_string(agent.event)}"]
+    lines.append(f"command = {toml_string(command)}")
     if matcher:
-        lines.append(f"matcher = {codex_trust.toml_string(matcher)}")
+        lines.append(f"matcher = {toml_string(matcher)}")
     return "\n".join(lines) + "\n"
 
 
@@ -432,8 +437,10 @@ def uninstall(
     groups = _groups(path, data, agent.event, create=False) or []
     ours = find_ours(groups, agent)
     keys = []
+    scheme = agent.trust
     for g, h in reversed(ours):
-        keys.append(codex_trust.trust_key(str(path.absolute()), agent.event, g, h))
+        if scheme is not None:
+            keys.append(scheme.key(str(path.absolute()), agent.event, g, h))
         _drop_handler(groups, g, h)
     if ours and not groups:
         del data["hooks"][agent.event]
@@ -441,14 +448,14 @@ def uninstall(
             del data["hooks"]
     new_bytes = _dump(data, raw.decode("utf-8")) if ours else raw
     result.changes.append(_put_back_or_write(path, raw, new_bytes, state, agent))
-    if agent.trust and ours:
-        config = agent.user_folder(env) / CODEX_CONFIG
+    if scheme is not None and ours:
+        config = agent.user_folder(env) / scheme.config_name
         craw = _read(config)
         if craw is not None:
             text = _toml_text(config, craw)
             for key in keys:
                 try:
-                    text = codex_trust.without_trust(text, key)
+                    text = scheme.without_trust(text, key)
                 except ValueError as exc:
                     result.notes.append(f"{config}: the trust entry was left ({exc})")
             result.changes.append(
@@ -549,20 +556,21 @@ def _ours_in(
     groups = _groups(path, _load_json(path, raw), agent.event, create=False) or []
     found = []
     trust_state: dict[str, Any] | None = None
+    scheme = agent.trust
     for g, h in find_ours(groups, agent):
         group = groups[g]
         handler = group["hooks"][h]
         matcher = group.get("matcher") if isinstance(group.get("matcher"), str) else None
         item: dict[str, Any] = {"matcher": matcher, "command": handler.get("command")}
-        if agent.trust:
+        if scheme is not None:
             if trust_state is None:
-                config = agent.user_folder(env) / CODEX_CONFIG
+                config = agent.user_folder(env) / scheme.config_name
                 try:
-                    trust_state = codex_trust.state_of(_toml_text(config, _read(config)))
+                    trust_state = scheme.state_of(_toml_text(config, _read(config)))
                 except UserError:
                     trust_state = {}
-            key = codex_trust.trust_key(str(path.absolute()), agent.event, g, h)
-            want = codex_trust.trusted_hash(agent.event, matcher, handler)
+            key = scheme.key(str(path.absolute()), agent.event, g, h)
+            want = scheme.value(agent.event, matcher, handler)
             have = (trust_state.get(key) or {}).get("trusted_hash")
             item["trust"] = "trusted" if have == want else ("modified" if have else "untrusted")
         found.append(item)

@@ -11,20 +11,26 @@ It reads the agent's JSON on stdin and answers with an :class:`Outcome`:
   agent's way (exit 2 and one stderr line for Claude Code; a
   ``{"continue": false, "stopReason": ...}`` object on stdout for Codex).
 
+The agent's facts (:class:`~kimi_compact_tui.agenthook.AgentHook`: how it is
+stopped, how its last usage is read) come from the caller, which finds them
+in the agent's format (``formats/gate.py``); this module names no agent.
+
 Any error lets the compaction through, with one line in the gate's log
-(:func:`run_hook` never raises). Standard library only, so the hook costs
-a few hundredths of a second (``benchmarks/`` measures it).
+(:func:`run_hook` never raises: an error finding the agent's facts too).
+Standard library only, so the hook costs a few hundredths of a second
+(``benchmarks/`` measures it).
 """
 
 from __future__ import annotations
 
 import json
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from kimi_compact_tui.agenthook import CONTINUE_FALSE, EXIT_2, AgentHook
 from kimi_compact_tui.fsutil import json_object
-from kimi_compact_tui.hooks.agents import AGENTS, CONTINUE_FALSE, EXIT_2, AgentHook
 from kimi_compact_tui.hooks.pending import GateState, Pending, now_iso
 
 PROG = "kimi-compact-tui"
@@ -43,6 +49,9 @@ class Outcome:
 
 
 LET_THROUGH = Outcome(0)
+
+#: The agent's hook by the word on our command line (None: no such agent).
+Lookup = Callable[[str], AgentHook | None]
 
 
 def stop_line(agent: AgentHook, pending: Pending) -> str:
@@ -65,6 +74,7 @@ def _quoted(text: str) -> str:
 
 def run_hook(
     agent_name: str,
+    find: Lookup,
     stdin: bytes,
     *,
     let_through_after: int = DEFAULT_LET_THROUGH_AFTER,
@@ -76,7 +86,7 @@ def run_hook(
     except Exception:  # noqa: BLE001 - no state folder: nothing to hold it with
         return LET_THROUGH
     try:
-        agent = AGENTS.get(agent_name)
+        agent = find(agent_name)
         if agent is None:
             raise ValueError(f"unknown agent {agent_name!r}")
         return _decide(agent, stdin, let_through_after, state)
@@ -151,9 +161,10 @@ def _str(value: Any) -> str | None:
 
 def last_usage(agent: AgentHook, transcript: str | None) -> int | None:
     """The context size the agent last recorded, read from the transcript's end
-    (None when there is none to read): Claude Code's last assistant usage
-    (input + cache creation + cache read), Codex's last ``token_count``."""
-    if not transcript:
+    by the agent's own reader (None when there is none to read, or the agent
+    declares no reader)."""
+    usage_of = agent.usage_of
+    if not transcript or usage_of is None:
         return None
     try:
         with open(transcript, "rb") as fh:
@@ -163,40 +174,22 @@ def last_usage(agent: AgentHook, transcript: str | None) -> int | None:
     except OSError:
         return None
     for line in reversed(tail.split(b"\n")):
-        if b'"usage"' not in line and b'"token_count"' not in line:
+        if agent.usage_mark not in line:
             continue
-        found = _usage_of(agent, json_object(line))
+        record = json_object(line)
+        found = usage_of(record) if isinstance(record, dict) else None
         if found is not None:
             return found
     return None
 
 
-def _usage_of(agent: AgentHook, record: Any) -> int | None:
-    if not isinstance(record, dict):
-        return None
-    if agent.name == "claude-code":
-        message = record.get("message")
-        usage = message.get("usage") if isinstance(message, dict) else None
-        if record.get("type") != "assistant" or not isinstance(usage, dict):
-            return None
-        keys = ("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens")
-        return sum(int(usage.get(k) or 0) for k in keys)
-    if agent.name == "codex":
-        payload = record.get("payload")
-        if not isinstance(payload, dict) or payload.get("type") != "token_count":
-            return None
-        info = payload.get("info")
-        last = info.get("last_token_usage") if isinstance(info, dict) else None
-        if isinstance(last, dict) and isinstance(last.get("total_tokens"), int):
-            return int(last["total_tokens"])
-    return None
-
-
-def main(agent_name: str, let_through_after: int) -> int:
+def main(agent_name: str, find: Lookup, let_through_after: int) -> int:
     """The command: stdin in, the outcome out, its exit status returned."""
     import sys
 
-    outcome = run_hook(agent_name, sys.stdin.buffer.read(), let_through_after=let_through_after)
+    outcome = run_hook(
+        agent_name, find, sys.stdin.buffer.read(), let_through_after=let_through_after
+    )
     if outcome.stdout:
         sys.stdout.write(outcome.stdout)
         sys.stdout.flush()

@@ -120,6 +120,7 @@ def test_list_shows_each_sessions_meter_as_plan_json_has_it(home, cli_main):  # 
 
 
 def test_pending_reviews_are_listed_first_and_marked(home, cli_main, monkeypatch):  # noqa: F811
+    from kimi_compact_tui.formats.gate import hook_of
     from kimi_compact_tui.hooks.pending import GateState
     from kimi_compact_tui.hooks.run import run_hook
 
@@ -127,7 +128,7 @@ def test_pending_reviews_are_listed_first_and_marked(home, cli_main, monkeypatch
     os.utime(old, (1_000_000_000, 1_000_000_000))
     stdin = json.dumps({"session_id": old.stem, "transcript_path": str(old), "trigger": "auto"})
     state = GateState()
-    assert run_hook("claude-code", stdin.encode(), state=state).held
+    assert run_hook("claude-code", hook_of, stdin.encode(), state=state).held
     assert state.pending() and state.folder.is_dir()  # the real gate state folder
     rows = json.loads(cli_main("list", "--json").stdout)["sessions"]
     assert rows[0]["ref"] == str(old) and rows[0]["pending_review"]["trigger"] == "auto"
@@ -170,6 +171,7 @@ def test_a_session_needing_a_full_read_is_read_only_among_the_newest(home, tmp_p
 def test_a_held_session_outside_the_folders_the_picker_scans_is_listed_too(
     home, cli_main, tmp_path  # noqa: F811
 ):
+    from kimi_compact_tui.formats.gate import hook_of
     from kimi_compact_tui.hooks.pending import GateState
     from kimi_compact_tui.hooks.run import run_hook
 
@@ -178,7 +180,7 @@ def test_a_held_session_outside_the_folders_the_picker_scans_is_listed_too(
     assert not any(s.ref.path == elsewhere for s in registry.discover_all())
     stdin = json.dumps({"session_id": elsewhere.stem, "transcript_path": str(elsewhere),
                         "trigger": "auto"})  # fmt: skip
-    assert run_hook("claude-code", stdin.encode(), state=GateState()).held
+    assert run_hook("claude-code", hook_of, stdin.encode(), state=GateState()).held
     rows = json.loads(cli_main("list", "--json").stdout)["sessions"]
     assert rows[0]["ref"] == str(elsewhere) and rows[0]["pending_review"] is not None
     assert rows[0]["short_id"] is None  # named by its path: no short id reaches it

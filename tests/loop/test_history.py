@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from kimi_compact_tui.formats.gate import hook_of
 from kimi_compact_tui.hooks.pending import GateState
 from kimi_compact_tui.hooks.run import run_hook
 from tests import core_helpers
@@ -103,7 +104,7 @@ def test_ours_is_told_from_the_agents_own_by_the_audit_log(cli_main, tmp_path):
 def test_the_gate_events_of_the_session_are_listed(cli_main, tmp_path):
     path = copy(tmp_path, "claude-session-after-compact.jsonl")
     stdin = json.dumps({"session_id": "s", "transcript_path": str(path), "trigger": "auto"})
-    assert run_hook("claude-code", stdin.encode(), state=GateState()).held
+    assert run_hook("claude-code", hook_of, stdin.encode(), state=GateState()).held
     data = history(cli_main, path)
     assert [e["event"] for e in data["gate"]] == ["held"]
     assert "held" in cli_main("history", path).stdout

@@ -13,14 +13,14 @@ from pathlib import Path
 import pytest
 
 from kimi_compact_tui.errors import UserError
-from kimi_compact_tui.hooks import codex_trust
-from kimi_compact_tui.hooks.agents import AGENTS
+from kimi_compact_tui.formats.codex import trust as codex_trust
+from kimi_compact_tui.formats.gate import agent_named, hook_of
 from kimi_compact_tui.hooks.install import install, our_command, status, uninstall
 from kimi_compact_tui.hooks.pending import GateState, clear_written, gate_dir
 from kimi_compact_tui.hooks.run import run_hook
 
 CLAUDE, CODEX, GEMINI, KIMI = (
-    AGENTS[n] for n in ("claude-code", "codex", "gemini-cli", "kimi-cli")
+    agent_named(n) for n in ("claude-code", "codex", "gemini-cli", "kimi-cli")
 )
 
 
@@ -54,7 +54,7 @@ def state(tmp_path) -> GateState:
 
 def test_claude_code_is_held_with_exit_2_and_one_line(tmp_path, state):
     t = transcript(tmp_path)
-    out = run_hook("claude-code", payload(transcript_path=t), state=state)
+    out = run_hook("claude-code", hook_of, payload(transcript_path=t), state=state)
     assert out.exit_code == 2 and out.stdout == "" and out.held
     assert out.stderr.count("\n") == 1
     assert f"run `kimi-compact-tui {t}`" in out.stderr and "resume Claude Code" in out.stderr
@@ -67,7 +67,7 @@ def test_claude_code_is_held_with_exit_2_and_one_line(tmp_path, state):
 
 
 def test_codex_is_stopped_with_continue_false_on_stdout(tmp_path, state):
-    out = run_hook("codex", payload("019", model="m", turn_id="t"), state=state)
+    out = run_hook("codex", hook_of, payload("019", model="m", turn_id="t"), state=state)
     assert out.exit_code == 0 and out.stderr == "" and out.held
     body = json.loads(out.stdout)
     assert body["continue"] is False and "resume Codex" in body["stopReason"]
@@ -75,27 +75,32 @@ def test_codex_is_stopped_with_continue_false_on_stdout(tmp_path, state):
 
 
 def test_allow_lets_the_next_compaction_through_once(tmp_path, state):
-    assert run_hook("claude-code", payload(), state=state).held
+    assert run_hook("claude-code", hook_of, payload(), state=state).held
     state.allow("claude-code", "sess-1")
-    through = run_hook("claude-code", payload(), state=state)
+    through = run_hook("claude-code", hook_of, payload(), state=state)
     assert (through.exit_code, through.stdout, through.stderr, through.held) == (0, "", "", False)
     assert state.pending() == [] and state.allowances() == []
-    assert run_hook("claude-code", payload(), state=state).held  # once
+    assert run_hook("claude-code", hook_of, payload(), state=state).held  # once
     assert [e["event"] for e in state.events()] == ["held", "let-through", "held"]
 
 
 def test_a_session_left_pending_is_let_through_after_the_configured_blocks(state):
-    outs = [run_hook("claude-code", payload(), let_through_after=2, state=state) for _ in range(3)]
+    outs = [
+        run_hook("claude-code", hook_of, payload(), let_through_after=2, state=state)
+        for _ in range(3)
+    ]
     assert [o.held for o in outs] == [True, True, False]
     assert outs[2].exit_code == 0 and state.pending() == []
     assert state.events()[-1]["reason"] == "held 2 times without a review"
-    never = [run_hook("codex", payload("x"), let_through_after=0, state=state) for _ in range(4)]
+    never = [
+        run_hook("codex", hook_of, payload("x"), let_through_after=0, state=state) for _ in range(4)
+    ]
     assert all(o.held for o in never) and state.pending()[0].blocks == 4
 
 
 @pytest.mark.parametrize("stdin", [b"not json", b"[]", b'{"trigger": "auto"}', b"\xff"])
 def test_any_error_lets_the_compaction_through_with_a_line_in_the_log(stdin, state):
-    out = run_hook("claude-code", stdin, state=state)
+    out = run_hook("claude-code", hook_of, stdin, state=state)
     assert (out.exit_code, out.stdout, out.stderr) == (0, "", "")
     (line,) = state.log.read_text().strip().split("\n")
     assert "hook run claude-code" in line and "the compaction went through" in line
@@ -105,17 +110,17 @@ def test_any_error_lets_the_compaction_through_with_a_line_in_the_log(stdin, sta
 def test_a_state_folder_that_cannot_be_written_lets_the_compaction_through(tmp_path):
     blocked = tmp_path / "file"
     blocked.write_text("not a folder")
-    out = run_hook("codex", payload(), state=GateState(blocked / "gate"))
+    out = run_hook("codex", hook_of, payload(), state=GateState(blocked / "gate"))
     assert (out.exit_code, out.stdout) == (0, "")
 
 
 def test_advisory_agents_record_a_compaction_made_blind(state):
-    out = run_hook("kimi-cli", payload("k1", token_count=90000, cwd="/w"), state=state)
+    out = run_hook("kimi-cli", hook_of, payload("k1", token_count=90000, cwd="/w"), state=state)
     assert (out.exit_code, out.stdout, out.stderr) == (0, "", "")
     assert state.pending() == []
     (event,) = state.events("k1")
     assert event["event"] == "compacted-blind" and event["tokens"] == 90000
-    assert run_hook("gemini-cli", payload("g1"), state=state).exit_code == 0
+    assert run_hook("gemini-cli", hook_of, payload("g1"), state=state).exit_code == 0
     assert state.events("g1")[0]["event"] == "compacted-blind"
 
 
@@ -124,20 +129,26 @@ def test_a_ledger_line_nested_too_deep_to_read_is_skipped_not_raised(state):
     depth) is passed over like any line that is not JSON: the events around it
     are still read."""
     assert (
-        run_hook("kimi-cli", payload("k1", token_count=1000, cwd="/w"), state=state).exit_code == 0
+        run_hook(
+            "kimi-cli", hook_of, payload("k1", token_count=1000, cwd="/w"), state=state
+        ).exit_code
+        == 0
     )
     with state.ledger.open("a", encoding="utf-8") as fh:
         fh.write("[" * 100_000 + "\n")
     assert (
-        run_hook("kimi-cli", payload("k1", token_count=2000, cwd="/w"), state=state).exit_code == 0
+        run_hook(
+            "kimi-cli", hook_of, payload("k1", token_count=2000, cwd="/w"), state=state
+        ).exit_code
+        == 0
     )
     assert [e["tokens"] for e in state.events("k1")] == [1000, 2000]
 
 
 def test_writing_the_session_clears_its_pending_review(tmp_path, state):
     t = transcript(tmp_path)
-    run_hook("claude-code", payload("a", t), state=state)
-    run_hook("claude-code", payload("b", tmp_path / "other.jsonl"), state=state)
+    run_hook("claude-code", hook_of, payload("a", t), state=state)
+    run_hook("claude-code", hook_of, payload("b", tmp_path / "other.jsonl"), state=state)
     link = tmp_path / "link.jsonl"
     link.symlink_to(t)
     cleared = clear_written(link, state.folder)
@@ -341,7 +352,7 @@ def test_kimi_cli_gets_a_hooks_table_and_loses_exactly_it(tmp_path, state):
 
 def test_hook_status_and_allow_on_the_command_line(cli_main, tmp_path):
     state = GateState()
-    run_hook("claude-code", payload("abcdef-123", transcript(tmp_path)), state=state)
+    run_hook("claude-code", hook_of, payload("abcdef-123", transcript(tmp_path)), state=state)
     res = cli_main("hook", "status", "--json")
     assert res.code == 0
     data = json.loads(res.stdout)
@@ -426,6 +437,6 @@ def test_hook_status_shows_an_agents_session_id_without_its_escapes(cli_main, tm
     """The session id and trigger come from the agent's stdin: a terminal escape in
     them is shown, never sent to the terminal."""
     state = GateState()
-    run_hook("claude-code", payload("ab\x1b[2Jcd-1", transcript(tmp_path)), state=state)
+    run_hook("claude-code", hook_of, payload("ab\x1b[2Jcd-1", transcript(tmp_path)), state=state)
     text = cli_main("hook", "status").stdout
     assert "pending: claude-code ab" in text and "\x1b" not in text

@@ -13,6 +13,7 @@ function-local import is still a cycle here. Two rules:
 from __future__ import annotations
 
 import ast
+import re
 from pathlib import Path
 
 import kimi_compact_tui
@@ -23,6 +24,7 @@ ROOT = "kimi_compact_tui"
 # The areas, bottom to top, and what each may import (besides itself).
 BASE = {
     "__init__",
+    "agenthook",
     "errors",
     "fsutil",
     "sanitize",
@@ -184,6 +186,25 @@ def test_no_format_is_read_with_getattr():
     assert not found, "\n".join(found)
 
 
+def _strings(tree: ast.AST) -> list[ast.Constant]:
+    """The string constants of a module that are not docstrings (prose may name a
+    file or an agent by way of example)."""
+    docstrings = {
+        id(n.body[0].value)
+        for n in ast.walk(tree)
+        if isinstance(n, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
+        and n.body
+        and isinstance(n.body[0], ast.Expr)
+        and isinstance(n.body[0].value, ast.Constant)
+    }
+    return [
+        node
+        for node in ast.walk(tree)
+        if isinstance(node, ast.Constant) and isinstance(node.value, str)
+        and id(node) not in docstrings
+    ]  # fmt: skip
+
+
 def test_no_format_file_name_outside_formats():
     """Only the formats know their files' names."""
     names = ("context.jsonl", "wire.jsonl", "context_", ".chat", "rollout-", "session-")
@@ -191,24 +212,62 @@ def test_no_format_file_name_outside_formats():
     for module, path in modules().items():
         if area(module) == "formats":
             continue
-        tree = ast.parse(path.read_text(encoding="utf-8"))
-        docstrings = {
-            id(n.body[0].value)
-            for n in ast.walk(tree)
-            if isinstance(n, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)
-            and n.body
-            and isinstance(n.body[0], ast.Expr)
-            and isinstance(n.body[0].value, ast.Constant)
-        }
-        for node in ast.walk(tree):
-            if isinstance(node, ast.Constant) and isinstance(node.value, str):
-                if id(node) in docstrings:
-                    continue  # prose may name a file by way of example
-                # ``context_window`` is a config setting, not kimi-cli's ``context_N``.
-                text = node.value.replace("context_window", "")
-                if any(n in text for n in names):
-                    found.append(f"{module}: {node.value[:60]!r}")
+        for node in _strings(ast.parse(path.read_text(encoding="utf-8"))):
+            # ``context_window`` is a config setting, not kimi-cli's ``context_N``.
+            text = node.value.replace("context_window", "")
+            if any(n in text for n in names):
+                found.append(f"{module}: {node.value[:60]!r}")
     assert not found, "\n".join(found)
+
+
+#: The agents' names (the word on our command line, the format's name, its
+#: package's name) and their labels for people. (kimi-cli's format is named
+#: ``kimi``, which is also the compaction type and a provider kind: not listed.)
+AGENT_NAMES = ("claude-code", "codex", "gemini-cli", "kimi-cli", "kimi-code", "opencode",
+               "claude_code", "gemini_cli", "kimi_cli", "kimi_code",
+               "Claude Code", "Codex", "Gemini CLI", "Kimi Code")  # fmt: skip
+_AGENT_WORD = re.compile(r"(?<![\w-])(" + "|".join(map(re.escape, AGENT_NAMES)) + r")(?![\w-])")
+#: (module, name) left naming an agent, each for a reason:
+NAMED_OUTSIDE_FORMATS = {
+    # kimi-cli's own compaction prompt (its installed package's prompts/compact.md)
+    # is the default prompt, and the planner follows kimi-cli's rule: that is the
+    # compaction (below the formats; the config resolves the prompt), not a
+    # session format. Moving the prompt's finder into formats/kimi_cli/ would
+    # move the config above the formats: a change of layers of its own.
+    ("compaction.prompts", "kimi-cli"),
+    ("compaction.prompts", "kimi_cli"),
+    ("compaction.plan", "kimi-cli"),  # "kimi-cli does not compact with this setting"
+    ("tui.screens.preview", "kimi-cli"),  # the badge "exact kimi-cli prompt"
+    ("tui.widgets.status", "kimi-cli"),  # the same badge
+    # a help text's example of a name a person types
+    ("commands.diff", "kimi-cli"),  # "(file or kimi-cli folder)"
+    ("commands.listing", "claude-code"),  # "a format name such as claude-code"
+}
+
+
+def test_no_agent_name_outside_formats():
+    """Nothing outside formats/ knows an agent's name: no string (a constant, a
+    comparison's, a table's key) names one, except prose in docstrings and the
+    few left above with their reasons. What an agent is (its hook, its files)
+    is its format's to declare."""
+    found = []
+    for module, path in modules().items():
+        if area(module) == "formats":
+            continue
+        for node in _strings(ast.parse(path.read_text(encoding="utf-8"))):
+            for name in set(_AGENT_WORD.findall(node.value)):
+                if (module, name) not in NAMED_OUTSIDE_FORMATS:
+                    found.append(f"{module}:{node.lineno}: {name!r} in {node.value[:60]!r}")
+    assert not found, "\n".join(sorted(found))
+
+
+def test_the_agent_names_cover_every_agent():
+    """A new agent's name joins the list the test above looks for."""
+    from kimi_compact_tui.formats import gate, registry
+
+    agents = {fmt.agent for fmt in registry.specific()} | set(gate.HOOKS) | set(gate.NO_HOOK)
+    labels = {h.label for h in gate.hooks()}
+    assert agents | labels <= set(AGENT_NAMES)
 
 
 def test_thread_workers_read_only_their_arguments():

@@ -9,6 +9,7 @@ import json
 from pathlib import Path
 
 from kimi_compact_tui.commands.tui import gate_of
+from kimi_compact_tui.formats.gate import hook_of
 from kimi_compact_tui.hooks.pending import GateState
 from kimi_compact_tui.hooks.run import run_hook
 from kimi_compact_tui.tui.app import create_app
@@ -37,7 +38,7 @@ def hold(state: GateState, sid: str, transcript: Path, times: int = 1) -> None:
     body = json.dumps({"session_id": sid, "transcript_path": str(transcript), "trigger": "auto",
                        "hook_event_name": "PreCompact"}).encode()  # fmt: skip
     for _ in range(times):
-        assert run_hook("claude-code", body, state=state).held
+        assert run_hook("claude-code", hook_of, body, state=state).held
 
 
 def home(tmp_path: Path, monkeypatch) -> tuple[Path, Path, GateState]:
@@ -98,9 +99,9 @@ async def test_allow_once_from_the_picker_asks_then_lets_the_next_compaction_thr
         assert state.allowances() == [f"claude-code--{HELD}"]
         assert isinstance(app.screen, PickerScreen)
     body = json.dumps({"session_id": HELD, "transcript_path": str(held), "trigger": "auto"})
-    through = run_hook("claude-code", body.encode(), state=state)
+    through = run_hook("claude-code", hook_of, body.encode(), state=state)
     assert not through.held and through.exit_code == 0  # the next compaction goes through
-    assert run_hook("claude-code", body.encode(), state=state).held  # once
+    assert run_hook("claude-code", hook_of, body.encode(), state=state).held  # once
 
 
 def long_session(config: Path, sid: str) -> Path:

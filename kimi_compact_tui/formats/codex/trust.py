@@ -13,7 +13,11 @@ handler with its timeout filled in, 600 s when not given, and ``async``),
 turned into JSON with every object's keys sorted, written compactly, and
 hashed with SHA-256. A field with no value is left out, as TOML has no null.
 This module computes it the same way and edits ``config.toml`` as text, so
-nothing else in the user's file changes.
+nothing else in the user's file changes. :data:`TRUST` is the scheme as the
+gate takes it (:class:`kimi_compact_tui.agenthook.HookTrust`).
+
+Standard library only, TOML read only when asked: the hook's facts (:mod:`.hook`)
+load it, and the hook runs before every compaction.
 """
 
 from __future__ import annotations
@@ -21,8 +25,10 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-import tomllib
+from pathlib import Path
 from typing import Any
+
+from kimi_compact_tui.agenthook import toml_string
 
 #: The timeout Codex gives a command hook that names none (seconds).
 DEFAULT_TIMEOUT = 600
@@ -61,30 +67,14 @@ def trusted_hash(event: str, matcher: str | None, handler: dict[str, Any]) -> st
     return "sha256:" + hashlib.sha256(text.encode("utf-8")).hexdigest()
 
 
-def toml_string(text: str) -> str:
-    """A TOML basic string."""
-    out = ['"']
-    for ch in text:
-        if ch in '"\\':
-            out.append("\\" + ch)
-        elif ch == "\n":
-            out.append("\\n")
-        elif ch == "\t":
-            out.append("\\t")
-        elif ord(ch) < 0x20 or ord(ch) == 0x7F:
-            out.append(f"\\u{ord(ch):04x}")
-        else:
-            out.append(ch)
-    out.append('"')
-    return "".join(out)
-
-
 def header(key: str) -> str:
     return f"[hooks.state.{toml_string(key)}]"
 
 
 def state_of(text: str) -> dict[str, Any]:
     """``hooks.state`` of a config.toml's text (empty when none)."""
+    import tomllib  # install and status read TOML; the hook, which loads this, does not
+
     data = tomllib.loads(text)
     hooks = data.get("hooks")
     state = hooks.get("state") if isinstance(hooks, dict) else None
@@ -162,6 +152,8 @@ def _table_span(text: str, key: str) -> tuple[int, int]:
 
 def _names(header_line: str, key: str) -> bool:
     """Whether a table header line is ``[hooks.state."key"]`` (however quoted)."""
+    import tomllib
+
     try:
         data = tomllib.loads(header_line)
     except tomllib.TOMLDecodeError:
@@ -169,3 +161,34 @@ def _names(header_line: str, key: str) -> bool:
     hooks = data.get("hooks")
     state = hooks.get("state") if isinstance(hooks, dict) else None
     return isinstance(state, dict) and list(state) == [key]
+
+
+class CodexTrust:
+    """Codex's trust entries in its ``config.toml`` (a :class:`HookTrust`)."""
+
+    config_name = "config.toml"
+    review_place = "/hooks"
+
+    def key(self, source: str, event: str, group: int, handler: int) -> str:
+        return trust_key(source, event, group, handler)
+
+    def value(self, event: str, matcher: str | None, handler: dict[str, Any]) -> str:
+        return trusted_hash(event, matcher, handler)
+
+    def state_of(self, text: str) -> dict[str, Any]:
+        return state_of(text)
+
+    def with_trust(self, text: str, key: str, value: str) -> str:
+        return with_trust(text, key, value)
+
+    def without_trust(self, text: str, key: str) -> str:
+        return without_trust(text, key)
+
+    def shown(self, key: str) -> str:
+        return f"[hooks.state.{json.dumps(key)}]"
+
+    def project_trust(self, project: Path) -> str:
+        return f'[projects."{project}"] trust_level = "trusted"'
+
+
+TRUST = CodexTrust()
