@@ -34,6 +34,7 @@ import math
 import re
 import unicodedata
 from bisect import bisect_left, bisect_right
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
@@ -285,6 +286,9 @@ class Passages:
             codes.append(code)
             self.content.append(n)
         self.codes = "".join(codes)
+        #: (the request's term string, the span hidden by an earlier search) ->
+        #: rapidfuzz's alignment (the same inputs, the same answer)
+        self.alignments: dict[tuple[str, int, int], tuple[int, int] | None] = {}
         self._same: dict[str, list[str]] = {}
         self._masks: dict[str, int] = {}
         #: a request's text -> kept (one answer per text and haystack)
@@ -301,6 +305,20 @@ class Passages:
                 bits[s >> 3] |= 1 << (s & 7)
             got = self._masks[key] = int.from_bytes(bits, "little")
         return got
+
+    @cached_property
+    def narrow(self) -> tuple[dict[str, str], str]:
+        """:attr:`codes` in one byte a character: the :data:`NARROW` most
+        frequent terms keep a character each (from 2), every other character
+        is :data:`PART_BREAK`. A request whose terms are all among them aligns
+        against it exactly as against :attr:`codes`: a character no request
+        term has matches nothing either way (only equality counts), and
+        :data:`ABSENT` stays itself."""
+        counts = Counter(self.codes)
+        counts.pop(PART_BREAK, None)
+        table = {ch: chr(2 + n) for n, (ch, _) in enumerate(counts.most_common(NARROW))}
+        narrow = "".join([table.get(ch, PART_BREAK) for ch in self.codes])
+        return table, narrow
 
     @cached_property
     def index(self) -> TokenIndex:
@@ -374,8 +392,16 @@ ALIGN_CUTOFF = 45.0
 
 
 def _code(n: int) -> str:
-    """The ``n``-th term's character (private-use planes; never text)."""
-    return chr(0xF0000 + n) if n < 0xFFFE else chr(0x100000 + n - 0xFFFE)
+    """The ``n``-th term's character in :attr:`Passages.codes` (above
+    :data:`ABSENT`, below the surrogates while there are fewer than 55,294
+    terms). Only equality counts in an alignment; small code points keep the
+    string narrow, which rapidfuzz compares faster."""
+    n += 2
+    return chr(n) if n < 0xD800 else chr(n + 0x800)
+
+
+NARROW = 254  # the text's most frequent terms that get a character of their own in ``narrow``
+NARROW_MIN = 4096  # term characters: a shorter text is aligned as it is
 
 
 def _lis(values: list[int]) -> list[int]:
@@ -442,23 +468,43 @@ def kept(request: Request, hay: Passages) -> bool:
     # the request's term string against the text's (C), and the best regions are
     # then checked term by term.
     wanted = "".join(chars)
-    codes = hay.codes
+    hidden = (0, 0)  # the span an earlier search found (hidden from the next)
     for _ in range(SEARCHES):
-        best = fuzz.partial_ratio_alignment(wanted, codes, score_cutoff=ALIGN_CUTOFF)
+        best = _align(hay, wanted, hidden)
         if best is None:
             return False
-        lo = max(0, best.dest_start - len(keys))
-        hi = min(len(codes), best.dest_end + len(keys))
+        lo = max(0, best[0] - len(keys))
+        hi = min(len(hay.codes), best[1] + len(keys))
         seq = hay.sequence
         hits = [(i, n) for i in hay.content[lo:hi] if (n := term_of.get(seq[i].key, -1)) >= 0]
         if _hits_keep(request, hay, hits, weights, need, span, aligned):
             return True
-        codes = (
-            codes[: best.dest_start]
-            + ABSENT * (best.dest_end - best.dest_start)
-            + codes[best.dest_end :]
-        )
+        hidden = best
     return False
+
+
+def _align(hay: Passages, wanted: str, hidden: tuple[int, int]) -> tuple[int, int] | None:
+    """rapidfuzz's best alignment of ``wanted`` against the text's term string
+    with ``hidden`` replaced by :data:`ABSENT`: (start, end), or None below
+    :data:`ALIGN_CUTOFF`. Answered once per term string and hidden span; a long
+    text is read in its narrow form when every term of ``wanted`` has a
+    character there (the same alignment: only equality counts)."""
+    key = (wanted, *hidden)
+    if key in hay.alignments:
+        return hay.alignments[key]
+    codes = hay.codes
+    if len(codes) >= NARROW_MIN:
+        table, narrow = hay.narrow
+        mapped = [table.get(ch, "") if ch != ABSENT else ABSENT for ch in wanted]
+        if all(mapped):
+            wanted, codes = "".join(mapped), narrow
+    start, end = hidden
+    if end > start:
+        codes = codes[:start] + ABSENT * (end - start) + codes[end:]
+    best = fuzz.partial_ratio_alignment(wanted, codes, score_cutoff=ALIGN_CUTOFF)
+    got = None if best is None else (best.dest_start, best.dest_end)
+    hay.alignments[key] = got
+    return got
 
 
 MASK_MAX_ENDS = 32  # a request of more sentences is not pre-checked
