@@ -259,7 +259,7 @@ def match_command(item: Item, hay: Haystack) -> bool:
     window = max(80, COMMAND_WINDOW * len(item.key))
     first = len(words[0])
     rest = [(word, hay.word_starts(word)) for word in words[1:]]
-    for at in hay.word_starts(words[0]):
+    for at in _command_starts(hay.word_starts(words[0]), first, rest, window):
         pos = at + first
         end = pos + window
         for word, starts in rest:
@@ -270,6 +270,29 @@ def match_command(item: Item, hay: Haystack) -> bool:
         else:
             return True
     return False
+
+
+def _command_starts(
+    starts: list[int], first: int, rest: list[tuple[str, list[int]]], window: int
+) -> list[int]:
+    """The starts of a command's first word worth following: those with an
+    occurrence of its rarest other word inside their reach (after the first
+    word, ending within ``window`` characters of it). A start without one
+    cannot chain every word, so the answer is the same as following all."""
+    if not rest:
+        return starts
+    word, rare = min(rest, key=lambda r: len(r[1]))
+    if len(rare) * 2 >= len(starts):
+        return starts
+    out: list[int] = []
+    done = 0  # starts before this index are taken or ruled out
+    for p in rare:
+        lo = max(done, bisect_left(starts, p + len(word) - first - window))
+        hi = bisect_right(starts, p - first)
+        if hi > lo:
+            out.extend(starts[lo:hi])
+            done = hi
+    return out
 
 
 def match_error(item: Item, hay: Haystack) -> bool:

@@ -162,13 +162,20 @@ def _word_key(word: str) -> tuple[str, bool] | None:
     return out
 
 
+_UNSEEN: tuple[str, bool] = ("", False)  # a word not looked up yet
+
+
 def terms(norm: str) -> list[Term]:
     """The content terms (and negations) of a normalised text, in order."""
-    out = []
+    out: list[Term] = []
+    append, known, new = out.append, _WORD_KEYS.get, tuple.__new__
     for m in TERM_RE.finditer(norm):
-        got = _word_key(m.group(0))
+        word = m.group()
+        got = known(word, _UNSEEN)
+        if got is _UNSEEN:
+            got = _word_key(word)
         if got is not None:
-            out.append(Term(got[0], m.start(), got[1]))
+            append(new(Term, (got[0], m.start(), got[1])))
     if HIRAGANA_RE.search(norm):  # Japanese negation is inflection: 触らない, しません
         out.extend(Term(m.group(0), m.start(), True) for m in JA_NEGATION_RE.finditer(norm))
         out.sort(key=lambda t: t.start)
@@ -259,7 +266,9 @@ class Passages:
         for n, part in enumerate(self.parts):
             self.bounds.append(at)
             found = terms(part)
-            self.sequence.extend(Term(t.key, t.start + at, t.negation) for t in found)
+            if at:
+                found = [Term(t.key, t.start + at, t.negation) for t in found]
+            self.sequence.extend(found)
             self.part_index.extend([n] * len(found))
             at += len(part) + 1
         ends = [m.start() for m in SENTENCE_END_RE.finditer(self.joined)]
@@ -533,10 +542,7 @@ def _may_reach(
     anywhere = 0
     for n, mask in enumerate(masks):
         if ends:
-            spread = mask
-            for j in range(1, ends + 1):
-                spread |= mask >> j  # the term occurs in one of the next ``ends`` sentences
-            mask = spread
+            mask = _spread(mask, ends + 1)  # the term occurs in one of the next ``ends`` sentences
         anywhere |= mask
         halves = int(2 * weights[n])
         b = 0
@@ -562,6 +568,18 @@ def _may_reach(
             above |= equal & planes[b]
             equal &= ~planes[b]
     return (above | equal) != 0
+
+
+def _spread(mask: int, width: int) -> int:
+    """Bit ``s`` set where ``mask`` has a bit in ``s .. s + width - 1``: the OR
+    of ``mask >> j`` for ``j < width``, by doubling."""
+    k = 1
+    while 2 * k <= width:
+        mask |= mask >> k
+        k *= 2
+    if k < width:
+        mask |= mask >> (width - k)
+    return mask
 
 
 def _hits_keep(
