@@ -149,10 +149,15 @@ class Haystack:
         return "\n".join(low for _, low in self.lines)
 
     def lines_with(self, probe: str) -> list[int]:
-        """The lines whose lower-case form holds ``probe`` (one line's text), ascending."""
-        found = sorted(
-            {bisect_right(self.line_starts, at) - 1 for at in self.lower_index.find_all(probe)}
-        )
+        """The lines whose lower-case form holds ``probe`` (one line's text),
+        ascending; kept per probe (items share their longest word)."""
+        cache: dict[str, list[int]] = self.__dict__.setdefault("_lines_with", {})
+        found = cache.get(probe)
+        if found is None:
+            starts = self.line_starts
+            found = cache[probe] = sorted(
+                {bisect_right(starts, at) - 1 for at in self.lower_index.find_all(probe)}
+            )
         return found
 
     @cached_property

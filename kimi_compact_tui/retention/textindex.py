@@ -154,8 +154,11 @@ class BoundedIndex:
         after_slash: set[str] = set()  # pieces that start at a run's start or after a "/"
         at_start: set[str] = set()  # pieces that start at a run's start
         odd: list[str] = []  # runs with too many separators
-        for m in _NAME_RUN_RE.finditer(text):
-            run = m.group(0)
+        plain: set[str] = set()  # runs without a "." or "/": each is its only piece
+        for run in _NAME_RUN_RE.findall(text):
+            if "." not in run and "/" not in run:
+                plain.add(run)
+                continue
             cuts = [i for i, ch in enumerate(run) if ch in "./"]
             if len(cuts) > RUN_MAX_SEPARATORS:
                 odd.append(run)
@@ -169,8 +172,8 @@ class BoundedIndex:
                 for e in ends:
                     if e > s:
                         after_slash.add(run[s:e])
-        self.after_slash = after_slash
-        self.at_start = at_start
+        self.after_slash = after_slash | plain
+        self.at_start = at_start | plain
         self.odd = " ".join(odd)
 
     @staticmethod
