@@ -274,26 +274,32 @@ class Passages:
         ends = [m.start() for m in SENTENCE_END_RE.finditer(self.joined)]
         #: the sentence of each term (sentence ends before it)
         self.sentence = [bisect_right(ends, t.start) for t in self.sequence]
-        self.where: dict[str, list[int]] = {}  # term -> its indices in ``sequence``
-        self.negations: list[int] = []  # the indices of negations in ``sequence``
-        self.code_of: dict[str, str] = {}
+        where: dict[str, list[int]] = {}  # term -> its indices in ``sequence``
+        negations: list[int] = []  # the indices of negations in ``sequence``
+        code_of: dict[str, str] = {}
         codes: list[str] = []
-        self.content: list[int] = []  # codes position -> index in ``sequence``
+        content: list[int] = []  # codes position -> index in ``sequence``
+        part_index = self.part_index
         last_part = 0
-        for n, t in enumerate(self.sequence):
-            if t.negation:
-                self.negations.append(n)
+        for n, (key, _, negation) in enumerate(self.sequence):
+            if negation:
+                negations.append(n)
                 continue
-            self.where.setdefault(t.key, []).append(n)
-            if self.part_index[n] != last_part:
+            got = where.get(key)
+            if got is None:
+                where[key] = [n]
+                code = code_of[key] = _code(len(code_of))
+            else:
+                got.append(n)
+                code = code_of[key]
+            if part_index[n] != last_part:
                 codes.append(PART_BREAK)
-                self.content.append(n)
-                last_part = self.part_index[n]
-            code = self.code_of.get(t.key)
-            if code is None:
-                code = self.code_of[t.key] = _code(len(self.code_of))
+                content.append(n)
+                last_part = part_index[n]
             codes.append(code)
-            self.content.append(n)
+            content.append(n)
+        self.where, self.negations, self.code_of = where, negations, code_of
+        self.content = content
         self.codes = "".join(codes)
         #: (the request's term string, the span hidden by an earlier search) ->
         #: rapidfuzz's alignment (the same inputs, the same answer)
