@@ -15,7 +15,7 @@ import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from rapidfuzz import fuzz
 
@@ -250,6 +250,13 @@ def match_path(item: Item, hay: Haystack, unique_basename: bool) -> bool:
 COMMAND_WINDOW = 3  # the words of a command must lie within 3x its length (at least 80)
 
 
+@lru_cache(maxsize=4096)
+def _command_words(key: str) -> tuple[str, ...]:
+    """A command's words but the flags (looked up once per command, not once
+    per line that may mention it)."""
+    return tuple(w for w in key.split() if not w.startswith("-"))
+
+
 def match_command(item: Item, hay: Haystack) -> bool:
     """Verbatim (quotes and spacing aside), or every word but the flags, in
     order and close together ("ran pytest on tests/test_parse.py")."""
@@ -258,7 +265,7 @@ def match_command(item: Item, hay: Haystack) -> bool:
     index = hay.flat_index
     if index.contains(item.key):
         return True
-    words = [w for w in item.key.split() if not w.startswith("-")]
+    words = _command_words(item.key)
     if not words or not all(index.contains(w) for w in words):
         return False
     window = max(80, COMMAND_WINDOW * len(item.key))
@@ -522,10 +529,10 @@ def _mentions(item: Item, line: str, line_hay: Haystack | None = None) -> int:
     own haystack, when one is kept for it."""
     low = line.lower()
     if item.category == kinds.COMMANDS:
-        words = item.key.split()
-        if not words or not match_command(item, line_hay or Haystack(line)):
+        first = item.key.split(maxsplit=1)
+        if not first or not match_command(item, line_hay or Haystack(line)):
             return -1
-        return max(0, low.find(words[0]))
+        return max(0, low.find(first[0]))
     if item.category in (kinds.EDITED_FILES, kinds.FILE_PATHS):
         base = item.key.rsplit("/", 1)[-1]
         if not _bounded(low, item.key, ".-", "-") and not _bounded(low, base, ".-/", "-"):
