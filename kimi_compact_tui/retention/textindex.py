@@ -112,8 +112,8 @@ class TokenIndex:
             if pair is None or len(pair[0]) > SCAN_OVER:
                 return _scan(text, needle)
             offsets, offset = pair
-        found = (p - offset for p in offsets if p >= offset and text.startswith(needle, p - offset))
-        return iter(sorted(found))
+        # the offsets are ascending, so the answers are: each checked when asked for
+        return (p - offset for p in offsets if p >= offset and text.startswith(needle, p - offset))
 
     def contains(self, needle: str) -> bool:
         """``needle in text``, remembered per needle."""
