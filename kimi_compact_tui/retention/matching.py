@@ -21,7 +21,7 @@ from rapidfuzz import fuzz
 
 from kimi_compact_tui.retention.passage import Passages, Request
 from kimi_compact_tui.retention.passage import kept as passage_kept
-from kimi_compact_tui.retention.textindex import BoundedIndex, TokenIndex
+from kimi_compact_tui.retention.textindex import INDEX_MIN_CHARS, BoundedIndex, TokenIndex
 from kimi_compact_tui.specifics import OPEN_STATUSES, Item, kinds
 from kimi_compact_tui.specifics.patterns import (
     GENERIC_ERRORS,
@@ -262,12 +262,19 @@ def match_command(item: Item, hay: Haystack) -> bool:
     order and close together ("ran pytest on tests/test_parse.py")."""
     if not item.key.strip():
         return False
-    index = hay.flat_index
-    if index.contains(item.key):
-        return True
+    flat = hay.flat
     words = _command_words(item.key)
-    if not words or not all(index.contains(w) for w in words):
-        return False
+    if len(flat) < INDEX_MIN_CHARS:  # a line: what the index would answer, directly
+        if item.key in flat:
+            return True
+        if not words or not all(w in flat for w in words):
+            return False
+    else:
+        index = hay.flat_index
+        if index.contains(item.key):
+            return True
+        if not words or not all(index.contains(w) for w in words):
+            return False
     window = max(80, COMMAND_WINDOW * len(item.key))
     first = len(words[0])
     rest = [(word, hay.word_starts(word)) for word in words[1:]]
@@ -527,12 +534,12 @@ def _mentions(item: Item, line: str, line_hay: Haystack | None = None) -> int:
     keeping it: a task's content words in any order in one clause count, since
     a wrong status said of it is what is looked for. ``line_hay``: the line's
     own haystack, when one is kept for it."""
-    low = line.lower()
     if item.category == kinds.COMMANDS:
         first = item.key.split(maxsplit=1)
         if not first or not match_command(item, line_hay or Haystack(line)):
             return -1
-        return max(0, low.find(first[0]))
+        return max(0, line.lower().find(first[0]))
+    low = line.lower()
     if item.category in (kinds.EDITED_FILES, kinds.FILE_PATHS):
         base = item.key.rsplit("/", 1)[-1]
         if not _bounded(low, item.key, ".-", "-") and not _bounded(low, base, ".-/", "-"):
