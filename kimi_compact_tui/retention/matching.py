@@ -15,13 +15,13 @@ import re
 from bisect import bisect_left, bisect_right
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 
 from rapidfuzz import fuzz
 
 from kimi_compact_tui.retention.passage import Passages, Request
 from kimi_compact_tui.retention.passage import kept as passage_kept
-from kimi_compact_tui.retention.textindex import BoundedIndex, TokenIndex
+from kimi_compact_tui.retention.textindex import INDEX_MIN_CHARS, BoundedIndex, TokenIndex
 from kimi_compact_tui.specifics import OPEN_STATUSES, Item, kinds
 from kimi_compact_tui.specifics.patterns import (
     GENERIC_ERRORS,
@@ -149,10 +149,15 @@ class Haystack:
         return "\n".join(low for _, low in self.lines)
 
     def lines_with(self, probe: str) -> list[int]:
-        """The lines whose lower-case form holds ``probe`` (one line's text), ascending."""
-        found = sorted(
-            {bisect_right(self.line_starts, at) - 1 for at in self.lower_index.find_all(probe)}
-        )
+        """The lines whose lower-case form holds ``probe`` (one line's text),
+        ascending; kept per probe (items share their longest word)."""
+        cache: dict[str, list[int]] = self.__dict__.setdefault("_lines_with", {})
+        found = cache.get(probe)
+        if found is None:
+            starts = self.line_starts
+            found = cache[probe] = sorted(
+                {bisect_right(starts, at) - 1 for at in self.lower_index.find_all(probe)}
+            )
         return found
 
     @cached_property
@@ -245,21 +250,35 @@ def match_path(item: Item, hay: Haystack, unique_basename: bool) -> bool:
 COMMAND_WINDOW = 3  # the words of a command must lie within 3x its length (at least 80)
 
 
+@lru_cache(maxsize=4096)
+def _command_words(key: str) -> tuple[str, ...]:
+    """A command's words but the flags (looked up once per command, not once
+    per line that may mention it)."""
+    return tuple(w for w in key.split() if not w.startswith("-"))
+
+
 def match_command(item: Item, hay: Haystack) -> bool:
     """Verbatim (quotes and spacing aside), or every word but the flags, in
     order and close together ("ran pytest on tests/test_parse.py")."""
     if not item.key.strip():
         return False
-    index = hay.flat_index
-    if index.contains(item.key):
-        return True
-    words = [w for w in item.key.split() if not w.startswith("-")]
-    if not words or not all(index.contains(w) for w in words):
-        return False
+    flat = hay.flat
+    words = _command_words(item.key)
+    if len(flat) < INDEX_MIN_CHARS:  # a line: what the index would answer, directly
+        if item.key in flat:
+            return True
+        if not words or not all(w in flat for w in words):
+            return False
+    else:
+        index = hay.flat_index
+        if index.contains(item.key):
+            return True
+        if not words or not all(index.contains(w) for w in words):
+            return False
     window = max(80, COMMAND_WINDOW * len(item.key))
     first = len(words[0])
     rest = [(word, hay.word_starts(word)) for word in words[1:]]
-    for at in hay.word_starts(words[0]):
+    for at in _command_starts(hay.word_starts(words[0]), first, rest, window):
         pos = at + first
         end = pos + window
         for word, starts in rest:
@@ -270,6 +289,29 @@ def match_command(item: Item, hay: Haystack) -> bool:
         else:
             return True
     return False
+
+
+def _command_starts(
+    starts: list[int], first: int, rest: list[tuple[str, list[int]]], window: int
+) -> list[int]:
+    """The starts of a command's first word worth following: those with an
+    occurrence of its rarest other word inside their reach (after the first
+    word, ending within ``window`` characters of it). A start without one
+    cannot chain every word, so the answer is the same as following all."""
+    if not rest:
+        return starts
+    word, rare = min(rest, key=lambda r: len(r[1]))
+    if len(rare) * 2 >= len(starts):
+        return starts
+    out: list[int] = []
+    done = 0  # starts before this index are taken or ruled out
+    for p in rare:
+        lo = max(done, bisect_left(starts, p + len(word) - first - window))
+        hi = bisect_right(starts, p - first)
+        if hi > lo:
+            out.extend(starts[lo:hi])
+            done = hi
+    return out
 
 
 def match_error(item: Item, hay: Haystack) -> bool:
@@ -492,12 +534,12 @@ def _mentions(item: Item, line: str, line_hay: Haystack | None = None) -> int:
     keeping it: a task's content words in any order in one clause count, since
     a wrong status said of it is what is looked for. ``line_hay``: the line's
     own haystack, when one is kept for it."""
-    low = line.lower()
     if item.category == kinds.COMMANDS:
-        words = item.key.split()
-        if not words or not match_command(item, line_hay or Haystack(line)):
+        first = item.key.split(maxsplit=1)
+        if not first or not match_command(item, line_hay or Haystack(line)):
             return -1
-        return max(0, low.find(words[0]))
+        return max(0, line.lower().find(first[0]))
+    low = line.lower()
     if item.category in (kinds.EDITED_FILES, kinds.FILE_PATHS):
         base = item.key.rsplit("/", 1)[-1]
         if not _bounded(low, item.key, ".-", "-") and not _bounded(low, base, ".-/", "-"):

@@ -34,6 +34,7 @@ import math
 import re
 import unicodedata
 from bisect import bisect_left, bisect_right
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from functools import cached_property, lru_cache
@@ -161,13 +162,20 @@ def _word_key(word: str) -> tuple[str, bool] | None:
     return out
 
 
+_UNSEEN: tuple[str, bool] = ("", False)  # a word not looked up yet
+
+
 def terms(norm: str) -> list[Term]:
     """The content terms (and negations) of a normalised text, in order."""
-    out = []
+    out: list[Term] = []
+    append, known, new = out.append, _WORD_KEYS.get, tuple.__new__
     for m in TERM_RE.finditer(norm):
-        got = _word_key(m.group(0))
+        word = m.group()
+        got = known(word, _UNSEEN)
+        if got is _UNSEEN:
+            got = _word_key(word)
         if got is not None:
-            out.append(Term(got[0], m.start(), got[1]))
+            append(new(Term, (got[0], m.start(), got[1])))
     if HIRAGANA_RE.search(norm):  # Japanese negation is inflection: 触らない, しません
         out.extend(Term(m.group(0), m.start(), True) for m in JA_NEGATION_RE.finditer(norm))
         out.sort(key=lambda t: t.start)
@@ -258,33 +266,44 @@ class Passages:
         for n, part in enumerate(self.parts):
             self.bounds.append(at)
             found = terms(part)
-            self.sequence.extend(Term(t.key, t.start + at, t.negation) for t in found)
+            if at:
+                found = [Term(t.key, t.start + at, t.negation) for t in found]
+            self.sequence.extend(found)
             self.part_index.extend([n] * len(found))
             at += len(part) + 1
         ends = [m.start() for m in SENTENCE_END_RE.finditer(self.joined)]
         #: the sentence of each term (sentence ends before it)
         self.sentence = [bisect_right(ends, t.start) for t in self.sequence]
-        self.where: dict[str, list[int]] = {}  # term -> its indices in ``sequence``
-        self.negations: list[int] = []  # the indices of negations in ``sequence``
-        self.code_of: dict[str, str] = {}
+        where: dict[str, list[int]] = {}  # term -> its indices in ``sequence``
+        negations: list[int] = []  # the indices of negations in ``sequence``
+        code_of: dict[str, str] = {}
         codes: list[str] = []
-        self.content: list[int] = []  # codes position -> index in ``sequence``
+        content: list[int] = []  # codes position -> index in ``sequence``
+        part_index = self.part_index
         last_part = 0
-        for n, t in enumerate(self.sequence):
-            if t.negation:
-                self.negations.append(n)
+        for n, (key, _, negation) in enumerate(self.sequence):
+            if negation:
+                negations.append(n)
                 continue
-            self.where.setdefault(t.key, []).append(n)
-            if self.part_index[n] != last_part:
+            got = where.get(key)
+            if got is None:
+                where[key] = [n]
+                code = code_of[key] = _code(len(code_of))
+            else:
+                got.append(n)
+                code = code_of[key]
+            if part_index[n] != last_part:
                 codes.append(PART_BREAK)
-                self.content.append(n)
-                last_part = self.part_index[n]
-            code = self.code_of.get(t.key)
-            if code is None:
-                code = self.code_of[t.key] = _code(len(self.code_of))
+                content.append(n)
+                last_part = part_index[n]
             codes.append(code)
-            self.content.append(n)
+            content.append(n)
+        self.where, self.negations, self.code_of = where, negations, code_of
+        self.content = content
         self.codes = "".join(codes)
+        #: (the request's term string, the span hidden by an earlier search) ->
+        #: rapidfuzz's alignment (the same inputs, the same answer)
+        self.alignments: dict[tuple[str, int, int], tuple[int, int] | None] = {}
         self._same: dict[str, list[str]] = {}
         self._masks: dict[str, int] = {}
         #: a request's text -> kept (one answer per text and haystack)
@@ -301,6 +320,20 @@ class Passages:
                 bits[s >> 3] |= 1 << (s & 7)
             got = self._masks[key] = int.from_bytes(bits, "little")
         return got
+
+    @cached_property
+    def narrow(self) -> tuple[dict[str, str], str]:
+        """:attr:`codes` in one byte a character: the :data:`NARROW` most
+        frequent terms keep a character each (from 2), every other character
+        is :data:`PART_BREAK`. A request whose terms are all among them aligns
+        against it exactly as against :attr:`codes`: a character no request
+        term has matches nothing either way (only equality counts), and
+        :data:`ABSENT` stays itself."""
+        counts = Counter(self.codes)
+        counts.pop(PART_BREAK, None)
+        table = {ch: chr(2 + n) for n, (ch, _) in enumerate(counts.most_common(NARROW))}
+        narrow = "".join([table.get(ch, PART_BREAK) for ch in self.codes])
+        return table, narrow
 
     @cached_property
     def index(self) -> TokenIndex:
@@ -374,8 +407,16 @@ ALIGN_CUTOFF = 45.0
 
 
 def _code(n: int) -> str:
-    """The ``n``-th term's character (private-use planes; never text)."""
-    return chr(0xF0000 + n) if n < 0xFFFE else chr(0x100000 + n - 0xFFFE)
+    """The ``n``-th term's character in :attr:`Passages.codes` (above
+    :data:`ABSENT`, below the surrogates while there are fewer than 55,294
+    terms). Only equality counts in an alignment; small code points keep the
+    string narrow, which rapidfuzz compares faster."""
+    n += 2
+    return chr(n) if n < 0xD800 else chr(n + 0x800)
+
+
+NARROW = 254  # the text's most frequent terms that get a character of their own in ``narrow``
+NARROW_MIN = 4096  # term characters: a shorter text is aligned as it is
 
 
 def _lis(values: list[int]) -> list[int]:
@@ -442,23 +483,43 @@ def kept(request: Request, hay: Passages) -> bool:
     # the request's term string against the text's (C), and the best regions are
     # then checked term by term.
     wanted = "".join(chars)
-    codes = hay.codes
+    hidden = (0, 0)  # the span an earlier search found (hidden from the next)
     for _ in range(SEARCHES):
-        best = fuzz.partial_ratio_alignment(wanted, codes, score_cutoff=ALIGN_CUTOFF)
+        best = _align(hay, wanted, hidden)
         if best is None:
             return False
-        lo = max(0, best.dest_start - len(keys))
-        hi = min(len(codes), best.dest_end + len(keys))
+        lo = max(0, best[0] - len(keys))
+        hi = min(len(hay.codes), best[1] + len(keys))
         seq = hay.sequence
         hits = [(i, n) for i in hay.content[lo:hi] if (n := term_of.get(seq[i].key, -1)) >= 0]
         if _hits_keep(request, hay, hits, weights, need, span, aligned):
             return True
-        codes = (
-            codes[: best.dest_start]
-            + ABSENT * (best.dest_end - best.dest_start)
-            + codes[best.dest_end :]
-        )
+        hidden = best
     return False
+
+
+def _align(hay: Passages, wanted: str, hidden: tuple[int, int]) -> tuple[int, int] | None:
+    """rapidfuzz's best alignment of ``wanted`` against the text's term string
+    with ``hidden`` replaced by :data:`ABSENT`: (start, end), or None below
+    :data:`ALIGN_CUTOFF`. Answered once per term string and hidden span; a long
+    text is read in its narrow form when every term of ``wanted`` has a
+    character there (the same alignment: only equality counts)."""
+    key = (wanted, *hidden)
+    if key in hay.alignments:
+        return hay.alignments[key]
+    codes = hay.codes
+    if len(codes) >= NARROW_MIN:
+        table, narrow = hay.narrow
+        mapped = [table.get(ch, "") if ch != ABSENT else ABSENT for ch in wanted]
+        if all(mapped):
+            wanted, codes = "".join(mapped), narrow
+    start, end = hidden
+    if end > start:
+        codes = codes[:start] + ABSENT * (end - start) + codes[end:]
+    best = fuzz.partial_ratio_alignment(wanted, codes, score_cutoff=ALIGN_CUTOFF)
+    got = None if best is None else (best.dest_start, best.dest_end)
+    hay.alignments[key] = got
+    return got
 
 
 MASK_MAX_ENDS = 32  # a request of more sentences is not pre-checked
@@ -487,10 +548,7 @@ def _may_reach(
     anywhere = 0
     for n, mask in enumerate(masks):
         if ends:
-            spread = mask
-            for j in range(1, ends + 1):
-                spread |= mask >> j  # the term occurs in one of the next ``ends`` sentences
-            mask = spread
+            mask = _spread(mask, ends + 1)  # the term occurs in one of the next ``ends`` sentences
         anywhere |= mask
         halves = int(2 * weights[n])
         b = 0
@@ -516,6 +574,18 @@ def _may_reach(
             above |= equal & planes[b]
             equal &= ~planes[b]
     return (above | equal) != 0
+
+
+def _spread(mask: int, width: int) -> int:
+    """Bit ``s`` set where ``mask`` has a bit in ``s .. s + width - 1``: the OR
+    of ``mask >> j`` for ``j < width``, by doubling."""
+    k = 1
+    while 2 * k <= width:
+        mask |= mask >> k
+        k *= 2
+    if k < width:
+        mask |= mask >> (width - k)
+    return mask
 
 
 def _hits_keep(

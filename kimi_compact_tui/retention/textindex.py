@@ -5,9 +5,12 @@ A text whose separators are spaces and line breaks (a normalised summary, a
 command's flat form) is indexed once: each token (a maximal run of other
 characters) → its offsets. A needle with a token between two separators of
 its own (an *interior* token) can only occur where that token stands whole in
-the text, so only the offsets of its rarest interior token are checked. A
-needle without one (one or two words) is searched the plain way. The answers
-are exactly those of ``str.find``; only the cost differs.
+the text, so only the offsets of its rarest interior token are checked. When even that token
+stands too often (a small vocabulary), two interior tokens in a row can only
+occur where the text has them as consecutive tokens, so the offsets of the
+rarest such pair are checked (the pairs are indexed on first need). A needle
+without an interior token (one or two words) is searched the plain way. The
+answers are exactly those of ``str.find``; only the cost differs.
 """
 
 from __future__ import annotations
@@ -29,6 +32,7 @@ class TokenIndex:
     def __init__(self, text: str) -> None:
         self.text = text
         self._where: dict[str, list[int]] | None = None
+        self._pairs: dict[tuple[str, str], list[int]] | None = None
         self._contains: dict[str, bool] = {}
 
     @property
@@ -39,6 +43,38 @@ class TokenIndex:
                 where.setdefault(m.group(0), []).append(m.start())
             self._where = where
         return self._where
+
+    @property
+    def pairs(self) -> dict[tuple[str, str], list[int]]:
+        """(a token, the next token) -> the offsets of the first."""
+        if self._pairs is None:
+            pairs: dict[tuple[str, str], list[int]] = {}
+            last, last_at = "", -1
+            for m in _TOKEN_RE.finditer(self.text):
+                token = m.group(0)
+                if last_at >= 0:
+                    pairs.setdefault((last, token), []).append(last_at)
+                last, last_at = token, m.start()
+            self._pairs = pairs
+        return self._pairs
+
+    def _pair_anchor(self, needle: str) -> tuple[list[int], int] | None:
+        """The offsets of the needle's rarest pair of consecutive interior
+        tokens in the text, and the first one's offset in the needle; None
+        when it has no such pair."""
+        bounds = [m.start() for m in _SPLIT_RE.finditer(needle)]
+        inner = [(a + 1, b) for a, b in zip(bounds, bounds[1:], strict=False) if b - a >= 2]
+        if len(inner) < 2:
+            return None
+        pairs = self.pairs
+        best: tuple[list[int], int] | None = None
+        for (a, b), (c, d) in zip(inner, inner[1:], strict=False):
+            found = pairs.get((needle[a:b], needle[c:d]), [])
+            if best is None or len(found) < len(best[0]):
+                best = (found, a)
+                if not found:
+                    break
+        return best
 
     def _anchor(self, needle: str) -> tuple[str, int] | None:
         """The needle's rarest interior token and its offset in the needle,
@@ -70,14 +106,14 @@ class TokenIndex:
         if anchor is None:
             return _scan(text, needle)
         token, offset = anchor
-        if len(self.where.get(token, ())) > SCAN_OVER:
-            return _scan(text, needle)
-        found = (
-            p - offset
-            for p in self.where.get(token, ())
-            if p >= offset and text.startswith(needle, p - offset)
-        )
-        return iter(sorted(found))
+        offsets = self.where.get(token, [])
+        if len(offsets) > SCAN_OVER:
+            pair = self._pair_anchor(needle)
+            if pair is None or len(pair[0]) > SCAN_OVER:
+                return _scan(text, needle)
+            offsets, offset = pair
+        # the offsets are ascending, so the answers are: each checked when asked for
+        return (p - offset for p in offsets if p >= offset and text.startswith(needle, p - offset))
 
     def contains(self, needle: str) -> bool:
         """``needle in text``, remembered per needle."""
@@ -118,8 +154,11 @@ class BoundedIndex:
         after_slash: set[str] = set()  # pieces that start at a run's start or after a "/"
         at_start: set[str] = set()  # pieces that start at a run's start
         odd: list[str] = []  # runs with too many separators
-        for m in _NAME_RUN_RE.finditer(text):
-            run = m.group(0)
+        plain: set[str] = set()  # runs without a "." or "/": each is its only piece
+        for run in _NAME_RUN_RE.findall(text):
+            if "." not in run and "/" not in run:
+                plain.add(run)
+                continue
             cuts = [i for i, ch in enumerate(run) if ch in "./"]
             if len(cuts) > RUN_MAX_SEPARATORS:
                 odd.append(run)
@@ -133,8 +172,8 @@ class BoundedIndex:
                 for e in ends:
                     if e > s:
                         after_slash.add(run[s:e])
-        self.after_slash = after_slash
-        self.at_start = at_start
+        self.after_slash = after_slash | plain
+        self.at_start = at_start | plain
         self.odd = " ".join(odd)
 
     @staticmethod

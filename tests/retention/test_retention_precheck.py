@@ -6,7 +6,14 @@ from __future__ import annotations
 
 import random
 
-from kimi_compact_tui.retention.passage import COVERAGE, Passages, Request, _may_reach, kept
+from kimi_compact_tui.retention.passage import (
+    COVERAGE,
+    Passages,
+    Request,
+    _may_reach,
+    _spread,
+    kept,
+)
 
 WORDS = "parser cache token stream summary index region backup folder module".split()
 
@@ -56,3 +63,14 @@ def test_a_request_in_one_sentence_is_still_kept() -> None:
     hay = Passages(["backup folder first. then rotate the cache token stream index nightly."])
     assert kept(Request.of("rotate the cache token stream index nightly"), hay)
     assert not kept(Request.of("rotate the parser module region summary"), hay)
+
+
+def test_the_spread_is_the_or_of_the_shifts() -> None:
+    rng = random.Random(3)
+    for _ in range(400):
+        mask = rng.getrandbits(rng.randrange(1, 300))
+        width = rng.randrange(1, 40)
+        plain = 0
+        for j in range(width):
+            plain |= mask >> j
+        assert _spread(mask, width) == plain

@@ -143,3 +143,25 @@ def test_misstatement_from_the_probe_lines_answers_as_the_line_by_line_pass() ->
             assert _read(item, hay, check, _probe(item), _mentions) == want, (text, item.text)
             compared += want is not None
     assert compared > 50  # misstatements were found, not only None
+
+
+def test_frequent_tokens_are_looked_up_by_pairs_with_the_same_answers() -> None:
+    """Every token stands more than SCAN_OVER times: a needle of two or more
+    interior tokens in a row is found from the pair index, exactly as str.find."""
+    from kimi_compact_tui.retention.textindex import SCAN_OVER
+
+    rng = random.Random(9)
+    words = "run the tests fix it parser cache".split()
+    seps = [" ", " ", " ", "\n", "  "]
+    text = "".join(rng.choice(words) + rng.choice(seps) for _ in range(30_000))
+    index = TokenIndex(text)
+    assert min(len(v) for v in index.where.values()) > SCAN_OVER
+    needles = [
+        text[a : a + n]
+        for a, n in ((rng.randrange(len(text)), rng.randrange(8, 60)) for _ in range(300))
+    ]
+    needles += ["".join(rng.choice(words) + rng.choice(seps) for _ in range(6)) for _ in range(200)]
+    needles += ["xrun the tests fix", "run the tests fixx", "the tests\n\nfix it"]
+    for needle in needles:
+        assert list(index.find_all(needle)) == scanned(text, needle), repr(needle)
+    assert index._pairs is not None  # the pairs were used
