@@ -75,7 +75,7 @@ def extra_patterns() -> tuple[tuple[str, re.Pattern[str]], ...]:
             re.compile(r"\bgh[pousr]_[A-Za-z0-9]{20,}|\bgithub_pat_[A-Za-z0-9_]{20,}"),
         ),
         ("Hugging Face token", re.compile(r"\bhf_[A-Za-z0-9]{30,}")),
-        ("Slack token", re.compile(r"\bxox[abposre]-[A-Za-z0-9-]{10,}")),
+        ("Slack token", re.compile(r"\bxox[abposre]-[A-Za-z0-9-]{10,}", re.IGNORECASE)),
         ("Google API key", re.compile(r"\bAIza[0-9A-Za-z_-]{35}")),
         ("AWS access key id", re.compile(r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b")),
         ("JWT", re.compile(r"\beyJ[A-Za-z0-9_-]{8,}\.eyJ[A-Za-z0-9_-]{8,}\.[A-Za-z0-9_-]{8,}")),
@@ -188,7 +188,7 @@ NEEDLES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "OpenAI Token": (("T3BlbkFJ",), ()),
     "PyPI Token": (("pypi-",), ()),
     "SendGrid API Key": (("SG.",), ()),
-    "Slack Token": (("xox", "hooks.slack.com"), ()),
+    "Slack Token": ((), ("xox", "hooks.slack.com")),  # the plugin ignores case
     "SoftLayer Credentials": ((), ("key", "pwd", "pass", "token", "softlayer")),
     "Square OAuth Secret": (("sq0csp-",), ()),
     "Stripe Access Key": (("k_live_",), ()),
@@ -196,7 +196,7 @@ NEEDLES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "Stripe key": (("_live_", "_test_", "whsec_"), ()),
     "GitHub token": (("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"), ()),
     "Hugging Face token": (("hf_",), ()),
-    "Slack token": (("xox",), ()),
+    "Slack token": ((), ("xox",)),
     "Google API key": (("AIza",), ()),
     "AWS access key id": (("AKIA", "ASIA"), ()),
     "JWT": (("eyJ",), ()),
@@ -486,8 +486,8 @@ GATE_PASSES: tuple[tuple[bool, bytes, tuple[bytes, ...], bool], ...] = (
     (True, b"basic ", (b"",), False),
     (False, b"A", (b"KC", b"KIA", b"SIA", b"3T", b"BIA", b"CCA", rb"P[0-9A-F]"), False),
     (False, b"eyJ", (b"",), False),
-    (False, b"xox", (b"",), False),
-    (False, b"://", (rb"[^\s@]*@", rb"(?<=https://)hooks\.slack\.com"), False),
+    (True, b"xox", (b"",), False),
+    (True, b"://", (rb"[^\s@]*@", rb"(?<=https://)hooks\.slack\.com"), False),
 )
 #: The ``assigned`` rule's names (each followed by ``=`` or ``:`` and a value).
 GATE_NAMES = (b"key", b"pass", b"pwd", b"secret", b"token", b"cred", b"auth", b"contrase")
@@ -519,8 +519,8 @@ GATE_GROUPS: tuple[tuple[bool, bytes, tuple[bytes, ...]], ...] = (
     (True, b"-", (b"-",)),
     (False, b"A", (b"A",)),
     (False, b"eyJ", (b"eyJ",)),
-    (False, b"xox", (b"xox",)),
-    (False, b"://", (b"://",)),
+    (True, b"xox", (b"xox",)),
+    (True, b"://", (b"://",)),
 )
 #: The passes whose piece holds a byte that is rare in most text: that byte
 #: and where it stands in the piece. Such a pass looks for the byte
