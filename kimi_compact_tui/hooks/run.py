@@ -7,6 +7,8 @@ It reads the agent's JSON on stdin and answers with an :class:`Outcome`:
 - a session the user allowed (``hook allow``): let through, once;
 - a session held ``let_through_after`` times already: let through, so an
   agent the user left pending is never wedged;
+- a transcript named that is not a file: let through (no review could open
+  it), and the reason noted;
 - otherwise: a pending review is recorded and the compaction is stopped the
   agent's way (exit 2 and one stderr line for Claude Code; a
   ``{"continue": false, "stopReason": ...}`` object on stdout for Codex).
@@ -116,6 +118,10 @@ def _decide(agent: AgentHook, stdin: bytes, let_through_after: int, state: GateS
     where = {"transcript": transcript, "trigger": trigger, "tokens": tokens}
     if not agent.blocking:
         state.note("compacted-blind", agent.name, session, **where)
+        return LET_THROUGH
+    if transcript is not None and not os.path.isfile(transcript):
+        why = f"the transcript {transcript} is not a file: there is nothing to review"
+        state.note("let-through", agent.name, session, reason=why, **where)
         return LET_THROUGH
     if state.take_allowance(agent.name, session):
         state.drop(agent.name, session)

@@ -66,6 +66,19 @@ def test_claude_code_is_held_with_exit_2_and_one_line(tmp_path, state):
     assert [e["event"] for e in state.events("sess-1")] == ["held"]
 
 
+def test_a_transcript_that_is_not_there_lets_the_compaction_through(tmp_path, state):
+    """A hold the user could not review (the agent names a transcript that is not
+    a file) would only wedge the agent: the hook fails open and says why."""
+    missing = tmp_path / "gone.jsonl"
+    out = run_hook("claude-code", hook_of, payload(transcript_path=missing), state=state)
+    assert out.exit_code == 0 and not out.held and out.stderr == ""
+    assert state.pending() == []
+    (event,) = state.events("sess-1")
+    assert event["event"] == "let-through" and "not a file" in event["reason"]
+    out = run_hook("claude-code", hook_of, payload(transcript_path=tmp_path), state=state)
+    assert out.exit_code == 0 and not out.held  # a folder is no transcript either
+
+
 def test_codex_is_stopped_with_continue_false_on_stdout(tmp_path, state):
     out = run_hook("codex", hook_of, payload("019", model="m", turn_id="t"), state=state)
     assert out.exit_code == 0 and out.stderr == "" and out.held
@@ -148,7 +161,9 @@ def test_a_ledger_line_nested_too_deep_to_read_is_skipped_not_raised(state):
 def test_writing_the_session_clears_its_pending_review(tmp_path, state):
     t = transcript(tmp_path)
     run_hook("claude-code", hook_of, payload("a", t), state=state)
-    run_hook("claude-code", hook_of, payload("b", tmp_path / "other.jsonl"), state=state)
+    (tmp_path / "other").mkdir()
+    other = transcript(tmp_path / "other")  # another session's transcript
+    run_hook("claude-code", hook_of, payload("b", other), state=state)
     link = tmp_path / "link.jsonl"
     link.symlink_to(t)
     cleared = clear_written(link, state.folder)
