@@ -20,6 +20,7 @@ import sys
 from typing import TYPE_CHECKING
 
 from kimi_compact_tui.errors import UserError
+from kimi_compact_tui.wording import count
 
 if TYPE_CHECKING:
     from kimi_compact_tui.commands.compact.options import CompactOptions
@@ -53,7 +54,7 @@ def run_repair(opts: CompactOptions) -> int:
               "report checks")  # fmt: skip
         return 0
     shown = sys.stdout.write
-    shown(f"{agent}'s latest summary ({latest.time}) loses {len(anchored.items)} item(s); "
+    shown(f"{agent}'s latest summary ({latest.time}) loses {count(len(anchored.items), 'item')}; "
           "this block goes into it:\n")  # fmt: skip
     shown(anchored.block.rstrip("\n") + "\n")
     if anchored.note():

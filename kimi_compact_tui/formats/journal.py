@@ -45,6 +45,7 @@ from kimi_compact_tui.formats.storage import SessionRef
 from kimi_compact_tui.formats.strategies import AppendTruncate
 from kimi_compact_tui.model import Message
 from kimi_compact_tui.specifics.declare import Vocabulary
+from kimi_compact_tui.wording import count
 
 
 @dataclass(frozen=True)
@@ -214,6 +215,6 @@ class JournalFormat(FileFormat):
             raise ValueError(f"cannot compact: {plan.noop}")
         if plan.leading and self.drops_leading_system:
             raise ApplyError(
-                f"{session.path}: the history starts with {plan.leading} system message(s), "
+                f"{session.path}: the history starts with {count(plan.leading, 'system message')}, "
                 f"which a {self.agent} compaction cannot keep"
             )

@@ -58,7 +58,8 @@ def ledger(session: Session) -> list[dict[str, Any]]:
             if (record.get("repair") or {}).get("offset") == entry.offset:
                 added = (record.get("repair") or {}).get("items")
                 item["notes"].append(f"repaired by kimi-compact-tui at {record.get('time')} "
-                                     f"({added} lost item(s) added to its summary)")  # fmt: skip
+                                     f"({count(added, 'lost item') if isinstance(added, int) else added} "
+                                     "added to its summary)")  # fmt: skip
         out.append(item)
     for record in applied:
         if id(record) in used:

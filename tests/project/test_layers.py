@@ -290,3 +290,20 @@ def test_thread_workers_read_only_their_arguments():
                 if word in body:
                     found.append(f"{module}.{node.name}: {word}")
     assert not found, "\n".join(found)
+
+
+def test_a_counted_noun_is_singular_or_plural_never_both():
+    """A message that counts something says "1 item" or "2 items" (wording.count),
+    never "2 item(s)": found in every f-string of the package that counts."""
+    found = []
+    for module, path in modules().items():
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.JoinedStr):
+                continue
+            for before, part in zip(node.values, node.values[1:], strict=False):
+                if not (isinstance(before, ast.FormattedValue) and isinstance(part, ast.Constant)):
+                    continue
+                words = str(part.value).split(",")[0].split(";")[0]
+                if re.match(r"\s+[\w ]*\w\(s\)", words) and "http(s)" not in words:
+                    found.append(f"{module}: {ast.unparse(node)[:70]}")
+    assert not found, "\n".join(found)

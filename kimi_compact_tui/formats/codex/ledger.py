@@ -17,6 +17,7 @@ from kimi_compact_tui.formats.codex.state import CodexState
 from kimi_compact_tui.formats.context import table, whole
 from kimi_compact_tui.formats.ledger import Compaction, parse_bytes, parts_text
 from kimi_compact_tui.fsutil import json_lines
+from kimi_compact_tui.wording import count
 
 
 def _total(record: dict[str, Any]) -> int | None:
@@ -81,6 +82,8 @@ def compactions(session: Session) -> list[Compaction]:
                 m for m in entry.before if m.role == "user" and m.text() in kept_texts
             ]
             if kept_items:
-                entry.notes.append(f"it carried {len(kept_items)} user message(s) over verbatim")
+                entry.notes.append(
+                    f"it carried {count(len(kept_items), 'user message')} over verbatim"
+                )
         out.append(entry)
     return out

@@ -24,6 +24,7 @@ from typing import Any
 from kimi_compact_tui.formats.jsvalue import js_stringify
 from kimi_compact_tui.formats.kimi_code import handoff
 from kimi_compact_tui.formats.kimi_code.wire import Entry, is_undo_anchor
+from kimi_compact_tui.wording import count
 
 INTERRUPTED_NOTE = "(no result recorded: the call was interrupted; kimi-code sends an error result)"
 NUMBER = (int, float)
@@ -157,7 +158,9 @@ class _Fold:
 
     def open_turn(self) -> str | None:
         if self.pending:
-            return f"{len(self.pending)} tool call(s) of the last step have no result yet"
+            n = len(self.pending)
+            verb = "has" if n == 1 else "have"
+            return f"{count(n, 'tool call')} of the last step {verb} no result yet"
         if self.open_step is not None:
             return "the last step was not finished (interrupted or still running)"
         return None

@@ -26,6 +26,7 @@ from kimi_compact_tui.formats.kimi_code.plugin import KimiCodeState
 from kimi_compact_tui.formats.kimi_code.usage import agent_of
 from kimi_compact_tui.formats.ledger import Compaction, parse_bytes
 from kimi_compact_tui.fsutil import json_lines
+from kimi_compact_tui.wording import count as counted
 
 BEGIN = b'"full_compaction.begin"'
 APPLY = b'"context.apply_compaction"'
@@ -86,6 +87,8 @@ def compactions(session: Session) -> list[Compaction]:
                 entry.kept_messages = [
                     m for m in entry.before if m.role == "user" and m.text() in carried
                 ]
-                entry.notes.append(f"it carried {kept_users} user message(s) over verbatim")
+                entry.notes.append(
+                    f"it carried {counted(kept_users, 'user message')} over verbatim"
+                )
         out.append(entry)
     return out

@@ -26,6 +26,7 @@ from kimi_compact_tui.job.ledger import RepairPlan, figures, keeps, ledger, made
 from kimi_compact_tui.sanitize import one_line, visible
 from kimi_compact_tui.tui import keys
 from kimi_compact_tui.tui.widgets.footer import KeysFooter
+from kimi_compact_tui.wording import count
 
 REPAIR = "repair"
 SHOWN_LOST = 12
@@ -62,8 +63,9 @@ def ledger_text(entries: list[dict[str, Any]], repair: RepairPlan | None, why: s
     out.append("\n")
     if repair is not None and repair.needed:
         out.append(
-            f"p repairs the latest: puts the block of its {len(repair.anchored.items)} lost "
-            "item(s) into that summary, in place (shows it and asks first; u undoes it)",
+            f"p repairs the latest: puts the block of its "
+            f"{count(len(repair.anchored.items), 'lost item')} into that summary, in place "
+            "(shows it and asks first; u undoes it)",
             style="bold",
         )
     elif repair is not None:
