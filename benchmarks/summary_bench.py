@@ -11,8 +11,12 @@ clock, each from the loaded session, as a front end runs them:
 
 - the offline summary: plan, request, extraction of the compacted range and
   the six sections (``prepare_compaction`` + ``offline_summary``);
-- retention of that summary (``retention_report``: extraction, the kept
-  tail, matching every item).
+- retention of that summary twice: from scratch, as the ``retention``
+  command scores a given summary (``retention_report``: extraction, the kept
+  tail, matching every item), and, in a fresh process (no cache warmed by
+  the first score), as ``compact`` and the TUI score it after the summary
+  (``Preparation.retention``: the range's items the summary made are shared).
+  Both give the same report (their digests are compared).
 
 Each must take at most :data:`RATIO` times ``plan --json``. The figures also
 say whether the offline summary's own retention is CRITICAL.
@@ -29,8 +33,10 @@ from __future__ import annotations
 
 import argparse
 import gc
+import hashlib
 import json
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -67,7 +73,16 @@ def bench_summary(n: int = 100_000, path: Path | None = None) -> dict[str, Any]:
         return prep, offline_summary(prep.request) if prep.request is not None else ""
 
     summary_cpu, (prep, summary) = cpu(summarize)
+    # from scratch, as ``retention SESSION --summary FILE`` scores it: extraction included
     retention_cpu, report = cpu(lambda: retention_report(session, prep.plan, summary))
+    # as ``compact`` and the TUI score it, in a fresh process (no cache warmed by
+    # the score above): the range's items, made by the summary, shared
+    child = subprocess.run(
+        [sys.executable, "-m", "benchmarks.summary_bench", "--shared-child", str(path)],
+        capture_output=True, text=True, check=True, cwd=Path(__file__).resolve().parents[1],
+    )  # fmt: skip
+    shared_cpu, shared_digest = json.loads(child.stdout)
+    assert shared_digest == report_digest(report), "the shared score differs"
     return {
         "messages": len(session.messages),
         "compacted": len(prep.plan.compact_indices),
@@ -76,11 +91,32 @@ def bench_summary(n: int = 100_000, path: Path | None = None) -> dict[str, Any]:
         "summary_ratio": round(summary_cpu / plan_cpu, 2),
         "retention_cpu": round(retention_cpu, 2),
         "retention_ratio": round(retention_cpu / plan_cpu, 2),
+        "retention_after_summary_cpu": round(shared_cpu, 2),
+        "retention_after_summary_ratio": round(shared_cpu / plan_cpu, 2),
         "summary_tokens": estimate_tokens(summary),
         "critical": len(report.to_json()["critical"]),
         "target_ratio": RATIO,
         "ok": summary_cpu <= RATIO * plan_cpu and retention_cpu <= RATIO * plan_cpu,
     }
+
+
+def report_digest(report: Any) -> str:
+    return hashlib.sha256(json.dumps(report.to_json(), sort_keys=True).encode()).hexdigest()
+
+
+def shared_child(path: Path) -> tuple[float, str]:
+    """In this (fresh) process: the offline summary, then its retention as
+    ``compact`` and the TUI run it (``Preparation.retention``); that score's
+    CPU seconds and its report's digest."""
+    from kimi_compact_tui.config import AppConfig
+    from kimi_compact_tui.job import prepare_compaction
+    from kimi_compact_tui.providers.offline import offline_summary
+
+    session = load_frozen(path)
+    prep = prepare_compaction(session, AppConfig())
+    summary = offline_summary(prep.request) if prep.request is not None else ""
+    seconds, report = cpu(lambda: prep.retention(summary))
+    return seconds, report_digest(report)
 
 
 def load_frozen(path: Path) -> Any:
@@ -130,7 +166,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--size", type=int, default=100_000)
     parser.add_argument("--parts", action="store_true", help="time the summary's steps alone")
+    parser.add_argument("--shared-child", type=Path, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
+    if args.shared_child is not None:
+        print(json.dumps(shared_child(args.shared_child)))
+        return 0
     if args.parts:
         print(json.dumps(bench_parts(args.size), indent=2))
         return 0

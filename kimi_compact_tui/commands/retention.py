@@ -95,7 +95,10 @@ def run(args: argparse.Namespace) -> int:
     summary = read_summary(opts.summary)
     job, prep = load_and_prepare(opts.session)
     session = job.session
-    report = retention_report(session, prep.plan, summary, work_dir=opts.work_dir)
+    if opts.work_dir is None:
+        report = prep.retention(summary)
+    else:  # another work folder: paths are read from another root
+        report = retention_report(session, prep.plan, summary, work_dir=opts.work_dir)
     shortfalls = check_min_retention(report, thresholds)
     if opts.json:
         out: dict[str, Any] = {"session": str(session.ref)}

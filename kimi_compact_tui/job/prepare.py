@@ -7,9 +7,11 @@ end; the steps themselves are the plain-data ones in :mod:`kimi_compact_tui.comp
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from kimi_compact_tui.compaction.plan import CompactionPlan, make_plan
 from kimi_compact_tui.compaction.prompts import PromptSource
@@ -24,6 +26,9 @@ from kimi_compact_tui.config import AppConfig
 from kimi_compact_tui.formats.base import Session
 from kimi_compact_tui.retention import stated_work_dir
 from kimi_compact_tui.specifics import Specifics, extract
+
+if TYPE_CHECKING:
+    from kimi_compact_tui.retention import RetentionReport
 
 __all__ = ["CompactionPlan", "CompactionRequest", "Preparation", "prepare_compaction"]
 
@@ -51,6 +56,23 @@ class Preparation:
     _text_counts: tuple[int, int, int] | None = field(default=None, repr=False)
     # The session's tool exchanges (``pairs.tool_exchanges``), when the scan found them.
     exchanges: list[Exchange] | None = field(default=None, repr=False)
+    # The extractor's items of the compacted range, made once (:meth:`specifics`).
+    _specifics: Callable[[], Specifics] | None = field(default=None, repr=False)
+
+    def specifics(self) -> Specifics:
+        """The extractor's items of the compacted range, made on first use and
+        then shared: the offline summary, every retention score (the summary,
+        an edit, the pins), the anchors and the probe read the same items.
+        Safe to call from several worker threads (made once, under a lock)."""
+        if self._specifics is None:
+            self._specifics = specifics_of(self.session, self.plan)
+        return self._specifics()
+
+    def retention(self, summary: str) -> RetentionReport:
+        """The retention of ``summary`` on this range, from :meth:`specifics`."""
+        from kimi_compact_tui.retention import retention_report
+
+        return retention_report(self.session, self.plan, summary, specifics=self.specifics())
 
     @property
     def request(self) -> CompactionRequest | None:
@@ -104,15 +126,16 @@ def specifics_of(session: Session, plan: CompactionPlan) -> Callable[[], Specifi
     """The extractor's items of the compacted range, made once on first call
     (the offline provider's input; the session format's vocabulary)."""
     made: list[Specifics] = []
+    lock = threading.Lock()  # two workers asking at once: the second waits for the first
 
     def get() -> Specifics:
-        if not made:
-            work_dir = stated_work_dir(session, plan)
-            root = work_dir.rstrip("/") + "/" if work_dir else None
-            made.append(
-                extract(session.messages, plan.compact_indices, session.format.vocabulary(), root)
-            )
-        return made[0]
+        with lock:
+            if not made:
+                work_dir = stated_work_dir(session, plan)
+                root = work_dir.rstrip("/") + "/" if work_dir else None
+                vocabulary = session.format.vocabulary()
+                made.append(extract(session.messages, plan.compact_indices, vocabulary, root))
+            return made[0]
 
     return get
 
@@ -144,6 +167,7 @@ def prepare_compaction(
         injected=session.format.tail_bookkeeping,
     )
     model = compaction_model or settings.compaction_model
+    items = specifics_of(session, plan)
     builder = None
     if not plan.noop:
 
@@ -157,7 +181,7 @@ def prepare_compaction(
                 base_model=base_model,
                 custom_instruction=custom_instruction,
             )
-            request.specifics = specifics_of(session, plan)
+            request.specifics = items
             return request
 
     text_counts = exchanges = None
@@ -179,4 +203,5 @@ def prepare_compaction(
     )
     prep._text_counts = text_counts
     prep.exchanges = exchanges
+    prep._specifics = items
     return prep

@@ -83,7 +83,6 @@ def plan_probe_for(
     """The questions (at most ``limit``; None: the engine's default) and
     their request bodies for a probe of ``summary``, or the first refusal of
     :func:`probe_readiness`. Nothing is sent."""
-    from kimi_compact_tui.job.prepare import specifics_of
     from kimi_compact_tui.job.probe import DEFAULT_QUESTIONS, plan_probe
 
     refused = probe_readiness(job, prep, summary, provider).first
@@ -95,7 +94,7 @@ def plan_probe_for(
         session,
         plan,
         summary,
-        specifics_of(session, plan)(),
+        prep.specifics(),
         job.config.compaction.as_spec(),
         model=prep.compaction_model,
         base_model=job.base_model,

@@ -24,6 +24,7 @@ from kimi_compact_tui.sanitize import plain_text
 from kimi_compact_tui.specifics import (
     UNSENT_STATUS,
     Item,
+    Specifics,
     Vocabulary,
     extract,
     kinds,
@@ -352,14 +353,19 @@ def retention_report(
     *,
     work_dir: str | None = None,
     vocabulary: Vocabulary | None = None,
+    specifics: Specifics | None = None,
 ) -> RetentionReport:
-    """The retention of ``summary_text`` for the range ``plan.compact_indices``."""
+    """The retention of ``summary_text`` for the range ``plan.compact_indices``.
+    ``specifics``: the range's items, already extracted with the same work
+    folder and vocabulary (the job's, shared by every score of one range);
+    None: extracted here."""
     messages = session.messages
     compact = list(plan.compact_indices)
     work_dir = work_dir or stated_work_dir(session, plan)
     root = work_dir.rstrip("/") + "/" if work_dir else None
     vocabulary = vocabulary if vocabulary is not None else session.format.vocabulary()
-    specifics = extract(messages, compact, vocabulary, root)
+    if specifics is None:
+        specifics = extract(messages, compact, vocabulary, root)
     kept_indices = [*plan.leading_system_indices, *plan.preserved_indices]
     summary = Haystack(plain_text(summary_text or ""))
     kept_texts = [message_haystack(messages[i]) for i in kept_indices]

@@ -5,8 +5,9 @@ The pane's marks are the pins. Pinned items become the anchor block
 budget of ``compact --anchor``) appended inside the summary message; the
 review state writes the summary with that block (:attr:`ReviewState.summary_to_write`)
 while the pins belong to the summary and the range they were made on.
-:func:`pin` is what the pane's thread worker runs: plain data in and out, no
-Textual.
+:func:`pinned_now` makes the block at once (string work, no Textual); the
+figures of the result are scored in the retention controller's worker
+(``Preparation.retention``, from the range's items made once).
 """
 
 from __future__ import annotations
@@ -16,10 +17,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from kimi_compact_tui.compaction.tokens import estimate_tokens
-from kimi_compact_tui.retention import Item, RetentionReport, retention_report
+from kimi_compact_tui.retention import Item, RetentionReport
 from kimi_compact_tui.retention.anchor import DEFAULT_ANCHOR_BUDGET, Anchored, anchor
 
-__all__ = ["DEFAULT_ANCHOR_BUDGET", "Pinned", "Pins", "pin", "pinned_now"]
+__all__ = ["DEFAULT_ANCHOR_BUDGET", "Pinned", "Pins", "pinned_now"]
 
 
 @dataclass(frozen=True)
@@ -71,21 +72,6 @@ def pinned_now(
     summary: str, base: RetentionReport, items: Sequence[Item], budget: int = DEFAULT_ANCHOR_BUDGET
 ) -> Pinned:
     """The pins as they are written, at once (the block is string work; the
-    figures of the result are scored later by :func:`pin`)."""
+    figures of the result are scored later, off the UI thread)."""
     anchored = anchor(base, summary, budget, pinned=list(items))
     return Pinned(summary, tuple(items), anchored, base, budget, scored=False)
-
-
-def pin(
-    session: Any,
-    plan: Any,
-    summary: str,
-    base: RetentionReport,
-    items: Sequence[Item],
-    budget: int = DEFAULT_ANCHOR_BUDGET,
-) -> Pinned:
-    """``summary`` with the block of ``items`` (those ``base`` says it misses),
-    and the retention of the result (reads its arguments only)."""
-    anchored = anchor(base, summary, budget, pinned=list(items))
-    report = retention_report(session, plan, anchored.text)
-    return Pinned(summary, tuple(items), anchored, report, budget)

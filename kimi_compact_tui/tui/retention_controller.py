@@ -33,7 +33,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from kimi_compact_tui.job.probing import ProbeStopped
 from kimi_compact_tui.job.refusals import OFFLINE_PROBE_LINE, Refusal
-from kimi_compact_tui.retention import Item, retention_report
+from kimi_compact_tui.retention import Item
 from kimi_compact_tui.tui.state import ReviewState
 
 if TYPE_CHECKING:
@@ -133,25 +133,25 @@ class RetentionController:
         if state.scored(text) is not None:
             self.score_pins()
             return
-        self._score_in("retention", state.job.session, prep.plan, text)
+        self._score_in("retention", prep, text)
 
     def score_pins(self) -> None:
         """Score the summary with its pinned block, when it is not scored yet."""
         state, prep, pinned = self.state, self.state.preparation, self.state.pinned
         if pinned is None or pinned.scored or state.job is None or prep is None:
             return
-        self._score_in("pins", state.job.session, prep.plan, pinned.text)
+        self._score_in("pins", prep, pinned.text)
 
-    def _score_in(self, group: str, session: Any, plan: Any, text: str) -> None:
+    def _score_in(self, group: str, prep: Preparation, text: str) -> None:
         """Score ``text`` in ``group``'s worker (a newer text replaces an older one)."""
         if self._scoring.get(group) == text:
             return  # under way
         self._scoring[group] = text
-        self._run(partial(self._score, group, session, plan, text), group)
+        self._run(partial(self._score, group, prep, text), group)
 
-    async def _score(self, group: str, session: Any, plan: Any, text: str) -> None:
-        try:
-            report = await asyncio.to_thread(retention_report, session, plan, text)
+    async def _score(self, group: str, prep: Preparation, text: str) -> None:
+        try:  # the range's items are made once per preparation and shared
+            report = await asyncio.to_thread(prep.retention, text)
         finally:
             if self._scoring.get(group) == text:
                 del self._scoring[group]

@@ -41,7 +41,7 @@ from kimi_compact_tui.job import (
 from kimi_compact_tui.job.offers import RestoreOffer
 from kimi_compact_tui.job.revise import RevisionOrigin, origin_refusal
 from kimi_compact_tui.providers import ProviderConfig, StreamResult, provider_config_from
-from kimi_compact_tui.retention import Item, RetentionReport, retention_report
+from kimi_compact_tui.retention import Item, RetentionReport
 from kimi_compact_tui.secrets import mask_secrets
 from kimi_compact_tui.tui.gate import Held
 from kimi_compact_tui.tui.pins import Pinned, pinned_now
@@ -422,7 +422,7 @@ class ReviewState:
         if report is None and text is not None and self.job is not None:
             prep = self.preparation
             if prep is not None and not prep.plan.noop:
-                report = retention_report(self.job.session, prep.plan, text)
+                report = prep.retention(text)
                 self._scores[text] = report
                 self._scored_version += 1
         return report

@@ -25,6 +25,8 @@ def test_the_summary_benchmark_times_both_steps_against_plan_json(tmp_path):
     assert figures["messages"] == 200 and figures["plan_json_cpu"] > 0
     assert figures["summary_cpu"] > 0 and figures["retention_cpu"] > 0
     assert figures["critical"] == 0  # the offline summary passes its own retention
+    # scored again in a fresh process after the summary (the items shared): same report
+    assert figures["retention_after_summary_cpu"] > 0
 
 
 def test_the_summary_benchmark_times_its_steps_alone(tmp_path):

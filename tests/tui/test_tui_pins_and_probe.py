@@ -483,17 +483,17 @@ async def test_a_pin_holds_for_the_write_before_its_figures_are_scored(
     already showed as pinned."""
     import threading
 
-    from kimi_compact_tui.tui import retention_controller
+    from kimi_compact_tui.job.prepare import Preparation
 
     gate = threading.Event()
-    real = retention_controller.retention_report
+    real = Preparation.retention
 
-    def slow(session, plan, summary):
+    def slow(prep, summary):
         if EDITOR_BLOCK_START in summary:
             gate.wait(10)  # the scoring of the pinned text takes its time
-        return real(session, plan, summary)
+        return real(prep, summary)
 
-    monkeypatch.setattr(retention_controller, "retention_report", slow)
+    monkeypatch.setattr(Preparation, "retention", slow)
     loopback.script([openai_sse([LOSSY])])
     app = review_app(session_file, provider_config("openai"))
     async with app.run_test(size=SIZE) as pilot:

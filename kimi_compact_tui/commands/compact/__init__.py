@@ -185,11 +185,11 @@ def check_options(opts: CompactOptions) -> Checked:
 def check_retention(opts: CompactOptions, run_: CompactionRun, thresholds: list[Any]) -> Any:
     """The retention report (for ``--json`` or ``--min-retention``; else None);
     a summary that keeps too little of a category is refused (exit 4)."""
-    from kimi_compact_tui.retention import check_min_retention, retention_report
+    from kimi_compact_tui.retention import check_min_retention
 
     if run_.draft is None or not (opts.json or opts.min_retention):
         return None
-    report = retention_report(run_.session, run_.plan, run_.draft.summary)
+    report = run_.preparation.retention(run_.draft.summary)
     shortfalls = check_min_retention(report, thresholds)
     if shortfalls:
         if opts.json:

@@ -176,13 +176,12 @@ def on_a_copy(opts: CompactOptions, sample: Path) -> CompactOptions:
 def anchored_run(run_: CompactionRun, budget: int, allow_truncated: bool) -> CompactionRun:
     """``run_`` with its draft's summary anchored (unchanged when nothing is missing);
     says on stderr what did not fit in ``budget``."""
-    from kimi_compact_tui.retention import retention_report
     from kimi_compact_tui.retention.anchor import Anchored, anchor, without_block
 
     if run_.draft is None or run_.result is None:
         return run_
     base = without_block(run_.draft.summary)  # a block it holds is replaced, not repeated
-    report = retention_report(run_.session, run_.plan, base)
+    report = run_.preparation.retention(base)
     anchored: Anchored = anchor(report, base, budget)
     note = anchored.note()
     if note:
