@@ -644,11 +644,15 @@ def _window_keeps(
     aligned: list[tuple[int, int]],
 ) -> bool:
     seq = hay.sequence
-    keys = request.keys
     first, last = window[0][0], window[-1][0]
     start = seq[first].start
     end = seq[last].start + len(seq[last].key)
     lo, hi = hay.part_span(start)
+    # 3 first (pure Python, cheap); 2 only when it does not keep: either keeps,
+    # so the answer is the same as trying 2 first, and most windows that keep
+    # a request are not aligned character by character (:func:`_paraphrase`)
+    if _paraphrase(request, hay, window, weights, need, start, end, lo, hi):
+        return True
     # 2. aligned with small edits
     r_lo, r_hi = max(lo, start - len(request.norm)), min(hi, end + len(request.norm))
     if len(request.norm) <= ALIGN_MAX_CHARS and not any(
@@ -665,6 +669,24 @@ def _window_keeps(
                 and (request.negated or not _negated_before(region, found.dest_start))
             ):
                 return True
+    return False
+
+
+def _paraphrase(
+    request: Request,
+    hay: Passages,
+    window: list[tuple[int, int]],
+    weights: list[float],
+    need: float,
+    start: int,
+    end: int,
+    lo: int,
+    hi: int,
+) -> bool:
+    """Rule 3 on a window (``start``, ``end``: its offsets; ``lo``, ``hi``: its
+    part's): its numbers, its negation, then a faithful paraphrase or one
+    sentence reworded. It reads nothing rule 2 leaves behind."""
+    keys = request.keys
     got = {keys[n] for _, n in window}
     if not all(number in got for number in request.numbers):
         return False

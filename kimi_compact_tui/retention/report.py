@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from kimi_compact_tui.compaction.plan import CompactionPlan
 from kimi_compact_tui.errors import RetentionShortfall, UserError
+from kimi_compact_tui.fsutil import gc_paused
 from kimi_compact_tui.model import Message
 from kimi_compact_tui.retention.matching import Haystack, find, misstatement
 from kimi_compact_tui.sanitize import plain_text
@@ -354,6 +355,17 @@ def retention_report(
     vocabulary: Vocabulary | None = None,
 ) -> RetentionReport:
     """The retention of ``summary_text`` for the range ``plan.compact_indices``."""
+    with gc_paused():  # indexes and items by the thousand, and no cycles among them
+        return _retention_report(session, plan, summary_text, work_dir, vocabulary)
+
+
+def _retention_report(
+    session: Reviewed,
+    plan: CompactionPlan,
+    summary_text: str,
+    work_dir: str | None,
+    vocabulary: Vocabulary | None,
+) -> RetentionReport:
     messages = session.messages
     compact = list(plan.compact_indices)
     work_dir = work_dir or stated_work_dir(session, plan)
