@@ -46,6 +46,8 @@ CATEGORIES = (
     kinds.NUMBERS,
     kinds.URLS,
 )
+#: The kinds of the extractor's items the report reads (the open tasks are the plan's).
+READS = frozenset((*CATEGORIES, kinds.PLAN))
 #: A summary that loses one of these is flagged critical.
 CRITICAL = (kinds.USER_REQUESTS, kinds.INSTRUCTIONS, kinds.OPEN_TASKS)
 CRITICAL_WEIGHT = 5  # a short acknowledgement lost is not critical
@@ -371,7 +373,7 @@ def _retention_report(
     work_dir = work_dir or stated_work_dir(session, plan)
     root = work_dir.rstrip("/") + "/" if work_dir else None
     vocabulary = vocabulary if vocabulary is not None else session.format.vocabulary()
-    specifics = extract(messages, compact, vocabulary, root)
+    specifics = extract(messages, compact, vocabulary, root, reads=READS)
     kept_indices = [*plan.leading_system_indices, *plan.preserved_indices]
     summary = Haystack(plain_text(summary_text or ""))
     kept_texts = [message_haystack(messages[i]) for i in kept_indices]

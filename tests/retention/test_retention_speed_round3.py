@@ -1,0 +1,147 @@
+"""Retention speed, round 3 (issue 31): what the report leaves out or reorders
+gives the same answers.
+
+- ``extract(..., reads=READS)``, as the report calls it, leaves out the
+  collectors whose items the report never reads (the decisions, the findings)
+  and yields every kind it reads exactly as the full extraction does;
+- in a window, the paraphrase rule is tried before the character alignment:
+  the window keeps the request exactly when it did with the alignment first.
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+from rapidfuzz import fuzz
+
+from benchmarks.generate import generate_messages, write_kimi
+from kimi_compact_tui.compaction import make_plan
+from kimi_compact_tui.formats import load_session
+from kimi_compact_tui.model import Message
+from kimi_compact_tui.retention.passage import (
+    ALIGN_MAX_CHARS,
+    ALIGNED,
+    Passages,
+    Request,
+    _negated_before,
+    _negation_kept,
+    _numbers_kept,
+    _paraphrase,
+    _window_keeps,
+)
+from kimi_compact_tui.retention.report import READS
+from kimi_compact_tui.specifics import Vocabulary, extract, kinds
+from kimi_compact_tui.specifics.items import Specifics
+
+ROOT = Path(__file__).resolve().parents[2]
+SAMPLES = sorted((ROOT / "sample_sessions").iterdir())
+
+
+def _items(specifics: Specifics, kind: str) -> list[tuple[object, ...]]:
+    return [
+        (i.key, i.text, i.status, tuple(i.messages), i.weight, tuple(i.extra))
+        for i in specifics.of(kind)
+    ]
+
+
+def _same_read(messages: list[Message], indices: list[int], vocabulary: Vocabulary) -> Specifics:
+    full = extract(messages, indices, vocabulary)
+    part = extract(messages, indices, vocabulary, reads=READS)
+    for kind in (*READS, kinds.OPEN_TASKS):
+        assert _items(part, kind) == _items(full, kind), kind
+    assert (part.root, part.plan_message) == (full.root, full.plan_message)
+    assert part.of(kinds.DECISIONS) == [] and part.findings == []
+    return full
+
+
+def test_reads_yields_what_the_report_reads_on_the_samples() -> None:
+    skipped = 0
+    for path in SAMPLES:
+        session = load_session(path)
+        plan = make_plan(session.messages)
+        full = _same_read(session.messages, list(plan.compact_indices), session.format.vocabulary())
+        skipped += len(full.of(kinds.DECISIONS)) + len(full.findings)
+    assert skipped  # the samples have decisions or findings to leave out
+
+
+def test_reads_yields_what_the_report_reads_on_a_generated_range(tmp_path: Path) -> None:
+    path = tmp_path / "generated.jsonl"
+    write_kimi(path, generate_messages(600))
+    session = load_session(path)
+    plan = make_plan(session.messages)
+    full = _same_read(session.messages, list(plan.compact_indices), session.format.vocabulary())
+    assert full.findings
+
+
+def _alignment_first(
+    request: Request,
+    hay: Passages,
+    window: list[tuple[int, int]],
+    weights: list[float],
+    need: float,
+    aligned: list[tuple[int, int]],
+) -> bool:
+    """The window check as it was: rule 2 (the alignment), then rule 3."""
+    seq = hay.sequence
+    start = seq[window[0][0]].start
+    end = seq[window[-1][0]].start + len(seq[window[-1][0]].key)
+    lo, hi = hay.part_span(start)
+    r_lo, r_hi = max(lo, start - len(request.norm)), min(hi, end + len(request.norm))
+    if len(request.norm) <= ALIGN_MAX_CHARS and not any(
+        a <= start and end <= b for a, b in aligned
+    ):
+        aligned.append((r_lo, r_hi))
+        region = hay.joined[r_lo:r_hi]
+        found = fuzz.partial_ratio_alignment(request.norm, region, score_cutoff=ALIGNED)
+        if found is not None:
+            exact = region[found.dest_start : found.dest_end]
+            if (
+                _numbers_kept(request, exact)
+                and _negation_kept(request, exact)
+                and (request.negated or not _negated_before(region, found.dest_start))
+            ):
+                return True
+    return _paraphrase(request, hay, window, weights, need, start, end, lo, hi)
+
+
+WORDS = (
+    "parser cache token stream summary index region backup folder module never "
+    "not 42 v2.1 run tests fix the retry loop"
+).split()
+
+
+def test_paraphrase_first_answers_as_alignment_first() -> None:
+    rng = random.Random(31)
+    both = {True: 0, False: 0}
+    for _ in range(400):
+        words = [rng.choice(WORDS) for _ in range(rng.randrange(3, 12))]
+        request = Request.of(" ".join(words) + ".")
+        if not request.keys:
+            continue
+        text = list(words)
+        for _ in range(rng.randrange(0, 4)):  # edits: a word dropped, swapped or added
+            at = rng.randrange(len(text))
+            op = rng.randrange(3)
+            if op == 0 and len(text) > 1:
+                del text[at]
+            elif op == 1:
+                text[at] = rng.choice(WORDS)
+            else:
+                text.insert(at, rng.choice(WORDS))
+        filler = " ".join(rng.choice(WORDS) for _ in range(rng.randrange(0, 8)))
+        hay = Passages([f"{filler}. {' '.join(text)}. {filler}"])
+        weights = request.weights
+        need = 0.7 * sum(weights)
+        term_of = {k: n for n, k in enumerate(request.keys) if k in hay.where}
+        hits = sorted((i, n) for k, n in term_of.items() for i in hay.where[k])
+        for a in range(0, len(hits), 3):
+            window = hits[a : a + rng.randrange(1, len(hits) + 1)]
+            if not window:
+                continue
+            new, old = _window_keeps(request, hay, window, weights, need, []), _alignment_first(
+                request, hay, window, weights, need, []
+            )
+            assert new == old, (request.text, hay.joined, window)
+            both[new] += 1
+    assert both[True] > 50 and both[False] > 50
