@@ -32,6 +32,7 @@ from kimi_compact_tui.specifics.patterns import (
 
 SENTENCE_OVERLAP = 0.5  # share of content tokens that keeps an error's message
 WORD_RE = re.compile(r"[\w$]+")
+_WORD_RUN_RE = re.compile(r"\w+")
 LATIN_RE = re.compile(r"[a-z\u00c0-\u04ff][a-z0-9\u00c0-\u04ff_'-]{2,}|\d+(?:\.\d+)*")  # not CJK
 CJK_RUN_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")
 STOPWORDS = frozenset(
@@ -115,8 +116,13 @@ class Haystack:
         cache = self.__dict__.setdefault("_word_starts", {})
         got: list[int] | None = cache.get(word)
         if got is None:
-            got = []
             flat = self.flat
+            if len(flat) >= INDEX_MIN_CHARS and _WORD_RUN_RE.fullmatch(word):
+                # a word of word characters only stands whole exactly where a
+                # maximal run of them equals it (``\w`` is ``isalnum`` or ``_``)
+                got = cache[word] = self.word_runs.get(word, [])
+                return got
+            got = []
             at = flat.find(word)
             while at >= 0:
                 stop = at + len(word)
@@ -129,6 +135,14 @@ class Haystack:
                 at = flat.find(word, at + 1)
             cache[word] = got
         return got
+
+    @cached_property
+    def word_runs(self) -> dict[str, list[int]]:
+        """Each maximal run of word characters of :attr:`flat` → its offsets."""
+        where: dict[str, list[int]] = {}
+        for m in _WORD_RUN_RE.finditer(self.flat):
+            where.setdefault(m.group(), []).append(m.start())
+        return where
 
     @cached_property
     def lines(self) -> list[tuple[str, str]]:

@@ -11,6 +11,8 @@ gives the same answers.
 from __future__ import annotations
 
 import random
+import re
+import sys
 from pathlib import Path
 
 from rapidfuzz import fuzz
@@ -19,6 +21,7 @@ from benchmarks.generate import generate_messages, write_kimi
 from kimi_compact_tui.compaction import make_plan
 from kimi_compact_tui.formats import load_session
 from kimi_compact_tui.model import Message
+from kimi_compact_tui.retention.matching import Haystack
 from kimi_compact_tui.retention.passage import (
     ALIGN_MAX_CHARS,
     ALIGNED,
@@ -31,6 +34,7 @@ from kimi_compact_tui.retention.passage import (
     _window_keeps,
 )
 from kimi_compact_tui.retention.report import READS
+from kimi_compact_tui.retention.textindex import INDEX_MIN_CHARS
 from kimi_compact_tui.specifics import Vocabulary, extract, kinds
 from kimi_compact_tui.specifics.items import Specifics
 
@@ -145,3 +149,38 @@ def test_paraphrase_first_answers_as_alignment_first() -> None:
             assert new == old, (request.text, hay.joined, window)
             both[new] += 1
     assert both[True] > 50 and both[False] > 50
+
+
+def test_word_character_is_isalnum_or_underscore() -> None:
+    """``\\w`` (what :attr:`Haystack.word_runs` splits on) is exactly the test
+    :meth:`Haystack.word_starts` makes around a word, on every code point."""
+    every = "".join(chr(c) for c in range(sys.maxunicode + 1) if not 0xD800 <= c < 0xE000)
+    by_regex = set(re.findall(r"\w", every))
+    by_test = {ch for ch in every if ch.isalnum() or ch == "_"}
+    assert by_regex == by_test
+
+
+def _plain_word_starts(flat: str, word: str) -> list[int]:
+    got = []
+    at = flat.find(word)
+    while at >= 0:
+        stop = at + len(word)
+        before = flat[at - 1] if at else " "
+        after = flat[stop] if stop < len(flat) else " "
+        if not (before.isalnum() or before == "_") and not (after.isalnum() or after == "_"):
+            got.append(at)
+        at = flat.find(word, at + 1)
+    return got
+
+
+def test_word_starts_from_the_runs_as_by_scanning() -> None:
+    rng = random.Random(7)
+    pieces = ["pytest", "tests", "test_parse", "py", "é", "x2", "٣", "ß", "git", "_", "-q"]
+    glue = [" ", "/", ".", "-", "_", "", ":", "(", "'", "\u00a0", "é"]
+    text = "".join(rng.choice(pieces) + rng.choice(glue) for _ in range(4000))
+    hay = Haystack(text)
+    assert len(hay.flat) >= INDEX_MIN_CHARS
+    words = {*pieces, "test", "parse", "pytest/tests", "a", "x2é", "tests/test_parse.py"}
+    for word in sorted(words):
+        assert hay.word_starts(word) == _plain_word_starts(hay.flat, word), word
+    assert hay.word_runs  # the runs answered the word-only ones
