@@ -108,6 +108,10 @@ class Haystack:
         return TokenIndex(self.flat)
 
     @cached_property
+    def lower_collapsed(self) -> str:  # errors: :attr:`lower` with one space, once per text
+        return collapse(self.lower)
+
+    @cached_property
     def flat_lower(self) -> str:  # requests: one space, lower case
         return collapse(self.text).lower()
 
@@ -343,7 +347,7 @@ def match_error(item: Item, hay: Haystack) -> bool:
     if etype not in hay.words:
         return False
     message = collapse(value).lower()
-    if not message or message in collapse(hay.lower):
+    if not message or message in hay.lower_collapsed:
         return True
     # A named exception type is kept with any word of its message; a bare
     # "error:" line needs half of its message's words.

@@ -39,8 +39,13 @@ class TokenIndex:
     def where(self) -> dict[str, list[int]]:
         if self._where is None:
             where: dict[str, list[int]] = {}
-            for m in _TOKEN_RE.finditer(self.text):
-                where.setdefault(m.group(0), []).append(m.start())
+            get = where.get
+            for token, at in _tokens(self.text):
+                got = get(token)
+                if got is None:
+                    where[token] = [at]
+                else:
+                    got.append(at)
             self._where = where
         return self._where
 
@@ -50,11 +55,10 @@ class TokenIndex:
         if self._pairs is None:
             pairs: dict[tuple[str, str], list[int]] = {}
             last, last_at = "", -1
-            for m in _TOKEN_RE.finditer(self.text):
-                token = m.group(0)
+            for token, at in _tokens(self.text):
                 if last_at >= 0:
                     pairs.setdefault((last, token), []).append(last_at)
-                last, last_at = token, m.start()
+                last, last_at = token, at
             self._pairs = pairs
         return self._pairs
 
@@ -125,6 +129,18 @@ class TokenIndex:
                 got = next(self.find_all(needle), -1) >= 0
             self._contains[needle] = got
         return got
+
+
+def _tokens(text: str) -> Iterator[tuple[str, int]]:
+    """Each token of ``text`` and its offset, in order (what ``_TOKEN_RE``
+    finds: the pieces between spaces and line breaks that are not empty),
+    split by ``str.split`` rather than matched one by one."""
+    at = 0
+    for line in text.split("\n"):
+        for token in line.split(" "):
+            if token:
+                yield token, at
+            at += len(token) + 1
 
 
 def _scan(text: str, needle: str) -> Iterator[int]:

@@ -34,7 +34,7 @@ from kimi_compact_tui.retention.passage import (
     _window_keeps,
 )
 from kimi_compact_tui.retention.report import READS
-from kimi_compact_tui.retention.textindex import INDEX_MIN_CHARS
+from kimi_compact_tui.retention.textindex import _TOKEN_RE, INDEX_MIN_CHARS, TokenIndex, _tokens
 from kimi_compact_tui.specifics import Vocabulary, extract, kinds
 from kimi_compact_tui.specifics.items import Specifics
 
@@ -184,3 +184,25 @@ def test_word_starts_from_the_runs_as_by_scanning() -> None:
     for word in sorted(words):
         assert hay.word_starts(word) == _plain_word_starts(hay.flat, word), word
     assert hay.word_runs  # the runs answered the word-only ones
+
+
+def test_tokens_split_as_the_token_pattern_finds_them() -> None:
+    rng = random.Random(5)
+    alphabet = ["a", "bc", " ", "  ", "\n", "\n\n", "\t", "é", "-", "\r", "\u00a0", "日"]
+    for _ in range(300):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 40)))
+        want = [(m.group(0), m.start()) for m in _TOKEN_RE.finditer(text)]
+        assert list(_tokens(text)) == want, repr(text)
+    text = "".join(rng.choice(alphabet) for _ in range(6000))
+    index = TokenIndex(text)
+    for token, offsets in index.where.items():
+        assert offsets == [m.start() for m in _TOKEN_RE.finditer(text) if m.group(0) == token]
+    found = [(m.group(0), m.start()) for m in _TOKEN_RE.finditer(text)]
+    pairs: dict[tuple[str, str], list[int]] = {}
+    for (first, at), (second, _) in zip(found, found[1:], strict=False):
+        pairs.setdefault((first, second), []).append(at)
+    assert index.pairs == pairs
+    for needle in ["a bc", "bc a bc", "é\na", "a  bc", "日 a"]:
+        assert list(index.find_all(needle)) == [
+            m.start() for m in re.finditer(f"(?={re.escape(needle)})", text)
+        ]
