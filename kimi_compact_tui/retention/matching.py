@@ -654,11 +654,21 @@ def _read_indexed(
     closing, heading_before, closing_before = hay.line_marks
     mentioned: dict[int, bool] = {}
     wrong: Statement | None = None
+    # a command: a line whose flat form holds neither the command nor every
+    # word of it does not mention it (what match_command answers first)
+    key = item.key if item.category == kinds.COMMANDS else ""
+    words = _command_words(key) if key else ()
     for j in hay.lines_with(probe):
         if closing[j]:
             continue
+        line_hay = hay.line_haystack(j)
+        if key:
+            flat = line_hay.flat
+            if key not in flat and not (words and all(w in flat for w in words)):
+                mentioned[j] = False
+                continue
         line = lines[j][0]
-        at = _mentions(item, line, hay.line_haystack(j))
+        at = _mentions(item, line, line_hay)
         mentioned[j] = at >= 0
         if at < 0:
             continue

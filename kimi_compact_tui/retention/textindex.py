@@ -66,16 +66,15 @@ class TokenIndex:
         """The offsets of the needle's rarest pair of consecutive interior
         tokens in the text, and the first one's offset in the needle; None
         when it has no such pair."""
-        bounds = [m.start() for m in _SPLIT_RE.finditer(needle)]
-        inner = [(a + 1, b) for a, b in zip(bounds, bounds[1:], strict=False) if b - a >= 2]
+        inner = _interior(needle)
         if len(inner) < 2:
             return None
         pairs = self.pairs
         best: tuple[list[int], int] | None = None
-        for (a, b), (c, d) in zip(inner, inner[1:], strict=False):
-            found = pairs.get((needle[a:b], needle[c:d]), [])
+        for (a, at), (b, _) in zip(inner, inner[1:], strict=False):
+            found = pairs.get((a, b), [])
             if best is None or len(found) < len(best[0]):
-                best = (found, a)
+                best = (found, at)
                 if not found:
                     break
         return best
@@ -83,21 +82,21 @@ class TokenIndex:
     def _anchor(self, needle: str) -> tuple[str, int] | None:
         """The needle's rarest interior token and its offset in the needle,
         or None when it has no interior token."""
-        bounds = [m.start() for m in _SPLIT_RE.finditer(needle)]
-        if len(bounds) < 2:
+        pieces = _SPLIT_RE.split(needle)
+        if len(pieces) < 3:
             return None
-        where = self.where
+        get = self.where.get
         best: tuple[str, int] | None = None
         best_count = -1
-        for a, b in zip(bounds, bounds[1:], strict=False):
-            if b - a < 2:
-                continue  # two separators in a row: no token between them
-            token = needle[a + 1 : b]
-            count = len(where.get(token, ()))
-            if best is None or count < best_count:
-                best, best_count = (token, a + 1), count
-                if not count:
-                    break
+        at = len(pieces[0]) + 1
+        for token in pieces[1:-1]:
+            if token:  # two separators in a row: no token between them
+                count = len(get(token, ()))
+                if best is None or count < best_count:
+                    best, best_count = (token, at), count
+                    if not count:
+                        break
+            at += len(token) + 1
         return best
 
     def find_all(self, needle: str) -> Iterator[int]:
@@ -129,6 +128,19 @@ class TokenIndex:
                 got = next(self.find_all(needle), -1) >= 0
             self._contains[needle] = got
         return got
+
+
+def _interior(needle: str) -> list[tuple[str, int]]:
+    """The needle's interior tokens (each between two separators of its own)
+    and their offsets."""
+    pieces = _SPLIT_RE.split(needle)
+    out: list[tuple[str, int]] = []
+    at = len(pieces[0]) + 1
+    for token in pieces[1:-1]:
+        if token:
+            out.append((token, at))
+        at += len(token) + 1
+    return out
 
 
 def _tokens(text: str) -> Iterator[tuple[str, int]]:

@@ -206,3 +206,45 @@ def test_tokens_split_as_the_token_pattern_finds_them() -> None:
         assert list(index.find_all(needle)) == [
             m.start() for m in re.finditer(f"(?={re.escape(needle)})", text)
         ]
+
+
+def _anchor_by_offsets(index: TokenIndex, needle: str) -> tuple[str, int] | None:
+    """The rarest interior token as it was found before round 3 (separator offsets)."""
+    bounds = [m.start() for m in re.finditer(r"[ \n]", needle)]
+    best: tuple[str, int] | None = None
+    best_count = -1
+    for a, b in zip(bounds, bounds[1:], strict=False):
+        if b - a < 2:
+            continue
+        count = len(index.where.get(needle[a + 1 : b], ()))
+        if best is None or count < best_count:
+            best, best_count = (needle[a + 1 : b], a + 1), count
+            if not count:
+                break
+    return best
+
+
+def _pair_by_offsets(index: TokenIndex, needle: str) -> tuple[list[int], int] | None:
+    bounds = [m.start() for m in re.finditer(r"[ \n]", needle)]
+    inner = [(a + 1, b) for a, b in zip(bounds, bounds[1:], strict=False) if b - a >= 2]
+    if len(inner) < 2:
+        return None
+    best: tuple[list[int], int] | None = None
+    for (a, b), (c, d) in zip(inner, inner[1:], strict=False):
+        found = index.pairs.get((needle[a:b], needle[c:d]), [])
+        if best is None or len(found) < len(best[0]):
+            best = (found, a)
+            if not found:
+                break
+    return best
+
+
+def test_anchors_split_as_by_separator_offsets() -> None:
+    rng = random.Random(11)
+    alphabet = ["a", "bc", "d", " ", "  ", "\n", "é", "x y"]
+    text = "".join(rng.choice(alphabet) for _ in range(8000))
+    index = TokenIndex(text)
+    for _ in range(2000):
+        needle = "".join(rng.choice(alphabet) for _ in range(rng.randrange(0, 14)))
+        assert index._anchor(needle) == _anchor_by_offsets(index, needle), repr(needle)
+        assert index._pair_anchor(needle) == _pair_by_offsets(index, needle), repr(needle)
