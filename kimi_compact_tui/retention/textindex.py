@@ -181,15 +181,16 @@ class BoundedIndex:
     def __init__(self, text: str) -> None:
         after_slash: set[str] = set()  # pieces that start at a run's start or after a "/"
         at_start: set[str] = set()  # pieces that start at a run's start
-        odd: list[str] = []  # runs with too many separators
+        odd: set[str] = set()  # runs with too many separators
         plain: set[str] = set()  # runs without a "." or "/": each is its only piece
-        for run in _NAME_RUN_RE.findall(text):
+        runs = _NAME_RUN_RE.findall(text)
+        for run in dict.fromkeys(runs):  # each distinct run once: the pieces are sets
             if "." not in run and "/" not in run:
                 plain.add(run)
                 continue
             cuts = [i for i, ch in enumerate(run) if ch in "./"]
             if len(cuts) > RUN_MAX_SEPARATORS:
-                odd.append(run)
+                odd.add(run)
                 continue
             ends = [*cuts, len(run)]
             starts = [0] + [i + 1 for i in cuts if run[i] == "/" and i + 1 < len(run)]
@@ -202,7 +203,7 @@ class BoundedIndex:
                         after_slash.add(run[s:e])
         self.after_slash = after_slash | plain
         self.at_start = at_start | plain
-        self.odd = " ".join(odd)
+        self.odd = " ".join(run for run in runs if run in odd) if odd else ""
 
     @staticmethod
     def handles(needle: str, before: str, after: str) -> bool:
