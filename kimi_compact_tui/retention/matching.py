@@ -32,6 +32,7 @@ from kimi_compact_tui.specifics.patterns import (
 
 SENTENCE_OVERLAP = 0.5  # share of content tokens that keeps an error's message
 WORD_RE = re.compile(r"[\w$]+")
+_WORD_RUN_RE = re.compile(r"\w+")
 LATIN_RE = re.compile(r"[a-z\u00c0-\u04ff][a-z0-9\u00c0-\u04ff_'-]{2,}|\d+(?:\.\d+)*")  # not CJK
 CJK_RUN_RE = re.compile(r"[\u3040-\u30ff\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]+")
 STOPWORDS = frozenset(
@@ -107,6 +108,10 @@ class Haystack:
         return TokenIndex(self.flat)
 
     @cached_property
+    def lower_collapsed(self) -> str:  # errors: :attr:`lower` with one space, once per text
+        return collapse(self.lower)
+
+    @cached_property
     def flat_lower(self) -> str:  # requests: one space, lower case
         return collapse(self.text).lower()
 
@@ -115,8 +120,13 @@ class Haystack:
         cache = self.__dict__.setdefault("_word_starts", {})
         got: list[int] | None = cache.get(word)
         if got is None:
-            got = []
             flat = self.flat
+            if len(flat) >= INDEX_MIN_CHARS and _WORD_RUN_RE.fullmatch(word):
+                # a word of word characters only stands whole exactly where a
+                # maximal run of them equals it (``\w`` is ``isalnum`` or ``_``)
+                got = cache[word] = self.word_runs.get(word, [])
+                return got
+            got = []
             at = flat.find(word)
             while at >= 0:
                 stop = at + len(word)
@@ -129,6 +139,14 @@ class Haystack:
                 at = flat.find(word, at + 1)
             cache[word] = got
         return got
+
+    @cached_property
+    def word_runs(self) -> dict[str, list[int]]:
+        """Each maximal run of word characters of :attr:`flat` → its offsets."""
+        where: dict[str, list[int]] = {}
+        for m in _WORD_RUN_RE.finditer(self.flat):
+            where.setdefault(m.group(), []).append(m.start())
+        return where
 
     @cached_property
     def lines(self) -> list[tuple[str, str]]:
@@ -329,7 +347,7 @@ def match_error(item: Item, hay: Haystack) -> bool:
     if etype not in hay.words:
         return False
     message = collapse(value).lower()
-    if not message or message in collapse(hay.lower):
+    if not message or message in hay.lower_collapsed:
         return True
     # A named exception type is kept with any word of its message; a bare
     # "error:" line needs half of its message's words.
@@ -636,11 +654,21 @@ def _read_indexed(
     closing, heading_before, closing_before = hay.line_marks
     mentioned: dict[int, bool] = {}
     wrong: Statement | None = None
+    # a command: a line whose flat form holds neither the command nor every
+    # word of it does not mention it (what match_command answers first)
+    key = item.key if item.category == kinds.COMMANDS else ""
+    words = _command_words(key) if key else ()
     for j in hay.lines_with(probe):
         if closing[j]:
             continue
+        line_hay = hay.line_haystack(j)
+        if key:
+            flat = line_hay.flat
+            if key not in flat and not (words and all(w in flat for w in words)):
+                mentioned[j] = False
+                continue
         line = lines[j][0]
-        at = _mentions(item, line, hay.line_haystack(j))
+        at = _mentions(item, line, line_hay)
         mentioned[j] = at >= 0
         if at < 0:
             continue

@@ -36,7 +36,7 @@ import unicodedata
 from bisect import bisect_left, bisect_right
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from functools import cached_property, lru_cache
 from os.path import commonprefix
 from typing import NamedTuple
@@ -201,19 +201,21 @@ def weight(key: str) -> float:
 
 @dataclass
 class Request:
-    """A request's normalised text, its content terms by clause, and its negations."""
+    """A request's normalised text, its content terms by clause, and its
+    negations. The terms are read on first use: a request found verbatim
+    needs none of them."""
 
     text: str
     norm: str = ""
-    clauses: list[list[str]] = field(default_factory=list)
-    negated: bool = False
-    numbers: list[str] = field(default_factory=list)
-    ends: int = 0  # sentence ends inside the request (not the last one)
 
     @classmethod
     def of(cls, text: str) -> Request:
-        norm = normalise(text.rstrip("…").rstrip() if text.endswith("…") else text)
-        low = unicodedata.normalize("NFKC", text).lower().replace("’", "'")
+        return cls(text, normalise(text.rstrip("…").rstrip() if text.endswith("…") else text))
+
+    @cached_property
+    def _parsed(self) -> tuple[list[list[str]], bool]:
+        """The content terms by clause, and whether the request has a negation."""
+        low = unicodedata.normalize("NFKC", self.text).lower().replace("’", "'")
         cuts = [m.start() for m in CLAUSE_RE.finditer(low)]
         by_clause: dict[int, list[str]] = {}
         negated = False
@@ -222,10 +224,24 @@ class Request:
                 negated = True
             else:
                 by_clause.setdefault(bisect_right(cuts, t.start), []).append(t.key)
-        clauses = [by_clause[n] for n in sorted(by_clause)]
-        numbers = [k for c in clauses for k in c if DIGIT_RE.search(k)]
-        ends = len(SENTENCE_END_RE.findall(norm.rstrip(".!?;。！？； \n")))
-        return cls(text, norm, clauses, negated, numbers, ends)
+        return [by_clause[n] for n in sorted(by_clause)], negated
+
+    @property
+    def clauses(self) -> list[list[str]]:
+        return self._parsed[0]
+
+    @property
+    def negated(self) -> bool:
+        return self._parsed[1]
+
+    @cached_property
+    def numbers(self) -> list[str]:
+        return [k for c in self.clauses for k in c if DIGIT_RE.search(k)]
+
+    @cached_property
+    def ends(self) -> int:
+        """Sentence ends inside the request (not the last one)."""
+        return len(SENTENCE_END_RE.findall(self.norm.rstrip(".!?;。！？； \n")))
 
     @staticmethod
     @lru_cache(maxsize=4096)
@@ -447,7 +463,7 @@ def kept(request: Request, hay: Passages) -> bool:
     if not request.norm or not hay.parts:
         return False
     for at in hay.index.find_all(request.norm):
-        if request.negated or not _negated_before(hay.joined, at):
+        if not _negated_before(hay.joined, at) or request.negated:
             return True
     keys = request.keys
     if not keys:
@@ -644,11 +660,15 @@ def _window_keeps(
     aligned: list[tuple[int, int]],
 ) -> bool:
     seq = hay.sequence
-    keys = request.keys
     first, last = window[0][0], window[-1][0]
     start = seq[first].start
     end = seq[last].start + len(seq[last].key)
     lo, hi = hay.part_span(start)
+    # 3 first (pure Python, cheap); 2 only when it does not keep: either keeps,
+    # so the answer is the same as trying 2 first, and most windows that keep
+    # a request are not aligned character by character (:func:`_paraphrase`)
+    if _paraphrase(request, hay, window, weights, need, start, end, lo, hi):
+        return True
     # 2. aligned with small edits
     r_lo, r_hi = max(lo, start - len(request.norm)), min(hi, end + len(request.norm))
     if len(request.norm) <= ALIGN_MAX_CHARS and not any(
@@ -665,6 +685,24 @@ def _window_keeps(
                 and (request.negated or not _negated_before(region, found.dest_start))
             ):
                 return True
+    return False
+
+
+def _paraphrase(
+    request: Request,
+    hay: Passages,
+    window: list[tuple[int, int]],
+    weights: list[float],
+    need: float,
+    start: int,
+    end: int,
+    lo: int,
+    hi: int,
+) -> bool:
+    """Rule 3 on a window (``start``, ``end``: its offsets; ``lo``, ``hi``: its
+    part's): its numbers, its negation, then a faithful paraphrase or one
+    sentence reworded. It reads nothing rule 2 leaves behind."""
+    keys = request.keys
     got = {keys[n] for _, n in window}
     if not all(number in got for number in request.numbers):
         return False

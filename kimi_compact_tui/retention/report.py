@@ -18,6 +18,7 @@ from typing import Any, Protocol
 
 from kimi_compact_tui.compaction.plan import CompactionPlan
 from kimi_compact_tui.errors import RetentionShortfall, UserError
+from kimi_compact_tui.fsutil import gc_paused
 from kimi_compact_tui.model import Message
 from kimi_compact_tui.retention.matching import Haystack, find, misstatement
 from kimi_compact_tui.sanitize import plain_text
@@ -46,6 +47,8 @@ CATEGORIES = (
     kinds.NUMBERS,
     kinds.URLS,
 )
+#: The kinds of the extractor's items the report reads (the open tasks are the plan's).
+READS = frozenset((*CATEGORIES, kinds.PLAN))
 #: A summary that loses one of these is flagged critical.
 CRITICAL = (kinds.USER_REQUESTS, kinds.INSTRUCTIONS, kinds.OPEN_TASKS)
 CRITICAL_WEIGHT = 5  # a short acknowledgement lost is not critical
@@ -358,14 +361,26 @@ def retention_report(
     """The retention of ``summary_text`` for the range ``plan.compact_indices``.
     ``specifics``: the range's items, already extracted with the same work
     folder and vocabulary (the job's, shared by every score of one range);
-    None: extracted here."""
+    None: extracted here (only the kinds retention reads)."""
+    with gc_paused():  # indexes and items by the thousand, and no cycles among them
+        return _retention_report(session, plan, summary_text, work_dir, vocabulary, specifics)
+
+
+def _retention_report(
+    session: Reviewed,
+    plan: CompactionPlan,
+    summary_text: str,
+    work_dir: str | None,
+    vocabulary: Vocabulary | None,
+    specifics: Specifics | None,
+) -> RetentionReport:
     messages = session.messages
     compact = list(plan.compact_indices)
     work_dir = work_dir or stated_work_dir(session, plan)
     root = work_dir.rstrip("/") + "/" if work_dir else None
     vocabulary = vocabulary if vocabulary is not None else session.format.vocabulary()
     if specifics is None:
-        specifics = extract(messages, compact, vocabulary, root)
+        specifics = extract(messages, compact, vocabulary, root, reads=READS)
     kept_indices = [*plan.leading_system_indices, *plan.preserved_indices]
     summary = Haystack(plain_text(summary_text or ""))
     kept_texts = [message_haystack(messages[i]) for i in kept_indices]

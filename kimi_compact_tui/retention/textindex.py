@@ -39,8 +39,13 @@ class TokenIndex:
     def where(self) -> dict[str, list[int]]:
         if self._where is None:
             where: dict[str, list[int]] = {}
-            for m in _TOKEN_RE.finditer(self.text):
-                where.setdefault(m.group(0), []).append(m.start())
+            get = where.get
+            for token, at in _tokens(self.text):
+                got = get(token)
+                if got is None:
+                    where[token] = [at]
+                else:
+                    got.append(at)
             self._where = where
         return self._where
 
@@ -50,11 +55,10 @@ class TokenIndex:
         if self._pairs is None:
             pairs: dict[tuple[str, str], list[int]] = {}
             last, last_at = "", -1
-            for m in _TOKEN_RE.finditer(self.text):
-                token = m.group(0)
+            for token, at in _tokens(self.text):
                 if last_at >= 0:
                     pairs.setdefault((last, token), []).append(last_at)
-                last, last_at = token, m.start()
+                last, last_at = token, at
             self._pairs = pairs
         return self._pairs
 
@@ -62,16 +66,15 @@ class TokenIndex:
         """The offsets of the needle's rarest pair of consecutive interior
         tokens in the text, and the first one's offset in the needle; None
         when it has no such pair."""
-        bounds = [m.start() for m in _SPLIT_RE.finditer(needle)]
-        inner = [(a + 1, b) for a, b in zip(bounds, bounds[1:], strict=False) if b - a >= 2]
+        inner = _interior(needle)
         if len(inner) < 2:
             return None
         pairs = self.pairs
         best: tuple[list[int], int] | None = None
-        for (a, b), (c, d) in zip(inner, inner[1:], strict=False):
-            found = pairs.get((needle[a:b], needle[c:d]), [])
+        for (a, at), (b, _) in zip(inner, inner[1:], strict=False):
+            found = pairs.get((a, b), [])
             if best is None or len(found) < len(best[0]):
-                best = (found, a)
+                best = (found, at)
                 if not found:
                     break
         return best
@@ -79,21 +82,21 @@ class TokenIndex:
     def _anchor(self, needle: str) -> tuple[str, int] | None:
         """The needle's rarest interior token and its offset in the needle,
         or None when it has no interior token."""
-        bounds = [m.start() for m in _SPLIT_RE.finditer(needle)]
-        if len(bounds) < 2:
+        pieces = _SPLIT_RE.split(needle)
+        if len(pieces) < 3:
             return None
-        where = self.where
+        get = self.where.get
         best: tuple[str, int] | None = None
         best_count = -1
-        for a, b in zip(bounds, bounds[1:], strict=False):
-            if b - a < 2:
-                continue  # two separators in a row: no token between them
-            token = needle[a + 1 : b]
-            count = len(where.get(token, ()))
-            if best is None or count < best_count:
-                best, best_count = (token, a + 1), count
-                if not count:
-                    break
+        at = len(pieces[0]) + 1
+        for token in pieces[1:-1]:
+            if token:  # two separators in a row: no token between them
+                count = len(get(token, ()))
+                if best is None or count < best_count:
+                    best, best_count = (token, at), count
+                    if not count:
+                        break
+            at += len(token) + 1
         return best
 
     def find_all(self, needle: str) -> Iterator[int]:
@@ -127,6 +130,31 @@ class TokenIndex:
         return got
 
 
+def _interior(needle: str) -> list[tuple[str, int]]:
+    """The needle's interior tokens (each between two separators of its own)
+    and their offsets."""
+    pieces = _SPLIT_RE.split(needle)
+    out: list[tuple[str, int]] = []
+    at = len(pieces[0]) + 1
+    for token in pieces[1:-1]:
+        if token:
+            out.append((token, at))
+        at += len(token) + 1
+    return out
+
+
+def _tokens(text: str) -> Iterator[tuple[str, int]]:
+    """Each token of ``text`` and its offset, in order (what ``_TOKEN_RE``
+    finds: the pieces between spaces and line breaks that are not empty),
+    split by ``str.split`` rather than matched one by one."""
+    at = 0
+    for line in text.split("\n"):
+        for token in line.split(" "):
+            if token:
+                yield token, at
+            at += len(token) + 1
+
+
 def _scan(text: str, needle: str) -> Iterator[int]:
     at = text.find(needle)
     while at >= 0:
@@ -153,15 +181,16 @@ class BoundedIndex:
     def __init__(self, text: str) -> None:
         after_slash: set[str] = set()  # pieces that start at a run's start or after a "/"
         at_start: set[str] = set()  # pieces that start at a run's start
-        odd: list[str] = []  # runs with too many separators
+        odd: set[str] = set()  # runs with too many separators
         plain: set[str] = set()  # runs without a "." or "/": each is its only piece
-        for run in _NAME_RUN_RE.findall(text):
+        runs = _NAME_RUN_RE.findall(text)
+        for run in dict.fromkeys(runs):  # each distinct run once: the pieces are sets
             if "." not in run and "/" not in run:
                 plain.add(run)
                 continue
             cuts = [i for i, ch in enumerate(run) if ch in "./"]
             if len(cuts) > RUN_MAX_SEPARATORS:
-                odd.append(run)
+                odd.add(run)
                 continue
             ends = [*cuts, len(run)]
             starts = [0] + [i + 1 for i in cuts if run[i] == "/" and i + 1 < len(run)]
@@ -174,7 +203,7 @@ class BoundedIndex:
                         after_slash.add(run[s:e])
         self.after_slash = after_slash | plain
         self.at_start = at_start | plain
-        self.odd = " ".join(odd)
+        self.odd = " ".join(run for run in runs if run in odd) if odd else ""
 
     @staticmethod
     def handles(needle: str, before: str, after: str) -> bool:

@@ -49,7 +49,7 @@ from kimi_compact_tui.specifics.views import (
     sentences,
     shown,
 )
-from kimi_compact_tui.specifics.walk import Collector, Run, Seen, Walk
+from kimi_compact_tui.specifics.walk import FINDINGS, Collector, Run, Seen, Walk
 
 ANSWERED = "answered"
 NOT_ANSWERED = "not answered yet"
@@ -233,6 +233,7 @@ class Decisions(Collector):
 
     reads_tool_results = False
     roles = frozenset(("user", "assistant"))
+    yields = frozenset((kinds.DECISIONS,))
 
     def __init__(self) -> None:
         self.open: list[Item] = []  # proposed since the person last wrote
@@ -270,6 +271,7 @@ class Findings(Collector):
 
     reads_tool_results = False
     roles = frozenset(("user", "assistant"))
+    yields = frozenset((FINDINGS,))
 
     def __init__(self) -> None:
         self.last: tuple[int, str] | None = None

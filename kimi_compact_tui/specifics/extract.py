@@ -28,7 +28,7 @@ comes from and a weight (what a summary must keep first):
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Sequence
 
 from kimi_compact_tui.compaction.summary import COMPACTED_NOTICE, system
 from kimi_compact_tui.fsutil import gc_paused
@@ -111,13 +111,21 @@ def extract(
     indices: Iterable[int],
     vocabulary: Vocabulary = PLAIN,
     root: str | None = None,
+    *,
+    reads: Collection[str] | None = None,
 ) -> Specifics:
     """The specifics of ``messages[i]`` for ``i`` in ``indices`` (ascending).
     ``vocabulary``: the format's tool roles and bookkeeping (the job passes the
     session format's); ``root``: the work folder absolute paths are made
-    relative to (else the one the paths themselves point to)."""
+    relative to (else the one the paths themselves point to). ``reads``: the
+    kinds (and ``"findings"``) the caller reads, None: all; a collector that
+    yields only what it does not read (:attr:`Collector.yields`: the
+    decisions, the findings) is left out, the rest are the same."""
+    chosen = [
+        c for c in collectors(root) if reads is None or c.yields is None or c.yields & set(reads)
+    ]
     with gc_paused():  # items, runs and lists by the thousand, and no cycles among them
-        w = walk(messages, indices, vocabulary, collectors(root), is_earlier_summary)
+        w = walk(messages, indices, vocabulary, chosen, is_earlier_summary)
     for bucket in w.out.items.values():
         for item in bucket.values():
             item.messages.sort()

@@ -113,6 +113,10 @@ class Walk:
         return self.runs_by_id.get(message.tool_call_id or "")
 
 
+#: What :attr:`Collector.yields` calls :attr:`Walk.findings`.
+FINDINGS = "findings"
+
+
 class Collector:
     """One kind (or a few tied ones): sees each message in order, then finishes."""
 
@@ -121,6 +125,10 @@ class Collector:
     #: The roles of the other messages :meth:`see` reads (None: every role); the
     #: walk calls it for no other.
     roles: frozenset[str] | None = None
+    #: What it yields that no other collector reads (a kind, or ``"findings"``):
+    #: a caller that reads none of it may leave it out. None: it yields a kind
+    #: every caller reads, or feeds another collector.
+    yields: frozenset[str] | None = None
 
     def see(self, m: Seen, w: Walk) -> None:
         """Read one message of the conversation."""
