@@ -14,6 +14,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+#: The anchor block's default size in tokens (``compact --anchor``, the pins,
+#: repair): about what 20 requests of two lines and a dozen paths and commands
+#: take, small beside a summary of a few thousand. Here, so that a command's
+#: ``--help`` can say it without loading retention.
+DEFAULT_ANCHOR_BUDGET = 800
+
 
 @dataclass(frozen=True)
 class Range:

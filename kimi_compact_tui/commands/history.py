@@ -14,7 +14,6 @@ import argparse
 from typing import TYPE_CHECKING, Any
 
 from kimi_compact_tui.commands.common import add_stored_session_arg
-from kimi_compact_tui.job.ledger import figures, keeps, ledger, made_by
 
 if TYPE_CHECKING:
     from kimi_compact_tui.formats.base import Session
@@ -33,6 +32,7 @@ def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from kimi_compact_tui.formats.loader import load
+    from kimi_compact_tui.job.ledger import ledger
 
     session = load(args.session, hashed=False).session
     entries = ledger(session)
@@ -77,6 +77,7 @@ def gate_events(session: Session) -> list[dict[str, Any]]:
 def write_text(session: Session, entries: list[dict[str, Any]]) -> None:
     import sys
 
+    from kimi_compact_tui.job.ledger import figures, keeps, made_by
     from kimi_compact_tui.sanitize import visible
     from kimi_compact_tui.wording import count
 

@@ -31,6 +31,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
+from kimi_compact_tui import limits
 from kimi_compact_tui.compaction.tokens import estimate_tokens
 from kimi_compact_tui.errors import UserError
 from kimi_compact_tui.retention.report import (
@@ -55,9 +56,8 @@ from kimi_compact_tui.specifics import (
     Item,
 )
 
-#: Tokens the block may take by default: about what 20 requests of two lines and
-#: a dozen paths and commands take, small beside a summary of a few thousand.
-DEFAULT_ANCHOR_BUDGET = 800
+#: Tokens the block may take by default (the one default: :mod:`kimi_compact_tui.limits`).
+DEFAULT_ANCHOR_BUDGET = limits.DEFAULT_ANCHOR_BUDGET
 #: The order of the block as written (each category's lines in message order).
 ORDER = (
     USER_REQUESTS,

@@ -8,6 +8,9 @@ Plain data, no formats: a format declares its tools and its bookkeeping
 
 from __future__ import annotations
 
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from kimi_compact_tui.specifics.declare import (
     ATTACHMENT,
     CANCELLED,
@@ -29,14 +32,6 @@ from kimi_compact_tui.specifics.declare import (
     Vocabulary,
     plan_status,
 )
-from kimi_compact_tui.specifics.extract import (
-    OPEN,
-    RESOLVED,
-    Item,
-    Specifics,
-    extract,
-    message_haystack,
-)
 from kimi_compact_tui.specifics.kinds import (
     COMMANDS,
     DECISIONS,
@@ -53,6 +48,28 @@ from kimi_compact_tui.specifics.kinds import (
     USER_REQUESTS,
     WEIGHTS,
 )
+
+if TYPE_CHECKING:
+    from kimi_compact_tui.specifics.extract import (
+        OPEN,
+        RESOLVED,
+        Item,
+        Specifics,
+        extract,
+        message_haystack,
+    )
+
+#: The extractor's names load with it, when first asked for: a format or a
+#: command that needs only the declarations (a tool's role, ``UNSENT``) does
+#: not pay for the extractor and its patterns.
+_EXTRACTOR = ("OPEN", "RESOLVED", "Item", "Specifics", "extract", "message_haystack")
+
+
+def __getattr__(name: str) -> Any:
+    if name in _EXTRACTOR:
+        return getattr(importlib.import_module(f"{__name__}.extract"), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "ATTACHMENT",

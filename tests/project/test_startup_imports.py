@@ -19,6 +19,10 @@ from tests import procs
 
 ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("pydantic", "yaml", "httpx", "asyncio", "textual", "msgspec")
+#: The tool's own heavier layers and what they bring (the job, retention, the
+#: extractor, fuzzy matching): a help reaches none of them.
+LAYERS = ("kimi_compact_tui.job", "kimi_compact_tui.retention", "kimi_compact_tui.specifics.extract",
+          "rapidfuzz")  # fmt: skip
 
 # Runs the command line like the installed script does, and reports at exit
 # (after the command has done everything it does) the heavy modules loaded.
@@ -35,14 +39,16 @@ raise SystemExit(main())
 """
 
 
-def loaded_by(tmp_path: Path, *args: str) -> tuple[int, str, list[str]]:
+def loaded_by(
+    tmp_path: Path, *args: str, watched: tuple[str, ...] = HEAVY
+) -> tuple[int, str, list[str]]:
     """Run the command line with ``args``: its exit status, its stdout and the
     heavy modules it loaded."""
     env = dict(os.environ)
     env.pop("KIMI_COMPACT_TUI_CONFIG", None)
     env["XDG_CONFIG_HOME"] = str(tmp_path / "no-config")  # no user config file is read
     env["HOME"] = str(tmp_path)
-    code = WRAPPER.format(heavy=HEAVY)
+    code = WRAPPER.format(heavy=watched)
     result = procs.run(
         [sys.executable, "-c", code, *args],
         capture_output=True,
@@ -70,6 +76,16 @@ def test_top_level_help_loads_no_heavy_library(tmp_path, args):
     code, out, loaded = loaded_by(tmp_path, *args)
     assert code == 0
     assert "kimi-compact-tui" in out
+    assert loaded == []
+
+
+@pytest.mark.parametrize("args", [("--help",), ("history", "--help"), ("compact", "--help")])
+def test_a_help_loads_none_of_the_tools_heavier_layers(tmp_path, args):
+    """``--help`` listed every command by importing ``history`` and ``compact``,
+    which brought the job, retention and the extractor (about 75 ms of the
+    0.10 s a help may take)."""
+    code, out, loaded = loaded_by(tmp_path, *args, watched=LAYERS)
+    assert code == 0 and "kimi-compact-tui" in out
     assert loaded == []
 
 

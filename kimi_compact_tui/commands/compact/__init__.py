@@ -67,7 +67,7 @@ EXIT_CANCELLED = 130
 
 
 def register(sub: argparse._SubParsersAction[argparse.ArgumentParser]) -> None:
-    from kimi_compact_tui.retention.anchor import DEFAULT_ANCHOR_BUDGET
+    from kimi_compact_tui.limits import DEFAULT_ANCHOR_BUDGET
 
     p = sub.add_parser("compact", help=HELP, description=DESCRIPTION)
     add_session_args(p, instructions=True)
