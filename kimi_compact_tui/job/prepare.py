@@ -24,11 +24,10 @@ from kimi_compact_tui.compaction.scan import Exchange, scan_messages
 from kimi_compact_tui.compaction.tokens import message_tokens
 from kimi_compact_tui.config import AppConfig
 from kimi_compact_tui.formats.base import Session
-from kimi_compact_tui.retention import stated_work_dir
-from kimi_compact_tui.specifics import Specifics, extract
 
 if TYPE_CHECKING:
     from kimi_compact_tui.retention import RetentionReport
+    from kimi_compact_tui.specifics import Specifics
 
 __all__ = ["CompactionPlan", "CompactionRequest", "Preparation", "prepare_compaction"]
 
@@ -129,6 +128,9 @@ def specifics_of(session: Session, plan: CompactionPlan) -> Callable[[], Specifi
     lock = threading.Lock()  # two workers asking at once: the second waits for the first
 
     def get() -> Specifics:
+        from kimi_compact_tui.retention import stated_work_dir
+        from kimi_compact_tui.specifics import extract
+
         with lock:
             if not made:
                 work_dir = stated_work_dir(session, plan)
