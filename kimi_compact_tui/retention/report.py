@@ -31,7 +31,7 @@ from kimi_compact_tui.specifics import (
     kinds,
     message_haystack,
 )
-from kimi_compact_tui.specifics.extract import shown
+from kimi_compact_tui.specifics.extractor import shown
 from kimi_compact_tui.specifics.patterns import WORK_DIR_RE
 
 #: The categories of the report, the critical ones first.

@@ -50,7 +50,7 @@ from kimi_compact_tui.specifics.kinds import (
 )
 
 if TYPE_CHECKING:
-    from kimi_compact_tui.specifics.extract import (
+    from kimi_compact_tui.specifics.extractor import (
         OPEN,
         RESOLVED,
         Item,
@@ -67,7 +67,7 @@ _EXTRACTOR = ("OPEN", "RESOLVED", "Item", "Specifics", "extract", "message_hayst
 
 def __getattr__(name: str) -> Any:
     if name in _EXTRACTOR:
-        return getattr(importlib.import_module(f"{__name__}.extract"), name)
+        return getattr(importlib.import_module(f"{__name__}.extractor"), name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

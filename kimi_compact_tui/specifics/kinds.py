@@ -1,4 +1,4 @@
-"""The kinds of specifics the extractor yields (an :class:`~.extract.Item`'s
+"""The kinds of specifics the extractor yields (an :class:`~.extractor.Item`'s
 ``category``), and how much each weighs when a summary must drop some."""
 
 from __future__ import annotations

@@ -21,7 +21,7 @@ ROOT = Path(__file__).resolve().parents[2]
 HEAVY = ("pydantic", "yaml", "httpx", "asyncio", "textual", "msgspec")
 #: The tool's own heavier layers and what they bring (the job, retention, the
 #: extractor, fuzzy matching): a help reaches none of them.
-LAYERS = ("kimi_compact_tui.job", "kimi_compact_tui.retention", "kimi_compact_tui.specifics.extract",
+LAYERS = ("kimi_compact_tui.job", "kimi_compact_tui.retention", "kimi_compact_tui.specifics.extractor",
           "rapidfuzz")  # fmt: skip
 
 # Runs the command line like the installed script does, and reports at exit
@@ -138,3 +138,16 @@ def test_a_config_file_is_still_checked(tmp_path):
     )
     assert code == 2
     assert {"yaml", "pydantic"} <= set(loaded)
+
+
+def test_the_extractors_names_load_lazily_and_are_its_own(tmp_path):
+    """The package's lazy names are the extractor's functions and types, whatever
+    was imported first (a submodule named like a function would shadow it)."""
+    code = (
+        "import kimi_compact_tui.specifics.extractor as m, kimi_compact_tui.specifics as s;"
+        "from kimi_compact_tui.specifics import extract, Specifics;"
+        "assert extract is m.extract and callable(extract) and Specifics is m.Specifics;"
+        "print('ok')"
+    )
+    result = procs.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60)
+    assert result.stdout.strip() == "ok", result.stderr

@@ -19,7 +19,7 @@ from kimi_compact_tui.retention.anchor import anchor
 from kimi_compact_tui.retention.report import item_line
 from kimi_compact_tui.specifics import COMMANDS, PLAIN, Item, extract
 from kimi_compact_tui.specifics.collect import carried_tasks
-from kimi_compact_tui.specifics.extract import SUMMARY_START
+from kimi_compact_tui.specifics.extractor import SUMMARY_START
 
 
 def loaded(name):

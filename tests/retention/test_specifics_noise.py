@@ -16,7 +16,7 @@ from kimi_compact_tui.specifics import (
     OPEN_TASKS,
     extract,
 )
-from kimi_compact_tui.specifics.extract import succeeded
+from kimi_compact_tui.specifics.extractor import succeeded
 from kimi_compact_tui.specifics.patterns import numbers_in, paths_in
 
 

@@ -16,7 +16,7 @@ from kimi_compact_tui.formats import load_session
 from kimi_compact_tui.formats.kimi_cli.plugin import KimiCliFormat
 from kimi_compact_tui.model import Message
 from kimi_compact_tui.specifics import COMMANDS, EDITED_FILES, USER_REQUESTS, Specifics, extract
-from kimi_compact_tui.specifics.extract import failed, succeeded
+from kimi_compact_tui.specifics.extractor import failed, succeeded
 from tests.factories import claude_code as cc
 from tests.factories import codex as cx
 from tests.factories import opencode as oc

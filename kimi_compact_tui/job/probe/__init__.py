@@ -38,7 +38,7 @@ from kimi_compact_tui.model import Message
 from kimi_compact_tui.providers import ProviderConfig, StreamResult, stream_summary
 from kimi_compact_tui.secrets import mask_secrets
 from kimi_compact_tui.specifics import Specifics, message_haystack
-from kimi_compact_tui.specifics.extract import parsed_calls
+from kimi_compact_tui.specifics.extractor import parsed_calls
 
 __all__ = [
     "CATEGORIES",

@@ -64,7 +64,7 @@ from kimi_compact_tui.specifics import (
     kinds,
 )
 from kimi_compact_tui.specifics.collect import ACCEPTED, NOT_ANSWERED, REJECTED
-from kimi_compact_tui.specifics.extract import failed, succeeded
+from kimi_compact_tui.specifics.extractor import failed, succeeded
 
 MESSAGE_OVERHEAD = 4  # tokens per message, as the app counts them
 # The lines that are not critical take at most this much: about what a model
