@@ -57,9 +57,9 @@ def ledger(session: Session) -> list[dict[str, Any]]:
         for record in repairs:
             if (record.get("repair") or {}).get("offset") == entry.offset:
                 added = (record.get("repair") or {}).get("items")
+                lost = count(added, "lost item") if isinstance(added, int) else "lost items"
                 item["notes"].append(f"repaired by kimi-compact-tui at {record.get('time')} "
-                                     f"({count(added, 'lost item') if isinstance(added, int) else added} "
-                                     "added to its summary)")  # fmt: skip
+                                     f"({lost} added to its summary)")  # fmt: skip
         out.append(item)
     for record in applied:
         if id(record) in used:

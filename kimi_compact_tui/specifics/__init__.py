@@ -67,7 +67,9 @@ _EXTRACTOR = ("OPEN", "RESOLVED", "Item", "Specifics", "extract", "message_hayst
 
 def __getattr__(name: str) -> Any:
     if name in _EXTRACTOR:
-        return getattr(importlib.import_module(f"{__name__}.extractor"), name)
+        value = getattr(importlib.import_module(f"{__name__}.extractor"), name)
+        globals()[name] = value  # asked once: later lookups are plain attributes
+        return value
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 
