@@ -110,7 +110,7 @@ def bench_core(n: int, paths: dict[str, Path], repeats: int) -> dict[str, Any]:
         "load": lambda: load_session(kimi_path),
         "load+plan": lambda: load_and_plan(kimi_path),
         "load+plan+tokens": lambda: load_plan_tokens(kimi_path),
-        "request": lambda: build_request(session.messages, plan, prompt, cfg),
+        "request": lambda: build_request(session.messages, plan, prompt, cfg).body,  # built
         "compacted": lambda: build_compacted_session(session, plan, SUMMARY),
         # As the TUI does it: the per-message token figures of the plan are reused.
         "diff": lambda: diff_sessions(session, compacted, before_tokens=tokens),

@@ -106,7 +106,9 @@ def request_speed(n: int, each: bool = True) -> dict[str, float]:
         return min(times)
 
     def build(mask: bool) -> Any:
-        return build_request(session.messages, prep.plan, prep.prompt, spec, mask=mask)
+        request = build_request(session.messages, prep.plan, prep.prompt, spec, mask=mask)
+        assert request.body  # built when first read: built here, to be timed
+        return request
 
     parts = build(False).parts
     full, assigned = _gated(parts)

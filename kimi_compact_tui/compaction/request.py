@@ -17,8 +17,9 @@ the oldest rounds left out when the request would not fit (:func:`fit_rounds`).
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from kimi_compact_tui.compaction.plan import CompactionPlan
@@ -71,6 +72,16 @@ def _input_parts(
     request_indices: Iterable[int],
     prompt_text: str,
     custom_instruction: str = "",
+) -> list[str]:
+    return _parts(
+        messages, request_indices, build_prompt_part(prompt_text, custom_instruction), None
+    )
+
+
+def _parts(
+    messages: Sequence[Message],
+    request_indices: Iterable[int],
+    prompt_part: str,
     maskable: list[int] | None = None,
 ) -> list[str]:
     """The text parts; ``maskable`` gets the indices of those that can hold a
@@ -89,7 +100,7 @@ def _input_parts(
         parts.extend(texts)
     if maskable is not None:
         maskable.append(len(parts))
-    parts.append(build_prompt_part(prompt_text, custom_instruction))
+    parts.append(prompt_part)
     return parts
 
 
@@ -143,14 +154,8 @@ def build_kimi_compaction_request_session(
     """The two request messages: generic compactor system prompt, then the
     synthetic user message (a list of text parts); with ``mask``, the
     secrets in those parts masked (:func:`masked_parts`)."""
-    maskable: list[int] | None = [] if mask else None
-    parts = _input_parts(messages, request_indices, prompt_text, custom_instruction, maskable)
-    if maskable is not None:
-        parts = masked_parts(parts, maskable)
-    return [
-        {"role": "system", "content": COMPACTOR_SYSTEM_PROMPT},
-        {"role": "user", "content": [{"type": "text", "text": t} for t in parts]},
-    ]
+    prompt_part = build_prompt_part(prompt_text, custom_instruction)
+    return _session_messages(SentRange(messages, list(request_indices), prompt_part, mask))
 
 
 def masked_parts(parts: list[str], maskable: Iterable[int] | None = None) -> list[str]:
@@ -250,23 +255,115 @@ def fit_rounds(
     return kept, len(rounds) - len(kept)
 
 
-@dataclass
+@dataclass(frozen=True)
+class SentRange:
+    """What a request sends before it is built: the session's messages at
+    ``indices``, the prompt part, and whether their secrets are masked."""
+
+    messages: Sequence[Message]
+    indices: Sequence[int]
+    prompt_part: str
+    mask: bool = True
+
+    def header_plain(self) -> bool:
+        """Every header holds nothing to mask (the usual roles, :data:`PLAIN_ROLES`)."""
+        messages = self.messages
+        return all(
+            isinstance(role := messages[i].role, str) and role in PLAIN_ROLES for i in self.indices
+        )
+
+    def masked(self, texts: list[str]) -> list[str]:
+        """``texts`` as the built request holds them (masked, when it masks)."""
+        return mask_texts(texts) if self.mask and texts else texts
+
+
 class CompactionRequest:
-    plan: CompactionPlan
-    prompt: PromptSource
-    custom_instruction: str
-    messages: list[dict[str, Any]]
-    config: dict[str, Any]
-    body: dict[str, Any] = field(default_factory=dict)
-    # The specifics of the compacted range (a ``specifics.Specifics``), made on
-    # first call: the compaction job sets it for the offline provider, which
-    # otherwise reads them from the request's text.
-    specifics: Callable[[], object] | None = field(default=None, compare=False, repr=False)
-    # A revision (``compaction/revision.py``): the earlier summary and feedback
-    # pairs sent after the two messages above, in order (the last is the one
-    # being revised now), and how many older pairs were left out to fit.
-    revisions: tuple[RevisionRound, ...] = ()
-    dropped_rounds: int = 0
+    """The request for a plan: its two messages (:attr:`messages`) and the
+    HTTP body (:attr:`body`), built, with every secret masked, on first
+    access (:attr:`sent` holds what they are built from; a request made from
+    messages already built has none). The offline provider, which reads only
+    a few of the sent messages whole, reads them from :attr:`sent` one message
+    at a time, masked the same way, and never builds the rest."""
+
+    def __init__(
+        self,
+        plan: CompactionPlan,
+        prompt: PromptSource,
+        custom_instruction: str,
+        messages: list[dict[str, Any]] | None,
+        config: dict[str, Any],
+        body: dict[str, Any] | None = None,
+        *,
+        sent: SentRange | None = None,
+        specifics: Callable[[], object] | None = None,
+        revisions: tuple[RevisionRound, ...] = (),
+        dropped_rounds: int = 0,
+    ) -> None:
+        if messages is None and sent is None:
+            raise ValueError("a request needs its messages or what they are built from")
+        self.plan = plan
+        self.prompt = prompt
+        self.custom_instruction = custom_instruction
+        self.config = config
+        self.sent = sent
+        # The specifics of the compacted range (a ``specifics.Specifics``), made on
+        # first call: the compaction job sets it for the offline provider, which
+        # otherwise reads them from the request's text.
+        self.specifics = specifics
+        # A revision (``compaction/revision.py``): the earlier summary and feedback
+        # pairs sent after the two messages above, in order (the last is the one
+        # being revised now), and how many older pairs were left out to fit.
+        self.revisions = revisions
+        self.dropped_rounds = dropped_rounds
+        self._messages = messages
+        self._body = body
+        self._lock = threading.Lock()  # two workers asking at once: built once
+
+    def __repr__(self) -> str:
+        state = "built" if self.built else "not built"
+        return f"CompactionRequest(plan={self.plan!r}, {state}, revisions={len(self.revisions)})"
+
+    @property
+    def built(self) -> bool:
+        """The messages are built (a figure read from them costs no build)."""
+        return self._messages is not None
+
+    @property
+    def messages(self) -> list[dict[str, Any]]:
+        made = self._messages
+        if made is None:
+            with self._lock:
+                made = self._messages
+                if made is None:
+                    sent = self.sent
+                    assert sent is not None  # __init__ checks one of the two is given
+                    made = self._messages = _session_messages(sent)
+        return made
+
+    @property
+    def body(self) -> dict[str, Any]:
+        body = self._body
+        if body is None:
+            messages = self.messages
+            with self._lock:
+                body = self._body
+                if body is None:
+                    body = self._body = build_http_body(messages, self.config)
+        return body
+
+    def with_messages(self, messages: list[dict[str, Any]]) -> CompactionRequest:
+        """The same request sending ``messages`` instead (its body rebuilt)."""
+        return CompactionRequest(
+            self.plan,
+            self.prompt,
+            self.custom_instruction,
+            messages,
+            self.config,
+            build_http_body(messages, self.config),
+            specifics=self.specifics,
+            revisions=self.revisions,
+            dropped_rounds=self.dropped_rounds,
+        )
 
     @property
     def parts(self) -> list[str]:
@@ -279,7 +376,7 @@ class CompactionRequest:
 
     @property
     def model(self) -> str | None:
-        return self.body.get("model")
+        return self.config.get("model")
 
     @property
     def is_revision(self) -> bool:
@@ -288,6 +385,17 @@ class CompactionRequest:
     def estimated_input_tokens(self) -> int:
         base = estimate_tokens(COMPACTOR_SYSTEM_PROMPT) + estimate_tokens(self.transcript)
         return base + sum(estimate_tokens(m["content"]) for m in self.messages[2:])
+
+
+def _session_messages(sent: SentRange) -> list[dict[str, Any]]:
+    maskable: list[int] | None = [] if sent.mask else None
+    parts = _parts(sent.messages, sent.indices, sent.prompt_part, maskable)
+    if maskable is not None:
+        parts = masked_parts(parts, maskable)
+    return [
+        {"role": "system", "content": COMPACTOR_SYSTEM_PROMPT},
+        {"role": "user", "content": [{"type": "text", "text": t} for t in parts]},
+    ]
 
 
 def build_request(
@@ -308,12 +416,10 @@ def build_request(
     with nothing to mask gives kimi-cli's request byte for byte."""
     if plan.noop:
         raise ValueError(f"no request for a no-op plan: {plan.noop}")
-    request_messages = build_kimi_compaction_request_session(
-        messages, plan.request_indices, prompt.text, custom_instruction, mask=mask
-    )
+    prompt_part = build_prompt_part(prompt.text, custom_instruction)
+    sent = SentRange(messages, plan.request_indices, prompt_part, mask)
     config = merged_request_config(compaction_cfg, compaction_model, base_model)
-    body = build_http_body(request_messages, config)
-    return CompactionRequest(plan, prompt, custom_instruction, request_messages, config, body)
+    return CompactionRequest(plan, prompt, custom_instruction, None, config, sent=sent)
 
 
 def revision_request(

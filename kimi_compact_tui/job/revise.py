@@ -28,7 +28,6 @@ from kimi_compact_tui.compaction.request import (
     REVISION_INPUT_BUDGET,
     CompactionRequest,
     RevisionRound,
-    build_http_body,
     revision_request,
 )
 from kimi_compact_tui.errors import UserError
@@ -129,7 +128,7 @@ def masked_request(request: CompactionRequest) -> CompactionRequest:
     messages = [{**m, "content": _masked_content(m.get("content"))} for m in request.messages]
     if messages == request.messages:
         return request
-    return replace(request, messages=messages, body=build_http_body(messages, request.config))
+    return request.with_messages(messages)
 
 
 def given_summary(text: str) -> StreamResult:

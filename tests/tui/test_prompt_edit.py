@@ -46,8 +46,8 @@ async def test_an_edited_prompt_is_a_copy_that_the_next_run_uses(
         assert prompt.source == "edited" and prompt.path is None and prompt.sha256 == sha(edited)
         assert app.state.preparation.request.parts[-1] == "\n" + edited
         await compact(pilot)
-        assert "Also keep every shell command verbatim." in str(runs[-1])
-        assert "Also keep every shell command verbatim." not in str(runs[0])
+        assert "Also keep every shell command verbatim." in runs[-1].transcript
+        assert "Also keep every shell command verbatim." not in runs[0].transcript
         first, second = list(app.state.runs.candidates)[-2:]
         assert first.prompt_sha256 == configured.sha256
         assert second.prompt_sha256 == sha(edited) and second.prompt_source == "edited"

@@ -86,9 +86,9 @@ async def test_i_in_the_stream_adds_to_the_instructions_and_reruns(tmp_path, run
         assert instruction.startswith("keep the test names") and item.text in instruction
         added = instructions_for([item])
         assert added in instruction
-        assert len(runs) == 2 and "keep the test names" in str(runs[0])
+        assert len(runs) == 2 and "keep the test names" in runs[0].transcript
         line = added.splitlines()[1]  # the item's own line
-        assert line in str(runs[1]) and line not in str(runs[0])
+        assert line in runs[1].transcript and line not in runs[0].transcript
         assert app.state.summary == "<current_focus>run 2</current_focus>"
 
 

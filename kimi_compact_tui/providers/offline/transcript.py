@@ -7,17 +7,23 @@ part. The messages are read back from that list part by part: a part is a header
 only when it is exactly the header of the next message number, so no text is
 split apart or searched. The leading system messages (sent but kept, the plan's
 ``leading``) are told apart from the range the summary replaces.
+
+A request not yet built is read from what it is built from
+(:class:`~kimi_compact_tui.compaction.request.SentRange`) instead, each
+message's parts masked and read when first asked for: the offline summary reads
+only the few messages it needs whole, and the request is never built for it.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from functools import partial
 from typing import Any
 
 from kimi_compact_tui.compaction.plan import LEADING_ROLES
-from kimi_compact_tui.compaction.request import CUSTOM_INSTRUCTION_HEADER
+from kimi_compact_tui.compaction.request import CUSTOM_INSTRUCTION_HEADER, SentRange
 from kimi_compact_tui.fsutil import gc_paused
 from kimi_compact_tui.providers.base import SummaryInput
 from kimi_compact_tui.sanitize import plain_text
@@ -33,13 +39,44 @@ INJECTED_RE = re.compile(
 )
 
 
-@dataclass(slots=True)
 class TMessage:
-    """One sent message: its number in the request, its role and its text parts."""
+    """One sent message: its number in the request, its role and its text parts
+    (read when first asked for, when given as a function that reads them)."""
 
-    number: int
-    role: str
-    parts: list[str] = field(default_factory=list)
+    __slots__ = ("number", "role", "_parts", "_read")
+
+    def __init__(
+        self,
+        number: int,
+        role: str,
+        parts: list[str] | None = None,
+        *,
+        read: Callable[[], list[str]] | None = None,
+    ) -> None:
+        self.number = number
+        self.role = role
+        self._parts = parts if parts is not None or read is not None else []
+        self._read = read
+
+    def __repr__(self) -> str:
+        return f"TMessage({self.number!r}, {self.role!r}, {self.parts!r})"
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, TMessage):
+            return NotImplemented
+        return (self.number, self.role, self.parts) == (other.number, other.role, other.parts)
+
+    __hash__ = None  # type: ignore[assignment]
+
+    @property
+    def parts(self) -> list[str]:
+        parts = self._parts
+        if parts is None:
+            read = self._read
+            assert read is not None  # __init__ sets one of the two
+            parts = self._parts = read()
+            self._read = None
+        return parts
 
     @property
     def text(self) -> str:
@@ -130,6 +167,30 @@ def custom_instruction_of(prompt_part: str) -> str:
     return "" if at < 0 else prompt_part[at + len(CUSTOM_INSTRUCTION_HEADER) :]
 
 
+def read_sent(sent: SentRange) -> list[TMessage] | None:
+    """The messages a request not yet built will send, each one's parts read
+    (masked as the request masks them, then as a terminal shows them) when
+    first asked for: what :func:`read_parts` reads from the built request,
+    without building it. None when a header could hold a secret (a role
+    other than the usual ones): then the request is read as built.
+
+    (Read from the built request's parts, a text part that is exactly the
+    next message's header would start a message of its own; read here, it
+    stays the text it is.)"""
+    if not sent.header_plain():
+        return None
+    messages = sent.messages
+    with gc_paused():
+        return [
+            TMessage(number, messages[index].role, read=partial(_sent_parts, sent, index))
+            for number, index in enumerate(sent.indices, 1)
+        ]
+
+
+def _sent_parts(sent: SentRange, index: int) -> list[str]:
+    return [plain_text(t) for t in sent.masked(sent.messages[index].text_parts())]
+
+
 def read_request(request: SummaryInput) -> Transcript:
     """The transcript of a :class:`CompactionRequest` (or of its body)."""
     if isinstance(request, Mapping):
@@ -138,9 +199,16 @@ def read_request(request: SummaryInput) -> Transcript:
         leading = 0
         while leading < len(messages) and messages[leading].role in LEADING_ROLES:
             leading += 1
+        instruction = custom_instruction_of(parts[-1]) if parts else ""
+        return Transcript(messages, leading, instruction)
+    sent = request.sent
+    lazy = None if sent is None or request.built else read_sent(sent)
+    if lazy is not None and sent is not None:
+        messages = lazy
+        prompt_part = sent.masked([sent.prompt_part])[0]
     else:
         parts = _request_parts(request.messages)
         messages = read_parts(parts)
-        leading = min(request.plan.leading, len(messages))
-    instruction = custom_instruction_of(parts[-1]) if parts else ""
-    return Transcript(messages, leading, instruction)
+        prompt_part = parts[-1] if parts else ""
+    leading = min(request.plan.leading, len(messages))
+    return Transcript(messages, leading, custom_instruction_of(prompt_part))
