@@ -306,12 +306,69 @@ def output_numbers(
     return found
 
 
+# The shape of an ASCII text, one byte a character, for ruling out each pattern of
+# :func:`numbers_in` faster than its own scan: every digit becomes ``0``, a capital
+# its small letter, and every character that is neither a word character nor one
+# of ``.-/:,%`` a space. Where a pattern matches the text, its gate below matches
+# the shape (each reads the shape as the pattern reads the text: a digit is a
+# ``0``, a space or tab a space, the start of a number the ``0`` after a space), and
+# each gate leads with a literal, which the scanner skips to far faster than to
+# the pattern's leading digit.
+SHAPE_KEPT = frozenset(b"_.-/:,%abcdefghijklmnopqrstuvwxyz")
+
+
+def _shape_of(byte: int) -> int:
+    ch = chr(byte)
+    if ch in "0123456789":
+        return ord("0")
+    if ch.isascii() and ch.isupper():
+        return ord(ch.lower())
+    return byte if byte in SHAPE_KEPT or byte >= 128 else ord(" ")
+
+
+SHAPE = bytes(_shape_of(b) for b in range(256))
+# NUMBER_RE at a number that follows a space (of the shape); one that starts the
+# text or follows a % is looked for apart. An ASCII text holds only ASCII units.
+NUMBER_GATE_RE = re.compile(
+    rb" 00*+(?:,000(?!0))*+(?:\.0| ?+(?:"
+    + _trie(u for u in UNITS if u.isascii()).encode("ascii")
+    + rb")(?![\w/]))"
+)
+PORT_GATE_RE = re.compile(rb"port(?<!\wport) *:? *00")
+
+
 def numbers_in(low: str, text: str | None = None) -> list[tuple[str, str]]:
     """(key, shown) of every number with a unit, version and port in ``low``
-    (lower-cased ``text``): ``1.83 seconds`` → ``1.83s``, ``v2.1.0``, ``port 8080``."""
+    (lower-cased ``text``): ``1.83 seconds`` → ``1.83s``, ``v2.1.0``, ``port 8080``.
+    An ASCII text is first read as its :data:`SHAPE`, and a pattern whose gate
+    does not match the shape is not run (what :func:`numbers_scanned` finds)."""
+    if not low.isascii():
+        return numbers_scanned(low, text)
+    shape = low.encode("ascii").translate(SHAPE)
+    return numbers_scanned(
+        low,
+        text,
+        numbers=shape[:1] == b"0" or b"%0" in shape or NUMBER_GATE_RE.search(shape) is not None,
+        versions=b"v0" in shape,
+        ports=b"port" in shape and PORT_GATE_RE.search(shape) is not None,
+        hosts=b":" in shape and (b"localhost:00" in shape or b"0.0.0.0:00" in shape),
+    )
+
+
+def numbers_scanned(
+    low: str,
+    text: str | None = None,
+    *,
+    numbers: bool = True,
+    versions: bool = True,
+    ports: bool = True,
+    hosts: bool = True,
+) -> list[tuple[str, str]]:
+    """:func:`numbers_in` with every pattern run that its flag allows (each
+    False: that pattern is known to find nothing)."""
     same = text is not None and len(text) == len(low)
     out = []
-    for m in NUMBER_RE.finditer(low):
+    for m in NUMBER_RE.finditer(low) if numbers else ():
         whole, version, decimal, unit = m.groups()
         if version is not None:
             if "," in whole:
@@ -322,13 +379,13 @@ def numbers_in(low: str, text: str | None = None) -> list[tuple[str, str]]:
                 continue
             key = f"{whole.replace(',', '')}{decimal or ''}{UNITS[unit]}"
         out.append((key, text[m.start() : m.end()] if same else m.group(0)))  # type: ignore[index]
-    if "v" in low:
+    if versions and "v" in low:
         for m in V_VERSION_RE.finditer(low):
             out.append((f"v{m.group(1)}", text[m.start() : m.end()] if same else m.group(0)))  # type: ignore[index]
-    if "port" in low:
+    if ports and "port" in low:
         for m in PORT_RE.finditer(low):
             out.append((f"port {m.group(1)}", text[m.start() : m.end()] if same else m.group(0)))  # type: ignore[index]
-    if ":" in low and any(h in low for h in PORT_HINTS[1:]):
+    if hosts and ":" in low and any(h in low for h in PORT_HINTS[1:]):
         for m in HOST_PORT_RE.finditer(low):
             out.append((f"port {m.group(1)}", text[m.start() : m.end()] if same else m.group(0)))  # type: ignore[index]
     return out

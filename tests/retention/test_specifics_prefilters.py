@@ -6,6 +6,8 @@ from __future__ import annotations
 import re
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from kimi_compact_tui.model import Message
 from kimi_compact_tui.specifics import extract
@@ -17,6 +19,19 @@ from kimi_compact_tui.specifics.collect import (
     has_word,
 )
 from kimi_compact_tui.specifics.declare import PLAIN
+from kimi_compact_tui.specifics.patterns import (
+    HOST_PORT_RE,
+    NUMBER_GATE_RE,
+    NUMBER_RE,
+    PORT_GATE_RE,
+    PORT_RE,
+    SHAPE,
+    UNITS,
+    V_VERSION_RE,
+    numbers_in,
+    numbers_scanned,
+    plural_code,
+)
 from kimi_compact_tui.specifics.walk import Collector, Seen, Walk, walk
 
 
@@ -102,3 +117,73 @@ def test_paths_whole_in_any_script_and_special_files():
 
     text = "see 文档/第2章/notes.md, ~/x-y/z_1.py and ./a/.env; not $HOME/b.py, build the Makefile"
     assert paths_in(text) == ["文档/第2章/notes.md", "~/x-y/z_1.py", "./a/.env", "Makefile"]
+
+
+# ----------------------------------------------------------------------------- figures' gates
+
+FIGURE_PIECES = [
+    *UNITS, *(u[:-1] for u in UNITS), *(u.upper() for u in UNITS), *(u + "x" for u in UNITS),
+    "0", "1", "12", "2.5", "1,000", "10,00", ",", ".", " ", "\t", "\n", "  ", "v", "V", "-", "+",
+    "/", "_", "%", "=", ":", "(", ")", "a", "1.2.3", "+b", "port", "Port", "import", "localhost",
+    "127.0.0.1", "0.0.0.0", "8080", "é", "分", "µs", "²",
+]  # fmt: skip
+
+
+# a figure's parts: what stands before it, the number, a gap, a unit, what follows
+FIGURE = st.tuples(
+    st.sampled_from(["", " ", "%", "(", "a", ".", "\n", "v", "V", "port ", "port=", "port: ", "Port:\t ", "localhost:",
+                     "127.0.0.1:", "0.0.0.0:", "é", "-", ":", ","]),
+    st.sampled_from(["5", "12", "1,000", "2.5", "1.2.3", "8080", "10,00", "0", "2.5.1-rc1"]),
+    st.sampled_from(["", " ", "\t", "  ", "=", ":", ".", ","]),
+    st.sampled_from([*UNITS, *(u.upper() for u in UNITS), *(u + "x" for u in UNITS), "", "q"]),
+    st.sampled_from(["", " ", "x", "/", ".", "\n", "-", "%", "1"]),
+).map("".join)  # fmt: skip
+
+
+def every_scan(low: str, text: str | None = None) -> list[tuple[str, str]]:
+    """numbers_in as it read every text before its gates: each pattern run."""
+    shown = text if text is not None and len(text) == len(low) else low
+    out = []
+    for m in NUMBER_RE.finditer(low):
+        whole, version, decimal, unit = m.groups()
+        if version is not None:
+            if "," not in whole:
+                out.append((f"v{whole}{version}", shown[m.start() : m.end()]))
+        elif not (unit == "s" and decimal is None and plural_code(m, low)):
+            key = f"{whole.replace(',', '')}{decimal or ''}{UNITS[unit]}"
+            out.append((key, shown[m.start() : m.end()]))
+    out += [(f"v{m.group(1)}", shown[m.start() : m.end()]) for m in V_VERSION_RE.finditer(low)]
+    for pattern in (PORT_RE, HOST_PORT_RE):
+        out += [(f"port {m.group(1)}", shown[m.start() : m.end()]) for m in pattern.finditer(low)]
+    return out
+
+
+@settings(max_examples=4000, deadline=None)
+@given(
+    st.lists(st.one_of(st.sampled_from(FIGURE_PIECES), FIGURE), max_size=8),
+    st.booleans(),
+)
+def test_the_figures_gates_find_what_every_pattern_finds(pieces, lower):
+    """numbers_in rules a pattern out by the text's shape only where the
+    pattern itself finds nothing: the same figures, in the same order."""
+    text = "".join(pieces)
+    for low in (text.lower(), text) if lower else (text,):
+        want = every_scan(low, text)
+        assert numbers_in(low, text) == numbers_scanned(low, text) == want
+        assert numbers_in(low) == numbers_scanned(low) == every_scan(low)
+
+
+def test_the_figures_gates_rule_out_a_listing_and_keep_each_figure():
+    listing = "    1\tstream = record(546)\n   12\tsession = import(80)\n"
+    shape = listing.encode("ascii").translate(SHAPE)
+    assert NUMBER_GATE_RE.search(shape) is None and PORT_GATE_RE.search(shape) is None
+    for text in (
+        "took 1.5 ms",
+        "3 MIN",
+        "1,000 tokens",
+        "80%",
+        "v2.1",
+        "port: 8080",
+        "at 0.0.0.0:80",
+    ):
+        assert numbers_in(text.lower(), text), text
