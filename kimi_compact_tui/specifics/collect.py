@@ -617,7 +617,9 @@ def result_errors(m: Seen, marks: tuple[str, ...] = ()) -> list[tuple[str, str, 
                 text = text.replace(mark, " ")
         # the marks and tags taken out hold no "exit" and end in no part of one
         exits = hinted and "exit" in low
-        m.errors = errors_in(SYSTEM_TAG_RE.sub("\n", text), True, exits) if hinted else []
+        if hinted and "system>" in text:  # the tags' common part: no scan for '<' without it
+            text = SYSTEM_TAG_RE.sub("\n", text)
+        m.errors = errors_in(text, True, exits) if hinted else []
     return m.errors
 
 
@@ -679,11 +681,11 @@ class Errors(Collector):
 
     def see(self, m: Seen, w: Walk) -> None:
         if m.is_tool:
-            found = result_errors(m, w.vocabulary.tools.failure_marks)
             run = m.run
+            if run is not None and run.status is not None and not run.failed:
+                return  # the record says the command succeeded: its lines are no errors
+            found = result_errors(m, w.vocabulary.tools.failure_marks)
             if run is not None and found:
-                if run.status is not None and not run.failed:
-                    return  # the record says the command succeeded
                 # the command's own line carries its exit; its errors are its cause
                 found = [f for f in found if f[2][0] != "exit"]
                 if found:
