@@ -28,6 +28,7 @@ from kimi_compact_tui.specifics.patterns import (
     EXIT_RE,
     FENCE_RE,
     GENERIC_ERRORS,
+    NO_FIGURES,
     SYSTEM_TAG_RE,
     TEST_ID_RE,
     TRACEBACK_TAIL_RE,
@@ -35,8 +36,9 @@ from kimi_compact_tui.specifics.patterns import (
     collapse,
     command_key,
     exception_lines,
+    figure_gates,
     normalise_path,
-    numbers_in,
+    numbers_of,
     output_numbers,
     paths_in,
     work_root,
@@ -846,25 +848,27 @@ class Figures(Collector):
     def see(self, m: Seen, w: Walk) -> None:
         if not m.is_tool:
             hay = m.hay  # the text itself when there is no call: its lower case is read once
-            low = m.low if hay is m.text else hay.lower()
-            figures(w.out, hay, m.index, numbers_in(low, hay))
+            figures(w.out, hay, m.index, numbers_of(hay, m.low if hay is m.text else None))
             return
         if not self.read:
             lines = w.vocabulary.tools.harness_lines
             self.harness = re.compile(lines, re.M) if lines else None
             self.read = True
-        text, low = m.text, m.low
+        text = m.text
         if len(text) > 2 * OUTPUT_WINDOW:
             # whole lines: a figure is never cut from what stands before it
             end = text.rfind("\n", 0, OUTPUT_WINDOW) + 1 or OUTPUT_WINDOW
             start = text.find("\n", len(text) - OUTPUT_WINDOW) + 1 or len(text) - OUTPUT_WINDOW
-            # the windows of the lower case read once, when it lines up with the text
-            same = len(low) == len(text)
-            found = output_numbers(
-                text[:end], self.harness, low[:end] if same else None
-            ) + output_numbers(text[start:], self.harness, low[start:] if same else None)
+            found = []
+            for window, at in ((text[:end], 0), (text[start:], start)):
+                if self.harness is None and figure_gates(window) is NO_FIGURES:
+                    continue  # no figure can be in it: its lower case is never made
+                # the window of the lower case, when it lines up with the text
+                low = m.low
+                lined = low[at : at + len(window)] if len(low) == len(text) else None
+                found += output_numbers(window, self.harness, lined)
         else:
-            found = output_numbers(text, self.harness, low)
+            found = output_numbers(text, self.harness, m._low)  # its lower case, when read
         figures(w.out, text, m.index, found)
 
 

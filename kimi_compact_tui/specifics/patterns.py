@@ -301,10 +301,11 @@ def output_numbers(
     text: str, harness: re.Pattern[str] | None, low: str | None = None
 ) -> list[tuple[str, str]]:
     """The figures of a tool's output: not the lines its harness adds around it
-    (``harness``, the format's), nor the versions a package manager listed."""
+    (``harness``, the format's), nor the versions a package manager listed.
+    ``low``: its lower case when known (else made only when needed)."""
     if harness is not None:
         text, low = without_lines(text, harness), None
-    found = numbers_in(text.lower() if low is None else low, text)
+    found = numbers_of(text, low)
     if any(key[:1] == "v" for key, _ in found):  # a version: not one a package manager listed
         text = PACKAGE_LINE_RE.sub("", text)
         found = numbers_in(text.lower(), text)
@@ -342,38 +343,57 @@ NUMBER_GATE_RE = re.compile(
 PORT_GATE_RE = re.compile(rb"port(?<!\wport) *:? *00")
 
 
+#: The gates of a text none of :func:`numbers_in`'s patterns can match.
+NO_FIGURES = (False, False, False, False)
+EVERY_PATTERN = (True, True, True, True)
+
+
+def figure_gates(text: str) -> tuple[bool, bool, bool, bool] | None:
+    """Whether each pattern of :func:`numbers_in` (numbers with a unit, versions,
+    ports, host ports) may match ``text`` or its lower case (they read the same
+    :data:`SHAPE`): False only where it cannot. None: ``text`` is not ASCII."""
+    if not text.isascii():
+        return None
+    shape = text.encode("ascii").translate(SHAPE)
+    gates = (
+        shape[:1] == b"0"
+        or (b"%" in shape and b"%0" in shape)  # one byte first: a far faster look
+        or NUMBER_GATE_RE.search(shape) is not None,
+        b"v0" in shape,
+        b"port" in shape and PORT_GATE_RE.search(shape) is not None,
+        b":" in shape and (b"localhost:00" in shape or b"0.0.0.0:00" in shape),
+    )
+    return NO_FIGURES if gates == NO_FIGURES else gates
+
+
 def numbers_in(low: str, text: str | None = None) -> list[tuple[str, str]]:
     """(key, shown) of every number with a unit, version and port in ``low``
     (lower-cased ``text``): ``1.83 seconds`` → ``1.83s``, ``v2.1.0``, ``port 8080``.
-    An ASCII text is first read as its :data:`SHAPE`, and a pattern whose gate
-    does not match the shape is not run (what :func:`numbers_scanned` finds)."""
-    if not low.isascii():
-        return numbers_scanned(low, text)
-    shape = low.encode("ascii").translate(SHAPE)
-    numbers = (
-        shape[:1] == b"0"
-        or (b"%" in shape and b"%0" in shape)  # one byte first: a far faster look
-        or NUMBER_GATE_RE.search(shape) is not None
-    )
-    versions = b"v0" in shape
-    ports = b"port" in shape and PORT_GATE_RE.search(shape) is not None
-    hosts = b":" in shape and (b"localhost:00" in shape or b"0.0.0.0:00" in shape)
-    if not (numbers or versions or ports or hosts):
+    A pattern :func:`figure_gates` rules out is not run (what
+    :func:`numbers_scanned` finds)."""
+    gates = figure_gates(low)
+    if gates is NO_FIGURES:
         return []
-    return numbers_scanned(low, text, numbers=numbers, versions=versions, ports=ports, hosts=hosts)
+    return numbers_scanned(low, text, gates or EVERY_PATTERN)
+
+
+def numbers_of(text: str, low: str | None = None) -> list[tuple[str, str]]:
+    """:func:`numbers_in` of ``text``, lower-cased only when a pattern may match
+    (``low``: its lower case when known)."""
+    gates = figure_gates(text)
+    if gates is NO_FIGURES:
+        return []
+    return numbers_scanned(text.lower() if low is None else low, text, gates or EVERY_PATTERN)
 
 
 def numbers_scanned(
     low: str,
     text: str | None = None,
-    *,
-    numbers: bool = True,
-    versions: bool = True,
-    ports: bool = True,
-    hosts: bool = True,
+    gates: tuple[bool, bool, bool, bool] = EVERY_PATTERN,
 ) -> list[tuple[str, str]]:
-    """:func:`numbers_in` with every pattern run that its flag allows (each
-    False: that pattern is known to find nothing)."""
+    """:func:`numbers_in` with each pattern run that its gate allows (False:
+    the pattern is known to find nothing)."""
+    numbers, versions, ports, hosts = gates
     same = text is not None and len(text) == len(low)
     out = []
     for m in NUMBER_RE.finditer(low) if numbers else ():

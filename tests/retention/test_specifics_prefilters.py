@@ -29,6 +29,7 @@ from kimi_compact_tui.specifics.patterns import (
     UNITS,
     V_VERSION_RE,
     numbers_in,
+    numbers_of,
     numbers_scanned,
     plural_code,
 )
@@ -125,7 +126,7 @@ FIGURE_PIECES = [
     *UNITS, *(u[:-1] for u in UNITS), *(u.upper() for u in UNITS), *(u + "x" for u in UNITS),
     "0", "1", "12", "2.5", "1,000", "10,00", ",", ".", " ", "\t", "\n", "  ", "v", "V", "-", "+",
     "/", "_", "%", "=", ":", "(", ")", "a", "1.2.3", "+b", "port", "Port", "import", "localhost",
-    "127.0.0.1", "0.0.0.0", "8080", "é", "分", "µs", "²",
+    "127.0.0.1", "0.0.0.0", "8080", "é", "分", "µs", "²", "Σ", "K",
 ]  # fmt: skip
 
 
@@ -171,6 +172,8 @@ def test_the_figures_gates_find_what_every_pattern_finds(pieces, lower):
         want = every_scan(low, text)
         assert numbers_in(low, text) == numbers_scanned(low, text) == want
         assert numbers_in(low) == numbers_scanned(low) == every_scan(low)
+    # lower-cased only when a gate passes: the same as lower-casing first
+    assert numbers_of(text) == numbers_of(text, text.lower()) == every_scan(text.lower(), text)
 
 
 def test_the_figures_gates_rule_out_a_listing_and_keep_each_figure():
