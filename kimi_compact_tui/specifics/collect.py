@@ -334,6 +334,8 @@ class Plan(Collector):
     """The agent's last plan as its plan tool set it (else an earlier block's open
     tasks), and the ``TODO:`` lines of the person's requests (open tasks too)."""
 
+    reads_without_calls = frozenset(("user",))  # the person's TODO lines; else calls only
+
     def __init__(self) -> None:
         self.items: list[tuple[str, str]] | None = None
         self.at: int | None = None
@@ -440,6 +442,8 @@ class Commands(Collector):
     """Commands a run tool ran, with the status their result records (a command
     still running is followed through the polls that read it)."""
 
+    reads_without_calls = frozenset(("tool",))  # every result; else the calls only
+
     def see(self, m: Seen, w: Walk) -> None:
         if m.is_tool:
             self._result(m, w)
@@ -511,6 +515,8 @@ def patched_files(text: str) -> list[tuple[str, str]]:
 class Edits(Collector):
     """Files a write, edit or patch tool changed: a write whose result the record
     marks as failed or refused (or a non-zero exit) changed nothing."""
+
+    reads_without_calls = frozenset(("tool",))  # every result; else the calls only
 
     def __init__(self) -> None:
         self.pending: dict[str, list[tuple[str, int]]] = {}  # call id → (path, message)

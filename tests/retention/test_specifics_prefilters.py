@@ -3,14 +3,16 @@ handed only to the collectors that read them) give what the full scans give."""
 
 from __future__ import annotations
 
+import dataclasses
 import re
+from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from kimi_compact_tui.model import Message
-from kimi_compact_tui.specifics import extract
+from kimi_compact_tui.specifics import Specifics, extract
 from kimi_compact_tui.specifics.collect import (
     DECISION_HINTS,
     DECISION_RE,
@@ -66,6 +68,9 @@ def test_a_hint_without_the_pattern_is_still_no_match():
     assert has_word(DECISION_RE, "the trademark", DECISION_HINTS) is False
     assert has_word(RULE_RE, "a random donkey", RULE_HINTS) is False
     assert has_word(RULE_RE, "nothing here", RULE_HINTS) is False
+
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 class Recorder(Collector):
@@ -190,3 +195,88 @@ def test_the_figures_gates_rule_out_a_listing_and_keep_each_figure():
         "at 0.0.0.0:80",
     ):
         assert numbers_in(text.lower(), text), text
+
+
+# ----------------------------------------------------------------------------- calls only
+
+
+def test_a_collector_of_calls_sees_a_message_without_one_only_of_its_kinds():
+    call = {"id": "c1", "type": "function", "function": {"name": "Shell", "arguments": "{}"}}
+    messages = [
+        Message.make("user", "Run it."),
+        Message.make("assistant", "Running.", tool_calls=[call]),
+        Message.make("tool", "done", tool_call_id="c1"),
+        Message.make("assistant", "Done."),
+        Message.make("system", "Be brief."),
+    ]
+    every, results, none = Recorder(True), Recorder(True), Recorder(True)
+    results.reads_without_calls = frozenset(("tool",))
+    none.reads_without_calls = frozenset()
+    walk(messages, range(5), PLAIN, [every, results, none], lambda _: False)
+    assert every.seen == [0, 1, 2, 3, 4]
+    assert results.seen == [1, 2]
+    assert none.seen == [1]
+
+
+def sessions_of_every_shape(folder: Path) -> list[Path]:
+    """The bundled samples, the three realistic sessions and a generated one."""
+    from benchmarks import generate
+    from benchmarks.realistic import REALISTIC
+
+    samples = ROOT / "sample_sessions"
+    paths = [samples / "kimi-debugging-session", samples / "openai-retry-refactor.json"]
+    paths.append(samples / "cjk-orders-store.jsonl")
+    for name, (_, write, _) in REALISTIC.items():
+        (folder / name).mkdir()
+        paths.append(write(folder / name))
+    paths.append(generate.ensure(1_000, folder)["kimi"])
+    return paths
+
+
+def items_of(found: Specifics) -> list[object]:
+    items = {k: [dataclasses.astuple(i) for i in b.values()] for k, b in found.items.items()}
+    return [items, found.root, found.plan_message, found.causes, found.fixes, found.findings]
+
+
+def test_the_collectors_of_calls_find_what_they_find_reading_every_message(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Skipping the messages without a call that a collector declares it ignores
+    (``reads_without_calls``) changes no item: the same extraction with every
+    collector called for every message it reads."""
+    from kimi_compact_tui.formats import load_session
+    from kimi_compact_tui.specifics.extractor import collectors
+
+    declared = [type(c) for c in collectors(None) if type(c).reads_without_calls is not None]
+    assert declared  # the shortcut is in use
+    for path in sessions_of_every_shape(tmp_path):
+        session = load_session(path)
+        vocabulary = session.format.vocabulary()
+        every = range(len(session.messages))
+        fast = items_of(extract(session.messages, every, vocabulary))
+        with monkeypatch.context() as patch:
+            for kind in declared:
+                patch.setattr(kind, "reads_without_calls", None)
+            plain = items_of(extract(session.messages, every, vocabulary))
+        assert fast == plain, path
+
+
+def test_the_collectors_of_calls_read_what_a_message_without_a_call_holds() -> None:
+    """The kinds a collector of calls still reads without one: the person's
+    TODO lines (the plan), a run's and a write's results (commands, edits)."""
+    from kimi_compact_tui.formats.kimi_cli.roles import ROLES
+
+    def call(cid: str, name: str, args: str) -> dict[str, object]:
+        return {"id": cid, "type": "function", "function": {"name": name, "arguments": args}}
+
+    messages = [
+        Message.make("user", "Fix the build.\nTODO: update the changelog"),
+        Message.make("assistant", "", tool_calls=[call("c1", "Shell", '{"command": "make"}')]),
+        Message.make("tool", "error: missing rule\nexit code 2", tool_call_id="c1"),
+        Message.make("assistant", "", tool_calls=[call("c2", "WriteFile", '{"path": "Makefile"}')]),
+        Message.make("tool", "<system>ERROR: refused</system>", tool_call_id="c2"),
+    ]
+    found = extract(messages, range(len(messages)), ROLES)
+    assert [i.text for i in found.of("open_tasks")] == ["update the changelog"]
+    assert [(i.text, i.status) for i in found.of("commands")] == [("make", "exit 2")]
+    assert found.of("edited_files") == []  # the write was refused
