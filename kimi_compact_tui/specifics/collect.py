@@ -31,6 +31,7 @@ from kimi_compact_tui.specifics.patterns import (
     NO_FIGURES,
     SYSTEM_TAG_RE,
     TEST_ID_RE,
+    TRACEBACK_START,
     TRACEBACK_TAIL_RE,
     URL_RE,
     collapse,
@@ -572,7 +573,10 @@ def errors_in(
     its lower case holds ``exit`` (when the caller already knows)."""
     out: list[tuple[str, str, tuple[str, str]]] = []
     seen_types: set[str] = set()
-    for m in TRACEBACK_TAIL_RE.finditer(text):
+    # the pattern's own start, looked for first: a substring test skips ahead far
+    # faster than the pattern's scanner
+    tracebacks = TRACEBACK_TAIL_RE.finditer(text) if TRACEBACK_START in text else ()
+    for m in tracebacks:
         etype, msg = m.group(1), (m.group(2) or "").strip()
         seen_types.add(etype)
         out.append(

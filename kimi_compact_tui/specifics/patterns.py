@@ -46,8 +46,9 @@ def exception_lines(text: str) -> list[tuple[str, str | None]]:
     return [m.groups() for m in EXC_AFTER_NEWLINE_RE.finditer(f"\n{text}")]  # type: ignore[misc]
 
 
+TRACEBACK_START = "Traceback (most recent call last):\n"  # how TRACEBACK_TAIL_RE starts
 TRACEBACK_TAIL_RE = re.compile(
-    r"Traceback \(most recent call last\):\n(?:[ \t]+[^\n]*\n)+((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)"
+    re.escape(TRACEBACK_START) + r"(?:[ \t]+[^\n]*\n)+((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)"
     r"(?::[ \t]*([^\n]*))?"
 )
 TEST_ID_RE = re.compile(
@@ -361,7 +362,7 @@ def figure_gates(text: str) -> tuple[bool, bool, bool, bool] | None:
         or NUMBER_GATE_RE.search(shape) is not None,
         b"v0" in shape,
         b"port" in shape and PORT_GATE_RE.search(shape) is not None,
-        b":" in shape and (b"localhost:00" in shape or b"0.0.0.0:00" in shape),
+        b":00" in shape and (b"localhost:00" in shape or b"0.0.0.0:00" in shape),
     )
     return NO_FIGURES if gates == NO_FIGURES else gates
 

@@ -280,3 +280,13 @@ def test_the_collectors_of_calls_read_what_a_message_without_a_call_holds() -> N
     assert [i.text for i in found.of("open_tasks")] == ["update the changelog"]
     assert [(i.text, i.status) for i in found.of("commands")] == [("make", "exit 2")]
     assert found.of("edited_files") == []  # the write was refused
+
+
+def test_a_traceback_is_looked_for_by_the_start_its_pattern_reads() -> None:
+    from kimi_compact_tui.specifics.collect import errors_in
+    from kimi_compact_tui.specifics.patterns import TRACEBACK_START, TRACEBACK_TAIL_RE
+
+    assert TRACEBACK_TAIL_RE.match(TRACEBACK_START + '  File "a.py", line 1\nKeyError: x')
+    text = f'ran it\n{TRACEBACK_START}  File "a.py", line 3, in f\nboom: it broke\n'
+    assert [found[2] for found in errors_in(text, True)] == [("boom", "it broke")]
+    assert errors_in(text.replace("(most recent", "(least recent"), True) == []
