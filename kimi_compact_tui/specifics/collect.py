@@ -807,7 +807,8 @@ def code_written(text: str, calls: list[Call], writes: Iterable[str]) -> list[st
         blocks.append("\n".join(m.group(1) for m in DIFF_ADDED_RE.finditer(text)))
     if not calls:
         return blocks
-    writers = writes if isinstance(writes, Mapping) else set(writes)
+    # a name is looked up in them (a mapping's keys, as a set of them would be)
+    writers = writes if isinstance(writes, (dict, set, frozenset, Mapping)) else set(writes)
     for name, args, _ in calls:
         if name not in writers:
             continue
