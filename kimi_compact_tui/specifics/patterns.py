@@ -274,9 +274,10 @@ def paths_in(text: str) -> list[str]:
             if not any(p.startswith(folder + " ") for p in spaced):  # a quoted one's start
                 out.append(folder)
     # every special name holds one of SPECIAL_HINTS (spelled out here: no generator
-    # to step through): six substring tests, then one scan
+    # to step through; the four "…file" ones only where "file" stands), then one scan
     if (
-        "efile" in text or "rfile" in text or "tfile" in text or "mfile" in text
+        ("file" in text and ("efile" in text or "rfile" in text or "tfile" in text
+                             or "mfile" in text))
         or ".git" in text or ".env" in text
     ) and SPECIAL_NAME_RE.search(text) is not None:  # fmt: skip
         out.extend(SPECIAL_FILES_RE.findall(text))
