@@ -40,9 +40,21 @@ EXC_RE = re.compile(f"^{_EXC_LINE}", re.M)
 EXC_AFTER_NEWLINE_RE = re.compile(f"\n{_EXC_LINE}", re.M)
 
 
+# How every line EXC_RE reads starts: an ASCII letter or "_" (of its type, or the
+# "E" before it). A listing's lines (a number after spaces) hold none.
+LINE_LEAD_RE = re.compile(r"\n[A-Za-z_]")
+
+
 def exception_lines(text: str) -> list[tuple[str, str | None]]:
     """(type, message) of each exception line of ``text``: what
-    ``EXC_RE.finditer(text)`` finds, read newline to newline."""
+    ``EXC_RE.finditer(text)`` finds, read newline to newline (and none when no
+    line starts as one must: a scan far cheaper than the pattern's own)."""
+    first = text[:1]
+    if not (
+        (first.isascii() and (first.isalpha() or first == "_"))
+        or LINE_LEAD_RE.search(text) is not None
+    ):
+        return []
     return [m.groups() for m in EXC_AFTER_NEWLINE_RE.finditer(f"\n{text}")]  # type: ignore[misc]
 
 
