@@ -28,15 +28,18 @@ from kimi_compact_tui.specifics.patterns import (
     EXIT_RE,
     FENCE_RE,
     GENERIC_ERRORS,
+    NO_FIGURES,
     SYSTEM_TAG_RE,
     TEST_ID_RE,
+    TRACEBACK_START,
     TRACEBACK_TAIL_RE,
     URL_RE,
     collapse,
     command_key,
     exception_lines,
+    figure_gates,
     normalise_path,
-    numbers_in,
+    numbers_of,
     output_numbers,
     paths_in,
     work_root,
@@ -332,6 +335,8 @@ class Plan(Collector):
     """The agent's last plan as its plan tool set it (else an earlier block's open
     tasks), and the ``TODO:`` lines of the person's requests (open tasks too)."""
 
+    reads_without_calls = frozenset(("user",))  # the person's TODO lines; else calls only
+
     def __init__(self) -> None:
         self.items: list[tuple[str, str]] | None = None
         self.at: int | None = None
@@ -438,6 +443,8 @@ class Commands(Collector):
     """Commands a run tool ran, with the status their result records (a command
     still running is followed through the polls that read it)."""
 
+    reads_without_calls = frozenset(("tool",))  # every result; else the calls only
+
     def see(self, m: Seen, w: Walk) -> None:
         if m.is_tool:
             self._result(m, w)
@@ -510,6 +517,8 @@ class Edits(Collector):
     """Files a write, edit or patch tool changed: a write whose result the record
     marks as failed or refused (or a non-zero exit) changed nothing."""
 
+    reads_without_calls = frozenset(("tool",))  # every result; else the calls only
+
     def __init__(self) -> None:
         self.pending: dict[str, list[tuple[str, int]]] = {}  # call id → (path, message)
         self.refused: list[tuple[str, int, str]] = []  # (path, message, status)
@@ -564,7 +573,10 @@ def errors_in(
     its lower case holds ``exit`` (when the caller already knows)."""
     out: list[tuple[str, str, tuple[str, str]]] = []
     seen_types: set[str] = set()
-    for m in TRACEBACK_TAIL_RE.finditer(text):
+    # the pattern's own start, looked for first: a substring test skips ahead far
+    # faster than the pattern's scanner
+    tracebacks = TRACEBACK_TAIL_RE.finditer(text) if TRACEBACK_START in text else ()
+    for m in tracebacks:
         etype, msg = m.group(1), (m.group(2) or "").strip()
         seen_types.add(etype)
         out.append(
@@ -617,7 +629,9 @@ def result_errors(m: Seen, marks: tuple[str, ...] = ()) -> list[tuple[str, str, 
                 text = text.replace(mark, " ")
         # the marks and tags taken out hold no "exit" and end in no part of one
         exits = hinted and "exit" in low
-        m.errors = errors_in(SYSTEM_TAG_RE.sub("\n", text), True, exits) if hinted else []
+        if hinted and "system>" in text:  # the tags' common part: no scan for '<' without it
+            text = SYSTEM_TAG_RE.sub("\n", text)
+        m.errors = errors_in(text, True, exits) if hinted else []
     return m.errors
 
 
@@ -679,11 +693,11 @@ class Errors(Collector):
 
     def see(self, m: Seen, w: Walk) -> None:
         if m.is_tool:
-            found = result_errors(m, w.vocabulary.tools.failure_marks)
             run = m.run
+            if run is not None and run.status is not None and not run.failed:
+                return  # the record says the command succeeded: its lines are no errors
+            found = result_errors(m, w.vocabulary.tools.failure_marks)
             if run is not None and found:
-                if run.status is not None and not run.failed:
-                    return  # the record says the command succeeded
                 # the command's own line carries its exit; its errors are its cause
                 found = [f for f in found if f[2][0] != "exit"]
                 if found:
@@ -793,7 +807,8 @@ def code_written(text: str, calls: list[Call], writes: Iterable[str]) -> list[st
         blocks.append("\n".join(m.group(1) for m in DIFF_ADDED_RE.finditer(text)))
     if not calls:
         return blocks
-    writers = writes if isinstance(writes, Mapping) else set(writes)
+    # a name is looked up in them (a mapping's keys, as a set of them would be)
+    writers = writes if isinstance(writes, (dict, set, frozenset, Mapping)) else set(writes)
     for name, args, _ in calls:
         if name not in writers:
             continue
@@ -844,25 +859,27 @@ class Figures(Collector):
     def see(self, m: Seen, w: Walk) -> None:
         if not m.is_tool:
             hay = m.hay  # the text itself when there is no call: its lower case is read once
-            low = m.low if hay is m.text else hay.lower()
-            figures(w.out, hay, m.index, numbers_in(low, hay))
+            figures(w.out, hay, m.index, numbers_of(hay, m.low if hay is m.text else None))
             return
         if not self.read:
             lines = w.vocabulary.tools.harness_lines
             self.harness = re.compile(lines, re.M) if lines else None
             self.read = True
-        text, low = m.text, m.low
+        text = m.text
         if len(text) > 2 * OUTPUT_WINDOW:
             # whole lines: a figure is never cut from what stands before it
             end = text.rfind("\n", 0, OUTPUT_WINDOW) + 1 or OUTPUT_WINDOW
             start = text.find("\n", len(text) - OUTPUT_WINDOW) + 1 or len(text) - OUTPUT_WINDOW
-            # the windows of the lower case read once, when it lines up with the text
-            same = len(low) == len(text)
-            found = output_numbers(
-                text[:end], self.harness, low[:end] if same else None
-            ) + output_numbers(text[start:], self.harness, low[start:] if same else None)
+            found = []
+            for window, at in ((text[:end], 0), (text[start:], start)):
+                if self.harness is None and figure_gates(window) is NO_FIGURES:
+                    continue  # no figure can be in it: its lower case is never made
+                # the window of the lower case, when it lines up with the text
+                low = m.low
+                lined = low[at : at + len(window)] if len(low) == len(text) else None
+                found += output_numbers(window, self.harness, lined)
         else:
-            found = output_numbers(text, self.harness, low)
+            found = output_numbers(text, self.harness, m._low)  # its lower case, when read
         figures(w.out, text, m.index, found)
 
 

@@ -40,14 +40,27 @@ EXC_RE = re.compile(f"^{_EXC_LINE}", re.M)
 EXC_AFTER_NEWLINE_RE = re.compile(f"\n{_EXC_LINE}", re.M)
 
 
+# How every line EXC_RE reads starts: an ASCII letter or "_" (of its type, or the
+# "E" before it). A listing's lines (a number after spaces) hold none.
+LINE_LEAD_RE = re.compile(r"\n[A-Za-z_]")
+
+
 def exception_lines(text: str) -> list[tuple[str, str | None]]:
     """(type, message) of each exception line of ``text``: what
-    ``EXC_RE.finditer(text)`` finds, read newline to newline."""
+    ``EXC_RE.finditer(text)`` finds, read newline to newline (and none when no
+    line starts as one must: a scan far cheaper than the pattern's own)."""
+    first = text[:1]
+    if not (
+        (first.isascii() and (first.isalpha() or first == "_"))
+        or LINE_LEAD_RE.search(text) is not None
+    ):
+        return []
     return [m.groups() for m in EXC_AFTER_NEWLINE_RE.finditer(f"\n{text}")]  # type: ignore[misc]
 
 
+TRACEBACK_START = "Traceback (most recent call last):\n"  # how TRACEBACK_TAIL_RE starts
 TRACEBACK_TAIL_RE = re.compile(
-    r"Traceback \(most recent call last\):\n(?:[ \t]+[^\n]*\n)+((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)"
+    re.escape(TRACEBACK_START) + r"(?:[ \t]+[^\n]*\n)+((?:[A-Za-z_]\w*\.)*[A-Za-z_]\w*)"
     r"(?::[ \t]*([^\n]*))?"
 )
 TEST_ID_RE = re.compile(
@@ -208,7 +221,8 @@ PATH_RUN_RE = re.compile(r"[\w.\-/~]+")
 TECH_NAME_RE = re.compile(r"[A-Z][A-Za-z0-9]*\.js")
 SPECIAL_NAMES = ("Makefile", "Dockerfile", "Justfile", "Rakefile", "Gemfile", ".gitignore", ".env")
 SPECIAL_NAME_RE = re.compile("|".join(re.escape(name) for name in SPECIAL_NAMES))
-SPECIAL_HINTS = ("file", ".git", ".env")  # a piece of each of SPECIAL_NAMES
+# a piece of each of SPECIAL_NAMES, rare in prose ("the file" holds none of them)
+SPECIAL_HINTS = ("efile", "rfile", "tfile", "mfile", ".git", ".env")
 
 
 QUOTES = "\"'`"
@@ -271,8 +285,13 @@ def paths_in(text: str) -> list[str]:
         for folder in DIR_PATH_RE.findall(text):
             if not any(p.startswith(folder + " ") for p in spaced):  # a quoted one's start
                 out.append(folder)
-    # every special name holds one of these: three substring tests, then one scan
-    if any(h in text for h in SPECIAL_HINTS) and SPECIAL_NAME_RE.search(text) is not None:
+    # every special name holds one of SPECIAL_HINTS (spelled out here: no generator
+    # to step through; the four "…file" ones only where "file" stands), then one scan
+    if (
+        ("file" in text and ("efile" in text or "rfile" in text or "tfile" in text
+                             or "mfile" in text))
+        or ".git" in text or ".env" in text
+    ) and SPECIAL_NAME_RE.search(text) is not None:  # fmt: skip
         out.extend(SPECIAL_FILES_RE.findall(text))
     return out
 
@@ -296,22 +315,102 @@ def output_numbers(
     text: str, harness: re.Pattern[str] | None, low: str | None = None
 ) -> list[tuple[str, str]]:
     """The figures of a tool's output: not the lines its harness adds around it
-    (``harness``, the format's), nor the versions a package manager listed."""
+    (``harness``, the format's), nor the versions a package manager listed.
+    ``low``: its lower case when known (else made only when needed)."""
     if harness is not None:
         text, low = without_lines(text, harness), None
-    found = numbers_in(text.lower() if low is None else low, text)
+    found = numbers_of(text, low)
     if any(key[:1] == "v" for key, _ in found):  # a version: not one a package manager listed
         text = PACKAGE_LINE_RE.sub("", text)
         found = numbers_in(text.lower(), text)
     return found
 
 
+# The shape of an ASCII text, one byte a character, for ruling out each pattern of
+# :func:`numbers_in` faster than its own scan: every digit becomes ``0``, a capital
+# its small letter, and every character that is neither a word character nor one
+# of ``.-/:,%`` a space. Where a pattern matches the text, its gate below matches
+# the shape (each reads the shape as the pattern reads the text: a digit is a
+# ``0``, a space or tab a space, the start of a number the ``0`` after a space), and
+# each gate leads with a literal, which the scanner skips to far faster than to
+# the pattern's leading digit.
+SHAPE_KEPT = frozenset(b"_.-/:,%abcdefghijklmnopqrstuvwxyz")
+
+
+def _shape_of(byte: int) -> int:
+    ch = chr(byte)
+    if ch in "0123456789":
+        return ord("0")
+    if ch.isascii() and ch.isupper():
+        return ord(ch.lower())
+    return byte if byte in SHAPE_KEPT or byte >= 128 else ord(" ")
+
+
+SHAPE = bytes(_shape_of(b) for b in range(256))
+# NUMBER_RE at a number that follows a space (of the shape); one that starts the
+# text or follows a % is looked for apart. An ASCII text holds only ASCII units.
+NUMBER_GATE_RE = re.compile(
+    rb" 00*+(?:,000(?!0))*+(?:\.0| ?+(?:"
+    + _trie(u for u in UNITS if u.isascii()).encode("ascii")
+    + rb")(?![\w/]))"
+)
+PORT_GATE_RE = re.compile(rb"port(?<!\wport) *:? *00")
+
+
+#: The gates of a text none of :func:`numbers_in`'s patterns can match.
+NO_FIGURES = (False, False, False, False)
+EVERY_PATTERN = (True, True, True, True)
+
+
+def figure_gates(text: str) -> tuple[bool, bool, bool, bool] | None:
+    """Whether each pattern of :func:`numbers_in` (numbers with a unit, versions,
+    ports, host ports) may match ``text`` or its lower case (they read the same
+    :data:`SHAPE`): False only where it cannot. None: ``text`` is not ASCII."""
+    if not text.isascii():
+        return None
+    shape = text.encode("ascii").translate(SHAPE)
+    gates = (
+        shape[:1] == b"0"
+        or (b"%" in shape and b"%0" in shape)  # one byte first: a far faster look
+        or NUMBER_GATE_RE.search(shape) is not None,
+        b"v0" in shape,
+        b"port" in shape and PORT_GATE_RE.search(shape) is not None,
+        b":00" in shape and (b"localhost:00" in shape or b"0.0.0.0:00" in shape),
+    )
+    return NO_FIGURES if gates == NO_FIGURES else gates
+
+
 def numbers_in(low: str, text: str | None = None) -> list[tuple[str, str]]:
     """(key, shown) of every number with a unit, version and port in ``low``
-    (lower-cased ``text``): ``1.83 seconds`` → ``1.83s``, ``v2.1.0``, ``port 8080``."""
+    (lower-cased ``text``): ``1.83 seconds`` → ``1.83s``, ``v2.1.0``, ``port 8080``.
+    A pattern :func:`figure_gates` rules out is not run (what
+    :func:`numbers_scanned` finds)."""
+    gates = figure_gates(low)
+    if gates is NO_FIGURES:
+        return []
+    return numbers_scanned(low, text, gates or EVERY_PATTERN)
+
+
+def numbers_of(text: str, low: str | None = None) -> list[tuple[str, str]]:
+    """:func:`numbers_in` of ``text``, lower-cased only when a pattern may match
+    (``low``: its lower case when known)."""
+    gates = figure_gates(text)
+    if gates is NO_FIGURES:
+        return []
+    return numbers_scanned(text.lower() if low is None else low, text, gates or EVERY_PATTERN)
+
+
+def numbers_scanned(
+    low: str,
+    text: str | None = None,
+    gates: tuple[bool, bool, bool, bool] = EVERY_PATTERN,
+) -> list[tuple[str, str]]:
+    """:func:`numbers_in` with each pattern run that its gate allows (False:
+    the pattern is known to find nothing)."""
+    numbers, versions, ports, hosts = gates
     same = text is not None and len(text) == len(low)
     out = []
-    for m in NUMBER_RE.finditer(low):
+    for m in NUMBER_RE.finditer(low) if numbers else ():
         whole, version, decimal, unit = m.groups()
         if version is not None:
             if "," in whole:
@@ -322,13 +421,13 @@ def numbers_in(low: str, text: str | None = None) -> list[tuple[str, str]]:
                 continue
             key = f"{whole.replace(',', '')}{decimal or ''}{UNITS[unit]}"
         out.append((key, text[m.start() : m.end()] if same else m.group(0)))  # type: ignore[index]
-    if "v" in low:
+    if versions and "v" in low:
         for m in V_VERSION_RE.finditer(low):
             out.append((f"v{m.group(1)}", text[m.start() : m.end()] if same else m.group(0)))  # type: ignore[index]
-    if "port" in low:
+    if ports and "port" in low:
         for m in PORT_RE.finditer(low):
             out.append((f"port {m.group(1)}", text[m.start() : m.end()] if same else m.group(0)))  # type: ignore[index]
-    if ":" in low and any(h in low for h in PORT_HINTS[1:]):
+    if hosts and ":" in low and any(h in low for h in PORT_HINTS[1:]):
         for m in HOST_PORT_RE.finditer(low):
             out.append((f"port {m.group(1)}", text[m.start() : m.end()] if same else m.group(0)))  # type: ignore[index]
     return out

@@ -125,6 +125,10 @@ class Collector:
     #: The roles of the other messages :meth:`see` reads (None: every role); the
     #: walk calls it for no other.
     roles: frozenset[str] | None = None
+    #: The messages without a tool call :meth:`see` reads: ``"tool"`` for tool
+    #: results, a role for the others (None: all it reads); the walk calls it for
+    #: no other message without a call.
+    reads_without_calls: frozenset[str] | None = None
     #: What it yields that no other collector reads (a kind, or ``"findings"``):
     #: a caller that reads none of it may leave it out. None: it yields a kind
     #: every caller reads, or feeds another collector.
@@ -138,6 +142,14 @@ class Collector:
 
     def finish(self, w: Walk) -> None:
         """Add what needs the whole range."""
+
+
+def reads(c: Collector, is_tool: bool, role: str, of: tuple[str, bool]) -> bool:
+    """Whether ``c`` reads a message of kind ``of`` (see :func:`walk`)."""
+    if not (c.reads_tool_results if is_tool else c.roles is None or role in c.roles):
+        return False
+    kind, calls = of
+    return calls or c.reads_without_calls is None or kind in c.reads_without_calls
 
 
 def walk(
@@ -154,8 +166,8 @@ def walk(
     tags = ("system-reminder", *tags) if tags else ()
     # who sees what: a collector that reads no message is never called for one
     seeing = [c for c in collectors if type(c).see is not Collector.see]
-    seeing_results = [c for c in seeing if c.reads_tool_results]
-    seeing_role: dict[str, list[Collector]] = {}
+    # who reads a message of each kind (a tool result or a role, with or without calls)
+    readers_of: dict[tuple[str, bool], list[Callable[[Seen, Walk], None]]] = {}
     for index in indices:
         message = messages[index]
         role = message.role
@@ -178,11 +190,12 @@ def walk(
         seen = Seen(
             index, message, role, text, parsed_calls(message), is_tool, unsent=kind == UNSENT
         )
-        readers = seeing_results if is_tool else seeing_role.get(role)
+        of = ("tool" if is_tool else role, bool(seen.calls))
+        readers = readers_of.get(of)
         if readers is None:
-            readers = seeing_role[role] = [c for c in seeing if c.roles is None or role in c.roles]
-        for c in readers:
-            c.see(seen, w)
+            readers = readers_of[of] = [c.see for c in seeing if reads(c, is_tool, role, of)]
+        for see in readers:
+            see(seen, w)
     for c in collectors:
         c.finish(w)
     return w

@@ -11,6 +11,7 @@ PIECES = (
     "\n", "\n\n", " ", "\t", "E ", "E\n", "E", ":", ": ", "ValueError", "Error", "ERROR",
     "error", "fatal", "panic", "pkg.mod.KeyError", "Warning", "InvalidArg", "x", "msg",
     "Traceback (most recent call last):", "  File \"a.py\", line 3", "é", "错误", "\r",
+    "   12\t", "_", "_Error", "1", "(", "É", "Ｅ",
 )  # fmt: skip
 
 
