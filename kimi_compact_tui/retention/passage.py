@@ -366,7 +366,7 @@ class Passages:
             got = self.sentence_mask(key)
             if width > 1:
                 got = _spread(got, width)
-            if len(self.where[key]) >= SPREAD_CACHE_MIN:
+            if len(self.where[key]) >= SPREAD_CACHE_MIN and len(self._spreads) < SPREAD_CACHE_MAX:
                 self._spreads[(key, width)] = got
         return got
 
@@ -573,6 +573,7 @@ def _align(hay: Passages, wanted: str, hidden: tuple[int, int]) -> tuple[int, in
 
 MASK_MAX_ENDS = 32  # a request of more sentences is not pre-checked
 SPREAD_CACHE_MIN = 16  # occurrences of a term whose spread masks are kept
+SPREAD_CACHE_MAX = 8192  # spread masks kept per text (a sentence a bit each)
 
 
 def _may_reach(
