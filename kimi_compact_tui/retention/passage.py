@@ -602,19 +602,22 @@ def _may_reach(
     # each sentence's weight (in halves), bit-sliced: ``columns[b]`` holds the
     # masks to add at bit b, reduced by carry-save adders (three masks at bit
     # b become their sum at b and their carry at b + 1) until one is left
-    columns: list[list[int]] = []
-    anywhere = 0
+    by_halves: dict[int, list[int]] = {}  # a weight (in halves) -> its terms' masks
     for n, mask in enumerate(masks):
-        if not mask:
-            continue  # adds nothing
-        anywhere |= mask
-        halves = int(2 * weights[n])
+        if mask:  # a term the text lacks adds nothing
+            got = by_halves.get(halves := int(2 * weights[n]))
+            if got is None:
+                by_halves[halves] = [mask]
+            else:
+                got.append(mask)
+    columns: list[list[int]] = []
+    for halves, group in by_halves.items():
         b = 0
         while halves:
             if halves & 1:
                 while b >= len(columns):
                     columns.append([])
-                columns[b].append(mask)
+                columns[b].extend(group)
             halves >>= 1
             b += 1
     planes: list[int] = []  # bit b of each sentence's weight
@@ -642,6 +645,9 @@ def _may_reach(
         return True
     if target >> len(planes):
         return False
+    anywhere = 0  # the sentences with any weight: those with a bit in some plane
+    for plane in planes:
+        anywhere |= plane
     above, equal = 0, anywhere
     for b in range(len(planes) - 1, -1, -1):
         if (target >> b) & 1:
