@@ -219,11 +219,29 @@ class Request:
         cuts = [m.start() for m in CLAUSE_RE.finditer(low)]
         by_clause: dict[int, list[str]] = {}
         negated = False
-        for t in terms(low):
-            if t.negation:
+        # :func:`terms` read in place: its terms come in order, so a term's
+        # clause (the cuts at or before its start) only moves forward
+        known = _WORD_KEYS.get
+        clause, last_cut = 0, len(cuts)
+        for m in TERM_RE.finditer(low):
+            got = known(m.group(), _UNSEEN)
+            if got is _UNSEEN:
+                got = _word_key(m.group())
+            if got is None:
+                continue
+            if got[1]:
                 negated = True
+                continue
+            start = m.start()
+            while clause < last_cut and cuts[clause] <= start:
+                clause += 1
+            keys = by_clause.get(clause)
+            if keys is None:
+                by_clause[clause] = [got[0]]
             else:
-                by_clause.setdefault(bisect_right(cuts, t.start), []).append(t.key)
+                keys.append(got[0])
+        if not negated and HIRAGANA_RE.search(low) and JA_NEGATION_RE.search(low):
+            negated = True  # Japanese negation is inflection (what :func:`terms` adds)
         return [by_clause[n] for n in sorted(by_clause)], negated
 
     @property
@@ -322,6 +340,7 @@ class Passages:
         self.alignments: dict[tuple[str, int, int], tuple[int, int] | None] = {}
         self._same: dict[str, list[str]] = {}
         self._masks: dict[str, int] = {}
+        self._spreads: dict[tuple[str, int], int] = {}
         #: a request's text -> kept (one answer per text and haystack)
         self.answers: dict[str, bool] = {}
 
@@ -335,6 +354,20 @@ class Passages:
                 s = sentence[i]
                 bits[s >> 3] |= 1 << (s & 7)
             got = self._masks[key] = int.from_bytes(bits, "little")
+        return got
+
+    def spread_mask(self, key: str, width: int) -> int:
+        """The sentences that begin a run of ``width`` holding ``key``:
+        :func:`_spread` of :meth:`sentence_mask`, kept per term and width for
+        a frequent term (a small vocabulary asks for the same ones request
+        after request; a rare term's is quick to make)."""
+        got = self._spreads.get((key, width))
+        if got is None:
+            got = self.sentence_mask(key)
+            if width > 1:
+                got = _spread(got, width)
+            if len(self.where[key]) >= SPREAD_CACHE_MIN and len(self._spreads) < SPREAD_CACHE_MAX:
+                self._spreads[(key, width)] = got
         return got
 
     @cached_property
@@ -539,6 +572,8 @@ def _align(hay: Passages, wanted: str, hidden: tuple[int, int]) -> tuple[int, in
 
 
 MASK_MAX_ENDS = 32  # a request of more sentences is not pre-checked
+SPREAD_CACHE_MIN = 16  # occurrences of a term whose spread masks are kept
+SPREAD_CACHE_MAX = 8192  # spread masks kept per text (a sentence a bit each)
 
 
 def _may_reach(
@@ -553,35 +588,66 @@ def _may_reach(
     request's terms in the best such run of sentences bounds what any window
     holds. False only when no run reaches ``need``: then no window is judged,
     and alignment would find nothing either. Counted for every sentence at
-    once, bit-sliced over integers (one bit per sentence)."""
+    once, bit-sliced over integers (one bit per sentence), the terms' masks
+    added by carry-save adders."""
     ends = request.ends
     if ends > MASK_MAX_ENDS:
         return True
+    # the spread of an OR is the OR of the spreads: each term's is kept
+    width = ends + 1
+    spread = hay.spread_mask
     masks = [0] * len(weights)
     for other, n in term_of.items():
-        masks[n] |= hay.sentence_mask(other)
-    planes: list[int] = []  # bit b of each sentence's weight (in halves)
-    anywhere = 0
+        masks[n] |= spread(other, width)
+    # each sentence's weight (in halves), bit-sliced: ``columns[b]`` holds the
+    # masks to add at bit b, reduced by carry-save adders (three masks at bit
+    # b become their sum at b and their carry at b + 1) until one is left
+    by_halves: dict[int, list[int]] = {}  # a weight (in halves) -> its terms' masks
     for n, mask in enumerate(masks):
-        if ends:
-            mask = _spread(mask, ends + 1)  # the term occurs in one of the next ``ends`` sentences
-        anywhere |= mask
-        halves = int(2 * weights[n])
+        if mask:  # a term the text lacks adds nothing
+            got = by_halves.get(halves := int(2 * weights[n]))
+            if got is None:
+                by_halves[halves] = [mask]
+            else:
+                got.append(mask)
+    columns: list[list[int]] = []
+    for halves, group in by_halves.items():
         b = 0
-        while halves >> b:
-            if (halves >> b) & 1:
-                carry, p = mask, b
-                while carry:
-                    while p >= len(planes):
-                        planes.append(0)
-                    planes[p], carry = planes[p] ^ carry, planes[p] & carry
-                    p += 1
+        while halves:
+            if halves & 1:
+                while b >= len(columns):
+                    columns.append([])
+                columns[b].extend(group)
+            halves >>= 1
             b += 1
+    planes: list[int] = []  # bit b of each sentence's weight
+    b = 0
+    while b < len(columns):
+        column = columns[b]
+        while len(column) > 1:
+            x, y = column.pop(), column.pop()
+            if column:
+                z = column.pop()
+                half = x ^ y
+                column.append(half ^ z)
+                carry = (x & y) | (half & z)
+            else:
+                column.append(x ^ y)
+                carry = x & y
+            if carry:
+                if b + 1 == len(columns):
+                    columns.append([])
+                columns[b + 1].append(carry)
+        planes.append(column[0] if column else 0)
+        b += 1
     target = math.ceil(2 * need)  # weights are whole halves: have >= need
     if target <= 0:
         return True
     if target >> len(planes):
         return False
+    anywhere = 0  # the sentences with any weight: those with a bit in some plane
+    for plane in planes:
+        anywhere |= plane
     above, equal = 0, anywhere
     for b in range(len(planes) - 1, -1, -1):
         if (target >> b) & 1:
