@@ -8,6 +8,7 @@ import asyncio
 import threading
 from pathlib import Path
 
+from kimi_compact_tui.compaction import request as request_module
 from kimi_compact_tui.providers import StreamResult
 from kimi_compact_tui.tui.app import create_app
 from kimi_compact_tui.tui.screens.stream import StreamScreen
@@ -114,10 +115,24 @@ async def test_p_builds_the_request_off_the_ui_thread(tmp_path: Path) -> None:
             return build()
 
         prep.build_request = recording_build
-        await pilot.press("p")
-        await app.workers.wait_for_complete()
-        await pilot.pause()
+        # the request is built when first read: its messages (the masking)
+        # must be built in the worker too, never when the screen reads them
+        made_in: list[str] = []
+        real = request_module._session_messages
+
+        def recording_messages(sent):  # type: ignore[no-untyped-def]
+            made_in.append(threading.current_thread().name)
+            return real(sent)
+
+        request_module._session_messages = recording_messages
+        try:
+            await pilot.press("p")
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+        finally:
+            request_module._session_messages = real
         assert isinstance(app.screen, PreviewScreen)
         assert threads and threading.current_thread().name not in threads
+        assert made_in and threading.current_thread().name not in made_in
         assert app.screen.request is not None
         assert "request ~" in str(app.screen.query_one("#tokens").render())
