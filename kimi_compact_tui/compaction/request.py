@@ -64,18 +64,8 @@ def build_compaction_input_parts(
     custom_instruction: str = "",
 ) -> list[str]:
     """The text parts of the synthetic user message, in order."""
-    return _input_parts(messages, request_indices, prompt_text, custom_instruction)
-
-
-def _input_parts(
-    messages: Sequence[Message],
-    request_indices: Iterable[int],
-    prompt_text: str,
-    custom_instruction: str = "",
-) -> list[str]:
-    return _parts(
-        messages, request_indices, build_prompt_part(prompt_text, custom_instruction), None
-    )
+    prompt_part = build_prompt_part(prompt_text, custom_instruction)
+    return _parts(messages, request_indices, prompt_part)
 
 
 def _parts(

@@ -99,8 +99,8 @@ class Preparation:
     def request_estimated(self) -> int:
         """The request's estimated input tokens; counted from the messages when
         the request itself has not been built (the same figure, but for
-        the few tokens a masked secret changes; a revision's is always built)."""
-        if self._request is not None and (self._request.built or self._request.is_revision):
+        the few tokens a masked secret changes)."""
+        if self._request is not None and self._request.built:
             return self._request.estimated_input_tokens()
         if self.build_request is None:
             return 0

@@ -42,18 +42,28 @@ def prepared(path: Path, instruction: str = "") -> Any:
 
 
 def test_a_secret_laden_session_reads_the_same_without_building(tmp_path: Path) -> None:
-    prep = prepared(corpus_session(tmp_path), "keep the token sk_live_" + "a1B2" * 6)
+    prep = prepared(corpus_session(tmp_path))
     lazy = transcript_of(prep.request)
     assert not prep.request.built  # read without building the request
     summary = offline_summary(prep.request)
     assert not prep.request.built
-    again = prepared(corpus_session(tmp_path), "keep the token sk_live_" + "a1B2" * 6)
-    assert again.request.messages  # built first: read back from its parts
-    assert again.request.built
+    again = prepared(corpus_session(tmp_path))
+    assert again.request.build().built  # built first: read back from its parts
     assert lazy == transcript_of(again.request) == built_transcript(again.request)
     assert offline_summary(again.request) == summary
     sent = json.dumps(lazy)
     assert [c["shape"] for c in SECRETS if c["secret"] in sent] == []
+
+
+def test_a_custom_instruction_reads_every_message_masked_in_one_batch(tmp_path: Path) -> None:
+    instruction = "keep the token sk_live_" + "a1B2" * 6
+    prep = prepared(corpus_session(tmp_path), instruction)
+    summary = offline_summary(prep.request)
+    assert prep.request.built  # every message is read: masked as the request is built
+    again = prepared(corpus_session(tmp_path), instruction)
+    assert transcript_of(prep.request) == built_transcript(again.request)
+    assert offline_summary(again.request) == summary
+    assert "sk_live_" + "a1B2" * 6 not in json.dumps(transcript_of(prep.request))
 
 
 def test_the_built_messages_are_kimi_clis_masked(tmp_path: Path) -> None:

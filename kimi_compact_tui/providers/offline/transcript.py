@@ -11,7 +11,9 @@ split apart or searched. The leading system messages (sent but kept, the plan's
 A request not yet built is read from what it is built from
 (:class:`~kimi_compact_tui.compaction.request.SentRange`) instead, each
 message's parts masked and read when first asked for: the offline summary reads
-only the few messages it needs whole, and the request is never built for it.
+only the few messages it needs whole, and the request is never built for it
+(but for a custom instruction, which has it read every message: they are then
+masked in one pass, as the request is built).
 """
 
 from __future__ import annotations
@@ -202,13 +204,15 @@ def read_request(request: SummaryInput) -> Transcript:
         instruction = custom_instruction_of(parts[-1]) if parts else ""
         return Transcript(messages, leading, instruction)
     sent = request.sent
-    lazy = None if sent is None or request.built else read_sent(sent)
-    if lazy is not None and sent is not None:
-        messages = lazy
+    if sent is not None and not request.built:
         prompt_part = sent.masked([sent.prompt_part])[0]
-    else:
-        parts = _request_parts(request.messages)
-        messages = read_parts(parts)
-        prompt_part = parts[-1] if parts else ""
+        instruction = custom_instruction_of(prompt_part)
+        # a custom instruction has the summary read every message: masked in one
+        # batch as the request is built, they cost less than one by one
+        lazy = None if instruction.strip() else read_sent(sent)
+        if lazy is not None:
+            return Transcript(lazy, min(request.plan.leading, len(lazy)), instruction)
+    parts = _request_parts(request.messages)
+    messages = read_parts(parts)
     leading = min(request.plan.leading, len(messages))
-    return Transcript(messages, leading, custom_instruction_of(prompt_part))
+    return Transcript(messages, leading, custom_instruction_of(parts[-1]) if parts else "")
